@@ -1,0 +1,22 @@
+package io.kv4j;
+
+/**
+ * Capabilities an engine declares in {@link StoreInfo#features()}. An engine never fakes a feature
+ * it lacks: an operation that needs it throws {@link UnsupportedOperationException} naming the
+ * feature.
+ */
+public enum Feature {
+  /** {@link Store#scan(KeyRange)} returns keys in unsigned lexicographic order. */
+  ORDERED_SCAN,
+  /** {@link KeyRange#reverse()} ranges are supported: keys in descending unsigned order. */
+  REVERSE_SCAN,
+  /**
+   * A cursor sees the store as of the moment it was opened: writes made while it is open are not
+   * visible through it.
+   */
+  SNAPSHOT_SCAN,
+  /** {@link Store#write(WriteBatch)} applies all of a batch or none of it, also across crashes. */
+  ATOMIC_BATCH,
+  /** Data survives {@link Store#close()} and a later reopen of the same location. */
+  PERSISTENT
+}

@@ -1,0 +1,124 @@
+package io.kv4j;
+
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+/**
+ * A key-value store: byte-array keys in unsigned lexicographic order, byte-array values. Open one
+ * with {@link Stores#open(StoreConfig)} or {@link Stores#open(String)}; the engine behind it is
+ * chosen by configuration.
+ *
+ * <p>Keys are 1..{@link Limits#maxKeySize()} bytes, values 0..{@link Limits#maxValueSize()} bytes;
+ * an empty value is a value, not absence. Arrays passed in are never retained; arrays returned are
+ * fresh copies owned by the caller.
+ *
+ * <p>All methods are safe to call from many threads. {@link #close()} is idempotent and closes the
+ * store's open cursors; every other method then throws {@link StoreClosedException}.
+ *
+ * <p>Errors: misuse throws {@link NullPointerException}, {@link IllegalArgumentException} (such as
+ * a key longer than the engine allows) or {@link IllegalStateException}; a write to a read-only
+ * store throws {@link UnsupportedOperationException}; environmental failures throw a {@link
+ * StoreException}.
+ */
+public interface Store extends AutoCloseable {
+
+  /**
+   * Reads a value.
+   *
+   * @param key the key
+   * @return a copy of the value, or null when the key is absent
+   */
+  byte[] get(byte[] key);
+
+  /**
+   * Inserts or replaces a value.
+   *
+   * @param key the key
+   * @param value the value, may be empty
+   */
+  void put(byte[] key, byte[] value);
+
+  /**
+   * Removes a key. Removing an absent key is not an error.
+   *
+   * @param key the key
+   */
+  void delete(byte[] key);
+
+  /**
+   * Opens a cursor over a range. Requires {@link Feature#ORDERED_SCAN}; a reversed range requires
+   * {@link Feature#REVERSE_SCAN}.
+   *
+   * @param range which keys, in which direction, how many
+   * @return an open cursor, to be closed by the caller
+   * @throws UnsupportedOperationException if the engine lacks a feature the range needs
+   */
+  Cursor scan(KeyRange range);
+
+  /**
+   * Applies a batch: every operation, in order, or (on any error, and after any crash) none. The
+   * whole batch is validated before anything is applied.
+   *
+   * @param batch the operations
+   * @throws UnsupportedOperationException if the engine lacks {@link Feature#ATOMIC_BATCH}
+   */
+  void write(WriteBatch batch);
+
+  /**
+   * Makes every write acknowledged so far durable against power loss. A no-op for non-persistent
+   * engines.
+   */
+  void sync();
+
+  /**
+   * Static facts about this store: engine, features, limits, durability, location.
+   *
+   * @return the store's description
+   */
+  StoreInfo info();
+
+  /**
+   * Current figures: key count (exact or estimated), bytes on disk, engine-specific figures.
+   *
+   * @return a snapshot of the store's figures
+   */
+  StoreStats stats();
+
+  /** Closes open cursors, then the store. Idempotent. */
+  @Override
+  void close();
+
+  /**
+   * Whether a key is present.
+   *
+   * @param key the key
+   * @return true if {@link #get(byte[])} would return non-null
+   */
+  default boolean contains(byte[] key) {
+    return get(key) != null;
+  }
+
+  /**
+   * Calls {@code action} for each entry of {@code range} and closes the cursor, also when the
+   * action throws.
+   *
+   * @param range which entries
+   * @param action what to do with each
+   */
+  default void forEach(KeyRange range, Consumer<? super Entry> action) {
+    try (Cursor c = scan(range)) {
+      c.forEachRemaining(action);
+    }
+  }
+
+  /**
+   * The entries of {@code range} as a stream that owns its cursor: close the stream (try with
+   * resources) unless it is consumed to the end.
+   *
+   * @param range which entries
+   * @return a stream closing the cursor when closed
+   */
+  default Stream<Entry> stream(KeyRange range) {
+    return scan(range).stream();
+  }
+}

@@ -1,0 +1,136 @@
+package io.kv4j;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * An ordered list of puts and deletes that {@link Store#write(WriteBatch)} applies atomically: all
+ * of them or none. Operations on the same key apply in the order they were added, so a put followed
+ * by a delete of one key leaves the key absent.
+ *
+ * <p>Arguments are copied when added: changing an array afterwards changes nothing in the batch.
+ * Keys and values are checked against the engine's limits when the batch is written, before
+ * anything is applied. A batch is not thread-safe; it may be written several times and to several
+ * stores.
+ */
+public final class WriteBatch {
+  private final List<byte[]> keys = new ArrayList<>();
+  private final List<byte[]> values = new ArrayList<>(); // null marks a delete
+  private long bytes;
+
+  /** Creates an empty batch. */
+  public WriteBatch() {}
+
+  /**
+   * Adds a put.
+   *
+   * @param key the key, not empty
+   * @param value the value, may be empty
+   * @return this batch
+   * @throws NullPointerException if key or value is null
+   * @throws IllegalArgumentException if key is empty
+   */
+  public WriteBatch put(byte[] key, byte[] value) {
+    byte[] k = checkKey(key);
+    byte[] v = Objects.requireNonNull(value, "value").clone();
+    keys.add(k);
+    values.add(v);
+    bytes += k.length + v.length;
+    return this;
+  }
+
+  /**
+   * Adds a delete. Deleting an absent key is not an error.
+   *
+   * @param key the key, not empty
+   * @return this batch
+   * @throws NullPointerException if key is null
+   * @throws IllegalArgumentException if key is empty
+   */
+  public WriteBatch delete(byte[] key) {
+    byte[] k = checkKey(key);
+    keys.add(k);
+    values.add(null);
+    bytes += k.length;
+    return this;
+  }
+
+  /**
+   * Number of operations.
+   *
+   * @return the operation count
+   */
+  public int size() {
+    return keys.size();
+  }
+
+  /**
+   * Whether the batch holds no operation.
+   *
+   * @return true if empty
+   */
+  public boolean isEmpty() {
+    return keys.isEmpty();
+  }
+
+  /**
+   * Sum of key and value lengths of all operations.
+   *
+   * @return payload bytes
+   */
+  public long byteSize() {
+    return bytes;
+  }
+
+  /** Removes every operation so the batch can be reused. */
+  public void clear() {
+    keys.clear();
+    values.clear();
+    bytes = 0;
+  }
+
+  /**
+   * The key of operation {@code i}. Engines read it without copying and must not modify it.
+   *
+   * @param i index, {@code 0 <= i < size()}
+   * @return the key array held by the batch
+   */
+  public byte[] key(int i) {
+    return keys.get(i);
+  }
+
+  /**
+   * The value of operation {@code i}, or null when operation {@code i} is a delete. Engines read it
+   * without copying and must not modify it.
+   *
+   * @param i index, {@code 0 <= i < size()}
+   * @return the value array held by the batch, or null for a delete
+   */
+  public byte[] value(int i) {
+    return values.get(i);
+  }
+
+  /**
+   * Whether operation {@code i} is a delete.
+   *
+   * @param i index, {@code 0 <= i < size()}
+   * @return true for a delete, false for a put
+   */
+  public boolean isDelete(int i) {
+    return values.get(i) == null;
+  }
+
+  private static byte[] checkKey(byte[] key) {
+    Objects.requireNonNull(key, "key");
+    if (key.length == 0) {
+      throw new IllegalArgumentException("key is empty; keys are 1 or more bytes");
+    }
+    return key.clone();
+  }
+
+  @Override
+  public String toString() {
+    return "WriteBatch[" + size() + " operations, " + bytes + " bytes]";
+  }
+}
