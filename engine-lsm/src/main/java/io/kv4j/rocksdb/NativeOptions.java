@@ -1,0 +1,315 @@
+package io.kv4j.rocksdb;
+
+import static io.kv4j.rocksdb.RocksDbProvider.BACKGROUND_JOBS;
+import static io.kv4j.rocksdb.RocksDbProvider.BLOCK_CACHE_SIZE;
+import static io.kv4j.rocksdb.RocksDbProvider.BLOOM_BITS_PER_KEY;
+import static io.kv4j.rocksdb.RocksDbProvider.COMPRESSION;
+import static io.kv4j.rocksdb.RocksDbProvider.ROCKSDB_OPTIONS;
+import static io.kv4j.rocksdb.RocksDbProvider.WRITE_BUFFER_SIZE;
+
+import io.kv4j.StoreConfig;
+import io.kv4j.spi.OptionSpec;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
+import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.CompressionType;
+import org.rocksdb.ConfigOptions;
+import org.rocksdb.DBOptions;
+import org.rocksdb.DataBlockIndexType;
+import org.rocksdb.InfoLogLevel;
+import org.rocksdb.LRUCache;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
+
+/**
+ * The native objects a database is opened with: {@link Options}, the block cache and the bloom
+ * filter. One owner; {@link #close()} frees them in RocksDB's order (options before the cache and
+ * filter they point to), after the database itself was closed.
+ */
+final class NativeOptions implements AutoCloseable {
+  static {
+    RocksDB.loadLibrary();
+  }
+
+  /** RocksDB option names the engine sets itself and never takes from {@code rocksdb-options}. */
+  private static final List<String> RESERVED =
+      List.of("comparator", "create_if_missing", "error_if_exists");
+
+  final Options options;
+  private final LRUCache cache;
+  private final BloomFilter filter;
+
+  private NativeOptions(Options options, LRUCache cache, BloomFilter filter) {
+    this.options = options;
+    this.cache = cache;
+    this.filter = filter;
+  }
+
+  /**
+   * Builds the options for a config.
+   *
+   * @param config the validated config
+   * @param create whether a missing database may be created
+   * @return the options; the caller owns them
+   * @throws IllegalArgumentException if {@code rocksdb-options} is invalid or conflicts with a
+   *     dedicated option
+   */
+  static NativeOptions build(StoreConfig config, boolean create) {
+    Map<String, String> custom = split(config.get(ROCKSDB_OPTIONS));
+    Map<String, String> explicit = config.options();
+    conflict(explicit, custom, WRITE_BUFFER_SIZE, "write_buffer_size");
+    conflict(explicit, custom, BACKGROUND_JOBS, "max_background_jobs");
+    conflict(explicit, custom, COMPRESSION, "compression");
+    conflict(explicit, custom, BLOCK_CACHE_SIZE, "block_based_table_factory", "table_factory");
+    conflict(explicit, custom, BLOOM_BITS_PER_KEY, "block_based_table_factory", "table_factory");
+
+    Properties dbProps = new Properties();
+    Properties cfProps = new Properties();
+    classify(custom, dbProps, cfProps);
+
+    Options options = null;
+    LRUCache cache = null;
+    BloomFilter filter = null;
+    boolean ok = false;
+    try {
+      try (DBOptions db = parseDb(dbProps);
+          ColumnFamilyOptions cf = parseCf(cfProps)) {
+        options = new Options(db, cf);
+      }
+      options.setCreateIfMissing(create);
+      options.setErrorIfExists(false);
+      if (!custom.containsKey("write_buffer_size")) {
+        options.setWriteBufferSize(config.get(WRITE_BUFFER_SIZE));
+      }
+      if (!custom.containsKey("max_background_jobs")) {
+        options.setMaxBackgroundJobs(config.get(BACKGROUND_JOBS));
+      }
+      if (!custom.containsKey("compression")) {
+        options.setCompressionType(compression(config.get(COMPRESSION)));
+      }
+      if (!custom.containsKey("bytes_per_sync")) {
+        options.setBytesPerSync(1 << 20); // smooth out fsync of table files
+      }
+      if (!custom.containsKey("info_log_level")) {
+        options.setInfoLogLevel(InfoLogLevel.WARN_LEVEL);
+      }
+      if (!custom.containsKey("keep_log_file_num")) {
+        options.setKeepLogFileNum(2);
+      }
+      if (!custom.containsKey("max_log_file_size")) {
+        options.setMaxLogFileSize(1 << 20);
+      }
+      if (!custom.containsKey("block_based_table_factory")
+          && !custom.containsKey("table_factory")) {
+        BlockBasedTableConfig table = new BlockBasedTableConfig();
+        long cacheSize = config.get(BLOCK_CACHE_SIZE);
+        if (cacheSize == 0) {
+          table.setNoBlockCache(true);
+        } else {
+          cache = new LRUCache(cacheSize);
+          table.setBlockCache(cache);
+        }
+        int bits = config.get(BLOOM_BITS_PER_KEY);
+        if (bits > 0) {
+          filter = new BloomFilter(bits);
+          table.setFilterPolicy(filter);
+        }
+        // Point lookups: a hash index inside each data block skips the binary search.
+        table.setDataBlockIndexType(DataBlockIndexType.kDataBlockBinaryAndHash);
+        table.setDataBlockHashTableUtilRatio(0.75);
+        options.setTableFormatConfig(table);
+      }
+      ok = true;
+      return new NativeOptions(options, cache, filter);
+    } finally {
+      if (!ok) {
+        closeAll(options, cache, filter);
+      }
+    }
+  }
+
+  /** Frees the options, then the cache and the filter they referenced. */
+  @Override
+  public void close() {
+    closeAll(options, cache, filter);
+  }
+
+  /** The native objects in the order they are freed, for lifecycle tests. */
+  List<AutoCloseable> owned() {
+    List<AutoCloseable> out = new ArrayList<>();
+    out.add(options);
+    if (cache != null) {
+      out.add(cache);
+    }
+    if (filter != null) {
+      out.add(filter);
+    }
+    return out;
+  }
+
+  private static void closeAll(Options options, LRUCache cache, BloomFilter filter) {
+    if (options != null) {
+      options.close();
+    }
+    if (cache != null) {
+      cache.close();
+    }
+    if (filter != null) {
+      filter.close();
+    }
+  }
+
+  private static CompressionType compression(String name) {
+    return switch (name) {
+      case "none" -> CompressionType.NO_COMPRESSION;
+      case "lz4" -> CompressionType.LZ4_COMPRESSION;
+      case "zstd" -> CompressionType.ZSTD_COMPRESSION;
+      default -> throw new IllegalArgumentException("unknown compression '" + name + "'");
+    };
+  }
+
+  private static void conflict(
+      Map<String, String> explicit,
+      Map<String, String> custom,
+      OptionSpec<?> spec,
+      String... rocksNames) {
+    if (!explicit.containsKey(spec.name())) {
+      return;
+    }
+    for (String n : rocksNames) {
+      if (custom.containsKey(n)) {
+        throw new IllegalArgumentException(
+            "option '"
+                + spec.name()
+                + "' and '"
+                + n
+                + "' in option '"
+                + ROCKSDB_OPTIONS.name()
+                + "' set the same thing; set only one of them");
+      }
+    }
+  }
+
+  /**
+   * Splits a RocksDB option string into its top-level {@code name=value} pairs, keeping nested
+   * {@code {...}} values whole.
+   */
+  static Map<String, String> split(String text) {
+    Map<String, String> out = new LinkedHashMap<>();
+    int depth = 0;
+    int start = 0;
+    for (int i = 0; i <= text.length(); i++) {
+      char c = i < text.length() ? text.charAt(i) : ';';
+      if (c == '{') {
+        depth++;
+      } else if (c == '}') {
+        depth--;
+        if (depth < 0) {
+          throw invalid(text, "unbalanced '}'");
+        }
+      } else if (c == ';' && depth == 0) {
+        addPair(out, text, text.substring(start, i).trim());
+        start = i + 1;
+      }
+    }
+    if (depth != 0) {
+      throw invalid(text, "unbalanced '{'");
+    }
+    return out;
+  }
+
+  private static void addPair(Map<String, String> out, String text, String pair) {
+    if (pair.isEmpty()) {
+      return;
+    }
+    int eq = pair.indexOf('=');
+    if (eq <= 0) {
+      throw invalid(text, "'" + pair + "' is not name=value");
+    }
+    String name = pair.substring(0, eq).trim();
+    String value = pair.substring(eq + 1).trim();
+    if (RESERVED.contains(name)) {
+      throw invalid(text, "'" + name + "' is set by kv4j and cannot be changed");
+    }
+    if (out.put(name, value) != null) {
+      throw invalid(text, "'" + name + "' is given twice");
+    }
+  }
+
+  /** Sorts each pair into DB or column-family options by asking RocksDB which one accepts it. */
+  private static void classify(Map<String, String> custom, Properties db, Properties cf) {
+    for (Map.Entry<String, String> e : custom.entrySet()) {
+      Properties one = new Properties();
+      one.setProperty(e.getKey(), e.getValue());
+      if (accepts(one, true)) {
+        db.setProperty(e.getKey(), e.getValue());
+      } else if (accepts(one, false)) {
+        cf.setProperty(e.getKey(), e.getValue());
+      } else {
+        throw new IllegalArgumentException(
+            "option '"
+                + ROCKSDB_OPTIONS.name()
+                + "': '"
+                + e.getKey()
+                + "="
+                + e.getValue()
+                + "' is not a valid RocksDB DB or column family option (unknown name or bad value)");
+      }
+    }
+  }
+
+  private static boolean accepts(Properties one, boolean dbOption) {
+    try (ConfigOptions cfg = new ConfigOptions()) {
+      if (dbOption) {
+        DBOptions o = DBOptions.getDBOptionsFromProps(cfg, one);
+        if (o != null) {
+          o.close();
+          return true;
+        }
+      } else {
+        ColumnFamilyOptions o = ColumnFamilyOptions.getColumnFamilyOptionsFromProps(cfg, one);
+        if (o != null) {
+          o.close();
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  private static DBOptions parseDb(Properties props) {
+    if (props.isEmpty()) {
+      return new DBOptions();
+    }
+    try (ConfigOptions cfg = new ConfigOptions()) {
+      DBOptions o = DBOptions.getDBOptionsFromProps(cfg, props);
+      if (o == null) {
+        throw invalid(props.toString(), "RocksDB rejected the DB options together");
+      }
+      return o;
+    }
+  }
+
+  private static ColumnFamilyOptions parseCf(Properties props) {
+    if (props.isEmpty()) {
+      return new ColumnFamilyOptions();
+    }
+    try (ConfigOptions cfg = new ConfigOptions()) {
+      ColumnFamilyOptions o = ColumnFamilyOptions.getColumnFamilyOptionsFromProps(cfg, props);
+      if (o == null) {
+        throw invalid(props.toString(), "RocksDB rejected the column family options together");
+      }
+      return o;
+    }
+  }
+
+  private static IllegalArgumentException invalid(String text, String why) {
+    return new IllegalArgumentException(
+        "option '" + ROCKSDB_OPTIONS.name() + "' has invalid value '" + text + "': " + why);
+  }
+}

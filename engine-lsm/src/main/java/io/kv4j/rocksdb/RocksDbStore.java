@@ -1,0 +1,530 @@
+package io.kv4j.rocksdb;
+
+import io.kv4j.Durability;
+import io.kv4j.Entry;
+import io.kv4j.KeyRange;
+import io.kv4j.StoreClosedException;
+import io.kv4j.StoreConfig;
+import io.kv4j.StoreCorruptedException;
+import io.kv4j.StoreIOException;
+import io.kv4j.StoreInfo;
+import io.kv4j.StoreStats;
+import io.kv4j.WriteBatch;
+import io.kv4j.spi.AbstractCursor;
+import io.kv4j.spi.AbstractStore;
+import io.kv4j.spi.DirectoryLock;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.stream.Stream;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.Slice;
+import org.rocksdb.Status;
+import org.rocksdb.WriteOptions;
+
+/**
+ * A RocksDB database in a directory the store owns.
+ *
+ * <p>Native safety: every call into RocksDB runs under the read side of {@link #guard}; {@link
+ * #doClose()} takes the write side, so it waits for calls in flight and no call starts on freed
+ * handles afterwards (it sees {@link #nativeClosed} and throws {@link StoreClosedException}).
+ * Cursors are registered in {@link #liveCursors} while they hold native objects; close frees any
+ * still registered (one created concurrently with close) before the database.
+ *
+ * <p>Close order: iterators (with their read options and bound slices), the shared read and write
+ * options, the database, then {@link NativeOptions} (options, then block cache and filter).
+ */
+final class RocksDbStore extends AbstractStore {
+  private static final String CURRENT = "CURRENT";
+
+  private final Path dir;
+  private final DirectoryLock dirLock;
+  private final NativeOptions nativeOptions;
+  private final RocksDB db;
+  private final ReadOptions readOptions;
+  private final WriteOptions writeOptions;
+  private final ReentrantReadWriteLock guard = new ReentrantReadWriteLock();
+  private final Set<RocksDbCursor> liveCursors = ConcurrentHashMap.newKeySet();
+  private boolean nativeClosed; // guarded by guard
+
+  private RocksDbStore(
+      StoreInfo info,
+      Path dir,
+      DirectoryLock dirLock,
+      NativeOptions nativeOptions,
+      RocksDB db,
+      ReadOptions readOptions,
+      WriteOptions writeOptions) {
+    super(info);
+    this.dir = dir;
+    this.dirLock = dirLock;
+    this.nativeOptions = nativeOptions;
+    this.db = db;
+    this.readOptions = readOptions;
+    this.writeOptions = writeOptions;
+  }
+
+  static RocksDbStore open(StoreConfig config) {
+    Path path = config.path();
+    if (path == null) {
+      throw new IllegalArgumentException(
+          "engine '" + RocksDbProvider.ID + "' needs a path: the directory the store lives in");
+    }
+    boolean readOnly = config.readOnly();
+    prepareDirectory(path, config.createIfMissing() && !readOnly, readOnly);
+    DirectoryLock lock = DirectoryLock.acquire(path, RocksDbProvider.ID);
+    Path dir = lock.directory();
+    NativeOptions opts = null;
+    RocksDB db = null;
+    ReadOptions ro = null;
+    WriteOptions wo = null;
+    boolean ok = false;
+    try {
+      boolean exists = checkContents(dir);
+      if (!exists && (readOnly || !config.createIfMissing())) {
+        throw new StoreIOException(
+            "engine '"
+                + RocksDbProvider.ID
+                + "': directory "
+                + dir
+                + " holds no store"
+                + (readOnly ? " to open read-only" : " and create-if-missing is false"),
+            (Throwable) null);
+      }
+      opts = NativeOptions.build(config, !exists);
+      try {
+        db =
+            readOnly
+                ? RocksDB.openReadOnly(opts.options, dir.toString())
+                : RocksDB.open(opts.options, dir.toString());
+      } catch (RocksDBException e) {
+        throw translate(dir, "open", e);
+      }
+      ro = new ReadOptions();
+      wo = new WriteOptions().setSync(config.durability() == Durability.SYNC);
+      StoreInfo info =
+          new StoreInfo(
+              RocksDbProvider.ID,
+              RocksDbProvider.FEATURES,
+              RocksDbProvider.LIMITS,
+              config.durability(),
+              dir.toString(),
+              readOnly);
+      RocksDbStore store = new RocksDbStore(info, dir, lock, opts, db, ro, wo);
+      ok = true;
+      return store;
+    } finally {
+      if (!ok) {
+        if (ro != null) {
+          ro.close();
+        }
+        if (wo != null) {
+          wo.close();
+        }
+        if (db != null) {
+          db.close();
+        }
+        if (opts != null) {
+          opts.close();
+        }
+        lock.close();
+      }
+    }
+  }
+
+  /** Creates the directory if allowed; fails clearly when it is missing or not a directory. */
+  private static void prepareDirectory(Path path, boolean create, boolean readOnly) {
+    if (Files.isDirectory(path)) {
+      return;
+    }
+    if (Files.exists(path, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(path)) {
+      throw new StoreIOException(
+          "engine '" + RocksDbProvider.ID + "': " + path + " is not a directory", (Throwable) null);
+    }
+    if (!create) {
+      throw new StoreIOException(
+          "engine '"
+              + RocksDbProvider.ID
+              + "': store directory "
+              + path
+              + " does not exist"
+              + (readOnly
+                  ? " (read-only stores are never created)"
+                  : " and create-if-missing is false"),
+          (Throwable) null);
+    }
+    try {
+      Files.createDirectories(path);
+    } catch (IOException e) {
+      throw new StoreIOException(
+          "engine '" + RocksDbProvider.ID + "': cannot create store directory " + path, e);
+    }
+  }
+
+  /**
+   * Whether the directory holds a RocksDB database. An empty directory (apart from the lock file)
+   * holds none; a non-empty one without RocksDB's {@code CURRENT} file holds foreign or damaged
+   * data and is refused rather than treated as empty.
+   */
+  private static boolean checkContents(Path dir) {
+    if (Files.isRegularFile(dir.resolve(CURRENT))) {
+      return true;
+    }
+    List<String> names = new ArrayList<>();
+    try (Stream<Path> s = Files.list(dir)) {
+      s.map(p -> p.getFileName().toString())
+          .filter(n -> !n.equals(DirectoryLock.FILE_NAME))
+          .sorted()
+          .limit(5)
+          .forEach(names::add);
+    } catch (IOException e) {
+      throw new StoreIOException(
+          "engine '" + RocksDbProvider.ID + "': cannot list store directory " + dir, e);
+    }
+    if (!names.isEmpty()) {
+      throw new StoreCorruptedException(
+          "engine '"
+              + RocksDbProvider.ID
+              + "': directory "
+              + dir
+              + " is not empty but has no RocksDB CURRENT file (found "
+              + String.join(", ", names)
+              + (names.size() == 5 ? ", ..." : "")
+              + "): foreign or damaged data, refusing to open it as a new store",
+          dir,
+          -1);
+    }
+    return false;
+  }
+
+  // ---------------------------------------------------------------- guarded native calls
+
+  /** Enters a native call: holds the read side of the guard, or throws if the store is closed. */
+  private Lock enter() {
+    Lock l = guard.readLock();
+    l.lock();
+    if (nativeClosed) {
+      l.unlock();
+      throw new StoreClosedException(info().describe() + " is closed");
+    }
+    return l;
+  }
+
+  @Override
+  protected byte[] doGet(byte[] key) {
+    Lock l = enter();
+    try {
+      // The allocating overload copies the pinned value once, straight into an exact-size array;
+      // the buffer overloads would need a second copy to hand out a fresh array.
+      return db.get(readOptions, key);
+    } catch (RocksDBException e) {
+      throw translate(dir, "get", e);
+    } finally {
+      l.unlock();
+    }
+  }
+
+  @Override
+  protected void doPut(byte[] key, byte[] value) {
+    Lock l = enter();
+    try {
+      db.put(writeOptions, key, value);
+    } catch (RocksDBException e) {
+      throw translate(dir, "put", e);
+    } finally {
+      l.unlock();
+    }
+  }
+
+  @Override
+  protected void doDelete(byte[] key) {
+    Lock l = enter();
+    try {
+      db.delete(writeOptions, key);
+    } catch (RocksDBException e) {
+      throw translate(dir, "delete", e);
+    } finally {
+      l.unlock();
+    }
+  }
+
+  @Override
+  protected void doWrite(WriteBatch batch) {
+    // The native batch is independent of the database: build it before entering the guard.
+    try (org.rocksdb.WriteBatch wb = new org.rocksdb.WriteBatch()) {
+      try {
+        for (int i = 0, n = batch.size(); i < n; i++) {
+          if (batch.isDelete(i)) {
+            wb.delete(batch.key(i));
+          } else {
+            wb.put(batch.key(i), batch.value(i));
+          }
+        }
+      } catch (RocksDBException e) {
+        throw translate(dir, "write batch", e);
+      }
+      Lock l = enter();
+      try {
+        db.write(writeOptions, wb);
+      } catch (RocksDBException e) {
+        throw translate(dir, "write batch", e);
+      } finally {
+        l.unlock();
+      }
+    }
+  }
+
+  @Override
+  protected void doSync() {
+    if (info().readOnly()) {
+      return;
+    }
+    Lock l = enter();
+    try {
+      db.flushWal(true);
+    } catch (RocksDBException e) {
+      throw translate(dir, "sync", e);
+    } finally {
+      l.unlock();
+    }
+  }
+
+  @Override
+  protected AbstractCursor doScan(KeyRange range) {
+    if (range.isEmpty()) {
+      return new RocksDbCursor(this, range, null, null, null, null);
+    }
+    Lock l = enter();
+    ReadOptions ro = null;
+    Slice lower = null;
+    Slice upper = null;
+    RocksIterator it = null;
+    boolean ok = false;
+    try {
+      // An iterator is a point-in-time view by itself; no explicit snapshot is needed.
+      ro = new ReadOptions();
+      byte[] lo = range.lower();
+      if (lo != null) {
+        // RocksDB's lower bound is inclusive; the smallest key above k is k followed by 0x00.
+        lower = new Slice(range.lowerInclusive() ? lo : successor(lo));
+        ro.setIterateLowerBound(lower);
+      }
+      byte[] hi = range.upper();
+      if (hi != null) {
+        // RocksDB's upper bound is exclusive; to include k, bound at k followed by 0x00.
+        upper = new Slice(range.upperInclusive() ? successor(hi) : hi);
+        ro.setIterateUpperBound(upper);
+      }
+      it = db.newIterator(ro);
+      RocksDbCursor c = new RocksDbCursor(this, range, ro, lower, upper, it);
+      liveCursors.add(c);
+      ok = true;
+      return c;
+    } finally {
+      if (!ok) {
+        RocksDbCursor.free(it, ro, lower, upper);
+      }
+      l.unlock();
+    }
+  }
+
+  private static byte[] successor(byte[] key) {
+    return Arrays.copyOf(key, key.length + 1);
+  }
+
+  /** One step of a cursor, under the guard. */
+  Entry step(RocksDbCursor c, RocksIterator it, boolean first, boolean reverse) {
+    Lock l = enter();
+    try {
+      if (c.isFreed()) {
+        throw new StoreClosedException("cursor's store is closed (" + info().describe() + ")");
+      }
+      if (first) {
+        if (reverse) {
+          it.seekToLast();
+        } else {
+          it.seekToFirst();
+        }
+      } else if (reverse) {
+        it.prev();
+      } else {
+        it.next();
+      }
+      if (!it.isValid()) {
+        it.status();
+        return null;
+      }
+      return new Entry(it.key(), it.value());
+    } catch (RocksDBException e) {
+      throw translate(dir, "scan", e);
+    } finally {
+      l.unlock();
+    }
+  }
+
+  /** Frees a cursor's native objects unless close already did. */
+  void release(RocksDbCursor c) {
+    Lock l = guard.readLock();
+    l.lock();
+    try {
+      if (!nativeClosed) {
+        c.freeNative();
+      }
+      liveCursors.remove(c);
+    } finally {
+      l.unlock();
+    }
+  }
+
+  @Override
+  protected StoreStats doStats() {
+    Map<String, Number> figures = new LinkedHashMap<>();
+    long keys;
+    Lock l = enter();
+    try {
+      keys = db.getLongProperty("rocksdb.estimate-num-keys");
+      figures.put("sst-bytes", db.getLongProperty("rocksdb.live-sst-files-size"));
+      figures.put("sst-bytes-all-versions", db.getLongProperty("rocksdb.total-sst-files-size"));
+      figures.put("memtable-bytes", db.getLongProperty("rocksdb.cur-size-all-mem-tables"));
+      figures.put("level0-files", db.getLongProperty("rocksdb.num-files-at-level0"));
+      figures.put("compaction-pending", db.getLongProperty("rocksdb.compaction-pending"));
+      figures.put(
+          "pending-compaction-bytes",
+          db.getLongProperty("rocksdb.estimate-pending-compaction-bytes"));
+      figures.put("running-compactions", db.getLongProperty("rocksdb.num-running-compactions"));
+      figures.put("running-flushes", db.getLongProperty("rocksdb.num-running-flushes"));
+      addCompactionTotals(figures);
+      figures.put("block-cache-usage-bytes", blockCacheUsage());
+      figures.put("table-readers-bytes", db.getLongProperty("rocksdb.estimate-table-readers-mem"));
+      figures.put("live-snapshots", db.getLongProperty("rocksdb.num-snapshots"));
+      figures.put("open-cursors", liveCursors.size());
+    } catch (RocksDBException e) {
+      throw translate(dir, "stats", e);
+    } finally {
+      l.unlock();
+    }
+    long[] disk = diskUsage();
+    figures.put("wal-bytes", disk[1]);
+    return new StoreStats(keys, false, disk[0], figures);
+  }
+
+  /** Cumulative compaction input and output, from the {@code rocksdb.cfstats} map property. */
+  private void addCompactionTotals(Map<String, Number> figures) throws RocksDBException {
+    Map<String, String> cf = db.getMapProperty("rocksdb.cfstats");
+    double readGb = number(cf.get("compaction.Sum.ReadGB"));
+    double writeGb = number(cf.get("compaction.Sum.WriteGB"));
+    figures.put("compaction-read-bytes", (long) (readGb * (1L << 30)));
+    figures.put("compaction-write-bytes", (long) (writeGb * (1L << 30)));
+    figures.put("compactions", (long) number(cf.get("compaction.Sum.CompCount")));
+    figures.put("write-amplification", number(cf.get("compaction.Sum.WriteAmp")));
+  }
+
+  private static double number(String s) {
+    if (s == null) {
+      return 0;
+    }
+    try {
+      return Double.parseDouble(s);
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  private long blockCacheUsage() {
+    try {
+      return db.getLongProperty("rocksdb.block-cache-usage");
+    } catch (RocksDBException e) {
+      return 0; // no block cache configured
+    }
+  }
+
+  /** Total bytes of the directory and bytes of write-ahead logs ({@code *.log}). */
+  private long[] diskUsage() {
+    long[] r = new long[2];
+    try (Stream<Path> s = Files.walk(dir)) {
+      s.forEach(
+          p -> {
+            try {
+              if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+                long size = Files.size(p);
+                r[0] += size;
+                if (p.getFileName().toString().endsWith(".log")) {
+                  r[1] += size;
+                }
+              }
+            } catch (IOException e) {
+              // A file deleted by compaction while we walk: it no longer counts.
+            }
+          });
+    } catch (IOException | UncheckedIOException e) {
+      // A directory entry vanished mid-walk; report what was counted.
+    }
+    return r;
+  }
+
+  @Override
+  protected void doClose() {
+    Lock l = guard.writeLock();
+    l.lock();
+    RocksDBException failure = null;
+    try {
+      if (nativeClosed) {
+        return;
+      }
+      nativeClosed = true;
+      for (RocksDbCursor c : liveCursors) {
+        c.freeNative();
+      }
+      liveCursors.clear();
+      readOptions.close();
+      writeOptions.close();
+      try {
+        db.closeE();
+      } catch (RocksDBException e) {
+        failure = e;
+      }
+      nativeOptions.close();
+    } finally {
+      l.unlock();
+      dirLock.close();
+    }
+    if (failure != null) {
+      throw translate(dir, "close", failure);
+    }
+  }
+
+  /** The native objects this store owns, in the order close frees them, for lifecycle tests. */
+  List<AutoCloseable> ownedNativeObjects() {
+    List<AutoCloseable> out = new ArrayList<>(List.of(readOptions, writeOptions, db));
+    out.addAll(nativeOptions.owned());
+    return out;
+  }
+
+  static RuntimeException translate(Path dir, String op, RocksDBException e) {
+    Status s = e.getStatus();
+    Status.Code code = s == null ? null : s.getCode();
+    String msg =
+        "engine '" + RocksDbProvider.ID + "' at " + dir + ": " + op + " failed: " + e.getMessage();
+    if (code == Status.Code.Corruption) {
+      return new StoreCorruptedException(msg, dir, -1, e);
+    }
+    if (code == Status.Code.ShutdownInProgress) {
+      return new StoreClosedException(msg);
+    }
+    return new StoreIOException(msg, e);
+  }
+}
