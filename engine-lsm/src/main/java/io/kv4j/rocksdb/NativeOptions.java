@@ -54,12 +54,11 @@ final class NativeOptions implements AutoCloseable {
    * Builds the options for a config.
    *
    * @param config the validated config
-   * @param create whether a missing database may be created
    * @return the options; the caller owns them
    * @throws IllegalArgumentException if {@code rocksdb-options} is invalid or conflicts with a
    *     dedicated option
    */
-  static NativeOptions build(StoreConfig config, boolean create) {
+  static NativeOptions build(StoreConfig config) {
     Map<String, String> custom = split(config.get(ROCKSDB_OPTIONS));
     Map<String, String> explicit = config.options();
     conflict(explicit, custom, WRITE_BUFFER_SIZE, "write_buffer_size");
@@ -81,7 +80,7 @@ final class NativeOptions implements AutoCloseable {
           ColumnFamilyOptions cf = parseCf(cfProps)) {
         options = new Options(db, cf);
       }
-      options.setCreateIfMissing(create);
+      options.setCreateIfMissing(false); // the store decides once it has seen the directory
       options.setErrorIfExists(false);
       if (!custom.containsKey("write_buffer_size")) {
         options.setWriteBufferSize(config.get(WRITE_BUFFER_SIZE));

@@ -85,10 +85,17 @@ final class RocksDbStore extends AbstractStore {
           "engine '" + RocksDbProvider.ID + "' needs a path: the directory the store lives in");
     }
     boolean readOnly = config.readOnly();
-    prepareDirectory(path, config.createIfMissing() && !readOnly, readOnly);
-    DirectoryLock lock = DirectoryLock.acquire(path, RocksDbProvider.ID);
+    // Options first: a bad option string fails before anything touches the disk.
+    NativeOptions opts = NativeOptions.build(config);
+    DirectoryLock lock;
+    try {
+      prepareDirectory(path, config.createIfMissing() && !readOnly, readOnly);
+      lock = DirectoryLock.acquire(path, RocksDbProvider.ID);
+    } catch (RuntimeException e) {
+      opts.close();
+      throw e;
+    }
     Path dir = lock.directory();
-    NativeOptions opts = null;
     RocksDB db = null;
     ReadOptions ro = null;
     WriteOptions wo = null;
@@ -105,14 +112,14 @@ final class RocksDbStore extends AbstractStore {
                 + (readOnly ? " to open read-only" : " and create-if-missing is false"),
             (Throwable) null);
       }
-      opts = NativeOptions.build(config, !exists);
+      opts.options.setCreateIfMissing(!exists);
       try {
         db =
             readOnly
                 ? RocksDB.openReadOnly(opts.options, dir.toString())
                 : RocksDB.open(opts.options, dir.toString());
       } catch (RocksDBException e) {
-        throw translate(dir, "open", e);
+        throw translateOpen(dir, exists, e);
       }
       ro = new ReadOptions();
       wo = new WriteOptions().setSync(config.durability() == Durability.SYNC);
@@ -400,7 +407,7 @@ final class RocksDbStore extends AbstractStore {
       figures.put("sst-bytes", db.getLongProperty("rocksdb.live-sst-files-size"));
       figures.put("sst-bytes-all-versions", db.getLongProperty("rocksdb.total-sst-files-size"));
       figures.put("memtable-bytes", db.getLongProperty("rocksdb.cur-size-all-mem-tables"));
-      figures.put("level0-files", db.getLongProperty("rocksdb.num-files-at-level0"));
+      figures.put("level0-files", (long) number(db.getProperty("rocksdb.num-files-at-level0")));
       figures.put("compaction-pending", db.getLongProperty("rocksdb.compaction-pending"));
       figures.put(
           "pending-compaction-bytes",
@@ -422,15 +429,22 @@ final class RocksDbStore extends AbstractStore {
     return new StoreStats(keys, false, disk[0], figures);
   }
 
-  /** Cumulative compaction input and output, from the {@code rocksdb.cfstats} map property. */
+  /**
+   * Cumulative compaction figures since open, from the {@code rocksdb.cfstats} map property. As in
+   * RocksDB's own report, level 0 counts memtable flushes: {@code compaction-write-bytes} and
+   * {@code compaction-count} include them.
+   */
   private void addCompactionTotals(Map<String, Number> figures) throws RocksDBException {
     Map<String, String> cf = db.getMapProperty("rocksdb.cfstats");
     double readGb = number(cf.get("compaction.Sum.ReadGB"));
     double writeGb = number(cf.get("compaction.Sum.WriteGB"));
     figures.put("compaction-read-bytes", (long) (readGb * (1L << 30)));
     figures.put("compaction-write-bytes", (long) (writeGb * (1L << 30)));
-    figures.put("compactions", (long) number(cf.get("compaction.Sum.CompCount")));
+    figures.put("compaction-count", (long) number(cf.get("compaction.Sum.CompCount")));
     figures.put("write-amplification", number(cf.get("compaction.Sum.WriteAmp")));
+    figures.put(
+        "write-stall-count",
+        (long) (number(cf.get("total-stops")) + number(cf.get("total-delays"))));
   }
 
   private static double number(String s) {
@@ -512,6 +526,31 @@ final class RocksDbStore extends AbstractStore {
     List<AutoCloseable> out = new ArrayList<>(List.of(readOptions, writeOptions, db));
     out.addAll(nativeOptions.owned());
     return out;
+  }
+
+  /**
+   * Open errors: a file that {@code CURRENT} or the manifest names but that is missing means the
+   * store is damaged, not that the disk failed.
+   */
+  private static RuntimeException translateOpen(Path dir, boolean exists, RocksDBException e) {
+    Status s = e.getStatus();
+    String m = String.valueOf(e.getMessage());
+    if (exists
+        && s != null
+        && s.getCode() == Status.Code.IOError
+        && m.contains("No such file or directory")) {
+      return new StoreCorruptedException(
+          "engine '"
+              + RocksDbProvider.ID
+              + "' at "
+              + dir
+              + ": open failed, a file the store refers to is missing: "
+              + m,
+          dir,
+          -1,
+          e);
+    }
+    return translate(dir, "open", e);
   }
 
   static RuntimeException translate(Path dir, String op, RocksDBException e) {
