@@ -1,0 +1,218 @@
+package io.kv4j.bench;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+/**
+ * The keys and values every scenario uses. A key is its index as 8 big-endian bytes followed by
+ * padding, so unsigned key order is index order. A value is self-describing: 8 bytes of key index,
+ * 4 bytes of slot, then {@code valueSize - 12} bytes copied from a fixed pool at that slot. Reads
+ * verify the whole value against the pool, so they need not know which version a concurrent writer
+ * stored last; a value read under the wrong key, truncated or corrupted fails.
+ *
+ * <p>The pool is random bytes (incompressible) by default; compressible values are half random and
+ * half a repeated byte, like db_bench's compression ratio 0.5.
+ */
+public final class Data {
+  /** Bytes of header before the pool payload. */
+  static final int HEADER = 12;
+
+  /** The smallest value size supported: the header plus 4 payload bytes. */
+  public static final int MIN_VALUE_SIZE = 16;
+
+  private static final int POOL_SLOTS = 1 << 22;
+  private static final byte PAD = (byte) 0x5f;
+
+  private final int keySize;
+  private final int valueSize;
+  private final boolean compressible;
+  private final byte[] pool;
+
+  /**
+   * Creates the data set description.
+   *
+   * @param keySize key length in bytes, at least 8
+   * @param valueSize value length in bytes, at least {@link #MIN_VALUE_SIZE}
+   * @param compressible whether value payloads compress about 2:1
+   * @param seed seed of the pool
+   */
+  public Data(int keySize, int valueSize, boolean compressible, long seed) {
+    if (keySize < 8) {
+      throw new IllegalArgumentException("key size must be at least 8 bytes, got " + keySize);
+    }
+    if (valueSize < MIN_VALUE_SIZE) {
+      throw new IllegalArgumentException(
+          "value size must be at least " + MIN_VALUE_SIZE + " bytes, got " + valueSize);
+    }
+    this.keySize = keySize;
+    this.valueSize = valueSize;
+    this.compressible = compressible;
+    this.pool = new byte[POOL_SLOTS + valueSize];
+    SplittableRandom r = new SplittableRandom(seed);
+    if (compressible) {
+      // Runs of 16 random bytes then 16 equal bytes: about 2:1 for any LZ-style compressor.
+      for (int i = 0; i < pool.length; i++) {
+        pool[i] = (i & 16) == 0 ? (byte) r.nextInt(256) : (byte) 'a';
+      }
+    } else {
+      for (int i = 0; i < pool.length; i += 8) {
+        long v = r.nextLong();
+        for (int j = 0; j < 8 && i + j < pool.length; j++) {
+          pool[i + j] = (byte) (v >>> (8 * j));
+        }
+      }
+    }
+  }
+
+  /**
+   * Key length.
+   *
+   * @return bytes
+   */
+  public int keySize() {
+    return keySize;
+  }
+
+  /**
+   * Value length.
+   *
+   * @return bytes
+   */
+  public int valueSize() {
+    return valueSize;
+  }
+
+  /**
+   * Whether values compress.
+   *
+   * @return true for compressible payloads
+   */
+  public boolean compressible() {
+    return compressible;
+  }
+
+  /**
+   * A new key array for an index.
+   *
+   * @param index the key index, non-negative
+   * @return the key
+   */
+  public byte[] key(long index) {
+    byte[] k = new byte[keySize];
+    key(index, k);
+    return k;
+  }
+
+  /**
+   * Writes the key of an index into a reusable array of {@link #keySize()} bytes.
+   *
+   * @param index the key index
+   * @param into the array to fill
+   */
+  public void key(long index, byte[] into) {
+    putLong(into, 0, index);
+    Arrays.fill(into, 8, keySize, PAD);
+  }
+
+  /**
+   * The index a key encodes.
+   *
+   * @param key a key made by this class
+   * @return the index
+   */
+  public static long indexOf(byte[] key) {
+    return getLong(key, 0);
+  }
+
+  /**
+   * Fills a reusable value array for a key index with the payload at a slot.
+   *
+   * @param index the key index
+   * @param slot any int; reduced to the pool size
+   * @param into an array of {@link #valueSize()} bytes
+   */
+  public void value(long index, int slot, byte[] into) {
+    int s = Math.floorMod(slot, POOL_SLOTS);
+    putLong(into, 0, index);
+    into[8] = (byte) (s >>> 24);
+    into[9] = (byte) (s >>> 16);
+    into[10] = (byte) (s >>> 8);
+    into[11] = (byte) s;
+    System.arraycopy(pool, s, into, HEADER, valueSize - HEADER);
+  }
+
+  /**
+   * A new value array for a key index.
+   *
+   * @param index the key index
+   * @param slot the pool slot
+   * @return the value
+   */
+  public byte[] value(long index, int slot) {
+    byte[] v = new byte[valueSize];
+    value(index, slot, v);
+    return v;
+  }
+
+  /**
+   * Checks that {@code value} is a value written for key {@code index}.
+   *
+   * @param index the key index the value was read under
+   * @param value the value read, or null
+   * @throws VerificationException if it is null, has the wrong size, or does not match the pool
+   */
+  public void verify(long index, byte[] value) {
+    if (value == null) {
+      throw new VerificationException("key " + index + ": value missing (null)");
+    }
+    if (value.length != valueSize) {
+      throw new VerificationException(
+          "key " + index + ": value is " + value.length + " bytes, expected " + valueSize);
+    }
+    long stored = getLong(value, 0);
+    if (stored != index) {
+      throw new VerificationException("key " + index + ": value belongs to key " + stored);
+    }
+    int s =
+        ((value[8] & 0xff) << 24)
+            | ((value[9] & 0xff) << 16)
+            | ((value[10] & 0xff) << 8)
+            | (value[11] & 0xff);
+    if (s < 0 || s >= POOL_SLOTS) {
+      throw new VerificationException(
+          "key " + index + ": value header is corrupt (slot " + s + ")");
+    }
+    if (!Arrays.equals(value, HEADER, valueSize, pool, s, s + valueSize - HEADER)) {
+      throw new VerificationException("key " + index + ": value payload is corrupt");
+    }
+  }
+
+  static void putLong(byte[] b, int off, long v) {
+    for (int i = 7; i >= 0; i--) {
+      b[off + i] = (byte) v;
+      v >>>= 8;
+    }
+  }
+
+  static long getLong(byte[] b, int off) {
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = (v << 8) | (b[off + i] & 0xff);
+    }
+    return v;
+  }
+
+  /** A read returned a wrong value: the benchmark result is invalid. */
+  public static final class VerificationException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * Creates the exception.
+     *
+     * @param message what was wrong
+     */
+    public VerificationException(String message) {
+      super(message);
+    }
+  }
+}

@@ -1,0 +1,229 @@
+package io.kv4j.bench;
+
+import io.kv4j.Durability;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** The runner's command line, parsed. */
+final class Options {
+  static final String USAGE =
+      String.join(
+          "\n",
+          "usage: java -jar kv4j-bench.jar [options]",
+          "",
+          "Compares the kv4j engines and the peer stores on the classpath. The default (quick)",
+          "profile finishes in a few minutes on 2 cores; --full measures longer and at 8 threads.",
+          "",
+          "  --engines a,b,...      engines to compare (default: every engine found)",
+          "  --scenarios a,b,...    scenarios (default: all): fillrandom, readrandom, ycsb-a..f,",
+          "                         overwrite, scan, single-op, durable-put, footprint",
+          "  --threads 1,2,...      thread counts for the timed scenarios (default 1,2; --full 1,2,8)",
+          "  --keys N               keys loaded (default 100000)",
+          "  --value-size BYTES     value size (default 1024)",
+          "  --compressible         values compress ~2:1 (default: incompressible)",
+          "  --durability MODE      buffered or sync, for the main table (default buffered);",
+          "                         durable-put always runs with sync, in its own table",
+          "  --duration SECONDS     measured time per run (default 1; --full 10)",
+          "  --warmup SECONDS       warm-up before each run (default 0.3; --full 3)",
+          "  --single-op-count N    inserts and reads of single-op (default 5000)",
+          "  --full                 the long profile (defaults above marked --full)",
+          "  --out DIR              report folder (default bench-results/<date-time>)",
+          "  --data-dir DIR         where stores are created (default: a temp dir; use a disk,",
+          "                         not tmpfs, for sync)",
+          "  --engine-option E:K=V  an engine option, e.g. rocksdb:block-cache-size=256MiB",
+          "  --seed N               random seed (default 42)",
+          "  --list                 list the engines found, their features and options, and exit",
+          "  --help                 this text");
+
+  List<String> engines = List.of();
+  List<Scenario> scenarios = Scenario.all();
+  List<Integer> threads;
+  long keys = 100_000;
+  int keySize = 16;
+  int valueSize = 1024;
+  boolean compressible;
+  Durability durability = Durability.BUFFERED;
+  double duration = -1;
+  double warmup = -1;
+  int singleOpCount = 5000;
+  boolean full;
+  Path out;
+  Path dataDir;
+  long seed = 42;
+  boolean list;
+  boolean help;
+  final Map<String, Map<String, String>> engineOptions = new LinkedHashMap<>();
+  final List<String> args = new ArrayList<>();
+
+  static Options parse(String... argv) {
+    Options o = new Options();
+    o.args.addAll(List.of(argv));
+    for (int i = 0; i < argv.length; i++) {
+      String a = argv[i];
+      String v = null;
+      int eq = a.indexOf('=');
+      if (a.startsWith("--") && eq > 0) {
+        v = a.substring(eq + 1);
+        a = a.substring(0, eq);
+      }
+      switch (a) {
+        case "--full":
+          o.full = true;
+          break;
+        case "--compressible":
+          o.compressible = true;
+          break;
+        case "--list":
+          o.list = true;
+          break;
+        case "--help":
+        case "-h":
+          o.help = true;
+          break;
+        default:
+          if (v == null) {
+            if (i + 1 >= argv.length) {
+              throw new IllegalArgumentException("option " + a + " needs a value\n\n" + USAGE);
+            }
+            v = argv[++i];
+          }
+          o.set(a, v);
+      }
+    }
+    if (o.threads == null) {
+      o.threads = o.full ? List.of(1, 2, 8) : List.of(1, 2);
+    }
+    if (o.duration < 0) {
+      o.duration = o.full ? 10 : 1;
+    }
+    if (o.warmup < 0) {
+      o.warmup = o.full ? 3 : 0.3;
+    }
+    if (o.out == null) {
+      o.out =
+          Path.of(
+              "bench-results",
+              LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+    }
+    return o;
+  }
+
+  private void set(String name, String v) {
+    try {
+      switch (name) {
+        case "--engines":
+          engines = csv(v);
+          break;
+        case "--scenarios":
+          List<Scenario> s = new ArrayList<>();
+          for (String id : csv(v)) {
+            s.add(Scenario.byId(id));
+          }
+          scenarios = s;
+          break;
+        case "--threads":
+          List<Integer> t = new ArrayList<>();
+          for (String x : csv(v)) {
+            int n = Integer.parseInt(x);
+            if (n < 1 || n > 64) {
+              throw new IllegalArgumentException("--threads values must be 1..64, got " + n);
+            }
+            t.add(n);
+          }
+          threads = t;
+          break;
+        case "--keys":
+          keys = positive(name, Long.parseLong(v.replace("_", "")));
+          break;
+        case "--key-size":
+          keySize = (int) positive(name, Integer.parseInt(v));
+          break;
+        case "--value-size":
+          valueSize = (int) positive(name, Integer.parseInt(v));
+          break;
+        case "--durability":
+          durability = Durability.valueOf(v.trim().toUpperCase(Locale.ROOT));
+          break;
+        case "--duration":
+          duration = seconds(name, v);
+          break;
+        case "--warmup":
+          warmup = seconds(name, v);
+          break;
+        case "--single-op-count":
+          singleOpCount = (int) positive(name, Integer.parseInt(v));
+          break;
+        case "--out":
+          out = Path.of(v);
+          break;
+        case "--data-dir":
+          dataDir = Path.of(v);
+          break;
+        case "--seed":
+          seed = Long.parseLong(v);
+          break;
+        case "--engine-option":
+          int colon = v.indexOf(':');
+          int eq = v.indexOf('=');
+          if (colon <= 0 || eq < colon + 2) {
+            throw new IllegalArgumentException("expected ENGINE:KEY=VALUE, got '" + v + "'");
+          }
+          engineOptions
+              .computeIfAbsent(v.substring(0, colon), k -> new LinkedHashMap<>())
+              .put(v.substring(colon + 1, eq), v.substring(eq + 1));
+          break;
+        default:
+          throw new IllegalArgumentException("unknown option " + name + "\n\n" + USAGE);
+      }
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + ": not a number: '" + v + "'", e);
+    }
+  }
+
+  private static List<String> csv(String v) {
+    List<String> out = new ArrayList<>();
+    for (String p : v.split(",")) {
+      if (!p.isBlank()) {
+        out.add(p.trim());
+      }
+    }
+    return out;
+  }
+
+  private static long positive(String name, long v) {
+    if (v < 1) {
+      throw new IllegalArgumentException(name + " must be positive, got " + v);
+    }
+    return v;
+  }
+
+  private static double seconds(String name, String v) {
+    String s = v.trim().toLowerCase(Locale.ROOT);
+    double d;
+    if (s.endsWith("ms")) {
+      d = Double.parseDouble(s.substring(0, s.length() - 2)) / 1000;
+    } else if (s.endsWith("s")) {
+      d = Double.parseDouble(s.substring(0, s.length() - 1));
+    } else {
+      d = Double.parseDouble(s);
+    }
+    if (d < 0 || d > 3600) {
+      throw new IllegalArgumentException(name + " must be 0..3600 seconds, got " + v);
+    }
+    return d;
+  }
+
+  int maxThreads() {
+    int m = 1;
+    for (int t : threads) {
+      m = Math.max(m, t);
+    }
+    return m;
+  }
+}

@@ -1,0 +1,564 @@
+package io.kv4j.bench;
+
+import io.kv4j.Durability;
+import io.kv4j.Feature;
+import io.kv4j.spi.StoreProvider;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+/** Turns results into console tables, report.md, results.csv, results.json and the advice. */
+final class Report {
+  static final String HEADER =
+      "engine | scenario | threads | ops/s | p50 | p99 | p99.9 | CPU µs/op";
+
+  /** What every user should know about an engine, beyond its declared features. */
+  private static final Map<String, String> KNOWN_CAVEATS =
+      Map.of(
+          "hashlog", "keeps every key in a RAM index: memory grows with the key count",
+          "chronicle-map",
+              "capacity fixed at creation (entries); no fsync, so no SYNC mode; no ordered scans",
+          "mapdb", "one global commit: writers serialize",
+          "mvstore", "every write is a commit (a new chunk): fine for reads, costly for writes",
+          "memory", "not persistent: reference only, never a pick");
+
+  private final Options options;
+  private final Data data;
+  private final List<Result> results;
+  private final Map<String, Map<String, String>> settings;
+  private final Map<String, StoreProvider> engines = new LinkedHashMap<>();
+  private final List<String> notes;
+  private final String environment;
+
+  Report(
+      Options options,
+      Data data,
+      List<StoreProvider> providers,
+      List<Result> results,
+      Map<String, Map<String, String>> settings,
+      List<String> notes,
+      String environment) {
+    this.options = options;
+    this.data = data;
+    this.results = results;
+    this.settings = settings;
+    this.notes = notes;
+    this.environment = environment;
+    for (StoreProvider p : providers) {
+      engines.put(p.id(), p);
+    }
+  }
+
+  static String micros(double us) {
+    if (us == 0) {
+      return "-";
+    }
+    if (us < 10) {
+      return String.format(Locale.ROOT, "%.2f µs", us);
+    }
+    if (us < 10_000) {
+      return String.format(Locale.ROOT, "%.0f µs", us);
+    }
+    return String.format(Locale.ROOT, "%.1f ms", us / 1000);
+  }
+
+  static String rate(double ops) {
+    return String.format(Locale.ROOT, "%,.0f", ops);
+  }
+
+  /** Results of the main table(s), grouped by durability: SYNC and BUFFERED never mix. */
+  private Map<Durability, List<Result>> throughputTables() {
+    Map<Durability, List<Result>> m = new TreeMap<>();
+    for (Result r : results) {
+      if (!r.scenario().equals("footprint")) {
+        m.computeIfAbsent(r.durability(), k -> new ArrayList<>()).add(r);
+      }
+    }
+    return m;
+  }
+
+  private static List<Result> sorted(List<Result> rs) {
+    List<Result> out = new ArrayList<>(rs);
+    out.sort(
+        Comparator.comparing((Result r) -> order(r.scenario()))
+            .thenComparing(Result::phase)
+            .thenComparingInt(Result::threads)
+            .thenComparing(r -> -r.opsPerSec()));
+    return out;
+  }
+
+  private static int order(String scenario) {
+    for (Scenario s : Scenario.values()) {
+      if (s.id().equals(scenario)) {
+        return s.ordinal();
+      }
+    }
+    return Integer.MAX_VALUE;
+  }
+
+  String console() {
+    StringBuilder b = new StringBuilder();
+    for (Map.Entry<Durability, List<Result>> t : throughputTables().entrySet()) {
+      b.append("\n== durability ").append(t.getKey()).append(" ==\n");
+      List<String[]> rows = new ArrayList<>();
+      rows.add(HEADER.split(" \\| "));
+      for (Result r : sorted(t.getValue())) {
+        rows.add(row(r));
+      }
+      b.append(align(rows));
+    }
+    List<Result> fp = footprints();
+    if (!fp.isEmpty()) {
+      b.append("\n== footprint (allocated disk bytes / live bytes) ==\n");
+      List<String[]> rows = new ArrayList<>();
+      rows.add(new String[] {"engine", "phase", "on disk", "live", "ratio"});
+      for (Result r : fp) {
+        rows.add(
+            new String[] {
+              r.engine(),
+              r.phase(),
+              Runner.mib(r.diskBytes()),
+              Runner.mib(r.liveBytes()),
+              String.format(Locale.ROOT, "%.2fx", r.amplification())
+            });
+      }
+      b.append(align(rows));
+    }
+    b.append("\n== what to pick ==\n");
+    for (String line : advice()) {
+      b.append(line.replace("**", "")).append('\n');
+    }
+    return b.toString();
+  }
+
+  private static String[] row(Result r) {
+    if (!r.ok()) {
+      return new String[] {
+        r.engine(), r.label(), r.threads() == 0 ? "" : "" + r.threads(), r.error(), "", "", "", ""
+      };
+    }
+    return new String[] {
+      r.engine(),
+      r.label(),
+      "" + r.threads(),
+      rate(r.opsPerSec()),
+      micros(r.p50Us()),
+      micros(r.p99Us()),
+      micros(r.p999Us()),
+      String.format(Locale.ROOT, "%.1f", r.cpuUsPerOp())
+    };
+  }
+
+  private static String align(List<String[]> rows) {
+    int cols = rows.get(0).length;
+    int[] w = new int[cols];
+    for (String[] r : rows) {
+      for (int i = 0; i < cols; i++) {
+        if (!(i == 3 && r[4].isEmpty() && r != rows.get(0))) {
+          w[i] = Math.max(w[i], r[i].length());
+        }
+      }
+    }
+    StringBuilder b = new StringBuilder();
+    for (int ri = 0; ri < rows.size(); ri++) {
+      String[] r = rows.get(ri);
+      StringBuilder line = new StringBuilder();
+      for (int i = 0; i < cols; i++) {
+        if (i > 0) {
+          line.append(" | ");
+        }
+        boolean numeric = i >= 2 && ri > 0 && !r[i].isEmpty() && Character.isDigit(r[i].charAt(0));
+        String cell = r[i];
+        int pad = Math.max(0, w[i] - cell.length());
+        line.append(numeric ? " ".repeat(pad) + cell : cell + " ".repeat(pad));
+      }
+      b.append(line.toString().stripTrailing()).append('\n');
+      if (ri == 0) {
+        int total = 0;
+        for (int x : w) {
+          total += x + 3;
+        }
+        b.append("-".repeat(Math.max(0, total - 3))).append('\n');
+      }
+    }
+    return b.toString();
+  }
+
+  private List<Result> footprints() {
+    return results.stream()
+        .filter(r -> r.scenario().equals("footprint") && r.ok())
+        .collect(Collectors.toList());
+  }
+
+  /** The "what to pick" lines, computed from the measured numbers. */
+  List<String> advice() {
+    List<String> out = new ArrayList<>();
+    for (Map.Entry<Durability, List<Result>> t : throughputTables().entrySet()) {
+      Map<String, List<Result>> groups = new LinkedHashMap<>();
+      for (Result r : sorted(t.getValue())) {
+        if (r.ok() && persistent(r.engine())) {
+          groups
+              .computeIfAbsent(r.label() + " @" + r.threads() + "t", k -> new ArrayList<>())
+              .add(r);
+        }
+      }
+      if (groups.isEmpty()) {
+        continue;
+      }
+      out.add("Durability " + t.getKey() + " (persistent engines only):");
+      for (Map.Entry<String, List<Result>> g : groups.entrySet()) {
+        List<Result> rs = new ArrayList<>(g.getValue());
+        rs.sort(Comparator.comparingDouble(Result::opsPerSec).reversed());
+        Result win = rs.get(0);
+        StringBuilder line = new StringBuilder("- ").append(g.getKey()).append(": **");
+        line.append(win.engine()).append("**, ").append(rate(win.opsPerSec())).append(" ops/s");
+        if (rs.size() > 1) {
+          Result second = rs.get(1);
+          line.append(
+              String.format(
+                  Locale.ROOT,
+                  ", %.2fx %s",
+                  win.opsPerSec() / second.opsPerSec(),
+                  second.engine()));
+        } else {
+          line.append(" (only engine measured)");
+        }
+        Result lowP99 = rs.stream().min(Comparator.comparingDouble(Result::p99Us)).orElseThrow();
+        if (!lowP99.engine().equals(win.engine())) {
+          line.append("; lowest p99: ")
+              .append(lowP99.engine())
+              .append(" (")
+              .append(micros(lowP99.p99Us()))
+              .append(" vs ")
+              .append(micros(win.p99Us()))
+              .append(")");
+        }
+        String caveat = caveats(win.engine());
+        if (!caveat.isEmpty()) {
+          line.append(". Caveats: ").append(caveat);
+        }
+        out.add(line.toString());
+      }
+    }
+    List<Result> fp =
+        footprints().stream()
+            .filter(r -> r.phase().equals("after-update"))
+            .sorted(Comparator.comparingDouble(Result::amplification))
+            .collect(Collectors.toList());
+    if (!fp.isEmpty()) {
+      StringBuilder line = new StringBuilder("- smallest footprint after updates: **");
+      line.append(fp.get(0).engine())
+          .append(String.format(Locale.ROOT, "** (%.2fx live data)", fp.get(0).amplification()));
+      if (fp.size() > 1) {
+        line.append(
+            String.format(
+                Locale.ROOT,
+                "; largest: %s (%.2fx)",
+                fp.get(fp.size() - 1).engine(),
+                fp.get(fp.size() - 1).amplification()));
+      }
+      out.add(line.toString());
+    }
+    if (out.isEmpty()) {
+      out.add("No persistent engine was measured: nothing to pick from.");
+    }
+    Map<String, Long> wins =
+        out.stream()
+            .filter(l -> l.startsWith("- ") && l.contains(": **"))
+            .map(l -> l.substring(l.indexOf("**") + 2, l.indexOf("**", l.indexOf("**") + 2)))
+            .collect(Collectors.groupingBy(e -> e, LinkedHashMap::new, Collectors.counting()));
+    if (!wins.isEmpty()) {
+      out.add(
+          "Wins per engine: "
+              + wins.entrySet().stream()
+                  .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                  .map(e -> e.getKey() + " " + e.getValue())
+                  .collect(Collectors.joining(", "))
+              + ". Numbers from one run on this machine: re-measure your own workload.");
+    }
+    return out;
+  }
+
+  private boolean persistent(String engine) {
+    StoreProvider p = engines.get(engine);
+    return p != null && p.features().contains(Feature.PERSISTENT);
+  }
+
+  String caveats(String engine) {
+    List<String> c = new ArrayList<>();
+    StoreProvider p = engines.get(engine);
+    if (p != null) {
+      Set<Feature> f = p.features();
+      if (!f.contains(Feature.ORDERED_SCAN)) {
+        c.add("no ordered scans");
+      }
+      if (!f.contains(Feature.ATOMIC_BATCH)) {
+        c.add("no atomic batches");
+      }
+    }
+    String known = KNOWN_CAVEATS.get(engine);
+    if (known != null) {
+      c.add(known);
+    }
+    return String.join("; ", c);
+  }
+
+  String markdown(List<String> charts) {
+    StringBuilder b = new StringBuilder();
+    b.append("# kv4j engine comparison\n\n");
+    b.append("Command: `java -jar bench/target/kv4j-bench.jar")
+        .append(options.args.isEmpty() ? "" : " " + String.join(" ", options.args))
+        .append("`\n\n");
+    b.append(environment).append("\n\n");
+    b.append("## Workload\n\n");
+    b.append(
+        String.format(
+            Locale.ROOT,
+            "- %,d keys of %d bytes (8-byte big-endian index + padding), values of %d bytes, %s%n",
+            options.keys,
+            data.keySize(),
+            data.valueSize(),
+            data.compressible() ? "compressible (~2:1)" : "incompressible (random)"));
+    b.append(
+        String.format(
+            Locale.ROOT,
+            "- each timed run: %.1f s warm-up, %.1f s measured, at %s threads; YCSB keys zipfian"
+                + " 0.99 scrambled (D: latest); every read verifies its value%n",
+            options.warmup,
+            options.duration,
+            options.threads.stream().map(String::valueOf).collect(Collectors.joining(", "))));
+    b.append(
+        "- latency per operation with HdrHistogram; CPU µs/op is process CPU time (workers,"
+            + " background compaction and flushes, GC) divided by operations; `bg` is the share"
+            + " of it outside the worker threads\n");
+    for (String n : notes) {
+      b.append("- ").append(n).append('\n');
+    }
+    b.append("\nScenarios:\n\n");
+    for (Scenario s : options.scenarios) {
+      b.append("- `").append(s.id()).append("`: ").append(s.description()).append('\n');
+    }
+    b.append("\n## What to pick\n\n");
+    for (String line : advice()) {
+      b.append(line).append('\n');
+    }
+    for (Map.Entry<Durability, List<Result>> t : throughputTables().entrySet()) {
+      b.append("\n## Durability ").append(t.getKey()).append("\n\n");
+      b.append(
+          t.getKey() == Durability.SYNC
+              ? "Acknowledged writes survive power loss (fsync per write or group commit).\n\n"
+              : "Acknowledged writes survive kill -9 of the process, not power loss.\n\n");
+      b.append("| engine | scenario | threads | ops/s | p50 | p99 | p99.9 | CPU µs/op | bg |\n");
+      b.append("|---|---|--:|--:|--:|--:|--:|--:|--:|\n");
+      for (Result r : sorted(t.getValue())) {
+        if (r.ok()) {
+          b.append(
+              String.format(
+                  Locale.ROOT,
+                  "| %s | %s | %d | %s | %s | %s | %s | %.1f | %.0f%% |%n",
+                  r.engine(),
+                  r.label(),
+                  r.threads(),
+                  rate(r.opsPerSec()),
+                  micros(r.p50Us()),
+                  micros(r.p99Us()),
+                  micros(r.p999Us()),
+                  r.cpuUsPerOp(),
+                  r.bgCpuShare() * 100));
+        } else {
+          b.append("| ")
+              .append(r.engine())
+              .append(" | ")
+              .append(r.label())
+              .append(" | ")
+              .append(r.threads() == 0 ? "" : r.threads())
+              .append(" | ")
+              .append(r.error().replace("|", "/"))
+              .append(" | | | | | |\n");
+        }
+      }
+    }
+    List<Result> fp = footprints();
+    if (!fp.isEmpty()) {
+      b.append("\n## Footprint\n\nAllocated blocks on disk (`du`) / live key+value bytes.\n\n");
+      b.append("| engine | phase | on disk | live | ratio |\n|---|---|--:|--:|--:|\n");
+      for (Result r : fp) {
+        b.append(
+            String.format(
+                Locale.ROOT,
+                "| %s | %s | %s | %s | %.2fx |%n",
+                r.engine(),
+                r.phase(),
+                Runner.mib(r.diskBytes()),
+                Runner.mib(r.liveBytes()),
+                r.amplification()));
+      }
+    }
+    if (!charts.isEmpty()) {
+      b.append("\n## Charts\n\n");
+      for (String c : charts) {
+        b.append("![").append(c).append("](").append(c).append(")\n\n");
+      }
+    }
+    b.append("\n## Engines and their effective settings\n\n");
+    for (Map.Entry<String, Map<String, String>> e : settings.entrySet()) {
+      StoreProvider p = engines.get(e.getKey());
+      b.append("- **").append(e.getKey()).append("**");
+      if (p != null) {
+        b.append(" — ")
+            .append(p.description())
+            .append(" Features: ")
+            .append(
+                p.features().stream().map(Enum::name).sorted().collect(Collectors.joining(", ")))
+            .append('.');
+      }
+      b.append(" Settings: `")
+          .append(
+              e.getValue().entrySet().stream()
+                  .map(x -> x.getKey() + "=" + x.getValue())
+                  .collect(Collectors.joining(", ")))
+          .append("`\n");
+    }
+    b.append("\n## Not in this report yet\n\n");
+    b.append(
+        "- Conformance matrix (the TCK run against every engine, rules passed / failed /"
+            + " skipped): hook `io.kv4j.bench.Conformance`, not implemented yet.\n");
+    b.append(
+        "- Cost of the abstraction (kv4j adapter vs the library used directly, ratio"
+            + " kv4j/raw for rocksdb, lmdb, sqlite): not measured yet.\n");
+    return b.toString();
+  }
+
+  String csv() {
+    StringBuilder b = new StringBuilder();
+    b.append(
+        "engine,scenario,phase,threads,durability,ops,seconds,ops_per_sec,p50_us,p99_us,"
+            + "p999_us,max_us,cpu_us_per_op,bg_cpu_share,disk_bytes,live_bytes,error\n");
+    for (Result r : results) {
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "%s,%s,%s,%d,%s,%d,%.3f,%.1f,%.2f,%.2f,%.2f,%.2f,%.3f,%.3f,%d,%d,%s%n",
+              r.engine(),
+              r.scenario(),
+              r.phase(),
+              r.threads(),
+              r.durability(),
+              r.ops(),
+              r.seconds(),
+              r.opsPerSec(),
+              r.p50Us(),
+              r.p99Us(),
+              r.p999Us(),
+              r.maxUs(),
+              r.cpuUsPerOp(),
+              r.bgCpuShare(),
+              r.diskBytes(),
+              r.liveBytes(),
+              r.error() == null ? "" : "\"" + r.error().replace("\"", "\"\"") + "\""));
+    }
+    return b.toString();
+  }
+
+  String json() {
+    StringBuilder b = new StringBuilder("{\n  \"command\": ");
+    b.append(str("java -jar bench/target/kv4j-bench.jar " + String.join(" ", options.args)));
+    b.append(",\n  \"environment\": ").append(str(environment));
+    b.append(",\n  \"keys\": ").append(options.keys);
+    b.append(",\n  \"keySize\": ").append(data.keySize());
+    b.append(",\n  \"valueSize\": ").append(data.valueSize());
+    b.append(",\n  \"compressible\": ").append(data.compressible());
+    b.append(",\n  \"settings\": {");
+    int i = 0;
+    for (Map.Entry<String, Map<String, String>> e : settings.entrySet()) {
+      b.append(i++ == 0 ? "\n    " : ",\n    ").append(str(e.getKey())).append(": {");
+      int j = 0;
+      for (Map.Entry<String, String> s : e.getValue().entrySet()) {
+        b.append(j++ == 0 ? "" : ", ")
+            .append(str(s.getKey()))
+            .append(": ")
+            .append(str(s.getValue()));
+      }
+      b.append('}');
+    }
+    b.append("\n  },\n  \"results\": [");
+    i = 0;
+    for (Result r : results) {
+      b.append(i++ == 0 ? "\n    " : ",\n    ");
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "{\"engine\": %s, \"scenario\": %s, \"phase\": %s, \"threads\": %d,"
+                  + " \"durability\": %s, \"ops\": %d, \"seconds\": %.3f, \"opsPerSec\": %.1f,"
+                  + " \"p50Us\": %.2f, \"p99Us\": %.2f, \"p999Us\": %.2f, \"maxUs\": %.2f,"
+                  + " \"cpuUsPerOp\": %.3f, \"bgCpuShare\": %.3f, \"diskBytes\": %d,"
+                  + " \"liveBytes\": %d, \"error\": %s}",
+              str(r.engine()),
+              str(r.scenario()),
+              str(r.phase()),
+              r.threads(),
+              str(r.durability().name()),
+              r.ops(),
+              r.seconds(),
+              r.opsPerSec(),
+              r.p50Us(),
+              r.p99Us(),
+              r.p999Us(),
+              r.maxUs(),
+              r.cpuUsPerOp(),
+              r.bgCpuShare(),
+              r.diskBytes(),
+              r.liveBytes(),
+              r.error() == null ? "null" : str(r.error())));
+    }
+    b.append("\n  ],\n  \"advice\": [");
+    i = 0;
+    for (String a : advice()) {
+      b.append(i++ == 0 ? "\n    " : ",\n    ").append(str(a));
+    }
+    return b.append("\n  ]\n}\n").toString();
+  }
+
+  static String str(String s) {
+    StringBuilder b = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      switch (c) {
+        case '"':
+          b.append("\\\"");
+          break;
+        case '\\':
+          b.append("\\\\");
+          break;
+        case '\n':
+          b.append("\\n");
+          break;
+        default:
+          if (c < 0x20) {
+            b.append(String.format("\\u%04x", (int) c));
+          } else {
+            b.append(c);
+          }
+      }
+    }
+    return b.append('"').toString();
+  }
+
+  List<String> write(Path dir) throws IOException {
+    Files.createDirectories(dir);
+    List<String> charts = Charts.write(dir, results);
+    Files.writeString(dir.resolve("report.md"), markdown(charts), StandardCharsets.UTF_8);
+    Files.writeString(dir.resolve("results.csv"), csv(), StandardCharsets.UTF_8);
+    Files.writeString(dir.resolve("results.json"), json(), StandardCharsets.UTF_8);
+    return charts;
+  }
+}

@@ -1,0 +1,245 @@
+package io.kv4j.bench;
+
+import io.kv4j.Cursor;
+import io.kv4j.Entry;
+import io.kv4j.KeyRange;
+import io.kv4j.Store;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * The operations of every scenario against one loaded store, shared by the runner and the JMH
+ * benchmarks. Thread-safe: each worker thread uses its own {@link Worker}.
+ *
+ * <p>Inserts (YCSB D and E) take new indices from a shared counter. A read of the "latest" keys
+ * only picks indices whose insert has completed: a reader reads the counter first, then the lowest
+ * index any worker is still inserting, so it never asks for a key that is not there yet and every
+ * read can demand a hit.
+ */
+public final class Workload {
+  /** Keys per {@link Scenario#SCAN} operation. */
+  static final int SCAN_LENGTH = 100;
+
+  /** Most workers a workload supports. */
+  static final int MAX_WORKERS = 256;
+
+  private final Store store;
+  private final Data data;
+  private final long loaded;
+  private final Zipfian zipf;
+  private final AtomicLong next;
+  private final AtomicLongArray inFlight = new AtomicLongArray(MAX_WORKERS);
+  private final AtomicLong workers = new AtomicLong();
+
+  /**
+   * Describes the workload on a store holding keys {@code 0..loaded-1}.
+   *
+   * @param store the store, already loaded (or about to be, for {@link Scenario#FILLRANDOM})
+   * @param data keys and values
+   * @param loaded number of keys loaded
+   */
+  public Workload(Store store, Data data, long loaded) {
+    this.store = store;
+    this.data = data;
+    this.loaded = loaded;
+    this.zipf = new Zipfian(Math.max(loaded, 2), Zipfian.THETA);
+    this.next = new AtomicLong(loaded);
+    for (int i = 0; i < MAX_WORKERS; i++) {
+      inFlight.set(i, Long.MAX_VALUE);
+    }
+  }
+
+  /**
+   * The store.
+   *
+   * @return the store
+   */
+  public Store store() {
+    return store;
+  }
+
+  /**
+   * The keys and values.
+   *
+   * @return the data
+   */
+  public Data data() {
+    return data;
+  }
+
+  /**
+   * Keys present now: the loaded ones plus completed inserts.
+   *
+   * @return the live key count
+   */
+  public long liveKeys() {
+    return next.get();
+  }
+
+  /**
+   * A per-thread context.
+   *
+   * @param seed seed of its random numbers
+   * @return a worker for one thread
+   */
+  public Worker worker(long seed) {
+    int slot = (int) workers.getAndIncrement();
+    if (slot >= MAX_WORKERS) {
+      throw new IllegalStateException("at most " + MAX_WORKERS + " workers per workload");
+    }
+    return new Worker(slot, seed);
+  }
+
+  /**
+   * Puts keys {@code from, from+step, ...} below {@code to} in a random order with single puts.
+   *
+   * @param order a permutation of the indices to load
+   * @param from first position in {@code order}
+   * @param to position after the last
+   * @param w the thread's worker
+   */
+  void fill(long[] order, int from, int to, Worker w) {
+    for (int i = from; i < to; i++) {
+      w.put(order[i]);
+    }
+  }
+
+  /** The mutable per-thread state of a workload: random numbers and reusable buffers. */
+  public final class Worker {
+    private final int slot;
+    private final SplittableRandom random;
+    private final byte[] key;
+    private final byte[] value;
+
+    Worker(int slot, long seed) {
+      this.slot = slot;
+      this.random = new SplittableRandom(seed);
+      this.key = new byte[data.keySize()];
+      this.value = new byte[data.valueSize()];
+    }
+
+    /**
+     * Runs one operation of a timed scenario.
+     *
+     * @param s the scenario
+     * @return a value derived from what was read, for a JMH blackhole
+     */
+    public long op(Scenario s) {
+      switch (s) {
+        case READRANDOM:
+          return read(random.nextLong(loaded));
+        case YCSB_A:
+          return random.nextInt(100) < 50 ? read(zipfKey()) : put(zipfKey());
+        case YCSB_B:
+          return random.nextInt(100) < 95 ? read(zipfKey()) : put(zipfKey());
+        case YCSB_C:
+          return read(zipfKey());
+        case YCSB_D:
+          return random.nextInt(100) < 95 ? read(latestKey()) : insert();
+        case YCSB_E:
+          return random.nextInt(100) < 95 ? scan(zipfKey(), 1 + random.nextInt(100)) : insert();
+        case YCSB_F:
+          return random.nextInt(100) < 50 ? read(zipfKey()) : readModifyWrite(zipfKey());
+        case OVERWRITE:
+        case DURABLE_PUT:
+          return put(random.nextLong(loaded));
+        case SCAN:
+          return scan(random.nextLong(loaded), SCAN_LENGTH);
+        default:
+          throw new IllegalArgumentException(s.id() + " is not a per-operation scenario");
+      }
+    }
+
+    /**
+     * Reads and verifies a key.
+     *
+     * @param index the key index, which must be present
+     * @return a byte of the value
+     */
+    public long read(long index) {
+      data.key(index, key);
+      byte[] v = store.get(key);
+      data.verify(index, v);
+      return v[v.length - 1];
+    }
+
+    /**
+     * Writes a fresh version of a key.
+     *
+     * @param index the key index
+     * @return the slot written
+     */
+    public long put(long index) {
+      data.key(index, key);
+      int s = random.nextInt();
+      data.value(index, s, value);
+      store.put(key, value);
+      return s;
+    }
+
+    long readModifyWrite(long index) {
+      long r = read(index);
+      return r + put(index);
+    }
+
+    long insert() {
+      inFlight.set(slot, next.get());
+      long index = next.getAndIncrement();
+      inFlight.set(slot, index);
+      try {
+        return put(index);
+      } finally {
+        inFlight.set(slot, Long.MAX_VALUE);
+      }
+    }
+
+    long scan(long start, int count) {
+      long vis = visible();
+      data.key(start, key);
+      long expect = start;
+      long sum = 0;
+      int n = 0;
+      try (Cursor c = store.scan(KeyRange.all().gte(key).limit(count))) {
+        while (c.hasNext()) {
+          Entry e = c.next();
+          long idx = Data.indexOf(e.key());
+          // Below the visible mark every key exists, so a scan must return them consecutively.
+          if (idx < vis ? idx != expect : idx < expect) {
+            throw new Data.VerificationException(
+                "scan from key " + start + ": got key " + idx + ", expected " + expect);
+          }
+          data.verify(idx, e.value());
+          expect = idx + 1;
+          sum += e.value()[0];
+          n++;
+        }
+      }
+      if (n < Math.min(count, vis - start)) {
+        throw new Data.VerificationException(
+            "scan from key " + start + " limit " + count + " returned only " + n + " entries");
+      }
+      return sum + n;
+    }
+
+    private long zipfKey() {
+      return zipf.scrambled(random.nextDouble());
+    }
+
+    private long latestKey() {
+      long max = visible();
+      long k = max - 1 - zipf.next(random.nextDouble());
+      return k < 0 ? random.nextLong(max) : k;
+    }
+
+    /** Keys 0..visible()-1 are all present: no insert below that index is still running. */
+    private long visible() {
+      long limit = next.get();
+      long n = workers.get();
+      for (int i = 0; i < n; i++) {
+        limit = Math.min(limit, inFlight.get(i));
+      }
+      return limit;
+    }
+  }
+}
