@@ -1,0 +1,155 @@
+package io.kv4j.sqlite;
+
+import io.kv4j.Entry;
+import io.kv4j.KeyRange;
+import io.kv4j.spi.AbstractCursor;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayDeque;
+
+/**
+ * A cursor over one read transaction on a connection of its own: opened in the constructor (the
+ * first chunk is read there, which fixes the WAL snapshot at {@code scan()} time), ended in {@link
+ * #release()}. Rows are fetched in chunks of at most {@value #CHUNK_ROWS} rows or about {@value
+ * #CHUNK_BYTES} bytes; each chunk is a keyset query that restarts strictly after the last key
+ * returned, so the statement is never left open between calls.
+ */
+final class SqliteCursor extends AbstractCursor {
+  static final int CHUNK_ROWS = 256;
+  static final int CHUNK_BYTES = 1 << 20;
+
+  private final SqliteStore store;
+  private final boolean reverse;
+  private final byte[] lower;
+  private final String lowerOp;
+  private final byte[] upper;
+  private final String upperOp;
+  private final ArrayDeque<Entry> buffer = new ArrayDeque<>();
+  private long wanted;
+  private byte[] last;
+  private boolean drained;
+  private SqlConn conn;
+
+  SqliteCursor(SqliteStore store, KeyRange range) {
+    super(store, range);
+    this.store = store;
+    this.reverse = range.isReverse();
+    this.lower = range.lower();
+    this.lowerOp = lower == null ? null : range.lowerInclusive() ? ">=" : ">";
+    this.upper = range.upper();
+    this.upperOp = upper == null ? null : range.upperInclusive() ? "<=" : "<";
+    this.wanted = range.isEmpty() ? 0 : range.limitValue();
+    if (wanted == 0) {
+      drained = true; // AbstractCursor never asks; no connection needed
+      return;
+    }
+    store.lifecycle().readLock().lock();
+    try {
+      store.ensureOpen();
+      conn = store.beginSnapshot();
+      boolean ok = false;
+      try {
+        fetch();
+        ok = true;
+      } finally {
+        if (!ok) {
+          store.endSnapshot(conn);
+          conn = null;
+        }
+      }
+    } catch (SQLException e) {
+      throw SqliteStore.translate(
+          store.describe() + ": scan " + range + " failed", e, store.file());
+    } finally {
+      store.lifecycle().readLock().unlock();
+    }
+  }
+
+  @Override
+  protected Entry advance() {
+    if (buffer.isEmpty() && !drained) {
+      store.lifecycle().readLock().lock();
+      try {
+        store.ensureOpen();
+        fetch();
+      } catch (SQLException e) {
+        throw SqliteStore.translate(store.describe() + ": scan failed", e, store.file());
+      } finally {
+        store.lifecycle().readLock().unlock();
+      }
+    }
+    Entry e = buffer.pollFirst();
+    if (e != null) {
+      wanted--;
+    }
+    return e;
+  }
+
+  @Override
+  protected void release() {
+    buffer.clear();
+    drained = true;
+    if (conn == null) {
+      return;
+    }
+    SqlConn c = conn;
+    conn = null;
+    store.lifecycle().readLock().lock();
+    try {
+      store.endSnapshot(c);
+    } finally {
+      store.lifecycle().readLock().unlock();
+    }
+  }
+
+  /** Reads the next chunk into the buffer; marks the cursor drained when the range is done. */
+  private void fetch() throws SQLException {
+    byte[] lo = lower;
+    String loOp = lowerOp;
+    byte[] hi = upper;
+    String hiOp = upperOp;
+    if (last != null) {
+      if (reverse) {
+        hi = last;
+        hiOp = "<";
+      } else {
+        lo = last;
+        loOp = ">";
+      }
+    }
+    int limit = (int) Math.min(CHUNK_ROWS, wanted - buffer.size());
+    PreparedStatement ps = conn.prepare(store.sql().range(loOp, hiOp, reverse));
+    int p = 1;
+    if (lo != null) {
+      ps.setBytes(p++, lo);
+    }
+    if (hi != null) {
+      ps.setBytes(p++, hi);
+    }
+    ps.setInt(p, limit);
+    int rows = 0;
+    long bytes = 0;
+    boolean stoppedEarly = false;
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        byte[] k = rs.getBytes(1);
+        byte[] v = rs.getBytes(2);
+        if (v == null) {
+          v = new byte[0];
+        }
+        buffer.addLast(new Entry(k, v));
+        last = k;
+        rows++;
+        bytes += k.length + v.length;
+        if (bytes >= CHUNK_BYTES && rows < limit) {
+          stoppedEarly = true;
+          break;
+        }
+      }
+    }
+    if (!stoppedEarly && rows < limit) {
+      drained = true;
+    }
+  }
+}

@@ -1,0 +1,150 @@
+package io.kv4j.sqlite;
+
+import io.kv4j.Feature;
+import io.kv4j.Limits;
+import io.kv4j.Store;
+import io.kv4j.StoreConfig;
+import io.kv4j.spi.OptionSpec;
+import io.kv4j.spi.StoreProvider;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The {@code sqlite} engine: one plain SQLite database file ({@value SqliteStore#DB_FILE_NAME}) in
+ * the store directory, a table keyed by a BLOB primary key ({@code WITHOUT ROWID}, memcmp order =
+ * unsigned byte order), WAL journal, parallel readers from a bounded connection pool, one writer
+ * connection. {@link io.kv4j.Durability#SYNC} runs {@code synchronous=FULL}, {@link
+ * io.kv4j.Durability#BUFFERED} runs {@code synchronous=NORMAL}. The file can be opened with the
+ * {@code sqlite3} shell or any SQLite driver; see the module README for the schema.
+ */
+public final class SqliteProvider implements StoreProvider {
+  /** The engine id. */
+  static final String ID = "sqlite";
+
+  /** Keys up to 64 KiB, values up to 256 MiB (SQLite itself allows rows up to 1 GB). */
+  static final Limits LIMITS = new Limits(64 << 10, 256 << 20);
+
+  static final Set<Feature> FEATURES =
+      EnumSet.of(
+          Feature.ORDERED_SCAN,
+          Feature.REVERSE_SCAN,
+          Feature.SNAPSHOT_SCAN,
+          Feature.ATOMIC_BATCH,
+          Feature.PERSISTENT);
+
+  /** SQLite's largest mmap size as compiled into sqlite-jdbc (SQLITE_MAX_MMAP_SIZE). */
+  static final long MAX_MMAP = 0x7fff0000L;
+
+  static final OptionSpec<String> TABLE =
+      OptionSpec.text(
+          "table",
+          "kv",
+          "Name of the key-value table inside the database file: letters, digits and '_', starting"
+              + " with a letter or '_', at most 64 characters, not starting with 'sqlite_'. One file"
+              + " may hold several tables; one store opens one.");
+
+  static final OptionSpec<Long> PAGE_SIZE =
+      OptionSpec.size(
+          "page-size",
+          16 << 10,
+          512,
+          64 << 10,
+          "SQLite page size, a power of two from 512 bytes to 64KiB. Only effective when the"
+              + " database file is created; an existing file keeps its page size (see stats"
+              + " 'page-size-bytes'). 16KiB keeps rows of about 1 KiB on their leaf pages.");
+
+  static final OptionSpec<Long> PAGE_CACHE_SIZE =
+      OptionSpec.size(
+          "page-cache-size",
+          8L << 20,
+          64 << 10,
+          1L << 40,
+          "Page cache of EACH connection (PRAGMA cache_size, in KiB): the writer, every pooled"
+              + " reader and every open cursor has one.");
+
+  static final OptionSpec<Long> MMAP_SIZE =
+      OptionSpec.size(
+          "mmap-size",
+          256L << 20,
+          0,
+          MAX_MMAP,
+          "Bytes of the database file each connection reads through memory mapping (PRAGMA"
+              + " mmap_size); 0 disables mmap and reads through the page cache.");
+
+  static final OptionSpec<Integer> BUSY_TIMEOUT =
+      OptionSpec.integer(
+          "busy-timeout",
+          5_000,
+          0,
+          600_000,
+          "ms",
+          "How long a connection waits for a lock held by another connection before failing"
+              + " (PRAGMA busy_timeout).");
+
+  static final OptionSpec<Integer> WAL_AUTOCHECKPOINT =
+      OptionSpec.integer(
+          "wal-autocheckpoint",
+          1_000,
+          0,
+          1_000_000,
+          "pages",
+          "Checkpoint policy: copy the WAL back into the database file when a commit leaves the"
+              + " WAL at least this many pages long (PRAGMA wal_autocheckpoint); 0 turns automatic"
+              + " checkpoints off, leaving them to sync() (buffered durability) and close.");
+
+  static final OptionSpec<Integer> READER_POOL_SIZE =
+      OptionSpec.integer(
+          "reader-pool-size",
+          8,
+          1,
+          256,
+          "connections",
+          "Most point reads (get) running in parallel, each on its own pooled read-only"
+              + " connection; more readers wait for a free connection. Cursors use their own"
+              + " connections, not counted here.");
+
+  private static final List<OptionSpec<?>> OPTIONS =
+      List.of(
+          TABLE,
+          PAGE_SIZE,
+          PAGE_CACHE_SIZE,
+          MMAP_SIZE,
+          BUSY_TIMEOUT,
+          WAL_AUTOCHECKPOINT,
+          READER_POOL_SIZE);
+
+  /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+  public SqliteProvider() {}
+
+  @Override
+  public String id() {
+    return ID;
+  }
+
+  @Override
+  public String description() {
+    return "SQLite (sqlite-jdbc): one portable database file, WAL, parallel readers, ordered"
+        + " and snapshot scans, atomic batches.";
+  }
+
+  @Override
+  public Set<Feature> features() {
+    return FEATURES;
+  }
+
+  @Override
+  public Limits limits() {
+    return LIMITS;
+  }
+
+  @Override
+  public List<OptionSpec<?>> options() {
+    return OPTIONS;
+  }
+
+  @Override
+  public Store open(StoreConfig config) {
+    return SqliteStore.open(SqliteSettings.from(config));
+  }
+}

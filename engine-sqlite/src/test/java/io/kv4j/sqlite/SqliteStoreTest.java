@@ -1,0 +1,545 @@
+package io.kv4j.sqlite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kv4j.Cursor;
+import io.kv4j.Durability;
+import io.kv4j.Entry;
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.Store;
+import io.kv4j.StoreClosedException;
+import io.kv4j.StoreConfig;
+import io.kv4j.StoreCorruptedException;
+import io.kv4j.StoreIOException;
+import io.kv4j.StoreLockedException;
+import io.kv4j.StoreStats;
+import io.kv4j.Stores;
+import io.kv4j.WriteBatch;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SqliteStoreTest {
+  @TempDir Path tmp;
+
+  private Path dir() {
+    return tmp.resolve("store");
+  }
+
+  private StoreConfig.Builder builder() {
+    return StoreConfig.builder("sqlite").path(dir()).durability(Durability.BUFFERED);
+  }
+
+  private Store open() {
+    return Stores.open(builder().build());
+  }
+
+  private static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static List<String> keys(Cursor c) {
+    List<String> out = new ArrayList<>();
+    try (c) {
+      c.forEachRemaining(e -> out.add(new String(e.key(), StandardCharsets.UTF_8)));
+    }
+    return out;
+  }
+
+  @Test
+  void provider_foundById_declaresFeaturesAndOptions() {
+    assertThat(Stores.provider("sqlite")).isInstanceOf(SqliteProvider.class);
+    assertThat(Stores.provider("sqlite").features())
+        .containsExactlyInAnyOrder(
+            Feature.ORDERED_SCAN,
+            Feature.REVERSE_SCAN,
+            Feature.SNAPSHOT_SCAN,
+            Feature.ATOMIC_BATCH,
+            Feature.PERSISTENT);
+    assertThat(Stores.provider("sqlite").options())
+        .extracting(o -> o.name())
+        .containsExactly(
+            "table",
+            "page-size",
+            "page-cache-size",
+            "mmap-size",
+            "busy-timeout",
+            "wal-autocheckpoint",
+            "reader-pool-size");
+  }
+
+  @Test
+  void putGetDelete_roundTrip_includingEmptyValueAndReopen() {
+    try (Store s = open()) {
+      s.put(b("a"), b("1"));
+      s.put(b("e"), new byte[0]);
+      s.put(b("a"), b("2"));
+      s.put(b("d"), b("x"));
+      s.delete(b("d"));
+      s.delete(b("absent"));
+      assertThat(s.get(b("a"))).isEqualTo(b("2"));
+      assertThat(s.get(b("e"))).isEmpty();
+      assertThat(s.get(b("d"))).isNull();
+    }
+    try (Store s = open()) {
+      assertThat(s.get(b("a"))).isEqualTo(b("2"));
+      assertThat(s.get(b("e"))).isNotNull().isEmpty();
+      assertThat(s.stats().keyCount()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void scan_randomRanges_matchModelInUnsignedOrder() {
+    long seed = 20261129L;
+    SplittableRandom rnd = new SplittableRandom(seed);
+    NavigableMap<byte[], byte[]> model = new TreeMap<>(Arrays::compareUnsigned);
+    try (Store s = open()) {
+      WriteBatch batch = new WriteBatch();
+      for (int i = 0; i < 1500; i++) {
+        byte[] k = new byte[1 + rnd.nextInt(3)];
+        rnd.nextBytes(k); // includes bytes >= 0x80: unsigned order matters
+        byte[] v = new byte[rnd.nextInt(4000)]; // some chunks end on the byte budget
+        rnd.nextBytes(v);
+        batch.put(k, v);
+        model.put(k, v);
+      }
+      s.write(batch);
+      for (int round = 0; round < 200; round++) {
+        byte[] lo = new byte[1 + rnd.nextInt(2)];
+        byte[] hi = new byte[1 + rnd.nextInt(2)];
+        rnd.nextBytes(lo);
+        rnd.nextBytes(hi);
+        boolean loInc = rnd.nextBoolean();
+        boolean hiInc = rnd.nextBoolean();
+        boolean reverse = rnd.nextBoolean();
+        int bounds = rnd.nextInt(4);
+        long limit = rnd.nextInt(5) == 0 ? rnd.nextInt(600) : Long.MAX_VALUE;
+        KeyRange r = KeyRange.all();
+        NavigableMap<byte[], byte[]> view = model;
+        if ((bounds & 1) != 0) {
+          r = loInc ? r.gte(lo) : r.gt(lo);
+        }
+        if ((bounds & 2) != 0) {
+          r = hiInc ? r.lte(hi) : r.lt(hi);
+        }
+        if (r.isEmpty()) {
+          view = new TreeMap<>(Arrays::compareUnsigned);
+        } else if (bounds == 3) {
+          view = model.subMap(lo, loInc, hi, hiInc);
+        } else if (bounds == 1) {
+          view = model.tailMap(lo, loInc);
+        } else if (bounds == 2) {
+          view = model.headMap(hi, hiInc);
+        }
+        if (reverse) {
+          r = r.reverse();
+          view = view.descendingMap();
+        }
+        r = r.limit(limit);
+        List<Entry> expected = new ArrayList<>();
+        for (Map.Entry<byte[], byte[]> e : view.entrySet()) {
+          if (expected.size() >= limit) {
+            break;
+          }
+          expected.add(new Entry(e.getKey(), e.getValue()));
+        }
+        List<Entry> actual = new ArrayList<>();
+        try (Cursor c = s.scan(r)) {
+          c.forEachRemaining(actual::add);
+        }
+        assertThat(actual).as("seed %d round %d range %s", seed, round, r).isEqualTo(expected);
+      }
+    }
+  }
+
+  @Test
+  void scan_boundsAreExactAndReverseWorks() {
+    try (Store s = open()) {
+      for (String k : List.of("a", "b", "c", "d", "e")) {
+        s.put(b(k), b(k));
+      }
+      assertThat(keys(s.scan(KeyRange.all().gt(b("b")).lt(b("e"))))).containsExactly("c", "d");
+      assertThat(keys(s.scan(KeyRange.all().gte(b("b")).lte(b("e")))))
+          .containsExactly("b", "c", "d", "e");
+      assertThat(keys(s.scan(KeyRange.all().gte(b("b")).lte(b("e")).reverse())))
+          .containsExactly("e", "d", "c", "b");
+      assertThat(keys(s.scan(KeyRange.all().gt(b("b")).lt(b("e")).reverse())))
+          .containsExactly("d", "c");
+      assertThat(keys(s.scan(KeyRange.all().reverse().limit(2)))).containsExactly("e", "d");
+      assertThat(keys(s.scan(KeyRange.all().gt(b("c")).lt(b("c"))))).isEmpty();
+    }
+  }
+
+  @Test
+  void scan_isSnapshot_acrossChunksAndLaterWrites() {
+    int n = SqliteCursor.CHUNK_ROWS * 3 + 7;
+    try (Store s = open()) {
+      for (int i = 0; i < n; i++) {
+        s.put(b(String.format("k%05d", i)), b("old"));
+      }
+      try (Cursor c = s.scan(KeyRange.all())) {
+        s.put(b("k00000x"), b("new"));
+        s.delete(b(String.format("k%05d", n - 1)));
+        for (int i = 0; i < n; i++) {
+          s.put(b(String.format("k%05d", i)), b("new"));
+        }
+        int seen = 0;
+        while (c.hasNext()) {
+          Entry e = c.next();
+          assertThat(e.value()).as("entry %s", e).isEqualTo(b("old"));
+          seen++;
+        }
+        assertThat(seen).isEqualTo(n);
+      }
+      assertThat(s.get(b("k00000x"))).isEqualTo(b("new"));
+    }
+  }
+
+  @Test
+  void write_batch_appliesInOrderAtomically() {
+    try (Store s = open()) {
+      s.put(b("gone"), b("1"));
+      s.write(
+          new WriteBatch()
+              .put(b("x"), b("1"))
+              .delete(b("x"))
+              .put(b("y"), b("1"))
+              .put(b("y"), b("2"))
+              .delete(b("gone")));
+      assertThat(s.get(b("x"))).isNull();
+      assertThat(s.get(b("y"))).isEqualTo(b("2"));
+      assertThat(s.get(b("gone"))).isNull();
+    }
+  }
+
+  @Test
+  void file_writtenByKv4j_readsBackInIndependentConnection() throws Exception {
+    try (Store s = open()) {
+      s.put(new byte[] {(byte) 0x80}, b("high"));
+      s.put(new byte[] {0x01}, b("low"));
+      s.put(new byte[] {0x01, 0x00}, new byte[0]);
+      // Readable while the store is open, too (WAL lets another connection read).
+      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
+          Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("SELECT count(*) FROM kv")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getLong(1)).isEqualTo(3);
+      }
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
+        Statement st = c.createStatement()) {
+      List<String> rows = new ArrayList<>();
+      try (ResultSet rs = st.executeQuery("SELECT hex(k), v FROM kv ORDER BY k")) {
+        while (rs.next()) {
+          byte[] v = rs.getBytes(2);
+          rows.add(
+              rs.getString(1) + "=" + (v == null ? "" : new String(v, StandardCharsets.UTF_8)));
+        }
+      }
+      assertThat(rows).containsExactly("01=low", "0100=", "80=high");
+      try (ResultSet rs = st.executeQuery("PRAGMA journal_mode")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getString(1)).isEqualToIgnoringCase("wal");
+      }
+      try (ResultSet rs = st.executeQuery("PRAGMA application_id")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getInt(1)).isEqualTo(SqliteStore.APPLICATION_ID);
+      }
+    }
+  }
+
+  @Test
+  void tableCreatedBySqlShellSchema_opensAsStore() throws Exception {
+    Files.createDirectories(dir());
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
+        Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE kv(k BLOB NOT NULL PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID");
+      st.execute("INSERT INTO kv VALUES(x'6b', x'76')");
+    }
+    try (Store s = open()) {
+      assertThat(s.get(b("k"))).isEqualTo(b("v"));
+    }
+  }
+
+  @Test
+  void open_foreignFile_throwsCorruptedNamingFile() throws Exception {
+    Files.createDirectories(dir());
+    Path f = dir().resolve("kv.sqlite");
+    Files.write(f, b("this is not a database, it is a text file of some length"));
+    assertThatThrownBy(this::open)
+        .isInstanceOf(StoreCorruptedException.class)
+        .hasMessageContaining(f.getFileName().toString())
+        .satisfies(e -> assertThat(((StoreCorruptedException) e).file()).endsWith(f.getFileName()));
+    // The lock was released: after removing the foreign file the directory opens.
+    Files.delete(f);
+    try (Store s = open()) {
+      assertThat(s.get(b("a"))).isNull();
+    }
+  }
+
+  @Test
+  void open_foreignTableShape_throwsCorrupted() throws Exception {
+    Files.createDirectories(dir());
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
+        Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE kv(name TEXT, age INTEGER)");
+    }
+    assertThatThrownBy(this::open)
+        .isInstanceOf(StoreCorruptedException.class)
+        .hasMessageContaining("not a kv4j table");
+  }
+
+  @Test
+  void open_missingDirWithoutCreate_throwsIoAndCreatesNothing() {
+    assertThatThrownBy(() -> Stores.open(builder().createIfMissing(false).build()))
+        .isInstanceOf(StoreIOException.class)
+        .hasMessageContaining(dir().toString());
+    assertThat(dir()).doesNotExist();
+    assertThatThrownBy(() -> Stores.open(builder().readOnly(true).build()))
+        .isInstanceOf(StoreIOException.class);
+    assertThat(dir()).doesNotExist();
+  }
+
+  @Test
+  void open_twice_throwsLocked() {
+    try (Store s = open()) {
+      assertThat(s.info().location()).endsWith("store");
+      assertThatThrownBy(this::open).isInstanceOf(StoreLockedException.class);
+    }
+  }
+
+  @Test
+  void readOnly_readsAndScans_refusesWrites() {
+    try (Store s = open()) {
+      s.put(b("a"), b("1"));
+      s.put(b("b"), b("2"));
+    }
+    try (Store s = Stores.open(builder().readOnly(true).build())) {
+      assertThat(s.info().readOnly()).isTrue();
+      assertThat(s.get(b("a"))).isEqualTo(b("1"));
+      assertThat(keys(s.scan(KeyRange.all().reverse()))).containsExactly("b", "a");
+      assertThat(s.stats().keyCount()).isEqualTo(2);
+      s.sync();
+      assertThatThrownBy(() -> s.put(b("c"), b("3")))
+          .isInstanceOf(UnsupportedOperationException.class);
+    }
+  }
+
+  @Test
+  void readOnly_missingTable_throwsAndDoesNotCreateIt() {
+    try (Store s = open()) {
+      s.put(b("a"), b("1"));
+    }
+    assertThatThrownBy(() -> Stores.open(builder().readOnly(true).option("table", "other").build()))
+        .isInstanceOf(StoreIOException.class)
+        .hasMessageContaining("other");
+  }
+
+  @Test
+  void useAfterClose_throwsClosed_andCursorToo() {
+    Store s = open();
+    s.put(b("a"), b("1"));
+    s.put(b("b"), b("2"));
+    Cursor c = s.scan(KeyRange.all());
+    assertThat(c.next().key()).isEqualTo(b("a"));
+    s.close();
+    s.close(); // idempotent
+    assertThatThrownBy(() -> s.get(b("a"))).isInstanceOf(StoreClosedException.class);
+    assertThatThrownBy(() -> s.put(b("a"), b("1"))).isInstanceOf(StoreClosedException.class);
+    assertThatThrownBy(() -> s.scan(KeyRange.all())).isInstanceOf(StoreClosedException.class);
+    assertThatThrownBy(s::stats).isInstanceOf(StoreClosedException.class);
+    assertThatThrownBy(s::sync).isInstanceOf(StoreClosedException.class);
+    assertThatThrownBy(c::hasNext).isInstanceOf(StoreClosedException.class);
+  }
+
+  @Test
+  void close_closesEveryConnection_evenAfterWorkerThreadsDied() throws Exception {
+    Store s = Stores.open(builder().option("reader-pool-size", "3").build());
+    for (int i = 0; i < 100; i++) {
+      s.put(b("k" + i), b("v" + i));
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    try {
+      List<Future<?>> fs = new ArrayList<>();
+      for (int t = 0; t < 8; t++) {
+        int id = t;
+        fs.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < 200; i++) {
+                    assertThat(s.get(b("k" + (i % 100)))).isEqualTo(b("v" + (i % 100)));
+                  }
+                  Cursor c = s.scan(KeyRange.all()); // left open on purpose
+                  assertThat(c.hasNext()).isTrue();
+                  if (id % 2 == 0) {
+                    throw new IllegalStateException("worker dies holding an open cursor");
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : fs) {
+        try {
+          f.get(60, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException expected) {
+          assertThat(expected).hasRootCauseMessage("worker dies holding an open cursor");
+        }
+      }
+    } finally {
+      pool.shutdown();
+      assertThat(pool.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
+    }
+    StoreStats st = s.stats();
+    assertThat(st.figures().get("reader-connections").intValue()).isBetween(1, 3);
+    assertThat(st.figures().get("cursor-connections").intValue()).isEqualTo(8);
+    s.close();
+    // SQLite removes the WAL and shm files only when the LAST connection to the file closes.
+    assertThat(dir().resolve("kv.sqlite-wal")).doesNotExist();
+    assertThat(dir().resolve("kv.sqlite-shm")).doesNotExist();
+  }
+
+  @Test
+  void readers_runInParallelWithWriter() throws Exception {
+    try (Store s = open()) {
+      for (int i = 0; i < 200; i++) {
+        s.put(b("k" + i), b("0"));
+      }
+      CountDownLatch start = new CountDownLatch(1);
+      ExecutorService pool = Executors.newFixedThreadPool(4);
+      try {
+        List<Future<Integer>> readers = new ArrayList<>();
+        for (int t = 0; t < 3; t++) {
+          readers.add(
+              pool.submit(
+                  () -> {
+                    start.await();
+                    int seen = 0;
+                    for (int i = 0; i < 2000; i++) {
+                      byte[] v = s.get(b("k" + (i % 200)));
+                      assertThat(v).isNotNull();
+                      seen++;
+                    }
+                    return seen;
+                  }));
+        }
+        Future<?> writer =
+            pool.submit(
+                () -> {
+                  start.await();
+                  for (int i = 0; i < 500; i++) {
+                    s.put(b("k" + (i % 200)), b(Integer.toString(i)));
+                  }
+                  return null;
+                });
+        start.countDown();
+        writer.get(60, TimeUnit.SECONDS);
+        for (Future<Integer> r : readers) {
+          assertThat(r.get(60, TimeUnit.SECONDS)).isEqualTo(2000);
+        }
+      } finally {
+        pool.shutdown();
+        assertThat(pool.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
+      }
+      assertThat(s.get(b("k99"))).isEqualTo(b("499"));
+    }
+  }
+
+  @Test
+  void stats_reportRowsFileAndWalBytes() {
+    try (Store s = open()) {
+      for (int i = 0; i < 50; i++) {
+        s.put(b("k" + i), new byte[1000]);
+      }
+      s.delete(b("k0"));
+      StoreStats st = s.stats();
+      assertThat(st.keyCount()).isEqualTo(49);
+      assertThat(st.keyCountExact()).isTrue();
+      assertThat(st.figures())
+          .containsKeys("rows", "file-bytes", "wal-bytes", "page-size-bytes", "freelist-pages");
+      assertThat(st.figures().get("rows").longValue()).isEqualTo(49);
+      long file = st.figures().get("file-bytes").longValue();
+      long wal = st.figures().get("wal-bytes").longValue();
+      assertThat(file + wal).isGreaterThan(49 * 1000L);
+      assertThat(st.diskBytes()).isGreaterThanOrEqualTo(file + wal);
+    }
+  }
+
+  @Test
+  void options_pageSizeOnlyAtCreation_andInvalidValuesRejected() {
+    try (Store s = Stores.open(builder().option("page-size", "4KiB").build())) {
+      assertThat(s.stats().figures().get("page-size-bytes").intValue()).isEqualTo(4096);
+    }
+    try (Store s = Stores.open(builder().option("page-size", "64KiB").build())) {
+      assertThat(s.stats().figures().get("page-size-bytes").intValue()).isEqualTo(4096);
+    }
+    assertThatThrownBy(() -> Stores.open(builder().option("page-size", "3000").build()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("page-size");
+    assertThatThrownBy(() -> Stores.open(builder().option("table", "kv; DROP TABLE x").build()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("table");
+    assertThatThrownBy(() -> Stores.open(builder().option("table", "sqlite_master").build()))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> builder().option("mmap-size", "4GiB").build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("mmap-size");
+    assertThatThrownBy(() -> builder().option("busy-timeout", "-1").build())
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void options_tableName_keepsTablesApartInOneFile() {
+    try (Store s = Stores.open(builder().option("table", "first").build())) {
+      s.put(b("a"), b("1"));
+    }
+    try (Store s = Stores.open(builder().option("table", "Second_2").build())) {
+      assertThat(s.get(b("a"))).isNull();
+      s.put(b("a"), b("2"));
+    }
+    try (Store s = Stores.open(builder().option("table", "first").build())) {
+      assertThat(s.get(b("a"))).isEqualTo(b("1"));
+    }
+  }
+
+  @Test
+  void options_allApplied_syncDurability() {
+    StoreConfig cfg =
+        StoreConfig.builder("sqlite")
+            .path(dir())
+            .durability(Durability.SYNC)
+            .option("page-cache-size", "1MiB")
+            .option("mmap-size", "0")
+            .option("busy-timeout", "250")
+            .option("wal-autocheckpoint", "0")
+            .option("reader-pool-size", "1")
+            .build();
+    try (Store s = Stores.open(cfg)) {
+      for (int i = 0; i < 20; i++) {
+        s.put(b("k" + i), new byte[4000]);
+      }
+      s.sync();
+      // wal-autocheckpoint=0: nothing was copied back, the WAL holds every page written.
+      assertThat(s.stats().figures().get("wal-bytes").longValue()).isGreaterThan(20 * 4000L);
+      assertThat(s.get(b("k19"))).hasSize(4000);
+    }
+  }
+}
