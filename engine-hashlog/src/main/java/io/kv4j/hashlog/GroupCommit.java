@@ -1,0 +1,87 @@
+package io.kv4j.hashlog;
+
+import java.io.IOException;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Group commit: a writer waiting for durability either forces the active segment itself (becoming
+ * the leader) or waits for the leader's force, which covers every record written before it began.
+ * So concurrent writers share one fsync. Positions are log sequence numbers: {@code segment id <<
+ * 32 | offset}, increasing in write order. A sealed segment was forced when it was sealed.
+ *
+ * <p>A failed force is never retried (the kernel may have dropped the dirty pages): the store goes
+ * into its failed, read-only state and every waiter gets the error.
+ */
+final class GroupCommit {
+  private final HashLogStore store;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition done = lock.newCondition();
+  private long durable; // guarded by lock
+  private boolean running; // guarded by lock
+  private long forces; // guarded by lock
+
+  GroupCommit(HashLogStore store) {
+    this.store = store;
+  }
+
+  /** Records that everything up to {@code lsn} is durable (a segment was sealed). */
+  void durableUpTo(long lsn) {
+    lock.lock();
+    try {
+      if (lsn > durable) {
+        durable = lsn;
+      }
+      done.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  long forces() {
+    lock.lock();
+    try {
+      return forces;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Returns once everything up to {@code target} is durable. */
+  void await(long target) {
+    lock.lock();
+    try {
+      while (durable < target) {
+        store.checkNotFailed();
+        if (running) {
+          done.awaitUninterruptibly();
+          continue;
+        }
+        running = true;
+        Segment seg = store.activeSegment();
+        long goal = HashLogStore.location(seg.id, seg.end);
+        Throwable error = null;
+        lock.unlock();
+        try {
+          seg.force();
+        } catch (IOException | RuntimeException e) {
+          error = e;
+        } finally {
+          lock.lock();
+          running = false;
+          forces++;
+        }
+        if (error != null) {
+          done.signalAll();
+          throw store.fail("fsync of " + seg.path + " failed", error);
+        }
+        if (goal > durable) {
+          durable = goal;
+        }
+        done.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+}

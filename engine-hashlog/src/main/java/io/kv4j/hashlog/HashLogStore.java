@@ -1,0 +1,885 @@
+package io.kv4j.hashlog;
+
+import io.kv4j.Durability;
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.StoreClosedException;
+import io.kv4j.StoreCorruptedException;
+import io.kv4j.StoreIOException;
+import io.kv4j.StoreInfo;
+import io.kv4j.StoreStats;
+import io.kv4j.WriteBatch;
+import io.kv4j.spi.AbstractCursor;
+import io.kv4j.spi.AbstractStore;
+import io.kv4j.spi.DirectoryLock;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.StampedLock;
+import java.util.zip.CRC32C;
+
+/**
+ * The hash-log store: append-only segments, an in-memory {@link KeyDir} from key hash to newest
+ * record, and a {@link KeyOrder} for scans.
+ *
+ * <p>Reads take no lock: an optimistic {@link StampedLock} stamp around the index probe (retried if
+ * a writer intervened; after a few failures a read lock), then the value is copied from the
+ * segment's memory mapping and its CRC32C checked. No system call on the read path.
+ *
+ * <p>Writes are serialised by {@link #writeLock}: the record is written to the active segment with
+ * {@code write(2)}, then the index is updated under the stamped write lock, so a reader sees either
+ * the old or the new record, and never an index entry whose bytes are not yet in the file. In
+ * {@link Durability#SYNC} mode the writer then waits for {@link GroupCommit}.
+ */
+final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
+  static final System.Logger LOG = System.getLogger("io.kv4j.hashlog");
+  private static final VarHandle LONG_BE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+  private static final int WRITE_CHUNK = 64 << 10;
+
+  /** Largest mapping (and so segment) size. */
+  static final int MAX_SEGMENT = Integer.MAX_VALUE - 4096;
+
+  final Path dir;
+  private final DirectoryLock dirLock;
+  private final Durability durability;
+  private final boolean readOnly;
+  private final boolean verifyOnRead;
+  private final int segmentSize;
+  private final KeyDir.Hasher hasher;
+  private final KeyDir keyDir;
+  private final StampedLock seq = new StampedLock();
+  final ReentrantLock writeLock = new ReentrantLock();
+  private final GroupCommit commit = new GroupCommit(this);
+  private final KeyOrder order = new KeyOrder(this);
+  private final LongAdder readers = new LongAdder();
+
+  private volatile Segment[] segments = new Segment[16]; // by id
+  private volatile Segment active;
+  private int segmentCount; // guarded by writeLock
+  private volatile StoreIOException failure;
+  long truncatedTailBytes;
+  int hintsRebuilt;
+
+  private HashLogStore(
+      StoreInfo info,
+      Path dir,
+      DirectoryLock dirLock,
+      boolean verifyOnRead,
+      int segmentSize,
+      int initialKeys,
+      KeyDir.Hasher hasher) {
+    super(info);
+    this.dir = dir;
+    this.dirLock = dirLock;
+    this.durability = info.durability();
+    this.readOnly = info.readOnly();
+    this.verifyOnRead = verifyOnRead;
+    this.segmentSize = segmentSize;
+    this.hasher = hasher;
+    this.keyDir = new KeyDir(initialKeys);
+  }
+
+  /** Opens or creates a store in {@code dir}. */
+  static HashLogStore open(
+      Path dir,
+      Set<Feature> features,
+      io.kv4j.Limits limits,
+      Durability durability,
+      boolean createIfMissing,
+      boolean readOnly,
+      boolean verifyOnRead,
+      int segmentSize,
+      int initialKeys,
+      KeyDir.Hasher hasher) {
+    if (!Files.isDirectory(dir)) {
+      if (!createIfMissing || readOnly || Files.exists(dir)) {
+        throw new StoreIOException(
+            "engine 'hashlog': store directory "
+                + dir
+                + (Files.exists(dir) ? " is not a directory" : " does not exist"),
+            new java.io.FileNotFoundException(dir.toString()));
+      }
+      try {
+        Files.createDirectories(dir);
+      } catch (IOException e) {
+        throw new StoreIOException("engine 'hashlog': cannot create store directory " + dir, e);
+      }
+    }
+    DirectoryLock lock = DirectoryLock.acquire(dir, "hashlog");
+    Path real = lock.directory();
+    StoreInfo info =
+        new StoreInfo("hashlog", features, limits, durability, real.toString(), readOnly);
+    HashLogStore s =
+        new HashLogStore(info, real, lock, verifyOnRead, segmentSize, initialKeys, hasher);
+    boolean ok = false;
+    try {
+      s.recover();
+      ok = true;
+      return s;
+    } catch (IOException e) {
+      throw new StoreIOException("engine 'hashlog': cannot open store at " + real + ": " + e, e);
+    } finally {
+      if (!ok) {
+        s.releaseAll();
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- recovery
+
+  private void recover() throws IOException {
+    List<Integer> ids = Recovery.segmentIds(dir, readOnly);
+    for (int i = 0; i < ids.size(); i++) {
+      int id = ids.get(i);
+      Path path = dir.resolve(Segment.fileName(id));
+      boolean newest = i == ids.size() - 1;
+      if (!newest) {
+        Segment seg = Segment.openSealed(id, path);
+        install(seg);
+        Recovery.loadSealed(this, seg, readOnly);
+      } else {
+        recoverNewest(id, path);
+      }
+    }
+    if (!readOnly && active == null) {
+      int id = ids.isEmpty() ? 1 : ids.get(ids.size() - 1) + 1;
+      createActive(id, segmentSize);
+    }
+  }
+
+  private void recoverNewest(int id, Path path) throws IOException {
+    long fileLen = Files.size(path);
+    if (fileLen > MAX_SEGMENT) {
+      throw new StoreCorruptedException(
+          "hashlog: segment " + path + " is larger than 2 GiB", path, MAX_SEGMENT);
+    }
+    Segment seg =
+        readOnly
+            ? Segment.openSealed(id, path)
+            : Segment.openActive(
+                id, path, (int) Math.max(segmentSize, fileLen), (int) fileLen, false);
+    install(seg);
+    if (fileLen < RecordCodec.FILE_HEADER
+        || Recovery.garbageBytes(seg.map, 0, RecordCodec.FILE_HEADER) == 0) {
+      // Crashed while creating the segment: nothing was ever written to it.
+      long garbage = Recovery.garbageBytes(seg.map, 0, (int) fileLen);
+      if (garbage > 0) {
+        noteTruncation(seg, 0, garbage);
+      }
+      if (readOnly) {
+        seg.end = 0;
+        return;
+      }
+      uninstall(seg);
+      seg.closeFile();
+      Mappings.unmap(seg.map);
+      Files.delete(path);
+      HashLogStore.LOG.log(Level.INFO, "hashlog: removed empty segment {0}", path);
+      createActive(id, segmentSize);
+      return;
+    }
+    int validEnd = Recovery.loadNewest(this, seg);
+    long garbage = Recovery.garbageBytes(seg.map, validEnd, (int) fileLen);
+    if (garbage > 0) {
+      noteTruncation(seg, validEnd, garbage);
+    }
+    seg.end = validEnd;
+    if (!readOnly) {
+      Files.deleteIfExists(HintFile.path(dir, id)); // the newest segment is active again
+      seg.truncateTo(validEnd);
+      syncDirectory();
+      active = seg;
+    }
+  }
+
+  private void noteTruncation(Segment seg, int at, long garbage) {
+    truncatedTailBytes += garbage;
+    LOG.log(
+        Level.WARNING,
+        "hashlog: torn or garbage tail in newest segment {0}: discarding {1} bytes after offset {2}"
+            + " (the end of the last valid record){3}",
+        seg.path,
+        garbage,
+        at,
+        readOnly ? "; read-only, file left unchanged" : "");
+  }
+
+  /** Applies one recovered record. {@code key} is null when it must be read from the segment. */
+  void recover(Segment seg, int type, int offset, int keyLen, int valueLen, byte[] key) {
+    if (type != RecordCodec.PUT && type != RecordCodec.DELETE) {
+      throw new StoreCorruptedException(
+          "hashlog: unexpected record type " + type + " in " + seg.path + " at offset " + offset,
+          seg.path,
+          offset);
+    }
+    byte[] k = key != null ? key : keyAt(seg, offset, keyLen);
+    long h = KeyDir.fix(hasher.hash(k));
+    long loc = location(seg.id, offset);
+    long size = RecordCodec.recordSize(keyLen, valueLen);
+    long old;
+    if (type == RecordCodec.PUT) {
+      old = keyDir.put(h, k, loc, this);
+      seg.liveBytes += size;
+    } else {
+      old = keyDir.remove(h, k, this);
+      seg.tombstoneBytes += size;
+    }
+    if (old != 0) {
+      retire(old);
+    }
+  }
+
+  private void install(Segment seg) {
+    Segment[] a = segments;
+    if (seg.id >= a.length) {
+      a = Arrays.copyOf(a, Math.max(seg.id + 1, a.length * 2));
+    } else {
+      a = a.clone();
+    }
+    a[seg.id] = seg;
+    segments = a;
+    segmentCount++;
+  }
+
+  private void uninstall(Segment seg) {
+    Segment[] a = segments.clone();
+    a[seg.id] = null;
+    segments = a;
+    segmentCount--;
+  }
+
+  private void createActive(int id, int capacity) throws IOException {
+    Path path = dir.resolve(Segment.fileName(id));
+    Segment seg = Segment.openActive(id, path, capacity, 0, true);
+    try {
+      seg.force();
+      syncDirectory();
+    } catch (IOException e) {
+      seg.closeFile();
+      throw e;
+    }
+    install(seg);
+    active = seg;
+  }
+
+  void syncDirectory() throws IOException {
+    try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+      ch.force(true);
+    }
+  }
+
+  // ---------------------------------------------------------------- locations and keys
+
+  static long location(int segmentId, int offset) {
+    return ((long) segmentId << 32) | (offset & 0xFFFFFFFFL);
+  }
+
+  private Segment segment(long loc) {
+    int id = (int) (loc >>> 32);
+    Segment[] a = segments;
+    return id >= 0 && id < a.length ? a[id] : null;
+  }
+
+  Segment activeSegment() {
+    return active;
+  }
+
+  int keyCount() {
+    return keyDir.size();
+  }
+
+  long[] allLocations() {
+    return keyDir.locations();
+  }
+
+  @Override
+  public boolean keyEquals(long loc, byte[] key) {
+    Segment s = segment(loc);
+    if (s == null) {
+      return false;
+    }
+    int off = (int) loc;
+    ByteBuffer m = s.map;
+    if (off < 0 || off > s.capacity - RecordCodec.RECORD_HEADER) {
+      return false;
+    }
+    int k = RecordCodec.keyLength(m, off);
+    if (k != key.length || off + RecordCodec.RECORD_HEADER + k > s.capacity) {
+      return false;
+    }
+    int p = off + RecordCodec.RECORD_HEADER;
+    int i = 0;
+    for (; i + 8 <= k; i += 8) {
+      if (m.getLong(p + i) != (long) LONG_BE.get(key, i)) {
+        return false;
+      }
+    }
+    for (; i < k; i++) {
+      if (m.get(p + i) != key[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Compares the keys of two records, unsigned; equal keys order by location. */
+  int compareRecords(long a, long b) {
+    int c = compareKeys(a, b);
+    return c != 0 ? c : Long.compare(a, b);
+  }
+
+  /** Compares the keys of two records, unsigned. */
+  int compareKeys(long a, long b) {
+    Segment sa = segment(a);
+    Segment sb = segment(b);
+    ByteBuffer ma = sa.map;
+    ByteBuffer mb = sb.map;
+    int oa = (int) a;
+    int ob = (int) b;
+    int ka = RecordCodec.keyLength(ma, oa);
+    int kb = RecordCodec.keyLength(mb, ob);
+    oa += RecordCodec.RECORD_HEADER;
+    ob += RecordCodec.RECORD_HEADER;
+    int n = Math.min(ka, kb);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+      long x = ma.getLong(oa + i);
+      long y = mb.getLong(ob + i);
+      if (x != y) {
+        return Long.compareUnsigned(x, y);
+      }
+    }
+    for (; i < n; i++) {
+      int c = (ma.get(oa + i) & 0xFF) - (mb.get(ob + i) & 0xFF);
+      if (c != 0) {
+        return c;
+      }
+    }
+    return ka - kb;
+  }
+
+  /** Compares a record's key with {@code key}, unsigned. */
+  int compareKey(long loc, byte[] key) {
+    Segment s = segment(loc);
+    ByteBuffer m = s.map;
+    int off = (int) loc;
+    int k = RecordCodec.keyLength(m, off);
+    off += RecordCodec.RECORD_HEADER;
+    int n = Math.min(k, key.length);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+      long x = m.getLong(off + i);
+      long y = (long) LONG_BE.get(key, i);
+      if (x != y) {
+        return Long.compareUnsigned(x, y);
+      }
+    }
+    for (; i < n; i++) {
+      int c = (m.get(off + i) & 0xFF) - (key[i] & 0xFF);
+      if (c != 0) {
+        return c;
+      }
+    }
+    return k - key.length;
+  }
+
+  private static byte[] keyAt(Segment s, int offset, int keyLen) {
+    byte[] k = new byte[keyLen];
+    s.map.get(offset + RecordCodec.RECORD_HEADER, k, 0, keyLen);
+    return k;
+  }
+
+  byte[] keyAt(long loc) {
+    Segment s = segment(loc);
+    int off = (int) loc;
+    return keyAt(s, off, RecordCodec.keyLength(s.map, off));
+  }
+
+  boolean isTombstone(long loc) {
+    Segment s = segment(loc);
+    return RecordCodec.type(s.map, (int) loc) == RecordCodec.DELETE;
+  }
+
+  /** Copies the value of the put record at {@code loc}, checking its CRC if configured. */
+  byte[] readValue(long loc) {
+    Segment s = segment(loc);
+    ByteBuffer m = s.map;
+    int off = (int) loc;
+    int k = RecordCodec.keyLength(m, off);
+    int v = RecordCodec.valueLength(m, off);
+    byte[] out = new byte[v];
+    m.get(off + RecordCodec.RECORD_HEADER + k, out, 0, v);
+    if (verifyOnRead) {
+      CRC32C crc = new CRC32C();
+      crc.update(m.slice(off + 4, RecordCodec.RECORD_HEADER - 4 + k));
+      crc.update(out, 0, v);
+      if ((int) crc.getValue() != m.getInt(off)) {
+        throw new StoreCorruptedException(
+            "hashlog: checksum mismatch in record at offset " + off + " of " + s.path, s.path, off);
+      }
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- reader guard
+
+  void enter() {
+    readers.increment();
+    if (isClosed()) {
+      readers.decrement();
+      checkOpen();
+    }
+  }
+
+  void exit() {
+    readers.decrement();
+  }
+
+  private long lookup(long h, byte[] key) {
+    for (int tries = 0; tries < 16; tries++) {
+      long stamp = seq.tryOptimisticRead();
+      if (stamp != 0) {
+        long loc = keyDir.find(h, key, this);
+        if (seq.validate(stamp)) {
+          return loc;
+        }
+      }
+      Thread.onSpinWait();
+    }
+    long stamp = seq.readLock();
+    try {
+      return keyDir.find(h, key, this);
+    } finally {
+      seq.unlockRead(stamp);
+    }
+  }
+
+  @Override
+  protected byte[] doGet(byte[] key) {
+    enter();
+    try {
+      long loc = lookup(KeyDir.fix(hasher.hash(key)), key);
+      return loc == 0 ? null : readValue(loc);
+    } finally {
+      exit();
+    }
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  void checkNotFailed() {
+    StoreIOException f = failure;
+    if (f != null) {
+      throw new StoreIOException(
+          info().describe() + " has failed and is read-only until reopened: " + f.getMessage(), f);
+    }
+  }
+
+  /** Puts the store into its failed, read-only state. Never retried. */
+  StoreIOException fail(String what, Throwable cause) {
+    StoreIOException e =
+        new StoreIOException(info().describe() + ": " + what + ": " + cause, cause);
+    synchronized (this) {
+      if (failure == null) {
+        failure = e;
+        LOG.log(Level.ERROR, "hashlog: store failed, now read-only: " + e.getMessage(), cause);
+      }
+    }
+    return e;
+  }
+
+  private void beginWrite() {
+    writeLock.lock();
+    if (isClosed()) {
+      writeLock.unlock();
+      checkOpen();
+      throw new StoreClosedException(info().describe() + " is closed");
+    }
+    StoreIOException f = failure;
+    if (f != null) {
+      writeLock.unlock();
+      checkNotFailed();
+    }
+  }
+
+  /** The active segment, rolled first if {@code size} more bytes do not fit. */
+  private Segment room(long size) throws IOException {
+    Segment s = active;
+    if (s.end + size <= s.capacity) {
+      return s;
+    }
+    long need = RecordCodec.FILE_HEADER + size;
+    if (need > MAX_SEGMENT) {
+      throw new IllegalArgumentException(
+          "hashlog: a write of "
+              + size
+              + " bytes does not fit in one segment (at most "
+              + MAX_SEGMENT
+              + " bytes); split the batch ("
+              + info().describe()
+              + ")");
+    }
+    roll((int) Math.max(segmentSize, need));
+    return active;
+  }
+
+  private void roll(int capacity) throws IOException {
+    Segment old = active;
+    old.seal();
+    commit.durableUpTo(location(old.id, old.end));
+    HintFile.write(dir, old);
+    createActive(old.id + 1, capacity);
+  }
+
+  /** Buffers small pieces of a write and issues large ones directly. */
+  private static final class Appender {
+    private final Segment seg;
+    private final byte[] buf;
+    private int used;
+    private long pos;
+
+    Appender(Segment seg, long total) {
+      this.seg = seg;
+      this.buf = new byte[(int) Math.min(WRITE_CHUNK, total)];
+      this.pos = seg.end;
+    }
+
+    void add(byte[] b, int off, int len) throws IOException {
+      if (len <= buf.length - used) {
+        System.arraycopy(b, off, buf, used, len);
+        used += len;
+        return;
+      }
+      flush();
+      if (len <= buf.length) {
+        System.arraycopy(b, off, buf, 0, len);
+        used = len;
+      } else {
+        seg.write(b, off, len, pos);
+        pos += len;
+      }
+    }
+
+    void record(byte type, byte[] key, byte[] value) throws IOException {
+      byte[] v = value == null ? new byte[0] : value;
+      ByteBuffer h = RecordCodec.recordHeader(type, key, v);
+      add(h.array(), 0, h.limit());
+      add(v, 0, v.length);
+    }
+
+    void flush() throws IOException {
+      if (used > 0) {
+        seg.write(buf, 0, used, pos);
+        pos += used;
+        used = 0;
+      }
+    }
+  }
+
+  @Override
+  protected void doPut(byte[] key, byte[] value) {
+    long h = KeyDir.fix(hasher.hash(key));
+    long size = RecordCodec.recordSize(key.length, value.length);
+    long lsn;
+    beginWrite();
+    try {
+      Segment s = room(size);
+      int off = s.end;
+      Appender a = new Appender(s, size);
+      a.record(RecordCodec.PUT, key, value);
+      a.flush();
+      s.end = off + (int) size;
+      long loc = location(s.id, off);
+      long stamp = seq.writeLock();
+      long old;
+      try {
+        old = keyDir.put(h, key, loc, this);
+      } finally {
+        seq.unlockWrite(stamp);
+      }
+      s.liveBytes += size;
+      if (old != 0) {
+        retire(old);
+      }
+      order.added(loc);
+      lsn = location(s.id, s.end);
+    } catch (IOException e) {
+      throw fail("write to " + active.path + " failed", e);
+    } finally {
+      writeLock.unlock();
+    }
+    if (durability == Durability.SYNC) {
+      commit.await(lsn);
+    }
+  }
+
+  @Override
+  protected void doDelete(byte[] key) {
+    long h = KeyDir.fix(hasher.hash(key));
+    long size = RecordCodec.recordSize(key.length, 0);
+    long lsn;
+    beginWrite();
+    try {
+      if (keyDir.find(h, key, this) == 0) {
+        Segment s = active;
+        lsn = location(s.id, s.end); // nothing to write; still wait for earlier writes
+      } else {
+        Segment s = room(size);
+        int off = s.end;
+        Appender a = new Appender(s, size);
+        a.record(RecordCodec.DELETE, key, null);
+        a.flush();
+        s.end = off + (int) size;
+        long stamp = seq.writeLock();
+        long old;
+        try {
+          old = keyDir.remove(h, key, this);
+        } finally {
+          seq.unlockWrite(stamp);
+        }
+        s.tombstoneBytes += size;
+        retire(old);
+        order.added(location(s.id, off));
+        lsn = location(s.id, s.end);
+      }
+    } catch (IOException e) {
+      throw fail("write to " + active.path + " failed", e);
+    } finally {
+      writeLock.unlock();
+    }
+    if (durability == Durability.SYNC) {
+      commit.await(lsn);
+    }
+  }
+
+  @Override
+  protected void doWrite(WriteBatch batch) {
+    int n = batch.size();
+    long[] hashes = new long[n];
+    long members = 0;
+    for (int i = 0; i < n; i++) {
+      hashes[i] = KeyDir.fix(hasher.hash(batch.key(i)));
+      byte[] v = batch.value(i);
+      members += RecordCodec.recordSize(batch.key(i).length, v == null ? 0 : v.length);
+    }
+    long headerSize = RecordCodec.recordSize(0, RecordCodec.BATCH_VALUE);
+    long total = headerSize + members;
+    if (total + RecordCodec.FILE_HEADER > MAX_SEGMENT) {
+      throw new IllegalArgumentException(
+          "hashlog: batch of "
+              + total
+              + " bytes does not fit in one segment (at most "
+              + MAX_SEGMENT
+              + " bytes); split it ("
+              + info().describe()
+              + ")");
+    }
+    long lsn;
+    beginWrite();
+    try {
+      Segment s = room(total);
+      int off = s.end;
+      Appender a = new Appender(s, total);
+      ByteBuffer hb = ByteBuffer.allocate((int) headerSize);
+      RecordCodec.putRecord(hb, RecordCodec.BATCH, null, RecordCodec.batchValue(n, members));
+      a.add(hb.array(), 0, hb.position());
+      for (int i = 0; i < n; i++) {
+        a.record(
+            batch.isDelete(i) ? RecordCodec.DELETE : RecordCodec.PUT, batch.key(i), batch.value(i));
+      }
+      a.flush();
+      s.end = off + (int) total;
+      long[] olds = new long[n];
+      long[] locs = new long[n];
+      int p = off + (int) headerSize;
+      for (int i = 0; i < n; i++) {
+        locs[i] = location(s.id, p);
+        byte[] v = batch.value(i);
+        p += (int) RecordCodec.recordSize(batch.key(i).length, v == null ? 0 : v.length);
+      }
+      long stamp = seq.writeLock();
+      try {
+        for (int i = 0; i < n; i++) {
+          olds[i] =
+              batch.isDelete(i)
+                  ? keyDir.remove(hashes[i], batch.key(i), this)
+                  : keyDir.put(hashes[i], batch.key(i), locs[i], this);
+        }
+      } finally {
+        seq.unlockWrite(stamp);
+      }
+      s.deadBytes += headerSize;
+      for (int i = 0; i < n; i++) {
+        byte[] v = batch.value(i);
+        long size = RecordCodec.recordSize(batch.key(i).length, v == null ? 0 : v.length);
+        if (batch.isDelete(i)) {
+          s.tombstoneBytes += size;
+        } else {
+          s.liveBytes += size;
+        }
+        if (olds[i] != 0) {
+          retire(olds[i]);
+        }
+        order.added(locs[i]);
+      }
+      lsn = location(s.id, s.end);
+    } catch (IOException e) {
+      throw fail("write to " + active.path + " failed", e);
+    } finally {
+      writeLock.unlock();
+    }
+    if (durability == Durability.SYNC) {
+      commit.await(lsn);
+    }
+  }
+
+  /** Moves a superseded put record's bytes from live to dead. Caller holds the write lock. */
+  private void retire(long loc) {
+    Segment s = segment(loc);
+    long size = RecordCodec.size(s.map, (int) loc);
+    s.liveBytes -= size;
+    s.deadBytes += size;
+  }
+
+  @Override
+  protected void doSync() {
+    if (readOnly) {
+      return;
+    }
+    Segment s = active;
+    commit.await(location(s.id, s.end));
+  }
+
+  // ---------------------------------------------------------------- scans
+
+  @Override
+  protected AbstractCursor doScan(KeyRange range) {
+    enter();
+    try {
+      long[] view = range.isEmpty() ? new long[0] : order.snapshot();
+      return new HashLogCursor(this, range, view);
+    } finally {
+      exit();
+    }
+  }
+
+  // ---------------------------------------------------------------- stats and close
+
+  @Override
+  protected StoreStats doStats() {
+    long disk = 0;
+    long live = 0;
+    long dead = 0;
+    long tomb = 0;
+    int count;
+    long keys;
+    long indexBytes;
+    writeLock.lock();
+    try {
+      count = 0;
+      for (Segment s : segments) {
+        if (s != null) {
+          count++;
+          disk += s.end;
+          live += s.liveBytes;
+          dead += s.deadBytes;
+          tomb += s.tombstoneBytes;
+          try {
+            Path hint = HintFile.path(dir, s.id);
+            if (s.sealed && Files.exists(hint)) {
+              disk += Files.size(hint);
+            }
+          } catch (IOException e) {
+            // A hint that vanished counts nothing.
+          }
+        }
+      }
+      keys = keyDir.size();
+      indexBytes = keyDir.memoryBytes() + order.memoryBytes();
+    } finally {
+      writeLock.unlock();
+    }
+    Map<String, Number> f = new LinkedHashMap<>();
+    f.put("segments", count);
+    f.put("index-bytes", indexBytes);
+    f.put("index-bytes-per-key", keys == 0 ? 0.0 : (double) indexBytes / keys);
+    f.put("index-capacity", keyDir.capacity());
+    f.put("live-bytes", live);
+    f.put("dead-bytes", dead);
+    f.put("tombstone-bytes", tomb);
+    f.put("truncated-tail-bytes", truncatedTailBytes);
+    f.put("hint-files-rebuilt", hintsRebuilt);
+    f.put("fsyncs", commit.forces());
+    f.put("failed", failure == null ? 0 : 1);
+    return new StoreStats(keys, true, disk, f);
+  }
+
+  /** Live bytes of one segment, for tests and (later) compaction. */
+  long liveBytes(int segmentId) {
+    writeLock.lock();
+    try {
+      Segment s = segments[segmentId];
+      return s == null ? -1 : s.liveBytes;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  @Override
+  protected void doClose() {
+    writeLock.lock();
+    try {
+      Segment s = active;
+      if (s != null && !readOnly && failure == null) {
+        try {
+          s.force();
+          commit.durableUpTo(location(s.id, s.end));
+        } catch (IOException e) {
+          fail("fsync of " + s.path + " at close failed", e);
+        }
+      }
+    } finally {
+      writeLock.unlock();
+    }
+    releaseAll();
+  }
+
+  private void releaseAll() {
+    writeLock.lock();
+    try {
+      while (readers.sum() != 0) {
+        Thread.onSpinWait();
+      }
+      for (Segment s : segments) {
+        if (s != null) {
+          try {
+            s.closeFile();
+          } catch (IOException e) {
+            LOG.log(Level.WARNING, "hashlog: closing " + s.path + " failed", e);
+          }
+          Mappings.unmap(s.map);
+        }
+      }
+      segments = new Segment[0];
+      active = null;
+    } finally {
+      writeLock.unlock();
+      dirLock.close();
+    }
+  }
+}

@@ -1,0 +1,155 @@
+package io.kv4j.hashlog;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.zip.CRC32C;
+
+/**
+ * The hint file of a sealed segment: the key, type, offset and value length of each of its put and
+ * delete records, so that reopening rebuilds the index without reading values. Format in {@link
+ * RecordCodec}. Written to a temporary file, forced, renamed into place, then the directory is
+ * forced; a hint that does not match its segment is ignored and rebuilt.
+ */
+final class HintFile {
+  /** Receives hint entries in log order. */
+  interface Visitor {
+    void entry(int type, int offset, int keyLength, int valueLength, byte[] key);
+  }
+
+  private HintFile() {}
+
+  static Path path(Path dir, int segmentId) {
+    return dir.resolve(Segment.hintName(segmentId));
+  }
+
+  /** Writes the hint of a sealed segment whose records are all valid. */
+  static void write(Path dir, Segment seg) throws IOException {
+    ByteBuffer m = seg.map;
+    int end = seg.end;
+    // First pass: size.
+    long bytes = 0;
+    int count = 0;
+    for (int p = RecordCodec.FILE_HEADER; p < end; ) {
+      int type = RecordCodec.type(m, p);
+      int k = RecordCodec.keyLength(m, p);
+      if (type != RecordCodec.BATCH) {
+        bytes += RecordCodec.HINT_ENTRY_HEADER + k;
+        count++;
+      }
+      p += (int) RecordCodec.size(m, p);
+    }
+    ByteBuffer out = ByteBuffer.allocate((int) Math.min(Integer.MAX_VALUE - 64, bytes + 4));
+    CRC32C crc = new CRC32C();
+    Path tmp = dir.resolve(Segment.hintName(seg.id) + ".tmp");
+    try (FileChannel ch =
+        FileChannel.open(
+            tmp,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.TRUNCATE_EXISTING,
+            StandardOpenOption.WRITE)) {
+      writeFully(ch, RecordCodec.fileHeader(RecordCodec.HINT_MAGIC, seg.id, count, end));
+      for (int p = RecordCodec.FILE_HEADER; p < end; ) {
+        int type = RecordCodec.type(m, p);
+        int k = RecordCodec.keyLength(m, p);
+        int v = RecordCodec.valueLength(m, p);
+        if (type != RecordCodec.BATCH) {
+          out.putInt((type << 24) | k);
+          out.putInt(p);
+          out.putInt(v);
+          out.put(m.slice(p + RecordCodec.RECORD_HEADER, k));
+        }
+        p += (int) RecordCodec.size(m, p);
+      }
+      out.flip();
+      crc.update(out.duplicate());
+      out.limit(out.limit() + 4);
+      out.putInt(out.limit() - 4, (int) crc.getValue());
+      writeFully(ch, out);
+      ch.force(true);
+    }
+    Files.move(tmp, path(dir, seg.id), StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
+    while (b.hasRemaining()) {
+      ch.write(b);
+    }
+  }
+
+  /**
+   * Reads a hint and feeds its entries to {@code visitor}, but only if the whole hint is valid for
+   * the segment: entries are checked before any is delivered.
+   *
+   * @return null on success, else why the hint was not used
+   */
+  static String read(Path dir, Segment seg, Visitor visitor) {
+    Path p = path(dir, seg.id);
+    ByteBuffer b;
+    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+      long size = ch.size();
+      if (size > Integer.MAX_VALUE - 64) {
+        return "hint file too large";
+      }
+      b = ByteBuffer.allocate((int) size);
+      while (b.hasRemaining() && ch.read(b) >= 0) {
+        // keep reading
+      }
+      b.flip();
+    } catch (NoSuchFileException e) {
+      return "no hint file";
+    } catch (IOException e) {
+      return "cannot read hint file: " + e;
+    }
+    String bad = RecordCodec.checkFileHeader(b, RecordCodec.HINT_MAGIC, seg.id);
+    if (bad != null) {
+      return bad;
+    }
+    if (b.getLong(16) != seg.end) {
+      return "hint describes " + b.getLong(16) + " bytes, segment has " + seg.end;
+    }
+    int count = b.getInt(12);
+    if (b.limit() < RecordCodec.FILE_HEADER + 4) {
+      return "hint file truncated";
+    }
+    CRC32C crc = new CRC32C();
+    crc.update(b.slice(RecordCodec.FILE_HEADER, b.limit() - 4 - RecordCodec.FILE_HEADER));
+    if ((int) crc.getValue() != b.getInt(b.limit() - 4)) {
+      return "hint checksum mismatch";
+    }
+    // Structural check against the segment before delivering anything.
+    int entriesEnd = b.limit() - 4;
+    int q = RecordCodec.FILE_HEADER;
+    for (int i = 0; i < count; i++) {
+      if (q + RecordCodec.HINT_ENTRY_HEADER > entriesEnd) {
+        return "hint entry " + i + " truncated";
+      }
+      int k = b.getInt(q) & 0xFFFFFF;
+      int off = b.getInt(q + 4);
+      q += RecordCodec.HINT_ENTRY_HEADER + k;
+      if (q > entriesEnd || off < RecordCodec.FILE_HEADER || off >= seg.end) {
+        return "hint entry " + i + " out of bounds";
+      }
+    }
+    if (q != entriesEnd) {
+      return "hint has trailing bytes";
+    }
+    q = RecordCodec.FILE_HEADER;
+    for (int i = 0; i < count; i++) {
+      int type = b.get(q) & 0xFF;
+      int k = b.getInt(q) & 0xFFFFFF;
+      int off = b.getInt(q + 4);
+      int v = b.getInt(q + 8);
+      byte[] key = new byte[k];
+      b.get(q + RecordCodec.HINT_ENTRY_HEADER, key);
+      visitor.entry(type, off, k, v, key);
+      q += RecordCodec.HINT_ENTRY_HEADER + k;
+    }
+    return null;
+  }
+}

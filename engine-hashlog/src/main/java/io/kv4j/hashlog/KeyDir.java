@@ -1,0 +1,216 @@
+package io.kv4j.hashlog;
+
+import java.util.Arrays;
+
+/**
+ * The index from key to newest record: an open-addressing hash table with linear probing over one
+ * {@code long[]}, two longs per slot: the key's full 64-bit hash (0 marks an empty slot) and the
+ * record location ({@code segment id << 32 | offset}, never 0). No Java object per key: a key is
+ * not stored here at all; a hash match is confirmed by comparing the full key, which the {@link
+ * KeySource} reads from the segment, so keys with equal hashes never overwrite each other.
+ *
+ * <p>Deletion uses backward shifting (no tombstone slots). The table doubles above a load of 3/4
+ * and halves below 1/8 (never below its initial capacity), so it shrinks back after mass deletes.
+ *
+ * <p>Concurrency: one writer at a time (the caller serialises mutations and brackets them with a
+ * sequence lock); {@link #find} may run concurrently with a mutation and then returns garbage,
+ * which the caller discards when its optimistic stamp fails to validate. {@link #find} never loops
+ * forever and never indexes out of bounds on a racing table.
+ */
+final class KeyDir {
+  /** Confirms that the record at a location holds a given key. */
+  interface KeySource {
+    boolean keyEquals(long location, byte[] key);
+  }
+
+  /** Computes a key's 64-bit hash; 0 is remapped by the table. */
+  interface Hasher {
+    long hash(byte[] key);
+  }
+
+  private final int minCapacity;
+  private long[] table; // [hash, location] pairs
+  private int size;
+
+  KeyDir(int initialKeys) {
+    int cap =
+        Integer.highestOneBit(Math.max(16, (int) Math.min(1 << 29, initialKeys * 4L / 3 + 1)));
+    if (cap < initialKeys * 4L / 3 + 1) {
+      cap <<= 1;
+    }
+    this.minCapacity = cap;
+    this.table = new long[cap * 2];
+  }
+
+  static long fix(long hash) {
+    return hash == 0 ? 1 : hash;
+  }
+
+  private static int home(long hash, int mask) {
+    long h = hash ^ (hash >>> 32);
+    return (int) h & mask;
+  }
+
+  int size() {
+    return size;
+  }
+
+  int capacity() {
+    return table.length >> 1;
+  }
+
+  long memoryBytes() {
+    return (long) table.length * Long.BYTES;
+  }
+
+  /**
+   * The location for a key, or 0. Safe to call concurrently with a writer (see class comment).
+   *
+   * @param hash {@link #fix fixed} hash of the key
+   */
+  long find(long hash, byte[] key, KeySource src) {
+    long[] t = table;
+    int cap = t.length >> 1;
+    int mask = cap - 1;
+    int i = home(hash, mask);
+    for (int probes = 0; probes < cap; probes++) {
+      long h = t[2 * i];
+      if (h == 0) {
+        return 0;
+      }
+      if (h == hash) {
+        long loc = t[2 * i + 1];
+        if (loc != 0 && src.keyEquals(loc, key)) {
+          return loc;
+        }
+      }
+      i = (i + 1) & mask;
+    }
+    return 0;
+  }
+
+  /**
+   * Sets a key's location.
+   *
+   * @return the previous location, or 0 if the key was absent
+   */
+  long put(long hash, byte[] key, long location, KeySource src) {
+    long[] t = table;
+    int mask = (t.length >> 1) - 1;
+    int i = home(hash, mask);
+    while (true) {
+      long h = t[2 * i];
+      if (h == 0) {
+        break;
+      }
+      if (h == hash && src.keyEquals(t[2 * i + 1], key)) {
+        long old = t[2 * i + 1];
+        t[2 * i + 1] = location;
+        return old;
+      }
+      i = (i + 1) & mask;
+    }
+    if ((size + 1) * 4L > (t.length >> 1) * 3L) {
+      resize((t.length >> 1) * 2);
+      t = table;
+      mask = (t.length >> 1) - 1;
+      i = home(hash, mask);
+      while (t[2 * i] != 0) {
+        i = (i + 1) & mask;
+      }
+    }
+    t[2 * i + 1] = location;
+    t[2 * i] = hash;
+    size++;
+    return 0;
+  }
+
+  /**
+   * Removes a key.
+   *
+   * @return its location, or 0 if it was absent
+   */
+  long remove(long hash, byte[] key, KeySource src) {
+    long[] t = table;
+    int mask = (t.length >> 1) - 1;
+    int i = home(hash, mask);
+    while (true) {
+      long h = t[2 * i];
+      if (h == 0) {
+        return 0;
+      }
+      if (h == hash && src.keyEquals(t[2 * i + 1], key)) {
+        break;
+      }
+      i = (i + 1) & mask;
+    }
+    long old = t[2 * i + 1];
+    // Backward-shift deletion: move later entries of the probe run into the hole.
+    int hole = i;
+    int j = i;
+    while (true) {
+      j = (j + 1) & mask;
+      long h = t[2 * j];
+      if (h == 0) {
+        break;
+      }
+      int home = home(h, mask);
+      // Move j into the hole if its home is not cyclically within (hole, j].
+      boolean stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+      if (!stays) {
+        t[2 * hole + 1] = t[2 * j + 1];
+        t[2 * hole] = h;
+        hole = j;
+      }
+    }
+    t[2 * hole] = 0;
+    t[2 * hole + 1] = 0;
+    size--;
+    int cap = t.length >> 1;
+    if (cap > minCapacity && size * 8L < cap) {
+      resize(Math.max(minCapacity, cap >> 1));
+    }
+    return old;
+  }
+
+  private void resize(int newCap) {
+    long[] old = table;
+    long[] t = new long[newCap * 2];
+    int mask = newCap - 1;
+    for (int s = 0; s < old.length; s += 2) {
+      long h = old[s];
+      if (h != 0) {
+        int i = home(h, mask);
+        while (t[2 * i] != 0) {
+          i = (i + 1) & mask;
+        }
+        t[2 * i] = h;
+        t[2 * i + 1] = old[s + 1];
+      }
+    }
+    table = t; // published by the caller's sequence lock
+  }
+
+  /** Every location in the table, in no particular order. */
+  long[] locations() {
+    long[] t = table;
+    long[] out = new long[size];
+    int n = 0;
+    for (int s = 0; s < t.length; s += 2) {
+      if (t[s] != 0) {
+        out[n++] = t[s + 1];
+      }
+    }
+    return n == out.length ? out : Arrays.copyOf(out, n);
+  }
+
+  /** Calls {@code action} for every location; used when counting or checking. */
+  void forEachLocation(java.util.function.LongConsumer action) {
+    long[] t = table;
+    for (int s = 0; s < t.length; s += 2) {
+      if (t[s] != 0) {
+        action.accept(t[s + 1]);
+      }
+    }
+  }
+}

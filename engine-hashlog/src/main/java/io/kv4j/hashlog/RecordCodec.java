@@ -1,0 +1,248 @@
+package io.kv4j.hashlog;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.zip.CRC32C;
+
+/**
+ * The on-disk format of segment files, version 1. All integers are big-endian; lengths are
+ * unsigned. Every file starts with a magic number and a format version so that a later version can
+ * read or refuse it.
+ *
+ * <p><b>Segment file</b> {@code seg-<id as 8 hex digits>.log}: a 32-byte header, then records back
+ * to back.
+ *
+ * <table>
+ *   <caption>Segment header (32 bytes)</caption>
+ *   <tr><th>offset</th><th>width</th><th>field</th></tr>
+ *   <tr><td>0</td><td>4</td><td>magic {@code 0x4B56484C} ("KVHL")</td></tr>
+ *   <tr><td>4</td><td>2</td><td>format version, 1</td></tr>
+ *   <tr><td>6</td><td>2</td><td>flags, 0</td></tr>
+ *   <tr><td>8</td><td>4</td><td>segment id (equal to the id in the file name)</td></tr>
+ *   <tr><td>12</td><td>16</td><td>reserved, 0</td></tr>
+ *   <tr><td>28</td><td>4</td><td>CRC32C of bytes 0..27</td></tr>
+ * </table>
+ *
+ * <table>
+ *   <caption>Record (12-byte header, then key, then value)</caption>
+ *   <tr><th>offset</th><th>width</th><th>field</th></tr>
+ *   <tr><td>0</td><td>4</td><td>CRC32C of every following byte of the record (header bytes 4..11,
+ *       key, value)</td></tr>
+ *   <tr><td>4</td><td>1</td><td>type: 1 put, 2 delete (tombstone), 3 batch</td></tr>
+ *   <tr><td>5</td><td>3</td><td>key length k: 1..65536 for put and delete, 0 for batch</td></tr>
+ *   <tr><td>8</td><td>4</td><td>value length v: 0..2^28 for put (0 is a legal, empty value), 0
+ *       for delete, 12 for batch</td></tr>
+ *   <tr><td>12</td><td>k</td><td>key</td></tr>
+ *   <tr><td>12+k</td><td>v</td><td>value</td></tr>
+ * </table>
+ *
+ * <p>A <b>batch</b> record carries a 12-byte value: the number of member records (4 bytes) and
+ * their total length in bytes (8 bytes). The members, ordinary put and delete records, follow it
+ * immediately. Recovery applies a batch only if every member is present and valid and the members
+ * span exactly the announced length; otherwise the batch record is where the valid log ends. A
+ * batch is never split across segments.
+ *
+ * <p><b>Hint file</b> {@code seg-<id>.hint}, written when a segment is sealed: the keys and record
+ * locations of the segment, so reopening reads no values.
+ *
+ * <table>
+ *   <caption>Hint header (32 bytes)</caption>
+ *   <tr><th>offset</th><th>width</th><th>field</th></tr>
+ *   <tr><td>0</td><td>4</td><td>magic {@code 0x4B564849} ("KVHI")</td></tr>
+ *   <tr><td>4</td><td>2</td><td>format version, 1</td></tr>
+ *   <tr><td>6</td><td>2</td><td>flags, 0</td></tr>
+ *   <tr><td>8</td><td>4</td><td>segment id</td></tr>
+ *   <tr><td>12</td><td>4</td><td>entry count</td></tr>
+ *   <tr><td>16</td><td>8</td><td>segment file length the hint describes</td></tr>
+ *   <tr><td>24</td><td>4</td><td>reserved, 0</td></tr>
+ *   <tr><td>28</td><td>4</td><td>CRC32C of bytes 0..27</td></tr>
+ * </table>
+ *
+ * <table>
+ *   <caption>Hint entry (12 bytes, then the key), one per put or delete record, in log order;
+ *   the file ends with a 4-byte CRC32C of all entry bytes</caption>
+ *   <tr><th>offset</th><th>width</th><th>field</th></tr>
+ *   <tr><td>0</td><td>1</td><td>type: 1 put, 2 delete</td></tr>
+ *   <tr><td>1</td><td>3</td><td>key length k</td></tr>
+ *   <tr><td>4</td><td>4</td><td>record offset in the segment</td></tr>
+ *   <tr><td>8</td><td>4</td><td>value length</td></tr>
+ *   <tr><td>12</td><td>k</td><td>key</td></tr>
+ * </table>
+ *
+ * <p>A hint whose header, length or CRC does not match its segment is ignored and rebuilt from the
+ * segment.
+ */
+final class RecordCodec {
+  static final int SEGMENT_MAGIC = 0x4B56484C;
+  static final int HINT_MAGIC = 0x4B564849;
+  static final short VERSION = 1;
+  static final int FILE_HEADER = 32;
+  static final int RECORD_HEADER = 12;
+  static final int HINT_ENTRY_HEADER = 12;
+  static final byte PUT = 1;
+  static final byte DELETE = 2;
+  static final byte BATCH = 3;
+  static final int BATCH_VALUE = 12;
+  static final int MAX_KEY = 64 << 10;
+  static final int MAX_VALUE = 256 << 20;
+
+  private RecordCodec() {}
+
+  /** Bytes a record of this key and value length takes. */
+  static long recordSize(int keyLen, int valueLen) {
+    return (long) RECORD_HEADER + keyLen + valueLen;
+  }
+
+  /** Writes a segment or hint file header into {@code b} at position 0..31. */
+  static ByteBuffer fileHeader(int magic, int segmentId, int count, long length) {
+    ByteBuffer b = ByteBuffer.allocate(FILE_HEADER).order(ByteOrder.BIG_ENDIAN);
+    b.putInt(0, magic);
+    b.putShort(4, VERSION);
+    b.putShort(6, (short) 0);
+    b.putInt(8, segmentId);
+    b.putInt(12, count);
+    b.putLong(16, length);
+    b.putInt(24, 0);
+    CRC32C crc = new CRC32C();
+    crc.update(b.array(), 0, 28);
+    b.putInt(28, (int) crc.getValue());
+    return b;
+  }
+
+  /**
+   * Checks a file header read from {@code b} (absolute positions 0..31).
+   *
+   * @return null if valid, else what is wrong
+   */
+  static String checkFileHeader(ByteBuffer b, int magic, int segmentId) {
+    if (b.limit() < FILE_HEADER) {
+      return "file is shorter than its 32-byte header";
+    }
+    if (b.getInt(0) != magic) {
+      return String.format("bad magic number 0x%08X (expected 0x%08X)", b.getInt(0), magic);
+    }
+    CRC32C crc = new CRC32C();
+    crc.update(b.duplicate().position(0).limit(28));
+    if ((int) crc.getValue() != b.getInt(28)) {
+      return "header checksum mismatch";
+    }
+    if (b.getShort(4) != VERSION) {
+      return "unsupported format version " + b.getShort(4) + " (this build reads " + VERSION + ")";
+    }
+    if (b.getInt(8) != segmentId) {
+      return "header names segment " + b.getInt(8) + ", file name says " + segmentId;
+    }
+    return null;
+  }
+
+  /** Writes a record header (with CRC) for the key and value into dst at its position. */
+  static void putRecord(ByteBuffer dst, byte type, byte[] key, byte[] value) {
+    int start = dst.position();
+    int valueLen = value == null ? 0 : value.length;
+    int keyLen = key == null ? 0 : key.length;
+    dst.putInt(0);
+    dst.putInt((type << 24) | keyLen);
+    dst.putInt(valueLen);
+    if (key != null) {
+      dst.put(key);
+    }
+    if (value != null) {
+      dst.put(value);
+    }
+    CRC32C crc = new CRC32C();
+    crc.update(dst.duplicate().position(start + 4).limit(dst.position()));
+    dst.putInt(start, (int) crc.getValue());
+  }
+
+  /** The header bytes 0..11 of a record whose value is written separately, CRC included. */
+  static ByteBuffer recordHeader(byte type, byte[] key, byte[] value) {
+    ByteBuffer h = ByteBuffer.allocate(RECORD_HEADER + key.length);
+    h.putInt(0);
+    h.putInt((type << 24) | key.length);
+    h.putInt(value.length);
+    h.put(key);
+    CRC32C crc = new CRC32C();
+    crc.update(h.array(), 4, RECORD_HEADER - 4 + key.length);
+    crc.update(value, 0, value.length);
+    h.putInt(0, (int) crc.getValue());
+    h.flip();
+    return h;
+  }
+
+  static int type(ByteBuffer seg, int offset) {
+    return seg.get(offset + 4) & 0xFF;
+  }
+
+  static int keyLength(ByteBuffer seg, int offset) {
+    return seg.getInt(offset + 4) & 0xFFFFFF;
+  }
+
+  static int valueLength(ByteBuffer seg, int offset) {
+    return seg.getInt(offset + 8);
+  }
+
+  static long size(ByteBuffer seg, int offset) {
+    return recordSize(keyLength(seg, offset), valueLength(seg, offset));
+  }
+
+  /**
+   * Validates the record at {@code offset} of a segment whose valid bytes end at {@code end}.
+   *
+   * @return the record's size, or -1 if no valid record starts there
+   */
+  static long validRecord(ByteBuffer seg, int offset, long end) {
+    if (offset + (long) RECORD_HEADER > end) {
+      return -1;
+    }
+    int type = type(seg, offset);
+    int k = keyLength(seg, offset);
+    long v = valueLength(seg, offset) & 0xFFFFFFFFL;
+    switch (type) {
+      case PUT -> {
+        if (k < 1 || k > MAX_KEY || v > MAX_VALUE) {
+          return -1;
+        }
+      }
+      case DELETE -> {
+        if (k < 1 || k > MAX_KEY || v != 0) {
+          return -1;
+        }
+      }
+      case BATCH -> {
+        if (k != 0 || v != BATCH_VALUE) {
+          return -1;
+        }
+      }
+      default -> {
+        return -1;
+      }
+    }
+    long size = RECORD_HEADER + k + v;
+    if (offset + size > end) {
+      return -1;
+    }
+    if (!crcMatches(seg, offset, (int) size)) {
+      return -1;
+    }
+    return size;
+  }
+
+  static boolean crcMatches(ByteBuffer seg, int offset, int size) {
+    CRC32C crc = new CRC32C();
+    crc.update(seg.slice(offset + 4, size - 4));
+    return (int) crc.getValue() == seg.getInt(offset);
+  }
+
+  static int batchCount(ByteBuffer seg, int offset) {
+    return seg.getInt(offset + RECORD_HEADER);
+  }
+
+  static long batchBytes(ByteBuffer seg, int offset) {
+    return seg.getLong(offset + RECORD_HEADER + 4);
+  }
+
+  /** The value of a batch record: member count and member bytes. */
+  static byte[] batchValue(int count, long bytes) {
+    return ByteBuffer.allocate(BATCH_VALUE).putInt(count).putLong(bytes).array();
+  }
+}

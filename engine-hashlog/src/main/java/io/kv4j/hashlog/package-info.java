@@ -1,0 +1,13 @@
+/**
+ * The {@code hashlog} engine, kv4j's own crash-safe hash-log store. Only {@link
+ * io.kv4j.hashlog.HashLogProvider} is public.
+ *
+ * <p><b>Thread-safety.</b> Stores are safe for concurrent use. Reads take no lock (an optimistic
+ * stamp around the index probe, then a copy from a memory-mapped segment); writes are serialised by
+ * one writer lock; in SYNC mode concurrent writers share fsyncs (group commit).
+ *
+ * <p><b>Ordering.</b> Scans return keys in unsigned lexicographic order, forward or reverse. A
+ * cursor is a point-in-time snapshot: it sees the store as it was when {@code scan} returned, each
+ * key at most once.
+ */
+package io.kv4j.hashlog;

@@ -1,0 +1,45 @@
+package io.kv4j.hashlog;
+
+import io.kv4j.Durability;
+import io.kv4j.Entry;
+import io.kv4j.KeyRange;
+import io.kv4j.Store;
+import io.kv4j.StoreConfig;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Helpers shared by the engine tests. */
+final class TestStores {
+  private TestStores() {}
+
+  static StoreConfig.Builder config(Path dir, Durability d) {
+    return StoreConfig.builder("hashlog").path(dir).durability(d);
+  }
+
+  static HashLogStore open(Path dir, Durability d, String... options) {
+    return open(dir, d, HashLogProvider.seededHasher(42), options);
+  }
+
+  static HashLogStore open(Path dir, Durability d, KeyDir.Hasher hasher, String... options) {
+    StoreConfig.Builder b = config(dir, d);
+    for (int i = 0; i < options.length; i += 2) {
+      b.option(options[i], options[i + 1]);
+    }
+    return HashLogProvider.open(b.build(), hasher);
+  }
+
+  static List<Entry> scan(Store s, KeyRange r) {
+    List<Entry> out = new ArrayList<>();
+    s.forEach(r, out::add);
+    return out;
+  }
+
+  static byte[] bytes(String s) {
+    return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  static long figure(Store s, String name) {
+    return s.stats().figures().get(name).longValue();
+  }
+}
