@@ -1,0 +1,112 @@
+package io.kv4j.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kv4j.Store;
+import org.junit.jupiter.api.Test;
+
+/** Group 1: basics. */
+abstract class BasicRules extends TckBase {
+
+  @Test
+  void required_r1_1_putThenGet() {
+    Store s = open();
+    s.put(b("a"), b("1"));
+    assertThat(s.get(b("a"))).as(rule("1.1", "get returns what put stored")).isEqualTo(b("1"));
+  }
+
+  @Test
+  void required_r1_2_overwriteReplacesValue() {
+    Store s = open();
+    s.put(b("a"), b("1"));
+    s.put(b("a"), b("second value"));
+    assertThat(s.get(b("a")))
+        .as(rule("1.2", "a second put replaces the value"))
+        .isEqualTo(b("second value"));
+  }
+
+  @Test
+  void required_r1_3_deleteRemovesKey() {
+    Store s = open();
+    s.put(b("a"), b("1"));
+    s.put(b("b"), b("2"));
+    s.delete(b("a"));
+    assertThat(s.get(b("a"))).as(rule("1.3", "deleted key reads as null")).isNull();
+    assertThat(s.get(b("b"))).as(rule("1.3", "other keys survive a delete")).isEqualTo(b("2"));
+  }
+
+  @Test
+  void required_r1_4_absentKeyIsNull() {
+    Store s = open();
+    assertThat(s.get(b("never"))).as(rule("1.4", "absent key reads as null")).isNull();
+    assertThat(s.contains(b("never"))).as(rule("1.4", "contains is false")).isFalse();
+  }
+
+  @Test
+  void required_r1_5_emptyValueIsNotAbsent() {
+    Store s = open();
+    s.put(b("e"), new byte[0]);
+    assertThat(s.get(b("e")))
+        .as(rule("1.5", "an empty value is a value: get must return byte[0], not null"))
+        .isNotNull()
+        .isEmpty();
+    assertThat(s.contains(b("e"))).as(rule("1.5", "contains sees an empty value")).isTrue();
+  }
+
+  @Test
+  void required_r1_6_deleteOfAbsentKeyIsNoError() {
+    Store s = open();
+    s.delete(b("never"));
+    s.put(b("x"), b("1"));
+    s.delete(b("x"));
+    s.delete(b("x"));
+    assertThat(s.get(b("x"))).as(rule("1.6", "double delete leaves the key absent")).isNull();
+  }
+
+  @Test
+  void required_r1_7_returnedArraysAreCopies() {
+    Store s = open();
+    s.put(b("k"), b("value"));
+    byte[] got = s.get(b("k"));
+    got[0] = 'X';
+    assertThat(s.get(b("k")))
+        .as(rule("1.7", "changing a returned array must not change the store"))
+        .isEqualTo(b("value"));
+    byte[] scanned = scanAll(s, io.kv4j.KeyRange.all()).get(0).value();
+    scanned[0] = 'Y';
+    assertThat(s.get(b("k")))
+        .as(rule("1.7", "changing a scanned value must not change the store"))
+        .isEqualTo(b("value"));
+  }
+
+  @Test
+  void required_r1_8_inputArraysAreNotRetained() {
+    Store s = open();
+    byte[] k = b("key");
+    byte[] v = b("value");
+    s.put(k, v);
+    v[0] = 'X';
+    k[0] = 'Z';
+    assertThat(s.get(b("key")))
+        .as(rule("1.8", "changing arrays after put must not change what is stored"))
+        .isEqualTo(b("value"));
+    assertThat(s.get(b("zey"))).as(rule("1.8", "the key array is not retained")).isNull();
+  }
+
+  @Test
+  void required_r1_9_manyKeysIndependent() {
+    Store s = open();
+    for (int i = 0; i < 1000; i++) {
+      s.put(key(i), b("v" + i));
+    }
+    for (int i = 0; i < 1000; i += 2) {
+      s.delete(key(i));
+    }
+    for (int i = 0; i < 1000; i++) {
+      byte[] want = i % 2 == 0 ? null : b("v" + i);
+      assertThat(s.get(key(i)))
+          .as(rule("1.9", "key " + i + " after put/delete mix"))
+          .isEqualTo(want);
+    }
+  }
+}

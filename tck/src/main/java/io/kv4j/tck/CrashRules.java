@@ -1,0 +1,231 @@
+package io.kv4j.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import io.kv4j.Durability;
+import io.kv4j.Feature;
+import io.kv4j.Store;
+import io.kv4j.StoreConfig;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Group 7: crash. A child JVM (same classpath and module flags, engine opened from the config URI)
+ * writes and acknowledges; the kit kills it with SIGKILL mid-stream, reopens, and checks every
+ * acknowledged write and every batch.
+ */
+abstract class CrashRules extends DurabilityRules {
+
+  @Test
+  void required_r7_1_killSyncKeepsAcknowledgedWrites() throws Exception {
+    require("7.1", Feature.PERSISTENT);
+    crashRounds("7.1", Durability.SYNC);
+  }
+
+  @Test
+  void required_r7_2_killBufferedKeepsAcknowledgedWrites() throws Exception {
+    require("7.2", Feature.PERSISTENT);
+    crashRounds("7.2", Durability.BUFFERED);
+  }
+
+  /**
+   * JVM options handed to the child: the module and native-access flags and system properties of
+   * this JVM. Override to add what your engine needs.
+   *
+   * @return the options
+   */
+  protected List<String> childJvmOptions() {
+    List<String> in = ManagementFactory.getRuntimeMXBean().getInputArguments();
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < in.size(); i++) {
+      String a = in.get(i);
+      if ((a.equals("--add-opens") || a.equals("--add-exports")) && i + 1 < in.size()) {
+        out.add(a);
+        out.add(in.get(++i));
+      } else if (a.startsWith("--add-opens=")
+          || a.startsWith("--add-exports=")
+          || a.startsWith("--enable-native-access")
+          || a.startsWith("--sun-misc-unsafe-memory-access")
+          || (a.startsWith("-D") && !a.startsWith("-Dsurefire") && !a.startsWith("-Dbasedir"))) {
+        out.add(a);
+      }
+    }
+    out.add("-Xmx256m");
+    return out;
+  }
+
+  private void crashRounds(String ruleId, Durability d) throws Exception {
+    long base = Long.getLong("kv4j.tck.seed", System.nanoTime());
+    for (int round = 0; round < CRASH_ROUNDS; round++) {
+      long seed = base + round;
+      Path dir = tempDir.resolve("crash-" + d + "-" + round);
+      StoreConfig cfg = config(dir, d);
+      long target = 20 + new SplittableRandom(seed).nextInt(400);
+      long lastAck = runAndKill(ruleId, cfg, seed, target, dir);
+      verify(ruleId, cfg, seed, lastAck, d, round);
+    }
+  }
+
+  private long runAndKill(String ruleId, StoreConfig cfg, long seed, long target, Path dir)
+      throws Exception {
+    Path err = dir.resolveSibling(dir.getFileName() + ".stderr");
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(childJvmOptions());
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(CrashWorker.class.getName());
+    cmd.add(cfg.toUri());
+    cmd.add(Long.toString(seed));
+    Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+    Thread watchdog =
+        new Thread(
+            () -> {
+              try {
+                if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                  p.destroyForcibly();
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    watchdog.setDaemon(true);
+    watchdog.start();
+    long lastAck = -1;
+    try (BufferedReader r =
+        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = r.readLine()) != null) {
+        if (line.startsWith("ack ")) {
+          lastAck = Long.parseLong(line.substring(4).trim());
+          if (lastAck >= target) {
+            // SIGKILL on Unix: no shutdown hooks, no close. Through the handle, because
+            // Process.destroyForcibly also closes our end of the pipe and loses unread acks.
+            p.toHandle().destroyForcibly();
+          }
+        }
+      }
+      // Reading to EOF collects every ack the child flushed before it died: each ack is flushed
+      // before the next operation starts, so at most operation lastAck + 1 was in flight.
+    } finally {
+      p.destroyForcibly();
+      p.waitFor(30, TimeUnit.SECONDS);
+      watchdog.interrupt();
+    }
+    if (lastAck < target) {
+      fail(
+          rule(
+                  ruleId,
+                  "the child JVM stopped after "
+                      + lastAck
+                      + " acks, before being killed; seed "
+                      + seed
+                      + "; its stderr:\n")
+              + readQuietly(err));
+    }
+    return lastAck;
+  }
+
+  private void verify(
+      String ruleId, StoreConfig cfg, long seed, long lastAck, Durability d, int round) {
+    String ctx =
+        d
+            + " round "
+            + round
+            + ", seed "
+            + seed
+            + " (replay with -Dkv4j.tck.seed="
+            + (seed - round)
+            + "), last ack "
+            + lastAck;
+    Store s = open(cfg);
+    boolean batches = has(Feature.ATOMIC_BATCH);
+    for (long n = 0; n <= lastAck + 1; n++) {
+      if (CrashWorker.isBatch(n, batches)) {
+        int present = 0;
+        for (int i = 0; i < 8; i++) {
+          byte[] v = s.get(CrashWorker.batchKey(n, i));
+          if (v != null) {
+            assertThat(v)
+                .as(rule(ruleId, "batch " + n + " key " + i + " value; " + ctx))
+                .isEqualTo(CrashWorker.value(seed, n));
+            present++;
+          }
+        }
+        assertThat(present)
+            .as(
+                rule(
+                    "7.3",
+                    "batch "
+                        + n
+                        + " must be all or nothing, found "
+                        + present
+                        + " of 8 keys; "
+                        + ctx))
+            .isIn(0, 8);
+        if (n <= lastAck) {
+          assertThat(present)
+              .as(rule(ruleId, "acknowledged batch " + n + " must be present; " + ctx))
+              .isEqualTo(8);
+        }
+        if (present == 8) {
+          assertThat(s.get(CrashWorker.putKey(n - 3)))
+              .as(
+                  rule(
+                      "7.3",
+                      "batch " + n + " deleted k/" + (n - 3) + " atomically with its puts; " + ctx))
+              .isNull();
+        }
+      } else {
+        byte[] v = s.get(CrashWorker.putKey(n));
+        boolean deletedByBatch =
+            batches
+                && CrashWorker.isBatch(n + 3, true)
+                && s.get(CrashWorker.batchKey(n + 3, 0)) != null;
+        if (deletedByBatch) {
+          assertThat(v)
+              .as(rule(ruleId, "k/" + n + " was deleted by batch " + (n + 3) + "; " + ctx))
+              .isNull();
+        } else if (n <= lastAck) {
+          assertThat(v)
+              .as(rule(ruleId, "acknowledged put k/" + n + " must survive kill -9; " + ctx))
+              .isEqualTo(CrashWorker.value(seed, n));
+        } else if (v != null) {
+          assertThat(v)
+              .as(rule(ruleId, "in-flight put k/" + n + " is absent or whole; " + ctx))
+              .isEqualTo(CrashWorker.value(seed, n));
+        }
+      }
+    }
+    for (long n = lastAck + 2; n < lastAck + 6; n++) {
+      assertThat(s.get(CrashWorker.putKey(n)))
+          .as(rule(ruleId, "k/" + n + " was never written; " + ctx))
+          .isNull();
+    }
+    s.put(CrashWorker.putKey(-1), b("after crash"));
+    s = reopen(s);
+    assertThat(s.get(CrashWorker.putKey(-1)))
+        .as(rule("7.4", "the crashed store accepts and keeps new writes; " + ctx))
+        .isEqualTo(b("after crash"));
+    close(s);
+  }
+
+  private static String readQuietly(Path p) {
+    try {
+      return Files.readString(p, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "(no stderr: " + e + ")";
+    }
+  }
+}

@@ -1,0 +1,219 @@
+package io.kv4j.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kv4j.Cursor;
+import io.kv4j.Entry;
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.Store;
+import io.kv4j.StoreClosedException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/** Group 4: cursors. */
+abstract class CursorRules extends RangeRules {
+
+  private Store filled(int n) {
+    Store s = open();
+    for (int i = 0; i < n; i++) {
+      s.put(key(i), b("v" + i));
+    }
+    return s;
+  }
+
+  @Test
+  void required_r4_1_closeIsIdempotent() {
+    require("4.1", Feature.ORDERED_SCAN);
+    Store s = filled(3);
+    Cursor c = s.scan(KeyRange.all());
+    assertThat(c.hasNext()).isTrue();
+    c.close();
+    c.close();
+    Cursor exhausted = s.scan(KeyRange.all());
+    exhausted.forEachRemaining(e -> {});
+    exhausted.close();
+    exhausted.close();
+    s.put(key(9), b("after"));
+    assertThat(s.get(key(9)))
+        .as(rule("4.1", "the store works after cursors closed twice"))
+        .isEqualTo(b("after"));
+  }
+
+  @Test
+  void required_r4_2_useAfterCloseIsClearError() {
+    require("4.2", Feature.ORDERED_SCAN);
+    Store s = filled(3);
+    Cursor c = s.scan(KeyRange.all());
+    c.next();
+    c.close();
+    assertThat(thrown(c::hasNext))
+        .as(rule("4.2", "hasNext on a closed cursor is an IllegalStateException"))
+        .isInstanceOf(IllegalStateException.class);
+    assertThat(thrown(c::next))
+        .as(rule("4.2", "next on a closed cursor is an IllegalStateException"))
+        .isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void required_r4_3_cursorDiesWithStore() {
+    require("4.3", Feature.ORDERED_SCAN);
+    Store s = filled(100);
+    Cursor c = s.scan(KeyRange.all());
+    Cursor untouched = s.scan(KeyRange.all().reverse().limit(Long.MAX_VALUE));
+    c.next();
+    close(s);
+    assertThat(thrown(c::hasNext))
+        .as(rule("4.3", "a cursor of a closed store throws StoreClosedException, never crashes"))
+        .isInstanceOf(StoreClosedException.class);
+    assertThat(thrown(c::next)).isInstanceOf(StoreClosedException.class);
+    assertThat(thrown(untouched::next)).isInstanceOf(StoreClosedException.class);
+    c.close();
+    untouched.close();
+  }
+
+  @Test
+  void required_r4_4_manyCursorsAtOnce() {
+    require("4.4", Feature.ORDERED_SCAN);
+    Store s = filled(50);
+    List<Cursor> cursors = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      Cursor c = s.scan(KeyRange.all().gte(key(i % 50)));
+      cursors.add(c);
+    }
+    for (int i = 0; i < cursors.size(); i++) {
+      Cursor c = cursors.get(i);
+      assertThat(c.hasNext()).as(rule("4.4", "cursor " + i + " of 100 open at once")).isTrue();
+      assertThat(c.next().key())
+          .as(rule("4.4", "cursor " + i + " starts at its bound"))
+          .isEqualTo(key(i % 50));
+    }
+    cursors.forEach(Cursor::close);
+    assertThat(scanAll(s, KeyRange.all())).hasSize(50);
+  }
+
+  @Test
+  void required_r4_5_snapshotCursorSeesNoLaterWrites() {
+    require("4.5", Feature.SNAPSHOT_SCAN);
+    Store s = filled(100);
+    List<Entry> before = scanAll(s, KeyRange.all());
+    try (Cursor c = s.scan(KeyRange.all());
+        Cursor r = has(Feature.REVERSE_SCAN) ? s.scan(KeyRange.all().reverse()) : null) {
+      c.next(); // a snapshot may be taken lazily on first use; it must still predate later writes
+      if (r != null) {
+        r.next();
+      }
+      for (int i = 0; i < 100; i += 3) {
+        s.put(key(i), b("changed"));
+      }
+      for (int i = 1; i < 100; i += 3) {
+        s.delete(key(i));
+      }
+      s.put(key(1000), b("new"));
+      List<Entry> seen = new ArrayList<>();
+      seen.add(before.get(0));
+      c.forEachRemaining(seen::add);
+      assertThat(seen)
+          .as(rule("4.5", "a SNAPSHOT_SCAN cursor sees none of the writes made after it opened"))
+          .isEqualTo(before);
+      if (r != null) {
+        List<Entry> rev = new ArrayList<>();
+        rev.add(before.get(before.size() - 1));
+        r.forEachRemaining(rev::add);
+        List<Entry> want = new ArrayList<>(before);
+        java.util.Collections.reverse(want);
+        assertThat(rev).as(rule("4.5", "reverse snapshot cursor too")).isEqualTo(want);
+      }
+    }
+  }
+
+  @Test
+  void required_r4_6_cursorUnderWritesStaysOrdered() {
+    require("4.6", Feature.ORDERED_SCAN);
+    Store s = filled(300);
+    for (boolean reverse : new boolean[] {false, true}) {
+      if (reverse && !has(Feature.REVERSE_SCAN)) {
+        continue;
+      }
+      KeyRange r = reverse ? KeyRange.all().reverse() : KeyRange.all();
+      List<byte[]> seen = new ArrayList<>();
+      try (Cursor c = s.scan(r)) {
+        int i = 0;
+        while (c.hasNext()) {
+          seen.add(c.next().key());
+          s.put(key(1000 + i), b("new"));
+          s.put(key(i * 7 % 300), b("upd"));
+          s.delete(key((i * 13 + 5) % 300));
+          i++;
+        }
+      }
+      for (int i = 1; i < seen.size(); i++) {
+        int cmp = Arrays.compareUnsigned(seen.get(i - 1), seen.get(i));
+        assertThat(reverse ? cmp > 0 : cmp < 0)
+            .as(
+                rule(
+                    "4.6",
+                    "keys seen while writing must be strictly "
+                        + (reverse ? "descending" : "ascending")
+                        + ", each at most once; broke at position "
+                        + i))
+            .isTrue();
+      }
+      for (int i = 0; i < 1000 + seen.size(); i++) {
+        s.put(key(i % 300), b("v" + (i % 300)));
+      }
+    }
+  }
+
+  @Test
+  void required_r4_7_exhaustedCursor() {
+    require("4.7", Feature.ORDERED_SCAN);
+    Store s = filled(2);
+    try (Cursor c = s.scan(KeyRange.all())) {
+      c.next();
+      c.next();
+      assertThat(c.hasNext()).as(rule("4.7", "an exhausted cursor has no next")).isFalse();
+      assertThat(c.hasNext()).as(rule("4.7", "and stays exhausted")).isFalse();
+      assertThat(thrown(c::next))
+          .as(rule("4.7", "next on an exhausted cursor is NoSuchElementException"))
+          .isInstanceOf(NoSuchElementException.class);
+    }
+  }
+
+  @Test
+  void required_r4_8_streamAndForEachCloseTheCursor() {
+    require("4.8", Feature.ORDERED_SCAN);
+    Store s = filled(20);
+    List<Entry> direct = scanAll(s, KeyRange.all());
+    try (Stream<Entry> st = s.stream(KeyRange.all())) {
+      assertThat(st.collect(Collectors.toList()))
+          .as(rule("4.8", "stream() yields what the cursor yields"))
+          .isEqualTo(direct);
+    }
+    List<Entry> viaForEach = new ArrayList<>();
+    s.forEach(KeyRange.all(), viaForEach::add);
+    assertThat(viaForEach)
+        .as(rule("4.8", "forEach yields what the cursor yields"))
+        .isEqualTo(direct);
+    assertThat(
+            thrown(
+                () ->
+                    s.forEach(
+                        KeyRange.all(),
+                        e -> {
+                          throw new IllegalStateException("stop");
+                        })))
+        .as(rule("4.8", "an exception from the action propagates"))
+        .hasMessage("stop");
+    try (Stream<Entry> st = s.stream(KeyRange.all())) {
+      assertThat(st.limit(3).count()).isEqualTo(3);
+    }
+    s.put(key(100), b("x"));
+    assertThat(s.get(key(100))).isEqualTo(b("x"));
+  }
+}

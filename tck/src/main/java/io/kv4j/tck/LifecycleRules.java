@@ -1,0 +1,210 @@
+package io.kv4j.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kv4j.Durability;
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.Store;
+import io.kv4j.StoreClosedException;
+import io.kv4j.StoreConfig;
+import io.kv4j.StoreException;
+import io.kv4j.StoreInfo;
+import io.kv4j.StoreLockedException;
+import io.kv4j.Stores;
+import io.kv4j.WriteBatch;
+import io.kv4j.spi.DirectoryLock;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/** Group 10: lifecycle, locking, info and damaged locations. */
+abstract class LifecycleRules extends LimitRules {
+
+  @Test
+  void required_r10_1_closeIsIdempotent() {
+    Store s = open();
+    s.put(b("a"), b("1"));
+    s.close();
+    s.close();
+    close(s);
+  }
+
+  @Test
+  void required_r10_2_useAfterCloseIsStoreClosedException() {
+    Store s = open();
+    s.put(b("a"), b("1"));
+    close(s);
+    List<Runnable> calls =
+        List.of(
+            () -> s.get(b("a")),
+            () -> s.put(b("a"), b("2")),
+            () -> s.delete(b("a")),
+            () -> s.scan(KeyRange.all()),
+            () -> s.write(new WriteBatch().put(b("a"), b("3"))),
+            s::sync,
+            s::stats);
+    for (Runnable call : calls) {
+      assertThat(thrown(call::run))
+          .as(
+              rule(
+                  "10.2",
+                  "every operation on a closed store throws StoreClosedException, never crashes"))
+          .isInstanceOfAny(StoreClosedException.class, UnsupportedOperationException.class);
+    }
+    assertThat(s.info().engine())
+        .as(rule("10.2", "info() stays readable after close"))
+        .isEqualTo(engine());
+  }
+
+  @Test
+  void required_r10_3_secondOpenIsLocked() {
+    require("10.3", Feature.PERSISTENT);
+    Store s = open();
+    s.put(b("a"), b("1"));
+    StoreConfig again = config(Durability.BUFFERED);
+    assertThat(thrown(() -> Stores.open(again).close()))
+        .as(
+            rule(
+                "10.3",
+                "a second open of the same location fails with StoreLockedException naming it"))
+        .isInstanceOf(StoreLockedException.class)
+        .hasMessageContaining(dir().getFileName().toString());
+    assertThat(s.get(b("a")))
+        .as(rule("10.3", "the failed open disturbed nothing"))
+        .isEqualTo(b("1"));
+  }
+
+  @Test
+  void required_r10_4_lockReleasedOnClose() {
+    require("10.4", Feature.PERSISTENT);
+    Store s = open();
+    s.put(b("a"), b("1"));
+    close(s);
+    Store again = open();
+    assertThat(again.get(b("a")))
+        .as(rule("10.4", "after close the location opens again"))
+        .isEqualTo(b("1"));
+  }
+
+  @Test
+  void required_r10_5_readOnlyRefusesWrites() {
+    require("10.5", Feature.PERSISTENT);
+    Store s = open();
+    s.put(b("a"), b("1"));
+    close(s);
+    Store ro = open(config(Durability.BUFFERED).toBuilder().readOnly(true).build());
+    assertThat(ro.info().readOnly()).as(rule("10.5", "info says read-only")).isTrue();
+    assertThat(ro.get(b("a"))).as(rule("10.5", "a read-only store reads")).isEqualTo(b("1"));
+    assertThat(thrown(() -> ro.put(b("b"), b("2"))))
+        .as(rule("10.5", "a read-only store refuses put with UnsupportedOperationException"))
+        .isInstanceOf(UnsupportedOperationException.class);
+    assertThat(thrown(() -> ro.delete(b("a")))).isInstanceOf(UnsupportedOperationException.class);
+    close(ro);
+    Store rw = open();
+    assertThat(rw.get(b("a"))).as(rule("10.5", "nothing changed")).isEqualTo(b("1"));
+    assertThat(rw.get(b("b"))).isNull();
+  }
+
+  @Test
+  void required_r10_6_missingLocationWithoutCreate() {
+    require("10.6", Feature.PERSISTENT);
+    Path missing = tempDir.resolve("does-not-exist");
+    StoreConfig c = config(missing, Durability.BUFFERED).toBuilder().createIfMissing(false).build();
+    assertThat(thrown(() -> Stores.open(c).close()))
+        .as(rule("10.6", "create-if-missing=false on a missing location is a StoreException"))
+        .isInstanceOf(StoreException.class);
+    assertThat(missing).as(rule("10.6", "and creates nothing")).doesNotExist();
+  }
+
+  @Test
+  void required_r10_7_corruptLocationIsReported() throws IOException {
+    require("10.7", Feature.PERSISTENT);
+    Store s = open();
+    for (int i = 0; i < 100; i++) {
+      s.put(key(i), b("value " + i));
+    }
+    close(s);
+    SplittableRandom rnd = new SplittableRandom(107);
+    try (Stream<Path> files = Files.walk(dir())) {
+      for (Path f : files.filter(Files::isRegularFile).toList()) {
+        if (f.getFileName().toString().equals(DirectoryLock.FILE_NAME)) {
+          continue;
+        }
+        Files.write(f, value(rnd, (int) Math.max(4096, Files.size(f))));
+      }
+    }
+    Store damaged;
+    try {
+      damaged = open();
+    } catch (StoreException e) {
+      return; // reported at open: good
+    }
+    int reported = 0;
+    for (int i = 0; i < 100; i++) {
+      try {
+        byte[] v = damaged.get(key(i));
+        assertThat(v == null || java.util.Arrays.equals(v, b("value " + i)))
+            .as(rule("10.7", "a damaged store never returns garbage as a value"))
+            .isTrue();
+      } catch (StoreException e) {
+        reported++;
+      }
+    }
+    assertThat(reported)
+        .as(
+            rule(
+                "10.7",
+                "every file overwritten with garbage: opening or reading must report StoreException (corrupt), not act as an empty store"))
+        .isPositive();
+  }
+
+  @Test
+  void required_r10_8_infoDescribesTheStore() {
+    Store s = open(Durability.SYNC);
+    StoreInfo info = s.info();
+    assertThat(info.engine())
+        .as(rule("10.8", "info names the provider's id"))
+        .isEqualTo(provider().id());
+    assertThat(info.features())
+        .as(rule("10.8", "info declares the provider's features"))
+        .isEqualTo(provider().features());
+    assertThat(info.durability())
+        .as(rule("10.8", "info reports the configured durability"))
+        .isEqualTo(Durability.SYNC);
+    assertThat(info.readOnly()).isFalse();
+    assertThat(info.location()).as(rule("10.8", "info names a location")).isNotBlank();
+  }
+
+  @Test
+  void required_r10_9_statsCountKeys() {
+    Store s = open();
+    for (int i = 0; i < 300; i++) {
+      s.put(key(i), b("v"));
+    }
+    for (int i = 0; i < 100; i++) {
+      s.delete(key(i));
+    }
+    var st = s.stats();
+    if (st.keyCountExact()) {
+      assertThat(st.keyCount())
+          .as(rule("10.9", "an exact key count counts live keys"))
+          .isEqualTo(200);
+    } else {
+      assertThat(st.keyCount())
+          .as(rule("10.9", "an estimated key count is non-negative"))
+          .isNotNegative();
+    }
+    assertThat(st.diskBytes()).as(rule("10.9", "disk bytes are non-negative")).isNotNegative();
+    if (has(Feature.PERSISTENT)) {
+      s.sync();
+      assertThat(s.stats().diskBytes())
+          .as(rule("10.9", "a persistent store with data occupies disk"))
+          .isPositive();
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package io.kv4j.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.Store;
+import io.kv4j.WriteBatch;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Group 11: random operations checked against a {@link TreeMap}. The seed is in every failure
+ * message; replay with {@code -Dkv4j.tck.seed=<seed>}; lengthen with {@code -Dkv4j.tck.ops=N}.
+ */
+abstract class ModelRules extends LifecycleRules {
+
+  @Test
+  void required_r11_1_randomOperationsMatchModel() {
+    long seed = Long.getLong("kv4j.tck.seed", System.nanoTime());
+    SplittableRandom rnd = new SplittableRandom(seed);
+    String ctx = "seed " + seed + " (replay with -Dkv4j.tck.seed=" + seed + ")";
+    Store s = open();
+    TreeMap<byte[], byte[]> model = newModel();
+    boolean scans = has(Feature.ORDERED_SCAN);
+    for (int op = 0; op < OPS; op++) {
+      int dice = rnd.nextInt(100);
+      String at = "op " + op + ", " + ctx;
+      if (dice < 40) {
+        byte[] k = randomKey(rnd);
+        byte[] v = value(rnd, rnd.nextInt(10) == 0 ? 0 : rnd.nextInt(1, 300));
+        s.put(k, v);
+        model.put(k, v);
+      } else if (dice < 55) {
+        byte[] k = randomKey(rnd);
+        s.delete(k);
+        model.remove(k);
+      } else if (dice < 62 && has(Feature.ATOMIC_BATCH)) {
+        WriteBatch b = new WriteBatch();
+        TreeMap<byte[], byte[]> after = new TreeMap<>(model);
+        for (int i = rnd.nextInt(1, 20); i > 0; i--) {
+          byte[] k = randomKey(rnd);
+          if (rnd.nextInt(4) == 0) {
+            b.delete(k);
+            after.remove(k);
+          } else {
+            byte[] v = value(rnd, rnd.nextInt(50));
+            b.put(k, v);
+            after.put(k, v);
+          }
+        }
+        s.write(b);
+        model = after;
+      } else if (dice < 80) {
+        byte[] k = randomKey(rnd);
+        assertThat(s.get(k))
+            .as(rule("11.1", "get " + hex(k) + " at " + at))
+            .isEqualTo(model.get(k));
+      } else if (dice < 98 && scans) {
+        KeyRange r = randomRange(rnd);
+        if (r.isReverse() && !has(Feature.REVERSE_SCAN)) {
+          r = r.reverse();
+        }
+        assertScan("11.1", s, model, r);
+      } else if (has(Feature.PERSISTENT)) {
+        s = reopen(s);
+      }
+    }
+    for (var e : model.entrySet()) {
+      assertThat(s.get(e.getKey()))
+          .as(rule("11.1", "final get " + hex(e.getKey()) + ", " + ctx))
+          .isEqualTo(e.getValue());
+    }
+    if (has(Feature.PERSISTENT)) {
+      s = reopen(s);
+      for (var e : model.entrySet()) {
+        assertThat(s.get(e.getKey()))
+            .as(rule("11.1", "final get after reopen " + hex(e.getKey()) + ", " + ctx))
+            .isEqualTo(e.getValue());
+      }
+    }
+  }
+
+  /** Keys from a small alphabet so operations collide, with 0x00/0xFF edges and prefixes. */
+  static byte[] randomKey(SplittableRandom rnd) {
+    int len = rnd.nextInt(1, 4);
+    byte[] k = new byte[len];
+    for (int i = 0; i < len; i++) {
+      int pick = rnd.nextInt(6);
+      k[i] =
+          (byte)
+              (pick == 0
+                  ? 0x00
+                  : pick == 1 ? 0xFF : pick == 2 ? 0x7F : pick == 3 ? 0x80 : 0x41 + rnd.nextInt(3));
+    }
+    return k;
+  }
+
+  static KeyRange randomRange(SplittableRandom rnd) {
+    KeyRange r = rnd.nextInt(5) == 0 ? KeyRange.prefix(randomKey(rnd)) : KeyRange.all();
+    if (rnd.nextBoolean()) {
+      r = rnd.nextBoolean() ? r.gte(randomKey(rnd)) : r.gt(randomKey(rnd));
+    }
+    if (rnd.nextBoolean()) {
+      r = rnd.nextBoolean() ? r.lte(randomKey(rnd)) : r.lt(randomKey(rnd));
+    }
+    if (rnd.nextBoolean()) {
+      r = r.reverse();
+    }
+    if (rnd.nextInt(3) == 0) {
+      r = r.limit(rnd.nextInt(6));
+    }
+    return r;
+  }
+}

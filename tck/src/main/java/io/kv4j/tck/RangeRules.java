@@ -1,0 +1,190 @@
+package io.kv4j.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.Store;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/** Group 3: ranges. Every case is checked against a {@link TreeMap} model. */
+abstract class RangeRules extends OrderRules {
+
+  /** Stored keys: ends of the byte range, a prefix family and neighbours. */
+  private static final byte[][] STORED = {
+    b(0x10),
+    b(0x20),
+    b(0x30),
+    b(0x30, 0x00),
+    b(0x30, 0xFF),
+    b(0x40),
+    b(0x80),
+    b(0xFF),
+    b(0xFF, 0xFF)
+  };
+
+  /** Bounds: on stored keys, between them, and past both ends. */
+  private static final byte[][] BOUNDS = {
+    b(0x01),
+    b(0x10),
+    b(0x15),
+    b(0x30),
+    b(0x30, 0x00, 0x00),
+    b(0x30, 0xFF),
+    b(0x7F),
+    b(0xFF),
+    b(0xFF, 0xFF, 0xFF)
+  };
+
+  private TreeMap<byte[], byte[]> fill(Store s) {
+    TreeMap<byte[], byte[]> model = newModel();
+    for (byte[] k : STORED) {
+      byte[] v = b("v" + hex(k));
+      s.put(k, v);
+      model.put(k, v);
+    }
+    return model;
+  }
+
+  /** Every combination of absent/inclusive/exclusive lower and upper bounds. */
+  private static List<KeyRange> boundMatrix() {
+    List<KeyRange> out = new ArrayList<>();
+    List<KeyRange> lowers = new ArrayList<>();
+    lowers.add(KeyRange.all());
+    for (byte[] lo : BOUNDS) {
+      lowers.add(KeyRange.all().gte(lo));
+      lowers.add(KeyRange.all().gt(lo));
+    }
+    for (KeyRange l : lowers) {
+      out.add(l);
+      for (byte[] hi : BOUNDS) {
+        out.add(l.lte(hi));
+        out.add(l.lt(hi));
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void required_r3_1_boundMatrixForward() {
+    require("3.1", Feature.ORDERED_SCAN);
+    Store s = open();
+    TreeMap<byte[], byte[]> model = fill(s);
+    for (KeyRange r : boundMatrix()) {
+      assertScan("3.1", s, model, r);
+    }
+  }
+
+  @Test
+  void required_r3_2_boundMatrixReverse() {
+    require("3.2", Feature.REVERSE_SCAN);
+    Store s = open();
+    TreeMap<byte[], byte[]> model = fill(s);
+    for (KeyRange r : boundMatrix()) {
+      assertScan("3.2", s, model, r.reverse());
+    }
+  }
+
+  @Test
+  void required_r3_3_prefixRanges() {
+    require("3.3", Feature.ORDERED_SCAN);
+    Store s = open();
+    TreeMap<byte[], byte[]> model = fill(s);
+    byte[][] more = {b(0xFF, 0x00), b(0xFF, 0xFF, 0x01), b(0x2F, 0xFF), b(0x31)};
+    for (byte[] k : more) {
+      s.put(k, k);
+      model.put(k, k);
+    }
+    byte[][] prefixes = {b(0x30), b(0x30, 0xFF), b(0xFF), b(0xFF, 0xFF), b(0x2F), b(0x50), b(0x10)};
+    for (byte[] p : prefixes) {
+      KeyRange r = KeyRange.prefix(p);
+      assertScan("3.3", s, model, r);
+      if (has(Feature.REVERSE_SCAN)) {
+        assertScan("3.3", s, model, r.reverse());
+        assertScan("3.3", s, model, r.reverse().limit(1));
+      }
+    }
+    assertThat(keysOf(scanAll(s, KeyRange.prefix(b(0xFF)))))
+        .as(rule("3.3", "prefix ff (its successor overflows) covers ff, ff00, ffff, ffff01"))
+        .containsExactly("ff", "ff00", "ffff", "ffff01");
+  }
+
+  @Test
+  void required_r3_4_limits() {
+    require("3.4", Feature.ORDERED_SCAN);
+    Store s = open();
+    TreeMap<byte[], byte[]> model = fill(s);
+    for (long limit : new long[] {0, 1, 2, 5, STORED.length, STORED.length + 1}) {
+      assertScan("3.4", s, model, KeyRange.all().limit(limit));
+      assertScan("3.4", s, model, KeyRange.all().gt(b(0x10)).lt(b(0xFF)).limit(limit));
+      if (has(Feature.REVERSE_SCAN)) {
+        assertScan("3.4", s, model, KeyRange.all().reverse().limit(limit));
+        assertScan(
+            "3.4", s, model, KeyRange.all().gte(b(0x15)).lte(b(0x80)).reverse().limit(limit));
+      }
+    }
+    if (has(Feature.REVERSE_SCAN)) {
+      assertThat(keysOf(scanAll(s, KeyRange.all().reverse().limit(2))))
+          .as(rule("3.4", "reverse with a limit returns the HIGHEST keys"))
+          .containsExactly("ffff", "ff");
+    }
+  }
+
+  @Test
+  void required_r3_5_emptyAndInvertedRanges() {
+    require("3.5", Feature.ORDERED_SCAN);
+    Store s = open();
+    TreeMap<byte[], byte[]> model = fill(s);
+    List<KeyRange> empty =
+        List.of(
+            KeyRange.all().gte(b(0x40)).lt(b(0x40)),
+            KeyRange.all().gt(b(0x40)).lte(b(0x40)),
+            KeyRange.all().gt(b(0x40)).lt(b(0x40)),
+            KeyRange.all().gte(b(0x80)).lte(b(0x20)),
+            KeyRange.all().gt(b(0x30)).lt(b(0x30, 0x00)),
+            KeyRange.between(b(0x11), b(0x12)));
+    for (KeyRange r : empty) {
+      assertThat(scanAll(s, r)).as(rule("3.5", "range " + r + " is empty")).isEmpty();
+      if (has(Feature.REVERSE_SCAN)) {
+        assertThat(scanAll(s, r.reverse()))
+            .as(rule("3.5", "range " + r + " reversed is empty"))
+            .isEmpty();
+      }
+    }
+    assertScan("3.5", s, model, KeyRange.all().gte(b(0x40)).lte(b(0x40)));
+  }
+
+  @Test
+  void required_r3_6_boundsPastBothEnds() {
+    require("3.6", Feature.ORDERED_SCAN);
+    Store s = open();
+    TreeMap<byte[], byte[]> model = fill(s);
+    KeyRange wide = KeyRange.all().gte(b(0x00)).lte(b(0xFF, 0xFF, 0xFF, 0xFF));
+    assertScan("3.6", s, model, wide);
+    assertScan("3.6", s, model, KeyRange.all().gt(b(0xFF, 0xFF)));
+    assertScan("3.6", s, model, KeyRange.all().lt(b(0x10)));
+    if (has(Feature.REVERSE_SCAN)) {
+      assertScan("3.6", s, model, wide.reverse());
+      assertScan("3.6", s, model, KeyRange.all().gt(b(0xFF, 0xFF)).reverse());
+      assertScan("3.6", s, model, KeyRange.all().lt(b(0x10)).reverse());
+    }
+  }
+
+  @Test
+  void required_r3_7_scanOfEmptyStore() {
+    require("3.7", Feature.ORDERED_SCAN);
+    Store s = open();
+    assertThat(scanAll(s, KeyRange.all())).as(rule("3.7", "an empty store scans empty")).isEmpty();
+    if (has(Feature.REVERSE_SCAN)) {
+      assertThat(scanAll(s, KeyRange.all().reverse())).as(rule("3.7", "reversed too")).isEmpty();
+    }
+    s.put(b("a"), b("1"));
+    s.delete(b("a"));
+    assertThat(scanAll(s, KeyRange.all()))
+        .as(rule("3.7", "a deleted key is not scanned"))
+        .isEmpty();
+  }
+}

@@ -1,0 +1,45 @@
+package io.kv4j.tck;
+
+import io.kv4j.Durability;
+import io.kv4j.StoreConfig;
+import java.nio.file.Path;
+
+/**
+ * The kv4j compatibility kit. Extend it with the config of your engine and run it with JUnit 5:
+ *
+ * <pre>{@code
+ * class MyEngineTckTest extends StoreTck {
+ *   @Override
+ *   protected StoreConfig config(Path directory, Durability durability) {
+ *     return StoreConfig.builder("my-engine").path(directory).durability(durability).build();
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p>Each test is one rule of {@code tck/SPEC.md}, named {@code required_r<group>_<n>_<what>}.
+ * Rules for features the engine does not declare are skipped with a message naming the feature,
+ * never counted as passed. A summary (passed / failed / skipped with reasons) is written to {@code
+ * target/kv4j-tck/<TestClass>.md} and {@code .json}.
+ *
+ * <p>The config is used, not an object: the crash rules open the engine in a child JVM from {@link
+ * StoreConfig#toUri()}, on this JVM's classpath and with its module flags (see {@code
+ * childJvmOptions()}). Depth is set with system properties: {@code kv4j.tck.ops} (random
+ * operations, default 3000), {@code kv4j.tck.threads} (default 4), {@code kv4j.tck.crashRounds}
+ * (per durability, default 2), {@code kv4j.tck.manyKeys} (default 100000), {@code kv4j.tck.seed}
+ * (replay a failing seed).
+ */
+public abstract class StoreTck extends ModelRules {
+
+  /** For subclasses. */
+  protected StoreTck() {}
+
+  /**
+   * How to open the engine under test.
+   *
+   * @param directory a directory the store owns; it may not exist yet
+   * @param durability the durability to open with
+   * @return the config, built with {@link StoreConfig#builder(String)}
+   */
+  @Override
+  protected abstract StoreConfig config(Path directory, Durability durability);
+}

@@ -1,0 +1,231 @@
+package io.kv4j.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kv4j.Cursor;
+import io.kv4j.Durability;
+import io.kv4j.Entry;
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.Store;
+import io.kv4j.StoreConfig;
+import io.kv4j.Stores;
+import io.kv4j.spi.StoreProvider;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * State and helpers shared by the rule groups: the temporary directory, the stores a test opened
+ * (closed after each test), rule-tagged messages, feature assumptions and a {@link TreeMap} model
+ * to compare scans with.
+ */
+@ExtendWith(TckReport.class)
+abstract class TckBase {
+  /** Depth knobs, settable with -D so CI stays short and a soak is one flag away. */
+  static final int OPS = Integer.getInteger("kv4j.tck.ops", 3000);
+
+  static final int THREADS = Integer.getInteger("kv4j.tck.threads", 4);
+  static final int CRASH_ROUNDS = Integer.getInteger("kv4j.tck.crashRounds", 2);
+  static final int MANY_KEYS = Integer.getInteger("kv4j.tck.manyKeys", 100_000);
+
+  @TempDir Path tempDir;
+
+  private final List<Store> opened = new ArrayList<>();
+  private final Map<Store, StoreConfig> configs = new java.util.IdentityHashMap<>();
+  private StoreProvider provider;
+
+  /**
+   * How to open the engine under test.
+   *
+   * @param directory a directory the store owns; it may not exist yet
+   * @param durability the durability to open with
+   * @return the config
+   */
+  protected abstract StoreConfig config(Path directory, Durability durability);
+
+  @AfterEach
+  void closeOpenedStores() {
+    for (Store s : opened) {
+      s.close();
+    }
+    opened.clear();
+  }
+
+  /** The store directory used by default in a test. */
+  Path dir() {
+    return tempDir.resolve("store");
+  }
+
+  StoreConfig config(Durability durability) {
+    return config(dir(), durability);
+  }
+
+  StoreProvider provider() {
+    if (provider == null) {
+      provider = Stores.provider(config(dir(), Durability.BUFFERED).engine());
+    }
+    return provider;
+  }
+
+  String engine() {
+    return provider().id();
+  }
+
+  boolean has(Feature f) {
+    return provider().features().contains(f);
+  }
+
+  /** Skips the test, naming the missing feature, unless the engine declares it. */
+  void require(String rule, Feature f) {
+    Assumptions.assumeTrue(
+        has(f), "[" + rule + "] skipped: engine '" + engine() + "' does not declare " + f);
+  }
+
+  Store open() {
+    return open(config(Durability.BUFFERED));
+  }
+
+  Store open(Durability d) {
+    return open(config(d));
+  }
+
+  Store open(StoreConfig c) {
+    Store s = Stores.open(c);
+    opened.add(s);
+    configs.put(s, c);
+    return s;
+  }
+
+  /** Closes a store and forgets it. */
+  void close(Store s) {
+    s.close();
+    opened.remove(s);
+  }
+
+  /** The config a store was opened with. */
+  StoreConfig configOf(Store s) {
+    return configs.get(s);
+  }
+
+  /** Closes and reopens with the same config. */
+  Store reopen(Store s) {
+    StoreConfig c = configs.remove(s);
+    close(s);
+    return open(c);
+  }
+
+  /**
+   * What a call throws, or null when it returns normally; used as {@code
+   * assertThat(thrown(call)).as(rule(...)).isInstanceOf(...)} so the rule is named also when
+   * nothing was thrown.
+   */
+  static Throwable thrown(org.assertj.core.api.ThrowableAssert.ThrowingCallable call) {
+    return org.assertj.core.api.Assertions.catchThrowable(call);
+  }
+
+  /** A rule-tagged description for assertion messages. */
+  static String rule(String id, String what) {
+    return "[" + id + "] " + what;
+  }
+
+  static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  static byte[] b(int... unsigned) {
+    byte[] r = new byte[unsigned.length];
+    for (int i = 0; i < r.length; i++) {
+      r[i] = (byte) unsigned[i];
+    }
+    return r;
+  }
+
+  /** A 16-byte key: 8-byte big-endian index then padding, so keys sort by index. */
+  static byte[] key(long i) {
+    return ByteBuffer.allocate(16).putLong(i).putLong(0x6b7634_6a6b7634L).array();
+  }
+
+  static byte[] value(SplittableRandom rnd, int length) {
+    byte[] v = new byte[length];
+    for (int i = 0; i < length; i++) {
+      v[i] = (byte) rnd.nextInt(256);
+    }
+    return v;
+  }
+
+  static List<Entry> scanAll(Store s, KeyRange r) {
+    List<Entry> out = new ArrayList<>();
+    try (Cursor c = s.scan(r)) {
+      while (c.hasNext()) {
+        out.add(c.next());
+      }
+    }
+    return out;
+  }
+
+  static List<String> keysOf(List<Entry> entries) {
+    List<String> out = new ArrayList<>();
+    for (Entry e : entries) {
+      out.add(hex(e.key()));
+    }
+    return out;
+  }
+
+  static String hex(byte[] b) {
+    return java.util.HexFormat.of().formatHex(b);
+  }
+
+  static TreeMap<byte[], byte[]> newModel() {
+    return new TreeMap<>(Arrays::compareUnsigned);
+  }
+
+  /** What a correct engine returns for a range, computed on the model. */
+  static List<Entry> expected(TreeMap<byte[], byte[]> model, KeyRange r) {
+    List<Entry> out = new ArrayList<>();
+    if (r.isEmpty()) {
+      return out;
+    }
+    NavigableMap<byte[], byte[]> v = model;
+    byte[] lo = r.lower();
+    byte[] hi = r.upper();
+    if (lo != null && hi != null) {
+      v = v.subMap(lo, r.lowerInclusive(), hi, r.upperInclusive());
+    } else if (lo != null) {
+      v = v.tailMap(lo, r.lowerInclusive());
+    } else if (hi != null) {
+      v = v.headMap(hi, r.upperInclusive());
+    }
+    if (r.isReverse()) {
+      v = v.descendingMap();
+    }
+    for (Map.Entry<byte[], byte[]> e : v.entrySet()) {
+      if (out.size() >= r.limitValue()) {
+        break;
+      }
+      out.add(new Entry(e.getKey(), e.getValue()));
+    }
+    return out;
+  }
+
+  /** Asserts that a scan equals the model's answer, keys and values. */
+  static void assertScan(String ruleId, Store s, TreeMap<byte[], byte[]> model, KeyRange r) {
+    List<Entry> actual = scanAll(s, r);
+    List<Entry> want = expected(model, r);
+    assertThat(keysOf(actual))
+        .as(rule(ruleId, "keys of scan " + r + " (check bound inclusivity, order and limit)"))
+        .containsExactlyElementsOf(keysOf(want));
+    assertThat(actual).as(rule(ruleId, "entries of scan " + r)).isEqualTo(want);
+  }
+}
