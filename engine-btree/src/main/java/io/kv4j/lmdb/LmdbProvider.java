@@ -1,0 +1,117 @@
+package io.kv4j.lmdb;
+
+import io.kv4j.Feature;
+import io.kv4j.Limits;
+import io.kv4j.Store;
+import io.kv4j.StoreConfig;
+import io.kv4j.spi.OptionSpec;
+import io.kv4j.spi.StoreProvider;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The {@code lmdb} engine (alias {@code btree}): LMDB, a copy-on-write B+tree in one memory-mapped
+ * file, through lmdbjava. Fast point reads and ordered, reverse and snapshot scans; one writer at a
+ * time. Keys up to 511 bytes (LMDB's compile-time limit), values up to 256 MiB.
+ *
+ * <p>The map grows by itself ({@code initial-map-size}, {@code map-growth-step}); read transactions
+ * are pooled and reused, so reader slots ({@code max-readers}) stay bounded however many threads
+ * come and go. No JVM flags are needed: the engine moves data through its own {@code byte[]} buffer
+ * proxy instead of lmdbjava's {@code ByteBuffer} proxies, which need {@code --add-opens}.
+ */
+public final class LmdbProvider implements StoreProvider {
+  static final String ID = "lmdb";
+
+  /** LMDB's key limit (MDB_MAXKEYSIZE of the bundled native library). */
+  static final int MAX_KEY_SIZE = 511;
+
+  /** Largest value: fits one default growth step with room to spare; see the README. */
+  static final int MAX_VALUE_SIZE = 256 << 20;
+
+  static final Limits LIMITS = new Limits(MAX_KEY_SIZE, MAX_VALUE_SIZE);
+
+  static final Set<Feature> FEATURES =
+      EnumSet.of(
+          Feature.ORDERED_SCAN,
+          Feature.REVERSE_SCAN,
+          Feature.SNAPSHOT_SCAN,
+          Feature.ATOMIC_BATCH,
+          Feature.PERSISTENT);
+
+  static final OptionSpec<Long> INITIAL_MAP_SIZE =
+      OptionSpec.size(
+          "initial-map-size",
+          1L << 30,
+          1L << 20,
+          1L << 44,
+          "Size of the memory map when the store opens (never less than the data already in it)."
+              + " Address space only: the file grows with the data, not with the map.");
+
+  static final OptionSpec<Long> MAP_GROWTH_STEP =
+      OptionSpec.size(
+          "map-growth-step",
+          1L << 30,
+          1L << 20,
+          1L << 44,
+          "How much the map grows when a write finds it full; the write is then retried.");
+
+  static final OptionSpec<Integer> MAX_READERS =
+      OptionSpec.integer(
+          "max-readers",
+          1024,
+          8,
+          1 << 20,
+          "slots",
+          "Reader slots in the lock file: the most read transactions (concurrent gets plus open"
+              + " cursors plus pooled idle transactions) that can exist at once.");
+
+  static final OptionSpec<Long> MAP_GROWTH_TIMEOUT =
+      OptionSpec.longInteger(
+          "map-growth-timeout",
+          30_000,
+          0,
+          Long.MAX_VALUE,
+          "ms",
+          "How long a write that needs a larger map waits for open cursors (read transactions) to"
+              + " close, after which it fails instead of waiting forever.");
+
+  /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+  public LmdbProvider() {}
+
+  @Override
+  public String id() {
+    return ID;
+  }
+
+  @Override
+  public Set<String> aliases() {
+    return Set.of("btree");
+  }
+
+  @Override
+  public String description() {
+    return "LMDB B+tree (lmdbjava): fast reads, ordered/reverse/snapshot scans, one writer;"
+        + " for read-mostly data.";
+  }
+
+  @Override
+  public Set<Feature> features() {
+    return FEATURES;
+  }
+
+  @Override
+  public Limits limits() {
+    return LIMITS;
+  }
+
+  @Override
+  public List<OptionSpec<?>> options() {
+    return List.of(INITIAL_MAP_SIZE, MAP_GROWTH_STEP, MAX_READERS, MAP_GROWTH_TIMEOUT);
+  }
+
+  @Override
+  public Store open(StoreConfig config) {
+    return LmdbStore.open(config);
+  }
+}

@@ -1,0 +1,171 @@
+package io.kv4j.lmdb;
+
+import io.kv4j.StoreClosedException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Who may touch the LMDB environment right now. Every native section (a get, a write transaction, a
+ * stats call) and every open cursor (its read transaction stays active until the cursor is
+ * released) counts as <em>active</em>. Two things need the environment to themselves: growing the
+ * map ({@code mdb_env_set_mapsize} remaps the file, so no transaction may be active) and closing
+ * it. Both set an exclusive flag that keeps new sections out, then wait until the active count
+ * drops to zero.
+ *
+ * <p>The deadlock that a plain read-write lock would have: a thread holding an open cursor asks for
+ * a new section (a get, a new cursor) while a grower waits for the cursors to close. Its cursor
+ * keeps the count above zero, so the grower never proceeds, and the thread never gets in. Here, a
+ * thread that holds open cursors is let in even while exclusive access is pending: it cannot make
+ * things worse (its cursors already block the grower) and it is what lets it finish and close them.
+ * A grower that itself holds open cursors could never see the count reach zero, so growth refuses
+ * up front instead of waiting forever, and a grower waiting for other threads' cursors gives up
+ * after a timeout.
+ */
+final class TxnGate {
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  private final ThreadLocal<AtomicInteger> cursorsOfThread =
+      ThreadLocal.withInitial(AtomicInteger::new);
+  private final String describe;
+  private int active;
+  private boolean exclusive;
+  private boolean closed;
+
+  TxnGate(String describe) {
+    this.describe = describe;
+  }
+
+  /**
+   * Enters a native section; pair with {@link #exit()}.
+   *
+   * @throws StoreClosedException if the store is closed or closing
+   */
+  void enter() {
+    boolean bypass = cursorsOfThread.get().get() > 0;
+    lock.lock();
+    try {
+      while (exclusive && !closed && !bypass) {
+        changed.awaitUninterruptibly();
+      }
+      if (closed) {
+        throw new StoreClosedException(describe + " is closed");
+      }
+      active++;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Leaves a native section or releases a cursor's transaction. */
+  void exit() {
+    lock.lock();
+    try {
+      if (--active == 0) {
+        changed.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * The counter of cursors open by the calling thread; a cursor increments it when it opens and
+   * decrements the same counter when released, whichever thread releases it.
+   *
+   * @return the current thread's counter
+   */
+  AtomicInteger cursorsOfCurrentThread() {
+    return cursorsOfThread.get();
+  }
+
+  /**
+   * Runs {@code action} with no transaction active, for growing the map. The caller holds no
+   * section.
+   *
+   * @param timeoutMillis how long to wait for active transactions (open cursors) to finish
+   * @param action what to run alone
+   * @return true if it ran, false if transactions stayed active past the timeout
+   * @throws IllegalStateException if the calling thread holds open cursors (waiting would deadlock)
+   * @throws StoreClosedException if the store closes meanwhile
+   */
+  boolean runExclusive(long timeoutMillis, Runnable action) {
+    int own = cursorsOfThread.get().get();
+    if (own > 0) {
+      throw new IllegalStateException(
+          describe
+              + ": the LMDB map is full and cannot grow while this thread holds "
+              + own
+              + " open cursor(s) on the store (growing remaps the file, which needs every read"
+              + " transaction closed). Close the cursors before writing, or raise the"
+              + " 'initial-map-size' option");
+    }
+    lock.lock();
+    try {
+      while (exclusive && !closed) {
+        changed.awaitUninterruptibly();
+      }
+      if (closed) {
+        throw new StoreClosedException(describe + " is closed");
+      }
+      exclusive = true;
+      try {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (active > 0 && !closed) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            return false;
+          }
+          try {
+            changed.awaitNanos(left);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+          }
+        }
+        if (closed) {
+          throw new StoreClosedException(describe + " is closed");
+        }
+        action.run();
+        return true;
+      } finally {
+        exclusive = false;
+        changed.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Marks the store closed, lets waiting threads fail, and waits until every active section has
+   * finished, so the environment can be freed. Cursors must have been released before.
+   */
+  void closeAndDrain() {
+    lock.lock();
+    try {
+      closed = true;
+      changed.signalAll();
+      while (active > 0) {
+        changed.awaitUninterruptibly();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Active sections and cursor transactions right now.
+   *
+   * @return the count
+   */
+  int active() {
+    lock.lock();
+    try {
+      return active;
+    } finally {
+      lock.unlock();
+    }
+  }
+}
