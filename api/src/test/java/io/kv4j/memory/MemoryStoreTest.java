@@ -1,0 +1,83 @@
+package io.kv4j.memory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kv4j.Cursor;
+import io.kv4j.Entry;
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.Store;
+import io.kv4j.StoreClosedException;
+import io.kv4j.StoreConfig;
+import io.kv4j.Stores;
+import io.kv4j.WriteBatch;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Memory-engine specifics; the full contract is checked by the TCK module's MemoryTckTest. */
+class MemoryStoreTest {
+  private final Store store = Stores.open("memory:");
+
+  @Test
+  void info_declaresFeaturesWithoutPersistence() {
+    assertThat(store.info().features())
+        .contains(Feature.ORDERED_SCAN, Feature.SNAPSHOT_SCAN, Feature.ATOMIC_BATCH)
+        .doesNotContain(Feature.PERSISTENT);
+    assertThat(store.info().location()).isEqualTo("memory:");
+  }
+
+  @Test
+  void scan_isSnapshotWhileWriting() {
+    store.put(new byte[] {1}, new byte[] {1});
+    store.put(new byte[] {2}, new byte[] {2});
+    List<Entry> seen = new ArrayList<>();
+    try (Cursor c = store.scan(KeyRange.all())) {
+      store.put(new byte[] {3}, new byte[] {3});
+      store.delete(new byte[] {1});
+      c.forEachRemaining(seen::add);
+    }
+    assertThat(seen).extracting(e -> e.key()[0]).containsExactly((byte) 1, (byte) 2);
+    assertThat(store.get(new byte[] {1})).isNull();
+  }
+
+  @Test
+  void stats_countKeysAndPayload() {
+    store.write(
+        new WriteBatch().put(new byte[] {1}, new byte[10]).put(new byte[] {2}, new byte[5]));
+    store.put(new byte[] {1}, new byte[3]);
+    assertThat(store.stats().keyCount()).isEqualTo(2);
+    assertThat(store.stats().keyCountExact()).isTrue();
+    assertThat(store.stats().figures().get("memory-payload-bytes")).isEqualTo(1L + 3 + 1 + 5);
+  }
+
+  @Test
+  void close_closesCursorsAndRefusesUse() {
+    store.put(new byte[] {1}, new byte[] {1});
+    Cursor c = store.scan(KeyRange.all());
+    store.close();
+    assertThatThrownBy(c::hasNext).isInstanceOf(StoreClosedException.class);
+    assertThatThrownBy(() -> store.get(new byte[] {1}))
+        .isInstanceOf(StoreClosedException.class)
+        .hasMessageContaining("engine 'memory'");
+  }
+
+  @Test
+  void readOnly_refusesWrites() {
+    try (Store ro = Stores.open(StoreConfig.builder("memory").readOnly(true).build())) {
+      assertThatThrownBy(() -> ro.put(new byte[] {1}, new byte[0]))
+          .isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("read-only");
+    }
+  }
+
+  @Test
+  void overLimitKey_messageGivesLengthLimitAndEngine() {
+    assertThatThrownBy(() -> store.put(new byte[(64 << 10) + 1], new byte[0]))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("65537 bytes")
+        .hasMessageContaining("limit of 65536")
+        .hasMessageContaining("engine 'memory'");
+  }
+}
