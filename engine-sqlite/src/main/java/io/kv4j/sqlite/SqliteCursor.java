@@ -51,9 +51,10 @@ final class SqliteCursor extends AbstractCursor {
       boolean ok = false;
       try {
         fetch();
+        endSnapshotIfDrained();
         ok = true;
       } finally {
-        if (!ok) {
+        if (!ok && conn != null) {
           store.endSnapshot(conn);
           conn = null;
         }
@@ -73,6 +74,7 @@ final class SqliteCursor extends AbstractCursor {
       try {
         store.ensureOpen();
         fetch();
+        endSnapshotIfDrained();
       } catch (SQLException e) {
         throw SqliteStore.translate(store.describe() + ": scan failed", e, store.file());
       } finally {
@@ -100,6 +102,18 @@ final class SqliteCursor extends AbstractCursor {
       store.endSnapshot(c);
     } finally {
       store.lifecycle().readLock().unlock();
+    }
+  }
+
+  /**
+   * Once the last chunk is buffered the snapshot has nothing more to give: end the read transaction
+   * now, so a cursor left unclosed neither holds a connection nor pins the WAL.
+   */
+  private void endSnapshotIfDrained() {
+    if (drained && conn != null) {
+      SqlConn c = conn;
+      conn = null;
+      store.endSnapshot(c);
     }
   }
 

@@ -375,7 +375,8 @@ class SqliteStoreTest {
   @Test
   void close_closesEveryConnection_evenAfterWorkerThreadsDied() throws Exception {
     Store s = Stores.open(builder().option("reader-pool-size", "3").build());
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < SqliteCursor.CHUNK_ROWS + 44; i++) { // more than one chunk: cursors stay
+      // on their connections
       s.put(b("k" + i), b("v" + i));
     }
     ExecutorService pool = Executors.newFixedThreadPool(8);
@@ -389,7 +390,7 @@ class SqliteStoreTest {
                   for (int i = 0; i < 200; i++) {
                     assertThat(s.get(b("k" + (i % 100)))).isEqualTo(b("v" + (i % 100)));
                   }
-                  Cursor c = s.scan(KeyRange.all()); // left open on purpose
+                  Cursor c = s.scan(KeyRange.all()); // left open on purpose, mid-snapshot
                   assertThat(c.hasNext()).isTrue();
                   if (id % 2 == 0) {
                     throw new IllegalStateException("worker dies holding an open cursor");
@@ -415,6 +416,32 @@ class SqliteStoreTest {
     // SQLite removes the WAL and shm files only when the LAST connection to the file closes.
     assertThat(dir().resolve("kv.sqlite-wal")).doesNotExist();
     assertThat(dir().resolve("kv.sqlite-shm")).doesNotExist();
+  }
+
+  @Test
+  void scan_fullyBuffered_releasesConnectionBeforeClose() {
+    try (Store s = open()) {
+      s.put(b("a"), b("1"));
+      List<Cursor> small = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        small.add(s.scan(KeyRange.all())); // one row: buffered at once, connection returned
+      }
+      assertThat(s.stats().figures().get("cursor-connections").intValue()).isLessThanOrEqualTo(2);
+      s.put(b("b"), b("2")); // still snapshots: the row was read at scan time
+      for (Cursor c : small) {
+        assertThat(keys(c)).containsExactly("a");
+      }
+      for (int i = 0; i < SqliteCursor.CHUNK_ROWS * 2; i++) {
+        s.put(b("k" + i), b("v"));
+      }
+      List<Cursor> big = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        big.add(s.scan(KeyRange.all())); // more than a chunk: each holds its snapshot
+      }
+      assertThat(s.stats().figures().get("cursor-connections").intValue()).isEqualTo(5);
+      big.forEach(Cursor::close);
+      assertThat(s.stats().figures().get("cursor-connections").intValue()).isLessThanOrEqualTo(2);
+    }
   }
 
   @Test
