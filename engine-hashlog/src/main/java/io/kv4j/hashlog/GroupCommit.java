@@ -63,6 +63,9 @@ final class GroupCommit {
         Throwable error = null;
         lock.unlock();
         try {
+          if (store.injectForceFailure) {
+            throw new IOException("injected fsync failure (test hook)");
+          }
           seg.force();
         } catch (IOException | RuntimeException e) {
           error = e;

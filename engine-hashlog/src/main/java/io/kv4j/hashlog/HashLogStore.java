@@ -72,6 +72,10 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   private volatile Segment active;
   private int segmentCount; // guarded by writeLock
   private volatile StoreIOException failure;
+
+  /** Test hook: the next group-commit force fails. */
+  volatile boolean injectForceFailure;
+
   long truncatedTailBytes;
   int hintsRebuilt;
 
@@ -214,8 +218,8 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
         "hashlog: torn or garbage tail in newest segment {0}: discarding {1} bytes after offset {2}"
             + " (the end of the last valid record){3}",
         seg.path,
-        garbage,
-        at,
+        Long.toString(garbage),
+        Integer.toString(at),
         readOnly ? "; read-only, file left unchanged" : "");
   }
 
@@ -267,7 +271,9 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     Path path = dir.resolve(Segment.fileName(id));
     Segment seg = Segment.openActive(id, path, capacity, 0, true);
     try {
-      seg.force();
+      // The directory entry must be durable before records in the file are acknowledged. The
+      // header needs no force of its own: the first forced write or the seal covers it, and a
+      // newest segment whose header never reached the disk is recognised and recreated.
       syncDirectory();
     } catch (IOException e) {
       seg.closeFile();

@@ -13,8 +13,9 @@ import java.util.zip.CRC32C;
 /**
  * The hint file of a sealed segment: the key, type, offset and value length of each of its put and
  * delete records, so that reopening rebuilds the index without reading values. Format in {@link
- * RecordCodec}. Written to a temporary file, forced, renamed into place, then the directory is
- * forced; a hint that does not match its segment is ignored and rebuilt.
+ * RecordCodec}. Written to a temporary file and renamed into place. A hint is never forced to disk:
+ * it is only an accelerator, every hint is validated (header, described segment length, CRC) when
+ * read, and one lost or damaged by a crash is rebuilt from its segment.
  */
 final class HintFile {
   /** Receives hint entries in log order. */
@@ -71,7 +72,6 @@ final class HintFile {
       out.limit(out.limit() + 4);
       out.putInt(out.limit() - 4, (int) crc.getValue());
       writeFully(ch, out);
-      ch.force(true);
     }
     Files.move(tmp, path(dir, seg.id), StandardCopyOption.ATOMIC_MOVE);
   }

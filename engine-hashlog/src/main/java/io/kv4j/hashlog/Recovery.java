@@ -146,7 +146,6 @@ final class Recovery {
     store.hintsRebuilt++;
     if (!readOnly) {
       HintFile.write(store.dir, seg);
-      store.syncDirectory();
     }
   }
 
