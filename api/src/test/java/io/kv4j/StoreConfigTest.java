@@ -68,7 +68,7 @@ class StoreConfigTest {
     StoreConfig.Builder b = StoreConfig.builder("memory");
     assertThatThrownBy(() -> b.path(null)).isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> b.durability(null)).isInstanceOf(NullPointerException.class);
-    assertThatThrownBy(() -> b.option(null, "x")).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> b.option((String) null, "x")).isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> b.option("x", null))
         .isInstanceOf(NullPointerException.class)
         .hasMessageContaining("x");
