@@ -8,6 +8,7 @@ import static io.kv4j.rocksdb.RocksDbProvider.ROCKSDB_OPTIONS;
 import static io.kv4j.rocksdb.RocksDbProvider.WRITE_BUFFER_SIZE;
 
 import io.kv4j.StoreConfig;
+import io.kv4j.StoreIOException;
 import io.kv4j.spi.OptionSpec;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -32,9 +33,8 @@ import org.rocksdb.RocksDB;
  * filter they point to), after the database itself was closed.
  */
 final class NativeOptions implements AutoCloseable {
-  static {
-    RocksDB.loadLibrary();
-  }
+  /** Why the native library failed to load, or null once it loaded. */
+  private static final Throwable LOAD_FAILURE = load();
 
   /** RocksDB option names the engine sets itself and never takes from {@code rocksdb-options}. */
   private static final List<String> RESERVED =
@@ -59,6 +59,18 @@ final class NativeOptions implements AutoCloseable {
    *     dedicated option
    */
   static NativeOptions build(StoreConfig config) {
+    if (LOAD_FAILURE != null) {
+      throw new StoreIOException(
+          "engine '"
+              + RocksDbProvider.ID
+              + "': cannot load the RocksDB native library from rocksdbjni for "
+              + System.getProperty("os.name")
+              + "/"
+              + System.getProperty("os.arch")
+              + " (it is extracted to java.io.tmpdir, which must allow executing files): "
+              + LOAD_FAILURE,
+          LOAD_FAILURE);
+    }
     Map<String, String> custom = split(config.get(ROCKSDB_OPTIONS));
     Map<String, String> explicit = config.options();
     conflict(explicit, custom, WRITE_BUFFER_SIZE, "write_buffer_size");
@@ -129,6 +141,15 @@ final class NativeOptions implements AutoCloseable {
       if (!ok) {
         closeAll(options, cache, filter);
       }
+    }
+  }
+
+  private static Throwable load() {
+    try {
+      RocksDB.loadLibrary();
+      return null;
+    } catch (UnsatisfiedLinkError | RuntimeException e) {
+      return e;
     }
   }
 
