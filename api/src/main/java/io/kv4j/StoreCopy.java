@@ -1,0 +1,468 @@
+package io.kv4j;
+
+import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.Objects;
+
+/**
+ * Copies every entry of one store into another, whatever the two engines are: the migration from
+ * one engine to another as one call.
+ *
+ * <pre>{@code
+ * try (Store from = Stores.open("sqlite:/data/old");
+ *     Store to = Stores.open("hashlog:/data/new?durability=buffered")) {
+ *   StoreCopy.Result r = StoreCopy.copy(from, to, StoreCopy.Options.defaults());
+ *   if (!r.verified()) {
+ *     throw new IllegalStateException("copy differs: " + r);
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p>Entries are read with one ascending scan of the source (it needs {@link Feature#ORDERED_SCAN})
+ * and written in batches: with {@link Store#write(WriteBatch)} when the target has {@link
+ * Feature#ATOMIC_BATCH}, else with one put per entry, always in ascending key order. So after an
+ * interruption (an exception, a killed process) the target holds a prefix of the source in key
+ * order, and {@link Options#resume(boolean) resume} continues from the target's highest key. The
+ * target is synced at the end, then both sides are scanned again and their {@link #checksum(Store)
+ * checksums} compared.
+ *
+ * <p>Resume assumes the target received nothing but this copy; anything else shows up as a checksum
+ * mismatch. The source should not change during the copy: its checksum is taken after the copy, so
+ * a concurrent write shows up as a mismatch too.
+ */
+public final class StoreCopy {
+  private StoreCopy() {}
+
+  /**
+   * Copies every entry of {@code from} into {@code to}, then verifies counts and checksums unless
+   * {@link Options#verify(boolean)} is off.
+   *
+   * @param from the source, read with an ascending scan
+   * @param to the target
+   * @param options batch sizes, resume, verification, progress listener
+   * @return what was copied and the two checksums
+   * @throws IllegalStateException if the target is not empty and resume is off
+   * @throws UnsupportedOperationException if the source cannot scan in key order
+   * @throws RuntimeException whatever the listener or the stores throw; the target then holds a
+   *     prefix of the source in key order and the copy can be resumed
+   */
+  public static Result copy(Store from, Store to, Options options) {
+    Objects.requireNonNull(from, "from");
+    Objects.requireNonNull(to, "to");
+    Objects.requireNonNull(options, "options");
+    if (from == to) {
+      throw new IllegalArgumentException("cannot copy a store into itself");
+    }
+    long start = System.nanoTime();
+    byte[] resumeKey = highestKey(to);
+    long skipped = 0;
+    if (resumeKey != null) {
+      if (!options.resume) {
+        throw new IllegalStateException(
+            "target "
+                + to.info().describe()
+                + " is not empty; copy into an empty store, or resume an interrupted copy");
+      }
+      StoreStats ts = to.stats();
+      // The highest key is copied again, so it does not count as done.
+      skipped = ts.keyCountExact() ? Math.max(0, ts.keyCount() - 1) : 0;
+    }
+    long expected = -1;
+    StoreStats fs = from.stats();
+    if (fs.keyCount() >= 0) {
+      expected = fs.keyCount();
+    }
+    boolean atomic = to.info().has(Feature.ATOMIC_BATCH);
+    KeyRange range = resumeKey == null ? KeyRange.all() : KeyRange.all().gte(resumeKey);
+    Digest streamed = resumeKey == null ? new Digest() : null;
+    long entries = 0;
+    long bytes = 0;
+    WriteBatch batch = new WriteBatch();
+    try (Cursor c = from.scan(range)) {
+      while (c.hasNext()) {
+        Entry e = c.next();
+        if (streamed != null) {
+          streamed.add(e);
+        }
+        if (atomic) {
+          batch.put(e.key(), e.value());
+        } else {
+          to.put(e.key(), e.value());
+        }
+        entries++;
+        bytes += e.key().length + e.value().length;
+        if (entries % options.batchEntries == 0 || batch.byteSize() >= options.batchBytes) {
+          flush(to, batch);
+          report(options, skipped + entries, bytes, expected, start, resumeKey, false);
+        }
+      }
+    }
+    flush(to, batch);
+    to.sync();
+    report(options, skipped + entries, bytes, expected, start, resumeKey, true);
+    Checksum source = null;
+    Checksum target = null;
+    if (options.verify) {
+      source = streamed != null ? streamed.result() : checksum(from);
+      target = checksum(to);
+    }
+    return new Result(
+        entries, bytes, resumeKey, skipped, source, target, System.nanoTime() - start);
+  }
+
+  /**
+   * Checksums a store: SHA-256 over every entry in ascending key order (each as key length, key,
+   * value length, value), with the entry count and payload bytes. Two stores with equal checksums
+   * hold the same entries.
+   *
+   * @param store the store, read with one ascending scan
+   * @return the checksum
+   */
+  public static Checksum checksum(Store store) {
+    Objects.requireNonNull(store, "store");
+    Digest d = new Digest();
+    try (Cursor c = store.scan(KeyRange.all())) {
+      while (c.hasNext()) {
+        d.add(c.next());
+      }
+    }
+    return d.result();
+  }
+
+  private static byte[] highestKey(Store store) {
+    if (store.info().has(Feature.REVERSE_SCAN)) {
+      try (Cursor c = store.scan(KeyRange.all().reverse().limit(1))) {
+        return c.hasNext() ? c.next().key() : null;
+      }
+    }
+    byte[] last = null;
+    try (Cursor c = store.scan(KeyRange.all())) {
+      while (c.hasNext()) {
+        last = c.next().key();
+      }
+    }
+    return last;
+  }
+
+  private static void flush(Store to, WriteBatch batch) {
+    if (!batch.isEmpty()) {
+      to.write(batch);
+      batch.clear();
+    }
+  }
+
+  private static void report(
+      Options o,
+      long entries,
+      long bytes,
+      long expected,
+      long start,
+      byte[] resumeKey,
+      boolean done) {
+    if (o.listener != null) {
+      o.listener.progress(
+          new Progress(
+              entries,
+              bytes,
+              expected < 0 ? -1 : Math.max(expected, entries),
+              System.nanoTime() - start,
+              resumeKey != null,
+              done));
+    }
+  }
+
+  /** Running SHA-256 over entries. */
+  private static final class Digest {
+    private final MessageDigest sha;
+    private final ByteBuffer len = ByteBuffer.allocate(4);
+    private long entries;
+    private long bytes;
+
+    Digest() {
+      try {
+        sha = MessageDigest.getInstance("SHA-256");
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException("SHA-256 is required on every Java platform", e);
+      }
+    }
+
+    void add(Entry e) {
+      field(e.key());
+      field(e.value());
+      entries++;
+      bytes += e.key().length + e.value().length;
+    }
+
+    private void field(byte[] b) {
+      len.clear();
+      len.putInt(b.length);
+      sha.update(len.array());
+      sha.update(b);
+    }
+
+    Checksum result() {
+      return new Checksum(entries, bytes, HexFormat.of().formatHex(sha.digest()));
+    }
+  }
+
+  /**
+   * How to copy. Immutable: each method returns a changed copy.
+   *
+   * <p>Defaults: batches of 1000 entries or 4 MiB, whichever fills first; no resume; verification
+   * on; no listener.
+   */
+  public static final class Options {
+    private static final Options DEFAULTS = new Options(1000, 4L << 20, false, true, null);
+
+    private final int batchEntries;
+    private final long batchBytes;
+    private final boolean resume;
+    private final boolean verify;
+    private final Listener listener;
+
+    private Options(
+        int batchEntries, long batchBytes, boolean resume, boolean verify, Listener listener) {
+      this.batchEntries = batchEntries;
+      this.batchBytes = batchBytes;
+      this.resume = resume;
+      this.verify = verify;
+      this.listener = listener;
+    }
+
+    /**
+     * The defaults.
+     *
+     * @return batches of 1000 entries or 4 MiB, no resume, verification on, no listener
+     */
+    public static Options defaults() {
+      return DEFAULTS;
+    }
+
+    /**
+     * Sets the largest number of entries per batch.
+     *
+     * @param n entries per batch, {@code >= 1}
+     * @return changed options
+     * @throws IllegalArgumentException if n is below 1
+     */
+    public Options batchEntries(int n) {
+      if (n < 1) {
+        throw new IllegalArgumentException("batchEntries must be >= 1, got " + n);
+      }
+      return new Options(n, batchBytes, resume, verify, listener);
+    }
+
+    /**
+     * Sets the payload size (keys plus values) at which a batch is written even if it has fewer
+     * entries than {@link #batchEntries(int)}.
+     *
+     * @param bytes bytes per batch, {@code >= 1}
+     * @return changed options
+     * @throws IllegalArgumentException if bytes is below 1
+     */
+    public Options batchBytes(long bytes) {
+      if (bytes < 1) {
+        throw new IllegalArgumentException("batchBytes must be >= 1, got " + bytes);
+      }
+      return new Options(batchEntries, bytes, resume, verify, listener);
+    }
+
+    /**
+     * Whether a non-empty target is taken as an interrupted copy: the copy then continues from the
+     * target's highest key. When off, a non-empty target is an error.
+     *
+     * @param resume true to resume
+     * @return changed options
+     */
+    public Options resume(boolean resume) {
+      return new Options(batchEntries, batchBytes, resume, verify, listener);
+    }
+
+    /**
+     * Whether both stores are checksummed after the copy.
+     *
+     * @param verify true to verify
+     * @return changed options
+     */
+    public Options verify(boolean verify) {
+      return new Options(batchEntries, batchBytes, resume, verify, listener);
+    }
+
+    /**
+     * Sets who is told of progress, after each batch and once at the end. A listener that throws
+     * stops the copy; the exception propagates and the copy can be resumed.
+     *
+     * @param listener the listener, or null for none
+     * @return changed options
+     */
+    public Options listener(Listener listener) {
+      return new Options(batchEntries, batchBytes, resume, verify, listener);
+    }
+
+    @Override
+    public String toString() {
+      return "StoreCopy.Options[batchEntries="
+          + batchEntries
+          + ", batchBytes="
+          + batchBytes
+          + ", resume="
+          + resume
+          + ", verify="
+          + verify
+          + "]";
+    }
+  }
+
+  /** Told of a copy's progress. */
+  @FunctionalInterface
+  public interface Listener {
+    /**
+     * Called after each batch is written and once when every entry is written.
+     *
+     * @param progress the figures so far
+     */
+    void progress(Progress progress);
+  }
+
+  /**
+   * A copy's figures at one moment.
+   *
+   * @param entries entries in the target so far, counting those present before a resume when the
+   *     target's count is exact
+   * @param bytes key and value bytes written by this call
+   * @param expectedEntries the source's key count (possibly an estimate), or -1 when unknown
+   * @param elapsedNanos time since the copy started
+   * @param resumed whether this call resumed an interrupted copy
+   * @param done whether every entry has been written
+   */
+  public record Progress(
+      long entries,
+      long bytes,
+      long expectedEntries,
+      long elapsedNanos,
+      boolean resumed,
+      boolean done) {
+
+    /**
+     * The fraction done.
+     *
+     * @return 0..1, or -1 when the expected count is unknown
+     */
+    public double fraction() {
+      if (done) {
+        return 1;
+      }
+      if (expectedEntries <= 0) {
+        return expectedEntries == 0 ? 1 : -1;
+      }
+      return Math.min(1, (double) entries / expectedEntries);
+    }
+
+    /**
+     * Bytes written per second by this call.
+     *
+     * @return the rate, 0 before any time has passed
+     */
+    public double bytesPerSecond() {
+      return elapsedNanos <= 0 ? 0 : bytes * 1e9 / elapsedNanos;
+    }
+
+    /**
+     * Estimated time to completion from the rate so far.
+     *
+     * @return nanoseconds left, 0 when done, -1 when unknown
+     */
+    public long etaNanos() {
+      if (done) {
+        return 0;
+      }
+      double f = fraction();
+      if (f <= 0 || elapsedNanos <= 0) {
+        return -1;
+      }
+      return (long) (elapsedNanos * (1 - f) / f);
+    }
+  }
+
+  /**
+   * A store's content in brief.
+   *
+   * @param entries number of entries
+   * @param bytes sum of key and value lengths
+   * @param sha256 SHA-256 of the entries in key order, as lowercase hex
+   */
+  public record Checksum(long entries, long bytes, String sha256) {}
+
+  /**
+   * What a copy did.
+   *
+   * @param copiedEntries entries written by this call
+   * @param copiedBytes key and value bytes written by this call
+   * @param resumedFrom the target's highest key when the copy resumed (it is written again), null
+   *     for a fresh copy
+   * @param skippedEntries entries already in the target when the copy resumed (0 if unknown)
+   * @param source the source's checksum, null when verification was off
+   * @param target the target's checksum, null when verification was off
+   * @param elapsedNanos how long the copy and the verification took
+   */
+  public record Result(
+      long copiedEntries,
+      long copiedBytes,
+      byte[] resumedFrom,
+      long skippedEntries,
+      Checksum source,
+      Checksum target,
+      long elapsedNanos) {
+
+    /**
+     * Whether both checksums were taken and are equal: same count, same bytes, same digest.
+     *
+     * @return true if the target holds exactly the source's entries
+     */
+    public boolean verified() {
+      return source != null && source.equals(target);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Result r
+          && copiedEntries == r.copiedEntries
+          && copiedBytes == r.copiedBytes
+          && Arrays.equals(resumedFrom, r.resumedFrom)
+          && skippedEntries == r.skippedEntries
+          && Objects.equals(source, r.source)
+          && Objects.equals(target, r.target)
+          && elapsedNanos == r.elapsedNanos;
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(
+          copiedEntries,
+          copiedBytes,
+          Arrays.hashCode(resumedFrom),
+          skippedEntries,
+          source,
+          target,
+          elapsedNanos);
+    }
+
+    @Override
+    public String toString() {
+      return "StoreCopy.Result[copied "
+          + copiedEntries
+          + " entries, "
+          + copiedBytes
+          + " bytes"
+          + (resumedFrom == null ? "" : ", resumed from " + HexFormat.of().formatHex(resumedFrom))
+          + ", source "
+          + source
+          + ", target "
+          + target
+          + "]";
+    }
+  }
+}

@@ -1,0 +1,217 @@
+package io.kv4j;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+class StoreCopyTest {
+  private static final long SEED = 20261129L;
+
+  private static Store filled(int n, long seed) {
+    Store s = Stores.open("memory:");
+    SplittableRandom rnd = new SplittableRandom(seed);
+    WriteBatch b = new WriteBatch();
+    for (int i = 0; i < n; i++) {
+      byte[] key = new byte[1 + rnd.nextInt(12)];
+      byte[] value = new byte[rnd.nextInt(40)];
+      for (int j = 0; j < key.length; j++) {
+        key[j] = (byte) rnd.nextInt(256);
+      }
+      for (int j = 0; j < value.length; j++) {
+        value[j] = (byte) rnd.nextInt(256);
+      }
+      b.put(key, value);
+    }
+    s.write(b);
+    return s;
+  }
+
+  private static List<Entry> all(Store s) {
+    List<Entry> out = new ArrayList<>();
+    s.forEach(KeyRange.all(), out::add);
+    return out;
+  }
+
+  @Test
+  void copy_emptyTarget_copiesEveryEntryAndVerifies() {
+    try (Store from = filled(5000, SEED);
+        Store to = Stores.open("memory:")) {
+      List<StoreCopy.Progress> seen = new ArrayList<>();
+      StoreCopy.Result r =
+          StoreCopy.copy(
+              from, to, StoreCopy.Options.defaults().batchEntries(700).listener(seen::add));
+
+      assertThat(all(to)).as("seed %d", SEED).isEqualTo(all(from));
+      assertThat(r.verified()).isTrue();
+      assertThat(r.copiedEntries()).isEqualTo(all(from).size());
+      assertThat(r.source()).isEqualTo(StoreCopy.checksum(from));
+      assertThat(r.target().entries()).isEqualTo(r.copiedEntries());
+      assertThat(r.resumedFrom()).isNull();
+      assertThat(seen).isNotEmpty();
+      assertThat(seen.get(seen.size() - 1).done()).isTrue();
+      assertThat(seen.get(seen.size() - 1).entries()).isEqualTo(r.copiedEntries());
+      assertThat(seen.stream().filter(p -> !p.done()).mapToLong(StoreCopy.Progress::entries))
+          .isSorted()
+          .allMatch(e -> e % 700 == 0);
+    }
+  }
+
+  @Test
+  void copy_listenerThrows_targetHoldsPrefixAndResumeCompletes() {
+    try (Store from = filled(4000, SEED + 1);
+        Store to = Stores.open("memory:")) {
+      StoreCopy.Options options = StoreCopy.Options.defaults().batchEntries(500);
+      assertThatThrownBy(
+              () ->
+                  StoreCopy.copy(
+                      from,
+                      to,
+                      options.listener(
+                          p -> {
+                            if (p.entries() >= 1500) {
+                              throw new IllegalStateException("interrupted");
+                            }
+                          })))
+          .hasMessage("interrupted");
+      List<Entry> source = all(from);
+      List<Entry> partial = all(to);
+      assertThat(partial).hasSize(1500).isEqualTo(source.subList(0, 1500));
+
+      assertThatThrownBy(() -> StoreCopy.copy(from, to, options))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("not empty");
+
+      List<StoreCopy.Progress> seen = new ArrayList<>();
+      StoreCopy.Result r = StoreCopy.copy(from, to, options.resume(true).listener(seen::add));
+      assertThat(r.verified()).isTrue();
+      assertThat(r.resumedFrom()).isEqualTo(source.get(1499).key());
+      assertThat(r.skippedEntries()).isEqualTo(1499);
+      assertThat(r.copiedEntries()).isEqualTo(source.size() - 1499);
+      assertThat(seen).allMatch(StoreCopy.Progress::resumed);
+      assertThat(seen.get(seen.size() - 1).entries()).isEqualTo(source.size());
+      assertThat(all(to)).isEqualTo(source);
+    }
+  }
+
+  @Test
+  void copy_targetWithoutAtomicBatch_putsInKeyOrder() {
+    try (Store from = filled(300, SEED + 2);
+        Store inner = Stores.open("memory:")) {
+      List<byte[]> puts = new ArrayList<>();
+      Store to = new NoBatchStore(inner, puts);
+      StoreCopy.Result r = StoreCopy.copy(from, to, StoreCopy.Options.defaults().batchEntries(7));
+      assertThat(r.verified()).isTrue();
+      assertThat(puts).hasSize(all(from).size());
+      for (int i = 1; i < puts.size(); i++) {
+        assertThat(java.util.Arrays.compareUnsigned(puts.get(i - 1), puts.get(i))).isNegative();
+      }
+    }
+  }
+
+  @Test
+  void checksum_differsWhenOneValueDiffers() {
+    try (Store a = filled(100, SEED + 3);
+        Store b = Stores.open("memory:")) {
+      StoreCopy.copy(a, b, StoreCopy.Options.defaults());
+      assertThat(StoreCopy.checksum(b)).isEqualTo(StoreCopy.checksum(a));
+      byte[] key = all(a).get(50).key();
+      b.put(key, "changed".getBytes(StandardCharsets.UTF_8));
+      assertThat(StoreCopy.checksum(b).sha256()).isNotEqualTo(StoreCopy.checksum(a).sha256());
+      assertThat(StoreCopy.checksum(b).entries()).isEqualTo(StoreCopy.checksum(a).entries());
+    }
+  }
+
+  @Test
+  void copy_resumeIntoTargetWithForeignKeys_isNotVerified() {
+    try (Store from = filled(200, SEED + 4);
+        Store to = Stores.open("memory:")) {
+      to.put(new byte[] {0}, new byte[] {9, 9}); // not from the source
+      StoreCopy.Result r = StoreCopy.copy(from, to, StoreCopy.Options.defaults().resume(true));
+      assertThat(r.verified()).isFalse();
+      assertThat(r.target().entries()).isNotEqualTo(r.source().entries());
+    }
+  }
+
+  @Test
+  void options_rejectBadSizes() {
+    assertThatThrownBy(() -> StoreCopy.Options.defaults().batchEntries(0))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> StoreCopy.Options.defaults().batchBytes(0))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void progress_computesFractionAndEta() {
+    StoreCopy.Progress p = new StoreCopy.Progress(250, 1000, 1000, 1_000_000_000L, false, false);
+    assertThat(p.fraction()).isEqualTo(0.25);
+    assertThat(p.bytesPerSecond()).isEqualTo(1000.0);
+    assertThat(p.etaNanos()).isEqualTo(3_000_000_000L);
+    assertThat(new StoreCopy.Progress(5, 5, -1, 10, false, false).etaNanos()).isEqualTo(-1);
+  }
+
+  /** A memory store that pretends to lack atomic batches and records each put. */
+  private static final class NoBatchStore implements Store {
+    private final Store inner;
+    private final List<byte[]> puts;
+
+    NoBatchStore(Store inner, List<byte[]> puts) {
+      this.inner = inner;
+      this.puts = puts;
+    }
+
+    @Override
+    public byte[] get(byte[] key) {
+      return inner.get(key);
+    }
+
+    @Override
+    public void put(byte[] key, byte[] value) {
+      puts.add(key.clone());
+      inner.put(key, value);
+    }
+
+    @Override
+    public void delete(byte[] key) {
+      inner.delete(key);
+    }
+
+    @Override
+    public Cursor scan(KeyRange range) {
+      return inner.scan(range);
+    }
+
+    @Override
+    public void write(WriteBatch batch) {
+      throw new UnsupportedOperationException("no atomic batches");
+    }
+
+    @Override
+    public void sync() {
+      inner.sync();
+    }
+
+    @Override
+    public StoreInfo info() {
+      StoreInfo i = inner.info();
+      EnumSet<Feature> f = EnumSet.copyOf(i.features());
+      f.remove(Feature.ATOMIC_BATCH);
+      return new StoreInfo(i.engine(), f, i.limits(), i.durability(), i.location(), i.readOnly());
+    }
+
+    @Override
+    public StoreStats stats() {
+      return inner.stats();
+    }
+
+    @Override
+    public void close() {
+      inner.close();
+    }
+  }
+}
