@@ -73,6 +73,9 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   private int segmentCount; // guarded by writeLock
   private volatile StoreIOException failure;
 
+  /** Test hook: runs in the middle of writing a large value (crash tests block in it). */
+  static volatile Runnable midWriteHook;
+
   /** Test hook: the next group-commit force fails. */
   volatile boolean injectForceFailure;
 
@@ -576,6 +579,11 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
         System.arraycopy(b, off, buf, 0, len);
         used = len;
       } else {
+        Runnable hook = midWriteHook;
+        if (hook != null) { // test hook: leave half a record in the file, then let the test kill
+          seg.write(b, off, len / 2, pos);
+          hook.run();
+        }
         seg.write(b, off, len, pos);
         pos += len;
       }
