@@ -25,12 +25,16 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.sqlite.SQLiteConfig;
@@ -42,8 +46,9 @@ import org.sqlite.SQLiteOpenMode;
  * <p>Connections, all owned by the store and closed exactly once by {@link #doClose()}:
  *
  * <ul>
- *   <li>one writer connection (absent when read-only), used under {@link #writeLock}; single puts
- *       and deletes are autocommit statements, batches run in {@code BEGIN IMMEDIATE ... COMMIT};
+ *   <li>one writer connection (absent when read-only), used under {@link #writeLock}; concurrent
+ *       single puts and deletes are group-committed (see {@link #single}), batches run in {@code
+ *       BEGIN IMMEDIATE ... COMMIT};
  *   <li>a bounded pool of read-only connections for point reads and stats, borrowed and returned
  *       per call;
  *   <li>a pool of read-only connections for cursors: a cursor holds one for its lifetime, inside
@@ -64,6 +69,12 @@ final class SqliteStore extends AbstractStore {
   private static final byte[] SQLITE_MAGIC =
       "SQLite format 3\0".getBytes(StandardCharsets.US_ASCII);
 
+  /** Most single writes one group commit applies; more wait for the next group. */
+  private static final int MAX_GROUP_WRITES = 1_000;
+
+  /** Bytes of keys and values after which a group commit stops taking writes. */
+  private static final long MAX_GROUP_BYTES = 8 << 20;
+
   /** Idle cursor connections kept open for the next cursor. */
   private static final int IDLE_CURSOR_CONNECTIONS = 2;
 
@@ -76,6 +87,9 @@ final class SqliteStore extends AbstractStore {
   private final ConnectionPool readers;
   private final ConnectionPool cursorConnections;
   private final ReentrantLock writeLock = new ReentrantLock();
+  private final ConcurrentLinkedQueue<PendingWrite> pending = new ConcurrentLinkedQueue<>();
+  private final AtomicLong singleWrites = new AtomicLong();
+  private final AtomicLong singleCommits = new AtomicLong();
   private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
   private final int pageSize;
   private boolean shut; // guarded by lifecycle
@@ -301,7 +315,7 @@ final class SqliteStore extends AbstractStore {
     verify("mmap_size", s.mmapBytes(), c.queryLong("PRAGMA mmap_size"), file);
   }
 
-  private static void verify(String pragma, Object expected, Object actual, Path file) {
+  static void verify(String pragma, Object expected, Object actual, Path file) {
     if (!String.valueOf(expected).equals(String.valueOf(actual))) {
       throw new StoreIOException(
           "engine 'sqlite': PRAGMA "
@@ -414,27 +428,12 @@ final class SqliteStore extends AbstractStore {
 
   @Override
   protected void doPut(byte[] key, byte[] value) {
-    write(
-        "put",
-        c -> {
-          PreparedStatement ps = c.prepare(sql.upsert);
-          ps.setBytes(1, key);
-          ps.setBytes(2, value);
-          ps.executeUpdate();
-          return null;
-        });
+    single(new PendingWrite(key, value));
   }
 
   @Override
   protected void doDelete(byte[] key) {
-    write(
-        "delete",
-        c -> {
-          PreparedStatement ps = c.prepare(sql.delete);
-          ps.setBytes(1, key);
-          ps.executeUpdate();
-          return null;
-        });
+    single(new PendingWrite(key, null));
   }
 
   @Override
@@ -530,6 +529,8 @@ final class SqliteStore extends AbstractStore {
     m.put("freelist-pages", figures[2]);
     m.put("reader-connections", readers.openCount());
     m.put("cursor-connections", cursorConnections.openCount());
+    m.put("single-writes", singleWrites.get());
+    m.put("single-write-commits", singleCommits.get());
     return new StoreStats(figures[0], true, fileBytes + walBytes + shmBytes, m);
   }
 
@@ -668,6 +669,142 @@ final class SqliteStore extends AbstractStore {
       throw translate(describe() + ": " + what + " failed", e, file);
     } finally {
       lifecycle.readLock().unlock();
+    }
+  }
+
+  /**
+   * Group commit of single puts and deletes: each caller queues its write, then takes the writer
+   * lock; whoever holds it commits every queued write in one transaction (one WAL append, one fsync
+   * under {@code synchronous=FULL}) and marks them done, so callers that find theirs done just
+   * return. A failed group is rolled back and its writes retried one by one, so each caller gets
+   * exactly its own outcome.
+   */
+  private void single(PendingWrite w) {
+    lifecycle.readLock().lock();
+    try {
+      ensureOpen();
+      pending.add(w);
+      writeLock.lock();
+      try {
+        while (!w.done) {
+          commitPending();
+        }
+      } finally {
+        writeLock.unlock();
+      }
+    } finally {
+      lifecycle.readLock().unlock();
+    }
+    if (w.error != null) {
+      throw w.error;
+    }
+  }
+
+  /** Commits queued single writes, in queue order, up to a group limit; writer lock held. */
+  private void commitPending() {
+    List<PendingWrite> group = new ArrayList<>();
+    long bytes = 0;
+    PendingWrite next;
+    while (group.size() < MAX_GROUP_WRITES
+        && bytes < MAX_GROUP_BYTES
+        && (next = pending.poll()) != null) {
+      group.add(next);
+      bytes += next.key.length + (next.value == null ? 0 : next.value.length);
+    }
+    try {
+      if (group.size() > 1) {
+        try {
+          writer.exec("BEGIN IMMEDIATE");
+          boolean committed = false;
+          try {
+            for (PendingWrite w : group) {
+              apply(w);
+            }
+            writer.exec("COMMIT");
+            committed = true;
+          } finally {
+            if (!committed) {
+              writer.rollbackQuietly();
+            }
+          }
+          singleCommits.incrementAndGet();
+          finish(group, null);
+          return;
+        } catch (SQLException | RuntimeException e) {
+          // Fall through: retry one by one so only the failing write reports the failure.
+        }
+      }
+      for (PendingWrite w : group) {
+        try {
+          apply(w);
+          singleCommits.incrementAndGet();
+          finish(List.of(w), null);
+        } catch (SQLException e) {
+          finish(List.of(w), translate(describe() + ": " + w.what() + " failed", e, file));
+        } catch (RuntimeException e) {
+          finish(List.of(w), e);
+        }
+      }
+    } finally {
+      // Only an Error gets here with writes unfinished; their callers must not wait forever.
+      List<PendingWrite> abandoned = new ArrayList<>();
+      for (PendingWrite w : group) {
+        if (!w.done) {
+          abandoned.add(w);
+        }
+      }
+      if (!abandoned.isEmpty()) {
+        finish(
+            abandoned,
+            new StoreIOException(
+                describe() + ": write not applied: its group commit failed", (Throwable) null));
+      }
+    }
+  }
+
+  private void apply(PendingWrite w) throws SQLException {
+    PreparedStatement ps;
+    if (w.value == null) {
+      ps = writer.prepare(sql.delete);
+      ps.setBytes(1, w.key);
+    } else {
+      ps = writer.prepare(sql.upsert);
+      ps.setBytes(1, w.key);
+      ps.setBytes(2, w.value);
+    }
+    ps.executeUpdate();
+  }
+
+  private void finish(List<PendingWrite> group, RuntimeException error) {
+    if (error == null) {
+      singleWrites.addAndGet(group.size());
+      if (settings.durability() == Durability.BUFFERED) {
+        unsynced = true;
+      }
+    }
+    for (PendingWrite w : group) {
+      w.error = error;
+      w.done = true;
+    }
+  }
+
+  /**
+   * A single put (value non-null) or delete waiting for a group commit. {@code done} and {@code
+   * error} are written and read under the writer lock.
+   */
+  private static final class PendingWrite {
+    final byte[] key;
+    final byte[] value;
+    boolean done;
+    RuntimeException error;
+
+    PendingWrite(byte[] key, byte[] value) {
+      this.key = key;
+      this.value = value;
+    }
+
+    String what() {
+      return value == null ? "delete" : "put";
     }
   }
 

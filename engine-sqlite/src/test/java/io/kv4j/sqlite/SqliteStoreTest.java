@@ -298,6 +298,52 @@ class SqliteStoreTest {
   }
 
   @Test
+  void open_damagedSchemaPage_throwsCorrupted() throws Exception {
+    try (Store s = open()) {
+      for (int i = 0; i < 100; i++) {
+        s.put(b("k" + i), new byte[500]);
+      }
+    }
+    Path f = dir().resolve("kv.sqlite");
+    byte[] data = Files.readAllBytes(f);
+    SplittableRandom rnd = new SplittableRandom(5);
+    for (int i = 100; i < 4096; i++) { // page 1 after the header: the schema's b-tree page
+      data[i] = (byte) rnd.nextInt();
+    }
+    Files.write(f, data);
+    assertThatThrownBy(
+            () -> {
+              try (Store s = open()) {
+                s.get(b("k1")); // should not get this far
+              }
+            })
+        .isInstanceOf(StoreCorruptedException.class)
+        .hasMessageContaining("kv.sqlite");
+  }
+
+  @Test
+  void translate_mapsSqliteCodes() {
+    Path f = Path.of("x.sqlite");
+    assertThat(SqliteStore.translate("m", new java.sql.SQLException("c", "s", 11), f))
+        .isInstanceOf(StoreCorruptedException.class)
+        .hasCauseInstanceOf(java.sql.SQLException.class);
+    assertThat(SqliteStore.translate("m", new java.sql.SQLException("n", "s", 26), f))
+        .isInstanceOf(StoreCorruptedException.class);
+    assertThat(SqliteStore.translate("m", new java.sql.SQLException("full", "s", 13), f))
+        .isInstanceOf(StoreIOException.class)
+        .hasMessageContaining("full");
+  }
+
+  @Test
+  void verify_pragmaNotApplied_failsClearly() {
+    SqliteStore.verify("mmap_size", 1024L, 1024L, Path.of("kv.sqlite")); // applied: no error
+    assertThatThrownBy(() -> SqliteStore.verify("mmap_size", 1024L, 0L, Path.of("kv.sqlite")))
+        .isInstanceOf(StoreIOException.class)
+        .hasMessageContaining("PRAGMA mmap_size")
+        .hasMessageContaining("is 0 after setting it to 1024");
+  }
+
+  @Test
   void open_foreignTableShape_throwsCorrupted() throws Exception {
     Files.createDirectories(dir());
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
@@ -487,6 +533,54 @@ class SqliteStoreTest {
         assertThat(pool.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
       }
       assertThat(s.get(b("k99"))).isEqualTo(b("499"));
+    }
+  }
+
+  @Test
+  void put_concurrentSyncWriters_allAppliedWithGroupCommit() throws Exception {
+    int threads = 6;
+    int each = 150;
+    try (Store s = Stores.open(builder().durability(Durability.SYNC).build())) {
+      ExecutorService pool = Executors.newFixedThreadPool(threads);
+      CountDownLatch start = new CountDownLatch(1);
+      try {
+        List<Future<?>> fs = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          int id = t;
+          fs.add(
+              pool.submit(
+                  () -> {
+                    start.await();
+                    for (int i = 0; i < each; i++) {
+                      s.put(b(id + ":" + i), b("v" + i));
+                      if (i % 3 == 0) {
+                        s.delete(b(id + ":" + i));
+                      }
+                    }
+                    return null;
+                  }));
+        }
+        start.countDown();
+        for (Future<?> f : fs) {
+          f.get(120, TimeUnit.SECONDS);
+        }
+      } finally {
+        pool.shutdown();
+        assertThat(pool.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
+      }
+      for (int t = 0; t < threads; t++) {
+        for (int i = 0; i < each; i++) {
+          assertThat(s.get(b(t + ":" + i)))
+              .as("key %d:%d", t, i)
+              .isEqualTo(i % 3 == 0 ? null : b("v" + i));
+        }
+      }
+      StoreStats st = s.stats();
+      long writes = st.figures().get("single-writes").longValue();
+      long commits = st.figures().get("single-write-commits").longValue();
+      assertThat(writes).isEqualTo(threads * (each + each / 3));
+      assertThat(commits).isBetween(1L, writes);
+      assertThat(st.keyCount()).isEqualTo(threads * (each - each / 3));
     }
   }
 
