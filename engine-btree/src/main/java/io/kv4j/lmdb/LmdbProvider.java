@@ -15,10 +15,11 @@ import java.util.Set;
  * file, through lmdbjava. Fast point reads and ordered, reverse and snapshot scans; one writer at a
  * time. Keys up to 511 bytes (LMDB's compile-time limit), values up to 256 MiB.
  *
- * <p>The map grows by itself ({@code initial-map-size}, {@code map-growth-step}); read transactions
- * are pooled and reused, so reader slots ({@code max-readers}) stay bounded however many threads
- * come and go. No JVM flags are needed: the engine moves data through its own {@code byte[]} buffer
- * proxy instead of lmdbjava's {@code ByteBuffer} proxies, which need {@code --add-opens}.
+ * <p>The map grows by itself (initial {@code map-size}, then {@code map-growth-step}); read
+ * transactions are pooled and reused, so reader slots ({@code max-readers}) stay bounded however
+ * many threads come and go. No JVM flags are needed: the engine moves data through its own {@code
+ * byte[]} buffer proxy instead of lmdbjava's {@code ByteBuffer} proxies, which need {@code
+ * --add-opens}.
  */
 public final class LmdbProvider implements StoreProvider {
   static final String ID = "lmdb";
@@ -39,14 +40,15 @@ public final class LmdbProvider implements StoreProvider {
           Feature.ATOMIC_BATCH,
           Feature.PERSISTENT);
 
-  static final OptionSpec<Long> INITIAL_MAP_SIZE =
+  static final OptionSpec<Long> MAP_SIZE =
       OptionSpec.size(
-          "initial-map-size",
+          "map-size",
           1L << 30,
           1L << 20,
           1L << 44,
-          "Size of the memory map when the store opens (never less than the data already in it)."
-              + " Address space only: the file grows with the data, not with the map.");
+          "Initial size of the memory map (never less than the data already stored); it grows by"
+              + " map-growth-step whenever a write finds it full. Address space only: the file"
+              + " grows with the data, not with the map.");
 
   static final OptionSpec<Long> MAP_GROWTH_STEP =
       OptionSpec.size(
@@ -107,7 +109,7 @@ public final class LmdbProvider implements StoreProvider {
 
   @Override
   public List<OptionSpec<?>> options() {
-    return List.of(INITIAL_MAP_SIZE, MAP_GROWTH_STEP, MAX_READERS, MAP_GROWTH_TIMEOUT);
+    return List.of(MAP_SIZE, MAP_GROWTH_STEP, MAX_READERS, MAP_GROWTH_TIMEOUT);
   }
 
   @Override

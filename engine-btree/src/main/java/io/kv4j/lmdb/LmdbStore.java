@@ -138,7 +138,7 @@ final class LmdbStore extends AbstractStore {
       try {
         env =
             Env.create(ArrayProxy.INSTANCE)
-                .setMapSize(roundUp(config.get(LmdbProvider.INITIAL_MAP_SIZE)))
+                .setMapSize(roundUp(config.get(LmdbProvider.MAP_SIZE)))
                 .setMaxReaders(config.get(LmdbProvider.MAX_READERS))
                 .setMaxDbs(1)
                 .open(dir.toFile(), 0644, flags.toArray(new EnvFlags[0]));
@@ -219,9 +219,10 @@ final class LmdbStore extends AbstractStore {
   @Override
   protected AbstractCursor doScan(KeyRange range) {
     gate.enter();
+    Txn<byte[]> txn = null;
     boolean ok = false;
     try {
-      Txn<byte[]> txn = range.isEmpty() ? null : borrowReadTxn();
+      txn = range.isEmpty() ? null : borrowReadTxn();
       LmdbCursor c = new LmdbCursor(this, range, txn, gate.cursorsOfCurrentThread());
       ok = true;
       return c;
@@ -229,7 +230,13 @@ final class LmdbStore extends AbstractStore {
       throw Errors.translate(info().describe(), dataFile, e);
     } finally {
       if (!ok) {
-        gate.exit();
+        try {
+          if (txn != null) {
+            returnReadTxn(txn);
+          }
+        } finally {
+          gate.exit();
+        }
       }
     }
   }
@@ -347,12 +354,18 @@ final class LmdbStore extends AbstractStore {
         });
   }
 
+  /**
+   * Runs a write transaction, growing the map and retrying while it is full. The writer lock is
+   * held for one attempt, not across growth: a thread that holds open cursors and wants to write
+   * must not be stuck behind a writer that waits for those very cursors to close.
+   */
   private void write(WriteBody body) {
-    writerLock.lock();
-    try {
-      while (true) {
+    while (true) {
+      long observed;
+      writerLock.lock();
+      try {
         gate.enter();
-        long observed = mapSize;
+        observed = mapSize;
         try {
           Txn<byte[]> txn = env.txnWrite();
           try {
@@ -363,17 +376,17 @@ final class LmdbStore extends AbstractStore {
             txn.close(); // aborts unless committed
           }
         } catch (Env.MapFullException e) {
-          // Leave the gate, grow, retry.
+          // Leave the gate and the writer lock, grow, retry.
         } catch (RuntimeException e) {
           throw Errors.translate(info().describe(), dataFile, e);
         } finally {
           ArrayProxy.release();
           gate.exit();
         }
-        grow(observed);
+      } finally {
+        writerLock.unlock();
       }
-    } finally {
-      writerLock.unlock();
+      grow(observed);
     }
   }
 
@@ -405,7 +418,7 @@ final class LmdbStore extends AbstractStore {
               + gate.active()
               + " (open cursors) stayed open for "
               + growthTimeoutMillis
-              + " ms ('map-growth-timeout'). Close cursors promptly or raise 'initial-map-size'");
+              + " ms ('map-growth-timeout'). Close cursors promptly or raise 'map-size'");
     }
   }
 

@@ -99,7 +99,7 @@ final class TxnGate {
               + own
               + " open cursor(s) on the store (growing remaps the file, which needs every read"
               + " transaction closed). Close the cursors before writing, or raise the"
-              + " 'initial-map-size' option");
+              + " 'map-size' option");
     }
     lock.lock();
     try {

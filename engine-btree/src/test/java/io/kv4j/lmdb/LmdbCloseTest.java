@@ -57,7 +57,7 @@ class LmdbCloseTest {
     long seed = new Random().nextLong();
     for (int round = 0; round < 6; round++) {
       Path p = dir.resolve("r" + round);
-      Store s = Lmdb.open(p, "initial-map-size", "1MiB", "map-growth-step", "1MiB");
+      Store s = Lmdb.open(p, "map-size", "1MiB", "map-growth-step", "1MiB");
       for (int i = 0; i < 200; i++) {
         s.put(b("k" + i), b("v" + i));
       }

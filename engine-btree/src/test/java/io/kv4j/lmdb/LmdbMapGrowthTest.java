@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class LmdbMapGrowthTest {
-  private static final String[] TINY = {"initial-map-size", "1MiB", "map-growth-step", "1MiB"};
+  private static final String[] TINY = {"map-size", "1MiB", "map-growth-step", "1MiB"};
 
   @TempDir Path dir;
 
@@ -124,7 +124,7 @@ class LmdbMapGrowthTest {
               })
           .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("open cursor")
-          .hasMessageContaining("initial-map-size");
+          .hasMessageContaining("map-size");
       // The cursor still works, and its snapshot is intact.
       assertThat(c.next()).isEqualTo(new Entry(b("a"), b("1")));
       c.close();
@@ -178,8 +178,57 @@ class LmdbMapGrowthTest {
   }
 
   @Test
+  void cursorHolderWritingWhileGrowthWaitsForIt_isNotStuckBehindTheGrower() throws Exception {
+    try (Store s = Lmdb.open(dir, TINY)) {
+      s.put(b("a"), b("1"));
+      CountDownLatch opened = new CountDownLatch(1);
+      CountDownLatch go = new CountDownLatch(1);
+      CompletableFuture<String> holder =
+          CompletableFuture.supplyAsync(
+              () -> {
+                String outcome;
+                try (Cursor c = s.scan(KeyRange.all())) {
+                  opened.countDown();
+                  await(go);
+                  try {
+                    s.put(b("small"), b("x"));
+                    outcome = "written";
+                  } catch (IllegalStateException e) {
+                    outcome = e.getMessage().contains("open cursor") ? "refused" : e.toString();
+                  }
+                  c.forEachRemaining(e -> {});
+                }
+                return outcome;
+              });
+      await(opened);
+      Thread writer =
+          new Thread(
+              () -> {
+                for (int i = 0; i < 2000; i++) {
+                  s.put(key(i), value(i, 4000));
+                }
+              });
+      java.util.concurrent.atomic.AtomicReference<Throwable> writerError =
+          new java.util.concurrent.atomic.AtomicReference<>();
+      writer.setUncaughtExceptionHandler((t, e) -> writerError.set(e));
+      writer.start();
+      while (writer.getState() != Thread.State.TIMED_WAITING && writer.isAlive()) {
+        Thread.onSpinWait();
+      }
+      go.countDown();
+      // The holder's write returns (it does not queue behind the grower, which waits for the
+      // holder's cursor until 'map-growth-timeout'); then the holder closes its cursor and the
+      // grower finishes. Had the holder been stuck, the grower would have failed on the timeout.
+      assertThat(holder.get(60, TimeUnit.SECONDS)).isIn("written", "refused");
+      writer.join();
+      assertThat(writerError.get()).isNull();
+      assertThat(s.get(key(1999))).isEqualTo(value(1999, 4000));
+    }
+  }
+
+  @Test
   void growth_givesUpAfterTheTimeoutWhenACursorStaysOpen() throws Exception {
-    try (Store s = Lmdb.open(dir, "initial-map-size", "1MiB", "map-growth-timeout", "300")) {
+    try (Store s = Lmdb.open(dir, "map-size", "1MiB", "map-growth-timeout", "300")) {
       CountDownLatch opened = new CountDownLatch(1);
       CountDownLatch release = new CountDownLatch(1);
       CompletableFuture<Void> holder =

@@ -206,7 +206,7 @@ class LmdbStoreTest {
 
   @Test
   void stats_reportEntriesMapAndReaderSlots() {
-    try (Store s = Lmdb.open(dir, "initial-map-size", "8MiB")) {
+    try (Store s = Lmdb.open(dir, "map-size", "8MiB")) {
       for (int i = 0; i < 100; i++) {
         s.put(b("k" + i), new byte[100]);
       }
