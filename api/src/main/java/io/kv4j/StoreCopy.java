@@ -96,13 +96,13 @@ public final class StoreCopy {
         bytes += e.key().length + e.value().length;
         if (entries % options.batchEntries == 0 || batch.byteSize() >= options.batchBytes) {
           flush(to, batch);
-          report(options, skipped + entries, bytes, expected, start, resumeKey, false);
+          report(options, skipped, entries, bytes, expected, start, resumeKey, false);
         }
       }
     }
     flush(to, batch);
     to.sync();
-    report(options, skipped + entries, bytes, expected, start, resumeKey, true);
+    report(options, skipped, entries, bytes, expected, start, resumeKey, true);
     Checksum source = null;
     Checksum target = null;
     if (options.verify) {
@@ -156,7 +156,8 @@ public final class StoreCopy {
 
   private static void report(
       Options o,
-      long entries,
+      long skipped,
+      long copied,
       long bytes,
       long expected,
       long start,
@@ -165,9 +166,10 @@ public final class StoreCopy {
     if (o.listener != null) {
       o.listener.progress(
           new Progress(
-              entries,
+              skipped + copied,
+              skipped,
               bytes,
-              expected < 0 ? -1 : Math.max(expected, entries),
+              expected < 0 ? -1 : Math.max(expected, skipped + copied),
               System.nanoTime() - start,
               resumeKey != null,
               done));
@@ -332,6 +334,7 @@ public final class StoreCopy {
    *
    * @param entries entries in the target so far, counting those present before a resume when the
    *     target's count is exact
+   * @param skippedEntries entries already in the target when this call resumed (0 if unknown)
    * @param bytes key and value bytes written by this call
    * @param expectedEntries the source's key count (possibly an estimate), or -1 when unknown
    * @param elapsedNanos time since the copy started
@@ -340,6 +343,7 @@ public final class StoreCopy {
    */
   public record Progress(
       long entries,
+      long skippedEntries,
       long bytes,
       long expectedEntries,
       long elapsedNanos,
@@ -371,7 +375,16 @@ public final class StoreCopy {
     }
 
     /**
-     * Estimated time to completion from the rate so far.
+     * Entries written per second by this call.
+     *
+     * @return the rate, 0 before any time has passed
+     */
+    public double entriesPerSecond() {
+      return elapsedNanos <= 0 ? 0 : (entries - skippedEntries) * 1e9 / elapsedNanos;
+    }
+
+    /**
+     * Estimated time to completion from this call's rate so far.
      *
      * @return nanoseconds left, 0 when done, -1 when unknown
      */
@@ -379,11 +392,11 @@ public final class StoreCopy {
       if (done) {
         return 0;
       }
-      double f = fraction();
-      if (f <= 0 || elapsedNanos <= 0) {
+      double rate = entriesPerSecond();
+      if (expectedEntries < 0 || rate <= 0) {
         return -1;
       }
-      return (long) (elapsedNanos * (1 - f) / f);
+      return (long) (Math.max(0, expectedEntries - entries) / rate * 1e9);
     }
   }
 

@@ -94,6 +94,7 @@ class StoreCopyTest {
       assertThat(r.skippedEntries()).isEqualTo(1499);
       assertThat(r.copiedEntries()).isEqualTo(source.size() - 1499);
       assertThat(seen).allMatch(StoreCopy.Progress::resumed);
+      assertThat(seen).allMatch(p -> p.skippedEntries() == 1499);
       assertThat(seen.get(seen.size() - 1).entries()).isEqualTo(source.size());
       assertThat(all(to)).isEqualTo(source);
     }
@@ -148,11 +149,16 @@ class StoreCopyTest {
 
   @Test
   void progress_computesFractionAndEta() {
-    StoreCopy.Progress p = new StoreCopy.Progress(250, 1000, 1000, 1_000_000_000L, false, false);
+    StoreCopy.Progress p = new StoreCopy.Progress(250, 0, 1000, 1000, 1_000_000_000L, false, false);
     assertThat(p.fraction()).isEqualTo(0.25);
     assertThat(p.bytesPerSecond()).isEqualTo(1000.0);
+    assertThat(p.entriesPerSecond()).isEqualTo(250.0);
     assertThat(p.etaNanos()).isEqualTo(3_000_000_000L);
-    assertThat(new StoreCopy.Progress(5, 5, -1, 10, false, false).etaNanos()).isEqualTo(-1);
+    StoreCopy.Progress resumed =
+        new StoreCopy.Progress(600, 500, 1000, 1000, 1_000_000_000L, true, false);
+    assertThat(resumed.entriesPerSecond()).isEqualTo(100.0);
+    assertThat(resumed.etaNanos()).isEqualTo(4_000_000_000L);
+    assertThat(new StoreCopy.Progress(5, 0, 5, -1, 10, false, false).etaNanos()).isEqualTo(-1);
   }
 
   /** A memory store that pretends to lack atomic batches and records each put. */
