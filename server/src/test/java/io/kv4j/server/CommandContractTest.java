@@ -1,0 +1,292 @@
+package io.kv4j.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.RedisProtocol;
+import redis.clients.jedis.Response;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.params.SetParams;
+import redis.clients.jedis.resps.ScanResult;
+
+/** Every supported command through Jedis, against one engine; subclasses choose the engine. */
+abstract class CommandContractTest {
+  @TempDir Path dir;
+  TestServer server;
+  Jedis jedis;
+
+  abstract String uri(Path directory);
+
+  @BeforeEach
+  void start() throws Exception {
+    server = new TestServer(uri(dir));
+    jedis = new Jedis("127.0.0.1", server.port());
+  }
+
+  @AfterEach
+  void stop() {
+    if (jedis != null) {
+      jedis.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  Object call(String command, String... args) {
+    return jedis.sendCommand(() -> command.getBytes(StandardCharsets.UTF_8), args);
+  }
+
+  @Test
+  void pingEcho_replyAsRedis() {
+    assertThat(jedis.ping()).isEqualTo("PONG");
+    assertThat(jedis.ping("hello")).isEqualTo("hello");
+    assertThat(jedis.echo("a b\r\nc")).isEqualTo("a b\r\nc");
+  }
+
+  @Test
+  void setGet_roundTripsBinarySafeValues() {
+    byte[] key = {0, (byte) 0xFF, '\r', '\n'};
+    byte[] value = new byte[100_000];
+    for (int i = 0; i < value.length; i++) {
+      value[i] = (byte) (i * 31);
+    }
+    assertThat(jedis.set(key, value)).isEqualTo("OK");
+    assertThat(jedis.get(key)).isEqualTo(value);
+    assertThat(jedis.set("empty", "")).isEqualTo("OK");
+    assertThat(jedis.get("empty")).isEmpty();
+    assertThat(jedis.get("missing")).isNull();
+  }
+
+  @Test
+  void setNxXxGet_followRedisRules() {
+    assertThat(jedis.set("k", "1", SetParams.setParams().xx())).isNull();
+    assertThat(jedis.get("k")).isNull();
+    assertThat(jedis.set("k", "1", SetParams.setParams().nx())).isEqualTo("OK");
+    assertThat(jedis.set("k", "2", SetParams.setParams().nx())).isNull();
+    assertThat(jedis.get("k")).isEqualTo("1");
+    assertThat(jedis.set("k", "3", SetParams.setParams().xx())).isEqualTo("OK");
+    assertThat(jedis.setGet("k", "4")).isEqualTo("3");
+    assertThat(jedis.get("k")).isEqualTo("4");
+    assertThat(call("SETNX", "k", "5")).isEqualTo(0L);
+    assertThat(call("SETNX", "k2", "5")).isEqualTo(1L);
+  }
+
+  @Test
+  void setWithExpiry_isRejectedWithAClearError() {
+    assertThatThrownBy(() -> jedis.set("k", "v", SetParams.setParams().ex(10)))
+        .isInstanceOf(JedisDataException.class)
+        .hasMessageContaining("SET EX is not supported")
+        .hasMessageContaining("no key expiry");
+    assertThatThrownBy(() -> jedis.set("k", "v", SetParams.setParams().px(10)))
+        .hasMessageContaining("SET PX is not supported");
+    assertThat(jedis.exists("k")).isFalse();
+    assertThatThrownBy(() -> jedis.sendCommand(() -> "SET".getBytes(), "k", "v", "BOGUS"))
+        .hasMessageContaining("syntax error");
+  }
+
+  @Test
+  void getsetGetdel_returnOldValues() {
+    assertThat(call("GETSET", "k", "a")).isNull();
+    assertThat(call("GETSET", "k", "b")).isEqualTo("a".getBytes(StandardCharsets.UTF_8));
+    assertThat(jedis.getDel("k")).isEqualTo("b");
+    assertThat(jedis.getDel("k")).isNull();
+    assertThat(jedis.exists("k")).isFalse();
+  }
+
+  @Test
+  void delExistsType_countKeys() {
+    jedis.mset("a", "1", "b", "2", "c", "3");
+    assertThat(jedis.exists("a", "b", "x", "a")).isEqualTo(3);
+    assertThat(jedis.type("a")).isEqualTo("string");
+    assertThat(jedis.type("x")).isEqualTo("none");
+    assertThat(jedis.del("a", "b", "x", "a")).isEqualTo(2);
+    assertThat(jedis.exists("a")).isFalse();
+    assertThat(jedis.unlink("c")).isEqualTo(1);
+  }
+
+  @Test
+  void msetMget_writeAndReadManyKeys() {
+    assertThat(jedis.mset("k1", "v1", "k2", "v2", "k1", "v3")).isEqualTo("OK");
+    assertThat(jedis.mget("k1", "k2", "nope")).containsExactly("v3", "v2", null);
+    assertThat(jedis.msetnx("k2", "x", "k9", "y")).isZero();
+    assertThat(jedis.exists("k9")).isFalse();
+    assertThat(jedis.msetnx("k8", "x", "k9", "y")).isOne();
+    assertThat(jedis.mget("k8", "k9")).containsExactly("x", "y");
+    assertThatThrownBy(() -> jedis.sendCommand(() -> "MSET".getBytes(), "a", "1", "b"))
+        .hasMessageContaining("wrong number of arguments for 'mset'");
+  }
+
+  @Test
+  void strlenAppend_workOnBytes() {
+    assertThat(jedis.strlen("s")).isZero();
+    assertThat(jedis.append("s", "hello")).isEqualTo(5);
+    assertThat(jedis.append("s", " world")).isEqualTo(11);
+    assertThat(jedis.get("s")).isEqualTo("hello world");
+    assertThat(jedis.strlen("s")).isEqualTo(11);
+  }
+
+  @Test
+  void incrDecr_countAndRejectNonIntegers() {
+    assertThat(jedis.incr("n")).isEqualTo(1);
+    assertThat(jedis.incrBy("n", 41)).isEqualTo(42);
+    assertThat(jedis.decr("n")).isEqualTo(41);
+    assertThat(jedis.decrBy("n", 50)).isEqualTo(-9);
+    assertThat(jedis.get("n")).isEqualTo("-9");
+    jedis.set("n", String.valueOf(Long.MAX_VALUE));
+    assertThatThrownBy(() -> jedis.incr("n")).hasMessageContaining("would overflow");
+    jedis.set("s", "12a");
+    assertThatThrownBy(() -> jedis.incr("s")).hasMessageContaining("not an integer");
+    jedis.set("s", " 1");
+    assertThatThrownBy(() -> jedis.incr("s")).hasMessageContaining("not an integer");
+    jedis.set("s", "-9223372036854775808");
+    assertThat(jedis.incr("s")).isEqualTo(Long.MIN_VALUE + 1);
+    assertThatThrownBy(() -> jedis.sendCommand(() -> "INCRBY".getBytes(), "n", "x"))
+        .hasMessageContaining("not an integer");
+  }
+
+  @Test
+  void scan_visitsEveryKeyOnceWithSmallCounts() {
+    Set<String> written = new HashSet<>();
+    for (int i = 0; i < 300; i++) {
+      String k = (i % 3 == 0 ? "user:" : "item:") + i;
+      jedis.set(k, "v");
+      written.add(k);
+    }
+    jedis.set("u", "short"); // a key short enough to live in the cursor itself
+    written.add("u");
+    List<String> seen = new ArrayList<>();
+    String cursor = ScanParams.SCAN_POINTER_START;
+    int calls = 0;
+    do {
+      ScanResult<String> r = jedis.scan(cursor, new ScanParams().count(7));
+      seen.addAll(r.getResult());
+      assertThat(r.getResult()).hasSizeLessThanOrEqualTo(7);
+      cursor = r.getCursor();
+      calls++;
+    } while (!cursor.equals("0"));
+    assertThat(seen).doesNotHaveDuplicates().containsExactlyInAnyOrderElementsOf(written);
+    assertThat(calls).isGreaterThan(40);
+  }
+
+  @Test
+  void scanMatch_filtersByGlobAndResumes() {
+    for (int i = 0; i < 100; i++) {
+      jedis.set("user:" + i, "v");
+      jedis.set("item:" + i, "v");
+    }
+    List<String> seen = new ArrayList<>();
+    String cursor = "0";
+    do {
+      ScanResult<String> r = jedis.scan(cursor, new ScanParams().match("user:1*").count(5));
+      seen.addAll(r.getResult());
+      cursor = r.getCursor();
+    } while (!cursor.equals("0"));
+    assertThat(seen).hasSize(11).allMatch(k -> k.startsWith("user:1"));
+    assertThat(jedis.keys("item:?")).hasSize(10);
+    assertThat(jedis.keys("*")).hasSize(200);
+    assertThat(jedis.keys("[iu]*:9[0-2]")).hasSize(6);
+  }
+
+  @Test
+  void scan_rejectsBadCursorsAndOptions() {
+    assertThatThrownBy(() -> jedis.scan("abc")).hasMessageContaining("invalid cursor");
+    assertThatThrownBy(() -> jedis.scan("18446744073709551615"))
+        .hasMessageContaining("invalid cursor");
+    assertThatThrownBy(() -> jedis.sendCommand(() -> "SCAN".getBytes(), "0", "COUNT", "0"))
+        .hasMessageContaining("syntax error");
+  }
+
+  @Test
+  void dbsizeFlushdb_countAndClear() {
+    for (int i = 0; i < 2500; i++) {
+      jedis.set("k" + i, "v");
+    }
+    assertThat(jedis.dbSize()).isEqualTo(2500);
+    assertThat(jedis.flushDB()).isEqualTo("OK");
+    assertThat(jedis.dbSize()).isZero();
+    assertThat(jedis.keys("*")).isEmpty();
+  }
+
+  @Test
+  void infoClientSelect_answerClients() {
+    String info = jedis.info();
+    assertThat(info).contains("redis_version:", "connected_clients:1", "engine:");
+    assertThat(jedis.info("keyspace")).startsWith("# Keyspace").doesNotContain("# Server");
+    assertThat(jedis.clientSetname("worker-1")).isEqualTo("OK");
+    assertThat(jedis.clientGetname()).isEqualTo("worker-1");
+    assertThat(jedis.clientId()).isPositive();
+    assertThat(jedis.select(0)).isEqualTo("OK");
+    assertThatThrownBy(() -> jedis.select(1)).hasMessageContaining("DB index is out of range");
+  }
+
+  @Test
+  void command_reportsTheCommandTable() {
+    long count = (Long) jedis.sendCommand(() -> "COMMAND".getBytes(), "COUNT");
+    assertThat(count).isGreaterThanOrEqualTo(30);
+    List<?> all = (List<?>) jedis.sendCommand(() -> "COMMAND".getBytes());
+    assertThat(all).hasSize((int) count);
+    List<?> get =
+        (List<?>) ((List<?>) jedis.sendCommand(() -> "COMMAND".getBytes(), "INFO", "get")).get(0);
+    assertThat(new String((byte[]) get.get(0), StandardCharsets.UTF_8)).isEqualTo("get");
+    assertThat(get.get(1)).isEqualTo(2L);
+    assertThat((List<?>) jedis.sendCommand(() -> "COMMAND".getBytes(), "DOCS")).isEmpty();
+  }
+
+  @Test
+  void unknownCommand_getsTheStandardError() {
+    assertThatThrownBy(() -> jedis.sendCommand(() -> "FROB".getBytes(), "x", "y"))
+        .isInstanceOf(JedisDataException.class)
+        .hasMessage("ERR unknown command 'FROB', with args beginning with: 'x' 'y' ");
+    assertThatThrownBy(() -> jedis.sendCommand(() -> "GET".getBytes()))
+        .hasMessage("ERR wrong number of arguments for 'get' command");
+    assertThat(jedis.ping()).isEqualTo("PONG");
+  }
+
+  @Test
+  void pipeline_repliesInOrder() {
+    Pipeline p = jedis.pipelined();
+    List<Response<String>> gets = new ArrayList<>();
+    for (int i = 0; i < 5000; i++) {
+      p.set("p" + i, "v" + i);
+      gets.add(p.get("p" + i));
+    }
+    p.sync();
+    for (int i = 0; i < 5000; i++) {
+      assertThat(gets.get(i).get()).isEqualTo("v" + i);
+    }
+  }
+
+  @Test
+  void resp3_helloSwitchesProtocolAndNullsStillWork() {
+    try (Jedis j3 =
+        new Jedis(
+            "127.0.0.1",
+            server.port(),
+            DefaultJedisClientConfig.builder().protocol(RedisProtocol.RESP3).build())) {
+      j3.set("a", "1");
+      assertThat(j3.get("a")).isEqualTo("1");
+      assertThat(j3.get("none")).isNull();
+      assertThat(j3.mget("a", "none")).containsExactly("1", null);
+      Map<String, String> cfg = new TreeMap<>(j3.configGet("appendonly"));
+      assertThat(cfg).containsEntry("appendonly", "no");
+      assertThat(j3.clientInfo()).contains("resp=3");
+    }
+  }
+}

@@ -1,0 +1,69 @@
+package io.kv4j.server;
+
+import io.kv4j.Store;
+import io.kv4j.Stores;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+
+/** An in-process server on a free port over a store it owns. */
+final class TestServer implements AutoCloseable {
+  final Store store;
+  final RespServer server;
+
+  TestServer(String uri) throws InterruptedException {
+    this(uri, ServerOptions.defaults().withPort(0).withThreads(2));
+  }
+
+  TestServer(String uri, ServerOptions options) throws InterruptedException {
+    this.store = Stores.open(uri);
+    this.server = RespServer.start(store, options);
+  }
+
+  int port() {
+    return server.port();
+  }
+
+  Socket socket() throws IOException {
+    Socket s = new Socket("127.0.0.1", port());
+    s.setSoTimeout(30_000);
+    return s;
+  }
+
+  @Override
+  public void close() {
+    server.close();
+    store.close();
+  }
+
+  static void send(Socket s, String text) throws IOException {
+    OutputStream o = s.getOutputStream();
+    o.write(text.getBytes(StandardCharsets.UTF_8));
+    o.flush();
+  }
+
+  /** Reads one CRLF-terminated line (without the CRLF), or null at end of stream. */
+  static String readLine(Socket s) throws IOException {
+    InputStream in = s.getInputStream();
+    StringBuilder sb = new StringBuilder();
+    int c;
+    while ((c = in.read()) >= 0) {
+      if (c == '\n' && sb.length() > 0 && sb.charAt(sb.length() - 1) == '\r') {
+        return sb.substring(0, sb.length() - 1);
+      }
+      sb.append((char) c);
+    }
+    return sb.length() == 0 ? null : sb.toString();
+  }
+
+  /** True when the server has closed the connection (reads end of stream). */
+  static boolean closedByServer(Socket s) throws IOException {
+    try {
+      return s.getInputStream().read() < 0;
+    } catch (java.net.SocketException e) {
+      return true; // connection reset
+    }
+  }
+}
