@@ -92,7 +92,7 @@ class RandomOperationsTest {
             }
           }
           s.write(b);
-        } else if (kind < 97) {
+        } else if (kind < 99 || rnd.nextInt(4) != 0) {
           byte[] a = key(rnd);
           byte[] z = key(rnd);
           boolean rev = rnd.nextBoolean();
