@@ -1,0 +1,118 @@
+package io.kv4j.jdbc;
+
+import io.kv4j.Durability;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/** What differs between the SQL servers: URLs, DDL, upsert syntax, locks and commit settings. */
+abstract class Dialect {
+  /** The engine id. */
+  abstract String id();
+
+  /** The JDBC URL scheme name shown in locations, e.g. {@code postgresql}. */
+  abstract String scheme();
+
+  /** Default TCP port. */
+  abstract int defaultPort();
+
+  /** Largest key the table's key column takes. */
+  abstract int maxKeySize();
+
+  /** Largest value. */
+  abstract int maxValueSize();
+
+  /** The JDBC URL for the settings. */
+  abstract String jdbcUrl(JdbcSettings s);
+
+  /** SQL run on every new pooled connection for the durability, or null. */
+  abstract String connectionInitSql(Durability d);
+
+  /** DDL creating the table if absent. */
+  abstract String createTable(String table);
+
+  /** Quotes an identifier. */
+  abstract String quote(String identifier);
+
+  /** Insert-or-replace of (k, v). */
+  abstract String upsert(String table);
+
+  /**
+   * Tries to take the store's exclusive lock on a dedicated connection.
+   *
+   * @return true when taken, false when another session holds it
+   */
+  abstract boolean tryLock(Connection c, String table) throws SQLException;
+
+  /** Releases the lock taken with {@link #tryLock}. */
+  abstract void unlock(Connection c, String table) throws SQLException;
+
+  /** Whether the table exists in the current schema/database. */
+  boolean tableExists(Connection c, String table) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = "
+                + currentSchemaFunction()
+                + " AND table_name = ?")) {
+      ps.setString(1, table);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  /** SQL function naming the current schema. */
+  abstract String currentSchemaFunction();
+
+  /** Bytes the table and its indexes occupy on the server. */
+  abstract long tableBytes(Connection c, String table) throws SQLException;
+
+  /**
+   * Checks at open that the server can honour the durability; throws a message when it cannot.
+   *
+   * @return null when fine, else why not
+   */
+  abstract String checkDurability(Connection c, Durability d) throws SQLException;
+
+  /** Makes every commit acknowledged so far durable against power loss. */
+  abstract void sync(Connection c) throws SQLException;
+
+  /** Whether an error means the connection is gone and a retry on a fresh one may work. */
+  boolean isConnectionLoss(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.sql.SQLRecoverableException
+          || t instanceof java.sql.SQLTransientConnectionException
+          || t instanceof java.sql.SQLNonTransientConnectionException
+          || t instanceof java.io.IOException) {
+        return true;
+      }
+      if (t instanceof SQLException s && s.getSQLState() != null) {
+        String st = s.getSQLState();
+        if (st.startsWith("08") || isServerShutdownState(st)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** Server-specific states for "shutting down / starting up". */
+  abstract boolean isServerShutdownState(String sqlState);
+
+  static long queryLong(Connection c, String sql) throws SQLException {
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  static String queryString(Connection c, String sql) throws SQLException {
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      return rs.next() ? rs.getString(1) : null;
+    }
+  }
+}

@@ -1,0 +1,498 @@
+package io.kv4j.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.HikariPoolMXBean;
+import io.kv4j.Durability;
+import io.kv4j.KeyRange;
+import io.kv4j.Limits;
+import io.kv4j.StoreConfig;
+import io.kv4j.StoreIOException;
+import io.kv4j.StoreInfo;
+import io.kv4j.StoreLockedException;
+import io.kv4j.StoreStats;
+import io.kv4j.WriteBatch;
+import io.kv4j.spi.AbstractCursor;
+import io.kv4j.spi.AbstractStore;
+import java.nio.ByteBuffer;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** A store kept in one table of a SQL server. */
+final class JdbcStore extends AbstractStore {
+  private static final ScheduledExecutorService KEEPER =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "kv4j-jdbc-lock-keeper");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private final Dialect dialect;
+  private final JdbcSettings settings;
+  private final String table;
+  private final String quoted;
+  private final HikariDataSource pool;
+  private final ScheduledFuture<?> keeper;
+  private final Object lockGuard = new Object();
+  private final AtomicLong retries = new AtomicLong();
+  private final AtomicLong lockReconnects = new AtomicLong();
+  private Connection lockConnection; // guarded by lockGuard
+  private volatile boolean lockLost;
+
+  private JdbcStore(
+      StoreInfo info,
+      Dialect dialect,
+      JdbcSettings settings,
+      Connection lockConnection,
+      HikariDataSource pool) {
+    super(info);
+    this.dialect = dialect;
+    this.settings = settings;
+    this.table = settings.table();
+    this.quoted = dialect.quote(table);
+    this.lockConnection = lockConnection;
+    this.pool = pool;
+    this.keeper = KEEPER.scheduleWithFixedDelay(this::keepLock, 1, 1, TimeUnit.SECONDS);
+  }
+
+  static JdbcStore open(Dialect d, StoreConfig config, JdbcSettings s, Limits limits) {
+    String location =
+        d.scheme()
+            + "://"
+            + s.address()
+            + "/"
+            + s.database()
+            + "/"
+            + s.table()
+            + " (store path "
+            + config.path()
+            + ")";
+    String who = "engine '" + d.id() + "' at " + location;
+    Connection lock;
+    try {
+      lock = connect(d, s);
+    } catch (SQLException e) {
+      throw new StoreIOException(
+          who
+              + ": cannot connect to "
+              + s.address()
+              + " as user '"
+              + s.user()
+              + "', database '"
+              + s.database()
+              + "': "
+              + e.getMessage()
+              + " (is the server running? for tests run .ci/servers.sh)",
+          e);
+    }
+    boolean ok = false;
+    try {
+      if (s.verifyDurability()) {
+        String why = d.checkDurability(lock, config.durability());
+        if (why != null) {
+          throw new StoreIOException(who + ": " + why, (Throwable) null);
+        }
+      }
+      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(s.lockWaitMillis());
+      while (!d.tryLock(lock, s.table())) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new StoreLockedException(
+              who + " is open in another session (server lock on table " + s.table() + " held)",
+              config.path());
+        }
+        pause(100);
+      }
+      if (!d.tableExists(lock, s.table())) {
+        if (config.readOnly() || !config.createIfMissing()) {
+          throw new StoreIOException(
+              who
+                  + ": table "
+                  + s.table()
+                  + " does not exist and "
+                  + (config.readOnly()
+                      ? "the store is opened read-only"
+                      : "create-if-missing=false"),
+              (Throwable) null);
+        }
+        try (Statement st = lock.createStatement()) {
+          st.execute(d.createTable(s.table()));
+        }
+      }
+      HikariDataSource pool = pool(d, s, config.durability(), location);
+      StoreInfo info =
+          new StoreInfo(
+              d.id(),
+              JdbcProvider.FEATURES,
+              limits,
+              config.durability(),
+              location,
+              config.readOnly());
+      JdbcStore store = new JdbcStore(info, d, s, lock, pool);
+      ok = true;
+      return store;
+    } catch (SQLException e) {
+      throw new StoreIOException(
+          who + ": opening failed on " + s.address() + ": " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      if (e instanceof io.kv4j.StoreException || e instanceof IllegalArgumentException) {
+        throw e;
+      }
+      throw new StoreIOException(
+          who + ": opening failed on " + s.address() + ": " + e.getMessage(), e);
+    } finally {
+      if (!ok) {
+        closeQuietly(lock);
+      }
+    }
+  }
+
+  private static Connection connect(Dialect d, JdbcSettings s) throws SQLException {
+    Properties p = new Properties();
+    p.setProperty("user", s.user());
+    p.setProperty("password", s.password());
+    return DriverManager.getConnection(d.jdbcUrl(s), p);
+  }
+
+  private static HikariDataSource pool(
+      Dialect d, JdbcSettings s, Durability durability, String location) {
+    HikariConfig hc = new HikariConfig();
+    hc.setPoolName("kv4j-" + d.id() + "-" + s.table());
+    hc.setJdbcUrl(d.jdbcUrl(s));
+    hc.setUsername(s.user());
+    hc.setPassword(s.password());
+    hc.setMaximumPoolSize(s.poolSize());
+    hc.setMinimumIdle(Math.min(2, s.poolSize()));
+    hc.setConnectionTimeout(s.connectTimeoutMillis());
+    hc.setValidationTimeout(Math.max(250, Math.min(1000, s.connectTimeoutMillis() - 1)));
+    hc.setInitializationFailTimeout(-1); // the lock connection already proved the server answers
+    hc.setAutoCommit(true);
+    String init = d.connectionInitSql(durability);
+    if (init != null) {
+      hc.setConnectionInitSql(init);
+    }
+    return new HikariDataSource(hc);
+  }
+
+  // ------------------------------------------------------------------------------ operations
+
+  @FunctionalInterface
+  interface SqlWork<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  /**
+   * Runs work on a pooled connection; on a lost connection (server restart, network), retries on a
+   * fresh one until retry-timeout. Every operation here is idempotent (upserts, deletes, whole
+   * batches), so a retry after an unknown commit outcome is safe.
+   */
+  <T> T run(String op, SqlWork<T> work) {
+    long deadline =
+        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.retryTimeoutMillis());
+    int attempt = 0;
+    while (true) {
+      checkOpen();
+      try (Connection c = pool.getConnection()) {
+        return work.run(c);
+      } catch (SQLException e) {
+        if (isClosed()) {
+          checkOpen();
+        }
+        if (!dialect.isConnectionLoss(e) || System.nanoTime() - deadline > 0) {
+          throw failure(op, e);
+        }
+        retries.incrementAndGet();
+        pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
+      }
+    }
+  }
+
+  StoreIOException failure(String op, Exception e) {
+    return new StoreIOException(
+        info().describe() + ": " + op + " failed on " + settings.address() + ": " + e.getMessage(),
+        e);
+  }
+
+  private void checkLock() {
+    if (lockLost) {
+      throw new StoreIOException(
+          info().describe()
+              + ": lost the server lock on table "
+              + table
+              + " while the server was unreachable, and another session took it; close and reopen",
+          (Throwable) null);
+    }
+  }
+
+  @Override
+  protected byte[] doGet(byte[] key) {
+    return run(
+        "get",
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("SELECT v FROM " + quoted + " WHERE k = ?")) {
+            ps.setBytes(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+              return rs.next() ? rs.getBytes(1) : null;
+            }
+          }
+        });
+  }
+
+  @Override
+  protected void doPut(byte[] key, byte[] value) {
+    checkLock();
+    run(
+        "put",
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(dialect.upsert(table))) {
+            ps.setBytes(1, key);
+            ps.setBytes(2, value);
+            return ps.executeUpdate();
+          }
+        });
+  }
+
+  @Override
+  protected void doDelete(byte[] key) {
+    checkLock();
+    run(
+        "delete",
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("DELETE FROM " + quoted + " WHERE k = ?")) {
+            ps.setBytes(1, key);
+            return ps.executeUpdate();
+          }
+        });
+  }
+
+  @Override
+  protected void doWrite(WriteBatch batch) {
+    checkLock();
+    // The last operation on a key decides its final state: apply one delete or upsert per key.
+    Map<ByteBuffer, byte[]> last = new LinkedHashMap<>();
+    for (int i = 0, n = batch.size(); i < n; i++) {
+      ByteBuffer k = ByteBuffer.wrap(batch.key(i));
+      last.remove(k);
+      last.put(k, batch.isDelete(i) ? null : batch.value(i));
+    }
+    run(
+        "batch of " + batch.size() + " operations",
+        c -> {
+          c.setAutoCommit(false);
+          try (PreparedStatement del =
+                  c.prepareStatement("DELETE FROM " + quoted + " WHERE k = ?");
+              PreparedStatement up = c.prepareStatement(dialect.upsert(table))) {
+            int dels = 0;
+            int ups = 0;
+            for (Map.Entry<ByteBuffer, byte[]> e : last.entrySet()) {
+              byte[] k = e.getKey().array();
+              if (e.getValue() == null) {
+                del.setBytes(1, k);
+                del.addBatch();
+                dels++;
+              } else {
+                up.setBytes(1, k);
+                up.setBytes(2, e.getValue());
+                up.addBatch();
+                ups++;
+              }
+            }
+            if (dels > 0) {
+              del.executeBatch();
+            }
+            if (ups > 0) {
+              up.executeBatch();
+            }
+            c.commit();
+            return null;
+          } catch (SQLException | RuntimeException e) {
+            rollbackQuietly(c);
+            throw e;
+          } finally {
+            c.setAutoCommit(true);
+          }
+        });
+  }
+
+  @Override
+  protected AbstractCursor doScan(KeyRange range) {
+    StringBuilder sql = new StringBuilder("SELECT k, v FROM ").append(quoted);
+    List<byte[]> params = new ArrayList<>();
+    byte[] lo = range.lower();
+    byte[] hi = range.upper();
+    if (lo != null) {
+      sql.append(" WHERE k ").append(range.lowerInclusive() ? ">=" : ">").append(" ?");
+      params.add(lo);
+    }
+    if (hi != null) {
+      sql.append(lo == null ? " WHERE" : " AND")
+          .append(" k ")
+          .append(range.upperInclusive() ? "<=" : "<")
+          .append(" ?");
+      params.add(hi);
+    }
+    sql.append(" ORDER BY k").append(range.isReverse() ? " DESC" : "");
+    if (range.limitValue() < Long.MAX_VALUE) {
+      sql.append(" LIMIT ").append(range.limitValue());
+    }
+    String q = sql.toString();
+    long deadline =
+        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.retryTimeoutMillis());
+    int attempt = 0;
+    while (true) {
+      checkOpen();
+      Connection c = null;
+      PreparedStatement ps = null;
+      try {
+        c = pool.getConnection();
+        c.setAutoCommit(false); // PostgreSQL streams with a fetch size only inside a transaction
+        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        c.setReadOnly(true);
+        ps = c.prepareStatement(q, ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY);
+        ps.setFetchSize(settings.fetchSize());
+        for (int i = 0; i < params.size(); i++) {
+          ps.setBytes(i + 1, params.get(i));
+        }
+        ResultSet rs = ps.executeQuery();
+        return new JdbcCursor(this, range, c, ps, rs, settings.fetchSize());
+      } catch (SQLException e) {
+        closeQuietly(ps);
+        if (c != null) {
+          rollbackQuietly(c);
+          closeQuietly(c);
+        }
+        if (!dialect.isConnectionLoss(e) || System.nanoTime() - deadline > 0) {
+          throw failure("scan " + range, e);
+        }
+        retries.incrementAndGet();
+        pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
+      }
+    }
+  }
+
+  @Override
+  protected void doSync() {
+    run(
+        "sync",
+        c -> {
+          dialect.sync(c);
+          return null;
+        });
+  }
+
+  @Override
+  protected StoreStats doStats() {
+    return run(
+        "stats",
+        c -> {
+          long count = Dialect.queryLong(c, "SELECT COUNT(*) FROM " + quoted);
+          long bytes = dialect.tableBytes(c, table);
+          Map<String, Number> figures = new LinkedHashMap<>();
+          HikariPoolMXBean mx = pool.getHikariPoolMXBean();
+          if (mx != null) {
+            figures.put("pool.active", mx.getActiveConnections());
+            figures.put("pool.idle", mx.getIdleConnections());
+          }
+          figures.put("retries", retries.get());
+          figures.put("lock.reconnects", lockReconnects.get());
+          return new StoreStats(count, true, bytes, figures);
+        });
+  }
+
+  @Override
+  protected void doClose() {
+    keeper.cancel(false);
+    try {
+      pool.close();
+    } finally {
+      synchronized (lockGuard) {
+        if (lockConnection != null) {
+          try {
+            dialect.unlock(lockConnection, table);
+          } catch (SQLException ignored) {
+            // Closing the session below releases the lock as well.
+          }
+          closeQuietly(lockConnection);
+          lockConnection = null;
+        }
+      }
+    }
+  }
+
+  /** Every second: if the lock's session died (server restart), reconnect and take it again. */
+  private void keepLock() {
+    synchronized (lockGuard) {
+      if (isClosed() || lockConnection == null || lockLost) {
+        return;
+      }
+      try {
+        if (lockConnection.isValid(2)) {
+          return;
+        }
+      } catch (SQLException e) {
+        // treated as invalid
+      }
+      Connection fresh = null;
+      try {
+        fresh = connect(dialect, settings);
+        if (dialect.tryLock(fresh, table)) {
+          closeQuietly(lockConnection);
+          lockConnection = fresh;
+          fresh = null;
+          lockReconnects.incrementAndGet();
+        } else {
+          lockLost = true;
+        }
+      } catch (SQLException e) {
+        // Server still unreachable: try again on the next tick.
+      } finally {
+        closeQuietly(fresh);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------ helpers
+
+  static void pause(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StoreIOException("interrupted while waiting to retry", e);
+    }
+  }
+
+  static void rollbackQuietly(Connection c) {
+    try {
+      c.rollback();
+    } catch (SQLException ignored) {
+      // The connection is broken or closed; the server rolls back on its own.
+    }
+  }
+
+  static void closeQuietly(AutoCloseable c) {
+    if (c != null) {
+      try {
+        c.close();
+      } catch (Exception ignored) {
+        // Nothing left to release.
+      }
+    }
+  }
+}

@@ -1,0 +1,161 @@
+package io.kv4j.jdbc;
+
+import io.kv4j.Durability;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * MySQL/MariaDB: {@code VARBINARY} key (binary collation: bytes compared unsigned, a prefix first),
+ * {@code LONGBLOB} value, {@code ON DUPLICATE KEY UPDATE} upserts, {@code GET_LOCK} named locks.
+ * Commit durability is the server-wide {@code innodb_flush_log_at_trx_commit}: it cannot be chosen
+ * per session.
+ */
+final class MysqlDialect extends Dialect {
+  static final MysqlDialect INSTANCE = new MysqlDialect();
+
+  private MysqlDialect() {}
+
+  @Override
+  String id() {
+    return "mysql";
+  }
+
+  @Override
+  String scheme() {
+    return "mariadb";
+  }
+
+  @Override
+  int defaultPort() {
+    return 3306;
+  }
+
+  @Override
+  int maxKeySize() {
+    return 1024; // InnoDB index keys reach 3072 bytes
+  }
+
+  @Override
+  int maxValueSize() {
+    return 16 << 20; // LONGBLOB takes 4 GiB, but one value must fit in max_allowed_packet
+  }
+
+  @Override
+  String jdbcUrl(JdbcSettings s) {
+    return "jdbc:mariadb://"
+        + s.host()
+        + ":"
+        + s.port()
+        + "/"
+        + s.database()
+        + "?connectTimeout="
+        + s.connectTimeoutMillis()
+        + "&socketTimeout="
+        + s.socketTimeoutMillis()
+        + "&tcpKeepAlive=true";
+  }
+
+  @Override
+  String connectionInitSql(Durability d) {
+    return null;
+  }
+
+  @Override
+  String createTable(String table) {
+    return "CREATE TABLE IF NOT EXISTS "
+        + quote(table)
+        + " (k VARBINARY(1024) NOT NULL PRIMARY KEY, v LONGBLOB NOT NULL) ENGINE=InnoDB";
+  }
+
+  @Override
+  String quote(String identifier) {
+    return '`' + identifier + '`';
+  }
+
+  @Override
+  String upsert(String table) {
+    return "INSERT INTO "
+        + quote(table)
+        + " (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = VALUES(v)";
+  }
+
+  private static String lockName(Connection c, String table) throws SQLException {
+    String name = "kv4j." + c.getCatalog() + "." + table;
+    return name.length() <= 64 ? name : name.substring(name.length() - 64);
+  }
+
+  @Override
+  boolean tryLock(Connection c, String table) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT GET_LOCK(?, 0)")) {
+      ps.setString(1, lockName(c, table));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1) == 1;
+      }
+    }
+  }
+
+  @Override
+  void unlock(Connection c, String table) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT RELEASE_LOCK(?)")) {
+      ps.setString(1, lockName(c, table));
+      ps.executeQuery().close();
+    }
+  }
+
+  @Override
+  String currentSchemaFunction() {
+    return "DATABASE()";
+  }
+
+  @Override
+  long tableBytes(Connection c, String table) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT COALESCE(data_length + index_length, 0) FROM information_schema.tables"
+                + " WHERE table_schema = DATABASE() AND table_name = ?")) {
+      ps.setString(1, table);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : 0;
+      }
+    }
+  }
+
+  @Override
+  String checkDurability(Connection c, Durability d) throws SQLException {
+    long packet = queryLong(c, "SELECT @@max_allowed_packet");
+    if (packet < maxValueSize() + (2L << 20)) {
+      return "the server's max_allowed_packet is "
+          + packet
+          + " bytes, too small for 16 MiB values; set max_allowed_packet = 64M or more";
+    }
+    if (d == Durability.SYNC) {
+      long flush = queryLong(c, "SELECT @@innodb_flush_log_at_trx_commit");
+      if (flush != 1) {
+        return "the server runs with innodb_flush_log_at_trx_commit="
+            + flush
+            + ", so a commit is not on disk when acknowledged; SYNC needs 1 (a server-wide"
+            + " setting), or open with durability=buffered or verify-durability=false";
+      }
+    }
+    return null;
+  }
+
+  @Override
+  void sync(Connection c) throws SQLException {
+    if (queryLong(c, "SELECT @@innodb_flush_log_at_trx_commit") != 1) {
+      try (Statement st = c.createStatement()) {
+        st.execute("FLUSH ENGINE LOGS"); // needs the RELOAD privilege
+      }
+    }
+  }
+
+  @Override
+  boolean isServerShutdownState(String st) {
+    // ER_SERVER_SHUTDOWN and "server is starting" surface as 70100 / HY000 with connection loss
+    return st.equals("70100");
+  }
+}

@@ -1,0 +1,164 @@
+package io.kv4j.jdbc;
+
+import io.kv4j.Durability;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * PostgreSQL: {@code bytea} key (compared with memcmp, then length: unsigned byte order), {@code ON
+ * CONFLICT} upserts, session advisory locks, {@code synchronous_commit} per connection.
+ */
+final class PostgresDialect extends Dialect {
+  static final PostgresDialect INSTANCE = new PostgresDialect();
+
+  private PostgresDialect() {}
+
+  @Override
+  String id() {
+    return "postgres";
+  }
+
+  @Override
+  String scheme() {
+    return "postgresql";
+  }
+
+  @Override
+  int defaultPort() {
+    return 5432;
+  }
+
+  @Override
+  int maxKeySize() {
+    return 1024; // well under the 2704-byte btree entry limit
+  }
+
+  @Override
+  int maxValueSize() {
+    return 256 << 20;
+  }
+
+  @Override
+  String jdbcUrl(JdbcSettings s) {
+    return "jdbc:postgresql://"
+        + s.host()
+        + ":"
+        + s.port()
+        + "/"
+        + s.database()
+        + "?ApplicationName=kv4j&tcpKeepAlive=true&reWriteBatchedInserts=true"
+        + "&connectTimeout="
+        + Math.max(1, s.connectTimeoutMillis() / 1000)
+        + "&socketTimeout="
+        + (s.socketTimeoutMillis() + 999) / 1000;
+  }
+
+  @Override
+  String connectionInitSql(Durability d) {
+    return d == Durability.SYNC ? "SET synchronous_commit TO on" : "SET synchronous_commit TO off";
+  }
+
+  @Override
+  String createTable(String table) {
+    return "CREATE TABLE IF NOT EXISTS "
+        + quote(table)
+        + " (k bytea PRIMARY KEY, v bytea NOT NULL)";
+  }
+
+  @Override
+  String quote(String identifier) {
+    return '"' + identifier + '"';
+  }
+
+  @Override
+  String upsert(String table) {
+    return "INSERT INTO "
+        + quote(table)
+        + " (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v";
+  }
+
+  private static long lockKey(String table) {
+    long h = 0xcbf29ce484222325L; // FNV-1a 64
+    for (byte b : ("kv4j:" + table).getBytes(StandardCharsets.UTF_8)) {
+      h ^= b & 0xff;
+      h *= 0x100000001b3L;
+    }
+    return h;
+  }
+
+  @Override
+  boolean tryLock(Connection c, String table) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
+      ps.setLong(1, lockKey(table));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
+  @Override
+  void unlock(Connection c, String table) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_unlock(?)")) {
+      ps.setLong(1, lockKey(table));
+      ps.executeQuery().close();
+    }
+  }
+
+  @Override
+  String currentSchemaFunction() {
+    return "current_schema()";
+  }
+
+  @Override
+  long tableBytes(Connection c, String table) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT pg_total_relation_size(to_regclass(?))")) {
+      ps.setString(1, quote(table));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  @Override
+  String checkDurability(Connection c, Durability d) throws SQLException {
+    if (d == Durability.SYNC) {
+      String fsync = queryString(c, "SHOW fsync");
+      if ("off".equals(fsync)) {
+        return "the server runs with fsync=off, so no commit survives power loss; SYNC cannot be"
+            + " honoured (open with durability=buffered or verify-durability=false)";
+      }
+    }
+    return null;
+  }
+
+  @Override
+  void sync(Connection c) throws SQLException {
+    // A transaction that owns an xid writes a commit record; with synchronous_commit on its commit
+    // waits until the WAL is flushed up to that record, i.e. past every earlier async commit.
+    boolean auto = c.getAutoCommit();
+    c.setAutoCommit(false);
+    try (Statement st = c.createStatement()) {
+      st.execute("SET LOCAL synchronous_commit TO on");
+      st.executeQuery("SELECT pg_current_xact_id()").close();
+      c.commit();
+    } catch (SQLException e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(auto);
+    }
+  }
+
+  @Override
+  boolean isServerShutdownState(String st) {
+    // admin_shutdown, crash_shutdown, cannot_connect_now
+    return st.equals("57P01") || st.equals("57P02") || st.equals("57P03");
+  }
+}
