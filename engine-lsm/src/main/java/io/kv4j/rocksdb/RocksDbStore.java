@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
@@ -50,6 +51,11 @@ import org.rocksdb.WriteOptions;
  */
 final class RocksDbStore extends AbstractStore {
   private static final String CURRENT = "CURRENT";
+
+  /** Files RocksDB writes while creating a database, before {@code CURRENT}; none holds data. */
+  private static final Pattern CREATION_ARTIFACT =
+      Pattern.compile(
+          "LOCK|IDENTITY|LOG|LOG\\.old\\.\\d+|MANIFEST-\\d+|OPTIONS-\\d+(\\.dbtmp)?|\\d+\\.dbtmp");
 
   private final Path dir;
   private final DirectoryLock dirLock;
@@ -184,33 +190,37 @@ final class RocksDbStore extends AbstractStore {
 
   /**
    * Whether the directory holds a RocksDB database. An empty directory (apart from the lock file)
-   * holds none; a non-empty one without RocksDB's {@code CURRENT} file holds foreign or damaged
-   * data and is refused rather than treated as empty.
+   * holds none. So does one left by a creation that was interrupted before RocksDB wrote {@code
+   * CURRENT}: only files written before it (info log, {@code LOCK}, {@code IDENTITY}, manifest,
+   * options, temporaries), none of which can hold user data, since no write was acknowledged yet.
+   * Any other file without {@code CURRENT} is foreign or damaged data and is refused rather than
+   * treated as empty.
    */
   private static boolean checkContents(Path dir) {
     if (Files.isRegularFile(dir.resolve(CURRENT))) {
       return true;
     }
-    List<String> names = new ArrayList<>();
+    List<String> foreign = new ArrayList<>();
     try (Stream<Path> s = Files.list(dir)) {
       s.map(p -> p.getFileName().toString())
-          .filter(n -> !n.equals(DirectoryLock.FILE_NAME))
+          .filter(
+              n -> !n.equals(DirectoryLock.FILE_NAME) && !CREATION_ARTIFACT.matcher(n).matches())
           .sorted()
           .limit(5)
-          .forEach(names::add);
+          .forEach(foreign::add);
     } catch (IOException e) {
       throw new StoreIOException(
           "engine '" + RocksDbProvider.ID + "': cannot list store directory " + dir, e);
     }
-    if (!names.isEmpty()) {
+    if (!foreign.isEmpty()) {
       throw new StoreCorruptedException(
           "engine '"
               + RocksDbProvider.ID
               + "': directory "
               + dir
               + " is not empty but has no RocksDB CURRENT file (found "
-              + String.join(", ", names)
-              + (names.size() == 5 ? ", ..." : "")
+              + String.join(", ", foreign)
+              + (foreign.size() == 5 ? ", ..." : "")
               + "): foreign or damaged data, refusing to open it as a new store",
           dir,
           -1);

@@ -402,6 +402,35 @@ class RocksDbStoreTest {
   }
 
   @Test
+  void open_dataFilesWithoutCurrent_areCorruptedNotEmpty() throws IOException {
+    try (Store s = Stores.open(config().build())) {
+      s.put(b("k"), b("v"));
+    }
+    Files.delete(db().resolve("CURRENT"));
+    assertThatThrownBy(() -> Stores.open(config().build()))
+        .isInstanceOf(StoreCorruptedException.class)
+        .hasMessageContaining("no RocksDB CURRENT file")
+        .hasMessageContaining(".log");
+  }
+
+  /** A creation killed before CURRENT was written leaves no data: the next open creates anew. */
+  @Test
+  void open_interruptedCreation_isTreatedAsEmpty() throws IOException {
+    Files.createDirectories(db());
+    for (String name : List.of("LOCK", "LOG", "IDENTITY", "MANIFEST-000001", "000001.dbtmp")) {
+      Files.writeString(db().resolve(name), "partial");
+    }
+    try (Store s = Stores.open(config().build())) {
+      assertThat(s.get(b("k"))).isNull();
+      s.put(b("k"), b("v"));
+    }
+    try (Store s = Stores.open(config().build())) {
+      assertThat(s.get(b("k"))).isEqualTo(b("v"));
+    }
+    assertThat(db().resolve("CURRENT")).exists();
+  }
+
+  @Test
   void open_garbageCurrentFile_isCorrupted() throws IOException {
     try (Store s = Stores.open(config().build())) {
       s.put(b("k"), b("v"));
