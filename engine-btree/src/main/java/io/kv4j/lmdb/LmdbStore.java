@@ -326,19 +326,43 @@ final class LmdbStore extends AbstractStore {
     void apply(Txn<byte[]> txn);
   }
 
+  private static final int QUEUED = 0;
+  private static final int DONE = 1;
+  private static final int RETRY_ALONE = 2;
+
+  /** Most operations (puts, deletes, batches) one group commit applies. */
+  private static final int MAX_GROUP_OPS = 512;
+
+  /** Most payload bytes one group commit applies, so a group never builds a huge transaction. */
+  private static final long MAX_GROUP_BYTES = 8L << 20;
+
+  /** A write waiting for a group commit. {@code state} is read and written under writerLock. */
+  private static final class PendingWrite {
+    final WriteBody body;
+    final long bytes;
+    int state = QUEUED;
+
+    PendingWrite(WriteBody body, long bytes) {
+      this.body = body;
+      this.bytes = bytes;
+    }
+  }
+
+  private final ArrayDeque<PendingWrite> writeQueue = new ArrayDeque<>();
+
   @Override
   protected void doPut(byte[] key, byte[] value) {
-    write(txn -> db.put(txn, key, value));
+    submit(txn -> db.put(txn, key, value), key.length + (long) value.length);
   }
 
   @Override
   protected void doDelete(byte[] key) {
-    write(txn -> db.delete(txn, key));
+    submit(txn -> db.delete(txn, key), key.length);
   }
 
   @Override
   protected void doWrite(WriteBatch batch) {
-    write(
+    submit(
         txn -> {
           for (int i = 0, n = batch.size(); i < n; i++) {
             try {
@@ -351,21 +375,95 @@ final class LmdbStore extends AbstractStore {
               ArrayProxy.release();
             }
           }
-        });
+        },
+        batch.byteSize());
   }
 
   /**
-   * Runs a write transaction, growing the map and retrying while it is full. The writer lock is
-   * held for one attempt, not across growth: a thread that holds open cursors and wants to write
-   * must not be stuck behind a writer that waits for those very cursors to close.
+   * Group commit. The writer queues its operation and takes the writer lock; whoever holds the lock
+   * applies every queued operation (up to a limit) in one write transaction with one commit (one
+   * fsync under SYNC) and marks them done, so concurrent writers share a commit. Each operation
+   * stays atomic, and none is acknowledged before the commit that contains it. If the group's
+   * transaction fails for any reason (a full map included), nothing of it was committed, and each
+   * member is marked to retry alone through {@link #write(WriteBody)}, which grows the map when
+   * needed and reports errors to the operation that caused them.
+   */
+  private void submit(WriteBody body, long bytes) {
+    PendingWrite me = new PendingWrite(body, bytes);
+    boolean alone;
+    gate.enter(); // before the writer lock: see write(WriteBody)
+    try {
+      synchronized (writeQueue) {
+        writeQueue.addLast(me);
+      }
+      writerLock.lock();
+      try {
+        while (me.state == QUEUED) {
+          commitGroup();
+        }
+        alone = me.state == RETRY_ALONE;
+      } finally {
+        writerLock.unlock();
+      }
+    } finally {
+      gate.exit();
+    }
+    if (alone) {
+      write(body);
+    }
+  }
+
+  /** Applies queued writes in one transaction. Caller holds the writer lock and a gate section. */
+  private void commitGroup() {
+    List<PendingWrite> group = new ArrayList<>();
+    synchronized (writeQueue) {
+      long bytes = 0;
+      while (!writeQueue.isEmpty() && group.size() < MAX_GROUP_OPS) {
+        PendingWrite w = writeQueue.peekFirst();
+        if (!group.isEmpty() && bytes + w.bytes > MAX_GROUP_BYTES) {
+          break;
+        }
+        writeQueue.pollFirst();
+        group.add(w);
+        bytes += w.bytes;
+      }
+    }
+    int outcome = RETRY_ALONE;
+    try {
+      Txn<byte[]> txn = env.txnWrite();
+      try {
+        for (PendingWrite w : group) {
+          w.body.apply(txn);
+          ArrayProxy.release();
+        }
+        txn.commit();
+        outcome = DONE;
+      } finally {
+        txn.close(); // aborts unless committed
+      }
+    } catch (RuntimeException e) {
+      // Nothing was committed; every member retries alone and reports its own error.
+    } finally {
+      ArrayProxy.release();
+      for (PendingWrite w : group) {
+        w.state = outcome;
+      }
+    }
+  }
+
+  /**
+   * Runs one write transaction alone, growing the map and retrying while it is full. The gate is
+   * entered before the writer lock, and neither is held while waiting for growth: a writer blocked
+   * on the gate (growth pending) must not hold the writer lock, or a thread that holds open cursors
+   * (which the grower waits for) could not write, or be told why not, until the growth timeout.
    */
   private void write(WriteBody body) {
     while (true) {
       long observed;
-      writerLock.lock();
+      gate.enter();
       try {
-        gate.enter();
-        observed = mapSize;
+        observed = mapSize; // stable: growth needs every section closed, and this is one
+        writerLock.lock();
         try {
           Txn<byte[]> txn = env.txnWrite();
           try {
@@ -376,15 +474,15 @@ final class LmdbStore extends AbstractStore {
             txn.close(); // aborts unless committed
           }
         } catch (Env.MapFullException e) {
-          // Leave the gate and the writer lock, grow, retry.
+          // Leave the writer lock and the gate, grow, retry.
         } catch (RuntimeException e) {
           throw Errors.translate(info().describe(), dataFile, e);
         } finally {
           ArrayProxy.release();
-          gate.exit();
+          writerLock.unlock();
         }
       } finally {
-        writerLock.unlock();
+        gate.exit();
       }
       grow(observed);
     }
@@ -419,6 +517,18 @@ final class LmdbStore extends AbstractStore {
               + " (open cursors) stayed open for "
               + growthTimeoutMillis
               + " ms ('map-growth-timeout'). Close cursors promptly or raise 'map-size'");
+    }
+  }
+
+  /** For tests: the lock writers and group commits serialize on. */
+  ReentrantLock writerLock() {
+    return writerLock;
+  }
+
+  /** For tests: writes waiting for a group commit. */
+  int queuedWrites() {
+    synchronized (writeQueue) {
+      return writeQueue.size();
     }
   }
 
