@@ -1,0 +1,201 @@
+package io.kv4j.cli;
+
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+
+import io.kv4j.Stores;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.launcher.Launcher;
+import org.junit.platform.launcher.LauncherDiscoveryRequest;
+import org.junit.platform.launcher.TestExecutionListener;
+import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
+import org.junit.platform.launcher.listeners.TestExecutionSummary;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** Runs the compatibility kit against an engine and prints the conformance report. */
+@Command(
+    name = "tck",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Run the kv4j compatibility kit (TCK) against an engine on the classpath and print the"
+          + " conformance report. Exit code 6 if a rule fails.",
+      "The URI names the engine and its options; its path is ignored, each rule gets a fresh"
+          + " temporary directory. Example: kv4j tck 'hashlog:?segment-size=1MiB'"
+    })
+final class TckCommand implements Runnable {
+  @Spec CommandSpec spec;
+
+  @Parameters(
+      index = "0",
+      paramLabel = "URI",
+      description = "The engine and its options, e.g. hashlog: or sqlite:?page-size=8KiB.")
+  String uri;
+
+  @Option(
+      names = "--ops",
+      paramLabel = "N",
+      description = "Random operations per model rule (TCK default 3000).")
+  Integer ops;
+
+  @Option(
+      names = "--threads",
+      paramLabel = "N",
+      description = "Threads in concurrency rules (TCK default 4).")
+  Integer threads;
+
+  @Option(
+      names = "--crash-rounds",
+      paramLabel = "N",
+      description = "Kill-and-recover rounds per durability (TCK default 2).")
+  Integer crashRounds;
+
+  @Option(
+      names = "--many-keys",
+      paramLabel = "N",
+      description = "Keys in the many-keys rules (TCK default 100000).")
+  Integer manyKeys;
+
+  @Option(names = "--seed", paramLabel = "S", description = "Replay a seed from a failure.")
+  Long seed;
+
+  @Option(
+      names = "--report-dir",
+      paramLabel = "DIR",
+      description =
+          "Keep the report (UriTck.md and .json) in DIR (default: a temporary directory).")
+  Path reportDir;
+
+  @Override
+  public void run() {
+    PrintWriter out = spec.commandLine().getOut();
+    int colon = uri.indexOf(':');
+    String engine = colon < 0 ? uri : uri.substring(0, colon);
+    Stores.provider(engine); // unknown engine: usage error listing the available ones
+    // Validate the options now rather than in every rule.
+    UriTck.config(uri, Path.of("kv4j-tck-check"), io.kv4j.Durability.SYNC);
+
+    Path dir;
+    try {
+      dir =
+          reportDir != null
+              ? Files.createDirectories(reportDir)
+              : Files.createTempDirectory("kv4j-tck-report-");
+    } catch (IOException e) {
+      throw new CliException(ExitCode.IO, "cannot create the report directory: " + e);
+    }
+    System.setProperty(UriTck.PROPERTY, uri);
+    System.setProperty("kv4j.tck.reportDir", dir.toString());
+    set("kv4j.tck.ops", ops);
+    set("kv4j.tck.threads", threads);
+    set("kv4j.tck.crashRounds", crashRounds);
+    set("kv4j.tck.manyKeys", manyKeys);
+    set("kv4j.tck.seed", seed);
+
+    out.println("kv4j TCK against '" + uri + "'");
+    out.flush();
+    LauncherDiscoveryRequest request =
+        LauncherDiscoveryRequestBuilder.request()
+            .selectors(selectClass(UriTck.class))
+            .configurationParameter("junit.jupiter.extensions.autodetection.enabled", "false")
+            .build();
+    Launcher launcher = LauncherFactory.create();
+    SummaryGeneratingListener summary = new SummaryGeneratingListener();
+    Live live = new Live(out);
+    launcher.execute(request, summary, live);
+    TestExecutionSummary s = summary.getSummary();
+
+    Path md = dir.resolve(UriTck.class.getSimpleName() + ".md");
+    out.println();
+    if (Files.isRegularFile(md)) {
+      try {
+        out.println(Files.readString(md, StandardCharsets.UTF_8));
+      } catch (IOException e) {
+        throw new CliException(ExitCode.IO, "cannot read the report " + md + ": " + e);
+      }
+    }
+    out.printf(
+        Locale.ROOT,
+        "%d rules: %d passed, %d failed, %d skipped; report in %s%n",
+        s.getTestsFoundCount(),
+        s.getTestsSucceededCount(),
+        s.getTestsFailedCount(),
+        s.getTestsSkippedCount() + s.getTestsAbortedCount(),
+        dir);
+    out.flush();
+    if (s.getTestsFoundCount() == 0) {
+      throw new CliException(ExitCode.INTERNAL, "the TCK found no rules to run");
+    }
+    if (s.getTotalFailureCount() > 0) {
+      throw new CliException(
+          ExitCode.CHECK_FAILED,
+          "engine '" + engine + "' failed " + s.getTotalFailureCount() + " TCK rule(s)");
+    }
+  }
+
+  private static void set(String property, Number value) {
+    if (value != null) {
+      System.setProperty(property, value.toString());
+    }
+  }
+
+  /** Prints each rule's outcome as it finishes. */
+  private static final class Live implements TestExecutionListener {
+    private final PrintWriter out;
+    private final AtomicLong done = new AtomicLong();
+
+    Live(PrintWriter out) {
+      this.out = out;
+    }
+
+    @Override
+    public void executionSkipped(TestIdentifier id, String reason) {
+      if (id.isTest()) {
+        line("skipped", id, reason);
+      }
+    }
+
+    @Override
+    public void executionFinished(TestIdentifier id, TestExecutionResult result) {
+      if (!id.isTest()) {
+        if (result.getStatus() == TestExecutionResult.Status.FAILED) {
+          line("FAILED", id, message(result.getThrowable()));
+        }
+        return;
+      }
+      switch (result.getStatus()) {
+        case SUCCESSFUL -> line("passed", id, null);
+        case ABORTED -> line("skipped", id, message(result.getThrowable()));
+        case FAILED -> line("FAILED", id, message(result.getThrowable()));
+      }
+    }
+
+    private static String message(Optional<Throwable> t) {
+      return t.map(x -> Main.oneLine(x.getMessage())).orElse(null);
+    }
+
+    private synchronized void line(String status, TestIdentifier id, String reason) {
+      out.printf(
+          Locale.ROOT,
+          "%4d %-7s %s%s%n",
+          done.incrementAndGet(),
+          status,
+          id.getDisplayName(),
+          reason == null ? "" : ": " + reason);
+      out.flush();
+    }
+  }
+}

@@ -1,0 +1,160 @@
+package io.kv4j.cli;
+
+import io.kv4j.Cursor;
+import io.kv4j.Entry;
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.Store;
+import io.kv4j.StoreCorruptedException;
+import io.kv4j.StoreStats;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** Reads every record and reports corruption. */
+@Command(
+    name = "verify",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Read every record: one full scan, and a get of every key it returns, so the engine checks"
+          + " each record's checksum where it keeps one. Reports corrupt records with their file"
+          + " and offset and exits with 3.",
+      "When a scan stops at a corrupt record, the rest is read with a reverse scan from the end."
+    })
+final class VerifyCommand implements Runnable {
+  private static final int MAX_SHOWN = 100;
+
+  @Spec CommandSpec spec;
+
+  @Mixin Codec codec;
+
+  @Parameters(index = "0", paramLabel = "URI", description = "The store, e.g. hashlog:/data/app.")
+  String uri;
+
+  private final List<String> problems = new ArrayList<>();
+  private final List<StoreCorruptedException> corrupt = new ArrayList<>();
+  private long entries;
+  private long bytes;
+
+  @Override
+  public void run() {
+    PrintWriter out = spec.commandLine().getOut();
+    long start = System.nanoTime();
+    String gap = null;
+    try (Store store = Uris.open(uri, Uris.Mode.READ)) {
+      out.println("verifying " + store.info().describe());
+      out.flush();
+      byte[] last = null;
+      boolean complete = true;
+      try (Cursor c = store.scan(KeyRange.all())) {
+        while (c.hasNext()) {
+          Entry e = c.next();
+          check(store, e);
+          last = e.key();
+        }
+      } catch (StoreCorruptedException x) {
+        corrupt(x);
+        complete = false;
+      }
+      if (!complete) {
+        gap = readBackwards(store, last);
+      } else {
+        StoreStats s = store.stats();
+        if (s.keyCountExact() && s.keyCount() != entries) {
+          problems.add(
+              "the engine counts " + s.keyCount() + " keys but a full scan returned " + entries);
+        }
+      }
+    }
+    for (StoreCorruptedException x : corrupt) {
+      out.println("CORRUPT " + where(x) + ": " + Main.oneLine(x.getMessage()));
+    }
+    for (int i = 0; i < Math.min(MAX_SHOWN, problems.size()); i++) {
+      out.println("PROBLEM " + problems.get(i));
+    }
+    if (problems.size() > MAX_SHOWN) {
+      out.println("... and " + (problems.size() - MAX_SHOWN) + " more problems");
+    }
+    if (gap != null) {
+      out.println("UNREADABLE " + gap);
+    }
+    int found = corrupt.size() + problems.size();
+    out.println(
+        (found == 0 ? "OK: " : "FAILED: ")
+            + Format.count(entries)
+            + " entries ("
+            + Format.bytes(bytes)
+            + " of keys and values) read by scan and get in "
+            + Format.seconds(System.nanoTime() - start)
+            + (found == 0 ? ", no corruption found" : ", " + found + " problem(s) found"));
+    out.flush();
+    if (found > 0) {
+      throw new CliException(ExitCode.CORRUPT, "verify found " + found + " problem(s) in " + uri);
+    }
+  }
+
+  /** Reads from the end down to {@code last} after a forward scan stopped at corrupt data. */
+  private String readBackwards(Store store, byte[] last) {
+    String after = last == null ? "the first key" : "key " + codec.format(last);
+    if (!store.info().has(Feature.REVERSE_SCAN)) {
+      return "entries after " + after + " (the engine cannot scan in reverse)";
+    }
+    KeyRange r = last == null ? KeyRange.all().reverse() : KeyRange.all().gt(last).reverse();
+    byte[] lowest = null;
+    try (Cursor c = store.scan(r)) {
+      while (c.hasNext()) {
+        Entry e = c.next();
+        check(store, e);
+        lowest = e.key();
+      }
+      return null; // the reverse scan read everything the forward scan could not
+    } catch (StoreCorruptedException x) {
+      corrupt(x);
+    }
+    return "entries after "
+        + after
+        + (lowest == null ? "" : " and before key " + codec.format(lowest))
+        + " (the scans stop at the corrupt record)";
+  }
+
+  private void check(Store store, Entry e) {
+    entries++;
+    bytes += e.key().length + e.value().length;
+    byte[] v;
+    try {
+      v = store.get(e.key());
+    } catch (StoreCorruptedException x) {
+      corrupt(x);
+      return;
+    }
+    if (v == null) {
+      problems.add("key " + codec.format(e.key()) + " is returned by scan but not by get");
+    } else if (!Arrays.equals(v, e.value())) {
+      problems.add("key " + codec.format(e.key()) + " has different values in scan and get");
+    }
+  }
+
+  private void corrupt(StoreCorruptedException x) {
+    for (StoreCorruptedException c : corrupt) {
+      if (c.offset() == x.offset()
+          && java.util.Objects.equals(c.file(), x.file())
+          && java.util.Objects.equals(c.getMessage(), x.getMessage())) {
+        return;
+      }
+    }
+    corrupt.add(x);
+  }
+
+  private static String where(StoreCorruptedException x) {
+    if (x.file() == null) {
+      return "(location unknown)";
+    }
+    return x.file() + (x.offset() >= 0 ? " offset " + x.offset() : "");
+  }
+}
