@@ -59,14 +59,20 @@ final class GroupCommit {
         }
         running = true;
         Segment seg = store.activeSegment();
+        if (seg == null) { // closed underneath: close forced what it could
+          running = false;
+          store.checkNotFailed();
+          throw store.closedError();
+        }
         long goal = HashLogStore.location(seg.id, seg.end);
         Throwable error = null;
+        boolean forced = false;
         lock.unlock();
         try {
           if (store.injectForceFailure) {
             throw new IOException("injected fsync failure (test hook)");
           }
-          seg.force();
+          forced = seg.force();
         } catch (IOException | RuntimeException e) {
           error = e;
         } finally {
@@ -77,6 +83,17 @@ final class GroupCommit {
         if (error != null) {
           done.signalAll();
           throw store.fail("fsync of " + seg.path + " failed", error);
+        }
+        if (!forced) {
+          // Sealed or closed meanwhile: whoever did it forced the file and advances durable.
+          done.signalAll();
+          lock.unlock();
+          try {
+            Thread.yield();
+          } finally {
+            lock.lock();
+          }
+          continue;
         }
         if (goal > durable) {
           durable = goal;

@@ -382,6 +382,23 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     return ka - kb;
   }
 
+  /** The first 8 bytes of a record's key, big-endian, zero-padded: orders like the key. */
+  long keyPrefix(long loc) {
+    Segment s = segment(loc);
+    ByteBuffer m = s.map;
+    int off = (int) loc;
+    int k = RecordCodec.keyLength(m, off);
+    off += RecordCodec.RECORD_HEADER;
+    if (k >= 8) {
+      return m.getLong(off);
+    }
+    long p = 0;
+    for (int i = 0; i < 8; i++) {
+      p = (p << 8) | (i < k ? m.get(off + i) & 0xFF : 0);
+    }
+    return p;
+  }
+
   /** Compares a record's key with {@code key}, unsigned. */
   int compareKey(long loc, byte[] key) {
     Segment s = segment(loc);
@@ -873,12 +890,18 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     releaseAll();
   }
 
+  StoreClosedException closedError() {
+    return new StoreClosedException(info().describe() + " is closed");
+  }
+
   private void releaseAll() {
+    // The store is marked closed, so no reader enters any more; wait for those inside (they may
+    // need the write lock, e.g. a scan building its view), then for the writer, then unmap.
+    while (readers.sum() != 0) {
+      Thread.onSpinWait();
+    }
     writeLock.lock();
     try {
-      while (readers.sum() != 0) {
-        Thread.onSpinWait();
-      }
       for (Segment s : segments) {
         if (s != null) {
           try {

@@ -86,10 +86,10 @@ final class KeyOrder {
     }
     LongSort.Comparator byKey = store::compareRecords;
     if (full != null) {
-      LongSort.sort(full, byKey);
+      LongSort.sort(full, prefixes(full), byKey);
       base = full;
     } else if (d != null) {
-      LongSort.sort(d, byKey);
+      LongSort.sort(d, prefixes(d), byKey);
       base = merge(base, d, byKey);
       if (base.length > 2 * live + 4096) {
         store.writeLock.lock();
@@ -101,6 +101,14 @@ final class KeyOrder {
       }
     }
     return base;
+  }
+
+  private long[] prefixes(long[] locs) {
+    long[] p = new long[locs.length];
+    for (int i = 0; i < locs.length; i++) {
+      p[i] = store.keyPrefix(locs[i]);
+    }
+    return p;
   }
 
   private static long[] merge(long[] a, long[] b, LongSort.Comparator c) {

@@ -49,4 +49,63 @@ final class LongSort {
       }
     }
   }
+
+  /**
+   * Sorts {@code a} by ({@code prefix} unsigned, then {@code c}), moving both arrays together. With
+   * the first 8 key bytes as prefix most comparisons never touch the keys themselves.
+   */
+  static void sort(long[] a, long[] prefix, Comparator c) {
+    if (a.length < 2) {
+      return;
+    }
+    sort(a.clone(), prefix.clone(), a, prefix, 0, a.length, c);
+  }
+
+  private static int cmp(long[] a, long[] p, int i, int j, Comparator c) {
+    int r = Long.compareUnsigned(p[i], p[j]);
+    return r != 0 ? r : c.compare(a[i], a[j]);
+  }
+
+  private static void sort(
+      long[] sa, long[] sp, long[] da, long[] dp, int lo, int hi, Comparator c) {
+    int n = hi - lo;
+    if (n <= 16) {
+      for (int i = lo + 1; i < hi; i++) {
+        long x = da[i];
+        long px = dp[i];
+        int j = i - 1;
+        while (j >= lo) {
+          int r = Long.compareUnsigned(dp[j], px);
+          if (r < 0 || (r == 0 && c.compare(da[j], x) <= 0)) {
+            break;
+          }
+          da[j + 1] = da[j];
+          dp[j + 1] = dp[j];
+          j--;
+        }
+        da[j + 1] = x;
+        dp[j + 1] = px;
+      }
+      return;
+    }
+    int mid = (lo + hi) >>> 1;
+    sort(da, dp, sa, sp, lo, mid, c);
+    sort(da, dp, sa, sp, mid, hi, c);
+    if (cmp(sa, sp, mid - 1, mid, c) <= 0) {
+      System.arraycopy(sa, lo, da, lo, n);
+      System.arraycopy(sp, lo, dp, lo, n);
+      return;
+    }
+    int i = lo;
+    int j = mid;
+    for (int k = lo; k < hi; k++) {
+      if (j >= hi || (i < mid && cmp(sa, sp, i, j, c) <= 0)) {
+        da[k] = sa[i];
+        dp[k] = sp[i++];
+      } else {
+        da[k] = sa[j];
+        dp[k] = sp[j++];
+      }
+    }
+  }
 }

@@ -30,6 +30,8 @@ final class Segment {
   volatile int end;
 
   volatile boolean sealed;
+  private volatile boolean closed;
+  private long filePointer = -1; // the writer's view of the file offset, -1 when unknown
   // Guarded by the store's write lock.
   long liveBytes;
   long deadBytes;
@@ -93,8 +95,12 @@ final class Segment {
   /** Appends {@code len} bytes of {@code src} at {@code position}. Only the writer calls this. */
   void write(byte[] src, int off, int len, long position) throws IOException {
     RandomAccessFile f = file;
-    f.seek(position);
+    if (filePointer != position) { // appends are sequential: usually no lseek(2) needed
+      f.seek(position);
+    }
+    filePointer = -1;
     f.write(src, off, len);
+    filePointer = position + len;
   }
 
   /**
@@ -111,7 +117,7 @@ final class Segment {
       f.getFD().sync();
       return true;
     } catch (IOException e) {
-      if (sealed) {
+      if (sealed || closed) {
         return false;
       }
       throw e;
@@ -143,6 +149,7 @@ final class Segment {
     if (f == null) {
       return;
     }
+    closed = true;
     file = null;
     try {
       f.setLength(end);
