@@ -74,6 +74,27 @@ class FailureAndOptionsTest {
   }
 
   @Test
+  void liveBytesPerSegment_followOverwritesAndDeletes_acrossReopen() {
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
+      s.put(bytes("a"), new byte[1000]); // record 12 + 1 + 1000
+      s.put(bytes("b"), new byte[1000]);
+      assertThat(s.liveBytes(1)).isEqualTo(2 * 1013);
+      s.put(bytes("a"), new byte[3000]); // does not fit: segment 2
+      assertThat(s.liveBytes(1)).isEqualTo(1013);
+      assertThat(s.liveBytes(2)).isEqualTo(3013);
+      s.delete(bytes("b"));
+      assertThat(s.liveBytes(1)).isZero();
+      assertThat(TestStores.figure(s, "dead-bytes")).isEqualTo(2 * 1013);
+      assertThat(TestStores.figure(s, "tombstone-bytes")).isEqualTo(13);
+    }
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
+      assertThat(s.liveBytes(1)).isZero();
+      assertThat(TestStores.figure(s, "live-bytes")).isEqualTo(3013);
+      assertThat(TestStores.figure(s, "dead-bytes")).isEqualTo(2 * 1013);
+    }
+  }
+
+  @Test
   void options_areValidatedWithNameAndRange() {
     assertThatThrownBy(
             () -> StoreConfig.builder("hashlog").path(dir).option("segment-size", "1KiB").build())
