@@ -865,7 +865,8 @@ final class SqliteStore extends AbstractStore {
     static String createTable(String table) {
       return "CREATE TABLE "
           + table
-          + "(k BLOB NOT NULL PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID";
+          + "(k BLOB NOT NULL PRIMARY KEY CHECK (typeof(k) = 'blob'),"
+          + " v BLOB NOT NULL CHECK (typeof(v) = 'blob')) WITHOUT ROWID";
     }
 
     /**

@@ -2,6 +2,7 @@ package io.kv4j.sqlite;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -25,8 +26,10 @@ import java.util.stream.Stream;
  * synchronous=NORMAL, 1,000 rows per transaction, the engine's default 8 MiB page cache and 256 MiB
  * mmap), checkpoints, and reports the database file size against the live payload, the load rate,
  * the random point-read rate, the full-scan rate, and the WAL bytes and rate of single-row upserts
- * (one autocommit transaction each, the cost of {@code Store.put}). Timing is rough (one run,
- * shared machine); sizes are exact.
+ * (one autocommit transaction each, the cost of an uncontended {@code Store.put}). Each phase
+ * reports the measuring thread's CPU time per operation (steady on a busy machine, blind to I/O
+ * waits) and its wall-clock rate (what a user sees, noisy when other processes compete for the
+ * cores); layouts are interleaved over rounds and the best figure of each is kept. Sizes are exact.
  *
  * <p>Run: {@code java -cp <test-classpath> io.kv4j.sqlite.LayoutMeasurement [keys] [rounds] [dir]}.
  */
@@ -54,7 +57,11 @@ public final class LayoutMeasurement {
       double scanRowsPerSec,
       double putsPerSec,
       long walBytesPerPut,
-      long fileBytesAfterUpdates) {
+      long fileBytesAfterUpdates,
+      double loadCpuMicros,
+      double getCpuMicros,
+      double scanCpuMicros,
+      double putCpuMicros) {
     double amplification() {
       return (double) fileBytes / liveBytes;
     }
@@ -121,39 +128,49 @@ public final class LayoutMeasurement {
         Math.max(a.scanRowsPerSec(), b.scanRowsPerSec()),
         Math.max(a.putsPerSec(), b.putsPerSec()),
         a.walBytesPerPut(),
-        Math.max(a.fileBytesAfterUpdates(), b.fileBytesAfterUpdates()));
+        Math.max(a.fileBytesAfterUpdates(), b.fileBytesAfterUpdates()),
+        Math.min(a.loadCpuMicros(), b.loadCpuMicros()),
+        Math.min(a.getCpuMicros(), b.getCpuMicros()),
+        Math.min(a.scanCpuMicros(), b.scanCpuMicros()),
+        Math.min(a.putCpuMicros(), b.putCpuMicros()));
   }
 
   static String header() {
     return String.format(
         Locale.ROOT,
-        "%-14s %6s %10s %6s %10s %10s %10s %9s %10s %10s",
+        "%-14s %6s %8s %6s %9s | %9s %9s %9s %9s | %8s %8s %10s %8s",
         "layout",
         "page",
         "file MB",
         "x live",
-        "load row/s",
+        "WAL B/put",
+        "load cpu",
+        "get cpu",
+        "scan cpu",
+        "put cpu",
+        "load/s",
         "get/s",
         "scan row/s",
-        "put/s",
-        "WAL B/put",
-        "MB upd'd");
+        "put/s");
   }
 
   static String row(Result r) {
     return String.format(
         Locale.ROOT,
-        "%-14s %6d %10.1f %6.2f %10.0f %10.0f %10.0f %9.0f %10d %10.1f",
+        "%-14s %6d %8.1f %6.2f %9d | %7.1fus %7.1fus %7.2fus %7.1fus | %8.0f %8.0f %10.0f %8.0f",
         r.layout().name(),
         r.layout().pageSize(),
         r.fileBytes() / 1e6,
         r.amplification(),
+        r.walBytesPerPut(),
+        r.loadCpuMicros(),
+        r.getCpuMicros(),
+        r.scanCpuMicros(),
+        r.putCpuMicros(),
         r.loadRowsPerSec(),
         r.readsPerSec(),
         r.scanRowsPerSec(),
-        r.putsPerSec(),
-        r.walBytesPerPut(),
-        r.fileBytesAfterUpdates() / 1e6);
+        r.putsPerSec());
   }
 
   /**
@@ -189,6 +206,7 @@ public final class LayoutMeasurement {
       s.execute(layout.createSql());
       String upsert = "INSERT INTO kv(k, v) VALUES(?, ?) ON CONFLICT(k) DO UPDATE SET v=excluded.v";
       long t0 = System.nanoTime();
+      long c0 = cpu();
       try (PreparedStatement ps = c.prepareStatement(upsert)) {
         for (int i = 0; i < n; i++) {
           if (i % 1000 == 0) {
@@ -204,12 +222,14 @@ public final class LayoutMeasurement {
         }
       }
       double loadRate = n / seconds(t0);
+      double loadCpu = micros(c0) / n;
       s.execute("PRAGMA wal_checkpoint(TRUNCATE)");
       long fileBytes = pragmaLong(s, "page_count") * layout.pageSize();
 
       // Random point reads, every key once in a shuffled order.
       int[] order = shuffled(n, rnd);
       long t1 = System.nanoTime();
+      long c1 = cpu();
       long found = 0;
       try (PreparedStatement ps = c.prepareStatement("SELECT v FROM kv WHERE k=?")) {
         for (int i : order) {
@@ -222,11 +242,13 @@ public final class LayoutMeasurement {
         }
       }
       double readRate = n / seconds(t1);
+      double getCpu = micros(c1) / n;
       if (found != n) {
         throw new IllegalStateException(layout + ": found " + found + " of " + n + " keys");
       }
 
       long t2 = System.nanoTime();
+      long c2 = cpu();
       long scanned = 0;
       try (ResultSet rs = s.executeQuery("SELECT k, v FROM kv ORDER BY k")) {
         while (rs.next()) {
@@ -234,11 +256,13 @@ public final class LayoutMeasurement {
         }
       }
       double scanRate = scanned / seconds(t2);
+      double scanCpu = micros(c2) / Math.max(1, scanned);
 
       // Single-row upserts, one transaction each: what Store.put costs in pages written.
       s.execute("PRAGMA wal_autocheckpoint=0");
       long walBefore = size(Path.of(file + "-wal"));
       long t3 = System.nanoTime();
+      long c3 = cpu();
       try (PreparedStatement ps = c.prepareStatement(upsert)) {
         for (int i = 0; i < singlePuts; i++) {
           rnd.nextBytes(value);
@@ -248,6 +272,7 @@ public final class LayoutMeasurement {
         }
       }
       double putRate = singlePuts / seconds(t3);
+      double putCpu = micros(c3) / singlePuts;
       long walPerPut = (size(Path.of(file + "-wal")) - walBefore) / singlePuts;
       s.execute("PRAGMA wal_autocheckpoint=1000");
       s.execute("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -279,7 +304,11 @@ public final class LayoutMeasurement {
           scanRate,
           putRate,
           walPerPut,
-          afterUpdates);
+          afterUpdates,
+          loadCpu,
+          getCpu,
+          scanCpu,
+          putCpu);
     } finally {
       deleteDb(file);
     }
@@ -310,6 +339,14 @@ public final class LayoutMeasurement {
     byte[] b = new byte[len];
     rnd.nextBytes(b);
     return b;
+  }
+
+  private static long cpu() {
+    return ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+  }
+
+  private static double micros(long cpu0) {
+    return (cpu() - cpu0) / 1e3;
   }
 
   private static double seconds(long t0) {

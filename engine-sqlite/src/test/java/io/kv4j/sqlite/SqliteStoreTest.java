@@ -257,6 +257,9 @@ class SqliteStoreTest {
         }
       }
       assertThat(rows).containsExactly("01=low", "0100=", "80=high");
+      // Keys and values are BLOBs (memcmp order); the schema refuses TEXT written by other tools.
+      assertThatThrownBy(() -> st.execute("INSERT INTO kv VALUES('text', x'00')"))
+          .hasMessageContaining("CHECK");
       try (ResultSet rs = st.executeQuery("PRAGMA journal_mode")) {
         assertThat(rs.next()).isTrue();
         assertThat(rs.getString(1)).isEqualToIgnoringCase("wal");
