@@ -36,7 +36,7 @@ abstract class CommandContractTest {
   @BeforeEach
   void start() throws Exception {
     server = new TestServer(uri(dir));
-    jedis = new Jedis("127.0.0.1", server.port());
+    jedis = new Jedis("127.0.0.1", server.port(), 30_000);
   }
 
   @AfterEach
