@@ -51,6 +51,7 @@ final class Codec {
 
   /** Formats bytes for output. */
   String format(byte[] b) {
+    check();
     if (hex) {
       return HexFormat.of().formatHex(b);
     }

@@ -63,6 +63,7 @@ final class ScanCommand implements Runnable {
 
   @Override
   public void run() {
+    codec.check();
     KeyRange range = range();
     PrintWriter out = spec.commandLine().getOut();
     long n = 0;

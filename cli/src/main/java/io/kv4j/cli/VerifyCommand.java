@@ -39,6 +39,7 @@ final class VerifyCommand implements Runnable {
 
   private final List<String> problems = new ArrayList<>();
   private final List<StoreCorruptedException> corrupt = new ArrayList<>();
+  private final List<String> notes = new ArrayList<>();
   private long entries;
   private long bytes;
 
@@ -64,8 +65,21 @@ final class VerifyCommand implements Runnable {
       }
       if (!complete) {
         gap = readBackwards(store, last);
-      } else {
-        StoreStats s = store.stats();
+      }
+      StoreStats s = store.stats();
+      for (var f : s.figures().entrySet()) {
+        String n = f.getKey();
+        if ((n.contains("truncated") || n.contains("corrupt") || n.contains("discarded"))
+            && f.getValue().doubleValue() > 0) {
+          notes.add(
+              n
+                  + " = "
+                  + f.getValue()
+                  + ": the engine dropped data when it opened the store (a torn write after a"
+                  + " crash, or damage it cannot tell apart from one)");
+        }
+      }
+      if (complete) {
         if (s.keyCountExact() && s.keyCount() != entries) {
           problems.add(
               "the engine counts " + s.keyCount() + " keys but a full scan returned " + entries);
@@ -83,6 +97,9 @@ final class VerifyCommand implements Runnable {
     }
     if (gap != null) {
       out.println("UNREADABLE " + gap);
+    }
+    for (String n : notes) {
+      out.println("NOTE " + n);
     }
     int found = corrupt.size() + problems.size();
     out.println(

@@ -1,0 +1,173 @@
+package io.kv4j.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kv4j.Store;
+import io.kv4j.Stores;
+import io.kv4j.WriteBatch;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Each subcommand run as a user would, checking exit codes and output. */
+class CommandsTest {
+  @TempDir Path dir;
+
+  private static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private void fill(String uri, int n) {
+    try (Store s = Stores.open(uri)) {
+      WriteBatch b = new WriteBatch();
+      for (int i = 0; i < n; i++) {
+        b.put(utf8(String.format("k%03d", i)), utf8("v" + i));
+      }
+      s.write(b);
+    }
+  }
+
+  @Test
+  void putGetScanDelete_inChildProcesses_roundTrip() throws Exception {
+    String uri = "hashlog:" + dir.resolve("s");
+    assertThat(Cli.process(dir, "put", uri, "hello", "world").exit()).isZero();
+    assertThat(Cli.process(dir, "put", "--hex", uri, "00ff", "0102").exit()).isZero();
+    Cli.Run fromStdin = Cli.process(dir, Map.of(), utf8("from stdin"), "put", uri, "piped");
+    assertThat(fromStdin.exit()).as("%s", fromStdin).isZero();
+
+    Cli.Run get = Cli.process(dir, "get", uri, "hello");
+    assertThat(get.exit()).as("%s", get).isZero();
+    assertThat(get.out()).isEqualTo("world" + System.lineSeparator());
+
+    Cli.Run scan = Cli.process(dir, "scan", uri);
+    assertThat(scan.exit()).as("%s", scan).isZero();
+    assertThat(scan.out().lines().toList())
+        .containsExactly("0x00ff\t0x0102", "hello\tworld", "piped\tfrom stdin");
+
+    Cli.Run delete = Cli.process(dir, "delete", uri, "hello", "absent");
+    assertThat(delete.exit()).as("%s", delete).isZero();
+    Cli.Run missing = Cli.process(dir, "get", uri, "hello");
+    assertThat(missing.exit()).as("%s", missing).isEqualTo(ExitCode.NOT_FOUND);
+    assertThat(missing.err().trim()).isEqualTo("kv4j: error: key not found: hello");
+    assertThat(missing.out()).isEmpty();
+  }
+
+  @Test
+  void scan_rangePrefixReverseLimitAndEncodings() {
+    String uri = "hashlog:" + dir.resolve("s");
+    fill(uri, 20);
+    try (Store s = Stores.open(uri)) {
+      s.put(new byte[] {(byte) 0xC3, 0x28}, new byte[] {1, 2, 3}); // invalid UTF-8
+      s.put(utf8("tab"), utf8("a\tb")); // control character
+    }
+    assertThat(Cli.inProcess("scan", uri, "--prefix", "k01").out().lines())
+        .containsExactly(
+            "k010\tv10",
+            "k011\tv11",
+            "k012\tv12",
+            "k013\tv13",
+            "k014\tv14",
+            "k015\tv15",
+            "k016\tv16",
+            "k017\tv17",
+            "k018\tv18",
+            "k019\tv19");
+    assertThat(Cli.inProcess("scan", uri, "--from", "k005", "--to", "k008", "--keys-only").out())
+        .isEqualTo("k005\nk006\nk007\n".replace("\n", System.lineSeparator()));
+    assertThat(Cli.inProcess("scan", uri, "--after", "k005", "--through", "k007", "--keys-only"))
+        .extracting(Cli.Run::out)
+        .isEqualTo("k006\nk007\n".replace("\n", System.lineSeparator()));
+    assertThat(Cli.inProcess("scan", uri, "--prefix", "k", "--reverse", "--limit", "2").out())
+        .isEqualTo("k019\tv19\nk018\tv18\n".replace("\n", System.lineSeparator()));
+    assertThat(Cli.inProcess("scan", uri, "--count").out().trim()).isEqualTo("22");
+    assertThat(Cli.inProcess("scan", uri, "--prefix", "tab").out().trim())
+        .isEqualTo("tab\t0x610962");
+    assertThat(Cli.inProcess("scan", uri, "--hex", "--prefix", "c3").out().trim())
+        .isEqualTo("c328\t010203");
+    assertThat(Cli.inProcess("scan", uri, "--base64", "--prefix", "wyg=").out().trim())
+        .isEqualTo("wyg=\tAQID");
+    assertThat(Cli.inProcess("get", uri, "--base64", "azAwMQ==").out().trim()).isEqualTo("djE=");
+    Cli.Run both = Cli.inProcess("scan", uri, "--hex", "--base64");
+    assertThat(both.exit()).isEqualTo(ExitCode.USAGE);
+    assertThat(both.err()).contains("choose one of --hex and --base64");
+  }
+
+  @Test
+  void statsAndEngines_printFigures() {
+    String uri = "hashlog:" + dir.resolve("s");
+    fill(uri, 5);
+    Cli.Run stats = Cli.process(dir, "stats", uri);
+    assertThat(stats.exit()).as("%s", stats).isZero();
+    assertThat(stats.out())
+        .containsPattern("(?m)^engine +hashlog$")
+        .containsPattern("(?m)^keys +5$");
+
+    Cli.Run engines = Cli.process(dir, "engines");
+    assertThat(engines.exit()).as("%s", engines).isZero();
+    assertThat(engines.out())
+        .contains("hashlog:", "lmdb (aliases: btree):", "rocksdb (aliases: lsm):", "sqlite")
+        .contains("memory:", "segment-size (size, default 128.0 MiB")
+        .contains("features: ordered-scan");
+  }
+
+  @Test
+  void help_everyCommandAnswersHelp() {
+    for (String c :
+        List.of("engines", "get", "put", "delete", "scan", "stats", "verify", "copy", "tck")) {
+      Cli.Run r = Cli.inProcess(c, "--help");
+      assertThat(r.exit()).as(c).isZero();
+      assertThat(r.out()).as(c).startsWith("Usage: kv4j " + c);
+    }
+    Cli.Run top = Cli.inProcess("--help");
+    assertThat(top.out()).contains("Exit codes:", "4  store locked");
+    assertThat(Cli.inProcess().exit()).isEqualTo(ExitCode.USAGE);
+  }
+
+  @Test
+  void errors_areOneLineWithTheirExitCode() throws Exception {
+    Cli.Run unknownEngine = Cli.process(dir, "get", "nosuch:" + dir, "k");
+    assertThat(unknownEngine.exit()).isEqualTo(ExitCode.USAGE);
+    assertThat(unknownEngine.err().lines()).hasSize(1);
+    assertThat(unknownEngine.err())
+        .contains("unknown engine 'nosuch'; available: ")
+        .contains("hashlog", "lmdb", "rocksdb", "sqlite");
+
+    Cli.Run noStore = Cli.inProcess("scan", "hashlog:" + dir.resolve("absent"));
+    assertThat(noStore.exit()).isEqualTo(ExitCode.NOT_FOUND);
+    assertThat(noStore.err()).contains("no store at " + dir.resolve("absent"));
+    assertThat(Files.exists(dir.resolve("absent"))).isFalse();
+
+    Cli.Run badOption = Cli.inProcess("scan", "hashlog:" + dir, "--bogus");
+    assertThat(badOption.exit()).isEqualTo(ExitCode.USAGE);
+    assertThat(badOption.err().lines()).hasSize(1);
+    assertThat(badOption.err()).contains("Unknown option: '--bogus'", "kv4j scan --help");
+
+    Cli.Run badEngineOption = Cli.inProcess("stats", "hashlog:" + dir + "?segmentsize=1");
+    assertThat(badEngineOption.exit()).isEqualTo(ExitCode.USAGE);
+    assertThat(badEngineOption.err()).contains("unknown option 'segmentsize'", "segment-size");
+
+    Path locked = dir.resolve("locked");
+    try (Store s = Stores.open("hashlog:" + locked)) {
+      s.put(utf8("k"), utf8("v"));
+      Cli.Run r = Cli.process(dir, "get", "hashlog:" + locked, "k");
+      assertThat(r.exit()).as("%s", r).isEqualTo(ExitCode.LOCKED);
+      assertThat(r.err().lines()).hasSize(1);
+      assertThat(r.err()).contains("store is locked", locked.toString());
+    }
+  }
+
+  @Test
+  void bench_withoutRunner_saysHowToBuildIt() {
+    Map<String, String> env = Map.of("KV4J_BENCH_JAR", dir.resolve("none.jar").toString());
+    Cli.Run r = Cli.process(dir, env, null, "bench", "--scenarios", "read");
+    assertThat(r.exit()).as("%s", r).isEqualTo(ExitCode.USAGE);
+    assertThat(r.err()).contains("bench -am package", "kv4j-bench.jar");
+    Cli.Run help = Cli.process(dir, env, null, "bench", "--help");
+    assertThat(help.exit()).as("%s", help).isZero();
+    assertThat(help.out()).contains("Usage: kv4j bench", "bench -am package");
+  }
+}
