@@ -256,4 +256,40 @@ class RecoveryTest {
       }
     }
   }
+
+  @Test
+  void newestSegmentWithoutHeader_isRecreated_andOlderDataKept() throws IOException {
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
+      s.put(bytes("a"), value(1, 3000));
+      s.put(bytes("b"), value(2, 3000)); // rolls to segment 2
+    }
+    // A crash right after creating segment 3: the file exists, its header never reached the disk.
+    Files.write(seg(3), new byte[4096]);
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
+      assertThat(s.get(bytes("a"))).isEqualTo(value(1, 3000));
+      assertThat(s.get(bytes("b"))).isEqualTo(value(2, 3000));
+      assertThat(TestStores.figure(s, "truncated-tail-bytes")).isZero();
+      s.put(bytes("c"), bytes("3"));
+    }
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
+      assertThat(s.get(bytes("c"))).isEqualTo(bytes("3"));
+      assertThat(s.stats().keyCount()).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void foreignFile_isRefusedAsCorrupt() throws IOException {
+    Files.createDirectories(dir);
+    byte[] foreign = new byte[100];
+    Arrays.fill(foreign, (byte) 'x');
+    Files.write(seg(1), foreign);
+    assertThatThrownBy(() -> TestStores.open(dir, Durability.BUFFERED).close())
+        .isInstanceOfSatisfying(
+            StoreCorruptedException.class,
+            e -> {
+              assertThat(e.getMessage()).contains("bad magic number");
+              assertThat(e.offset()).isZero();
+            });
+    assertThat(Files.readAllBytes(seg(1))).isEqualTo(foreign);
+  }
 }
