@@ -1,0 +1,210 @@
+package io.kv4j.redis;
+
+import io.kv4j.StoreConfig;
+import io.kv4j.spi.OptionSpec;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import redis.clients.jedis.HostAndPort;
+
+/** Connection and namespace settings read from a store config. */
+record RedisSettings(
+    String mode,
+    String host,
+    int port,
+    Set<HostAndPort> nodes,
+    String user,
+    String password,
+    int database,
+    String namespace,
+    int poolSize,
+    int connectTimeoutMillis,
+    int socketTimeoutMillis,
+    int fetchSize,
+    int lockTtlMillis,
+    int lockWaitMillis,
+    int retryTimeoutMillis,
+    boolean verifyDurability) {
+
+  static final OptionSpec<String> MODE =
+      OptionSpec.choice(
+          "mode",
+          "standalone",
+          List.of("standalone", "cluster"),
+          "standalone: one server (host, port); cluster: a Redis Cluster reached through nodes");
+  static final OptionSpec<String> HOST =
+      OptionSpec.text("host", "127.0.0.1", "standalone server host");
+  static final OptionSpec<Integer> PORT =
+      OptionSpec.integer("port", 6379, 1, 65535, "", "standalone server port");
+  static final OptionSpec<String> NODES =
+      OptionSpec.text(
+          "nodes",
+          "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002",
+          "cluster mode: comma-separated host:port seed nodes (any subset of the cluster)");
+  static final OptionSpec<String> USER =
+      OptionSpec.text("user", "", "ACL user; empty is the default user");
+  static final OptionSpec<String> PASSWORD =
+      OptionSpec.text("password", "", "password; empty sends no AUTH");
+  static final OptionSpec<Integer> DATABASE =
+      OptionSpec.integer(
+          "database", 0, 0, 1023, "", "standalone database index (a cluster has only 0)");
+  static final OptionSpec<String> PREFIX =
+      OptionSpec.text(
+          "prefix",
+          "",
+          "namespace of the store's keys; empty derives kv4j:<name>:<hash> from the store path");
+  static final OptionSpec<Integer> POOL_SIZE =
+      OptionSpec.integer("pool-size", 8, 1, 1000, "connections", "most connections per node");
+  static final OptionSpec<Integer> CONNECT_TIMEOUT =
+      OptionSpec.integer("connect-timeout", 5000, 100, 600_000, "ms", "TCP connect timeout");
+  static final OptionSpec<Integer> SOCKET_TIMEOUT =
+      OptionSpec.integer(
+          "socket-timeout", 30_000, 100, 3_600_000, "ms", "how long to wait for a reply");
+  static final OptionSpec<Integer> FETCH_SIZE =
+      OptionSpec.integer(
+          "fetch-size", 500, 1, 5000, "entries", "entries a cursor fetches per call");
+  static final OptionSpec<Integer> LOCK_TTL =
+      OptionSpec.integer(
+          "lock-ttl",
+          3000,
+          500,
+          600_000,
+          "ms",
+          "lifetime of the store's lock key, refreshed every third of it while open; a crashed"
+              + " client's lock expires after this");
+  static final OptionSpec<Integer> LOCK_WAIT =
+      OptionSpec.integer(
+          "lock-wait",
+          4000,
+          0,
+          600_000,
+          "ms",
+          "how long open waits for a held lock to expire before StoreLockedException");
+  static final OptionSpec<Integer> RETRY_TIMEOUT =
+      OptionSpec.integer(
+          "retry-timeout",
+          20_000,
+          0,
+          3_600_000,
+          "ms",
+          "how long an operation keeps retrying after losing its connection (restart, failover)");
+  static final OptionSpec<Boolean> VERIFY_DURABILITY =
+      OptionSpec.bool(
+          "verify-durability",
+          true,
+          "refuse to open when the server's persistence cannot honour the durability asked for"
+              + " (needs CONFIG GET)");
+
+  static final List<OptionSpec<?>> OPTIONS =
+      List.of(
+          MODE,
+          HOST,
+          PORT,
+          NODES,
+          USER,
+          PASSWORD,
+          DATABASE,
+          PREFIX,
+          POOL_SIZE,
+          CONNECT_TIMEOUT,
+          SOCKET_TIMEOUT,
+          FETCH_SIZE,
+          LOCK_TTL,
+          LOCK_WAIT,
+          RETRY_TIMEOUT,
+          VERIFY_DURABILITY);
+
+  static RedisSettings of(StoreConfig c) {
+    String prefix = c.get(PREFIX);
+    if (prefix.isEmpty()) {
+      prefix = namespaceFor(c.path());
+    } else if (prefix.contains("{") || prefix.contains("}")) {
+      throw new IllegalArgumentException(
+          "option 'prefix' has invalid value '"
+              + prefix
+              + "': braces are reserved for the hash tag");
+    }
+    Set<HostAndPort> nodes = new LinkedHashSet<>();
+    for (String n : c.get(NODES).split(",")) {
+      String t = n.trim();
+      if (t.isEmpty()) {
+        continue;
+      }
+      try {
+        nodes.add(HostAndPort.from(t));
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException(
+            "option 'nodes' has invalid entry '" + t + "': expected host:port", e);
+      }
+    }
+    if (nodes.isEmpty()) {
+      throw new IllegalArgumentException("option 'nodes' names no host:port");
+    }
+    if (c.get(MODE).equals("cluster") && c.get(DATABASE) != 0) {
+      throw new IllegalArgumentException(
+          "option 'database' must be 0 in cluster mode: a Redis Cluster has one database");
+    }
+    return new RedisSettings(
+        c.get(MODE),
+        c.get(HOST),
+        c.get(PORT),
+        nodes,
+        c.get(USER),
+        c.get(PASSWORD),
+        c.get(DATABASE),
+        prefix,
+        c.get(POOL_SIZE),
+        c.get(CONNECT_TIMEOUT),
+        c.get(SOCKET_TIMEOUT),
+        c.get(FETCH_SIZE),
+        c.get(LOCK_TTL),
+        c.get(LOCK_WAIT),
+        c.get(RETRY_TIMEOUT),
+        c.get(VERIFY_DURABILITY));
+  }
+
+  boolean cluster() {
+    return mode.equals("cluster");
+  }
+
+  /** The servers, for messages: host:port or the cluster seed list. */
+  String address() {
+    if (!cluster()) {
+      return host + ":" + port;
+    }
+    List<String> s = new ArrayList<>();
+    for (HostAndPort n : nodes) {
+      s.add(n.toString());
+    }
+    return String.join(",", s);
+  }
+
+  /**
+   * The namespace for a store path: {@code kv4j:<last path element>:<16 hex of SHA-256 of the
+   * absolute path>}.
+   */
+  static String namespaceFor(Path path) {
+    String abs = path.toAbsolutePath().normalize().toString();
+    Path last = path.getFileName();
+    String name =
+        (last == null ? "root" : last.toString())
+            .toLowerCase(Locale.ROOT)
+            .replaceAll("[^a-z0-9._-]+", "_");
+    if (name.length() > 32) {
+      name = name.substring(0, 32);
+    }
+    try {
+      byte[] h = MessageDigest.getInstance("SHA-256").digest(abs.getBytes(StandardCharsets.UTF_8));
+      return "kv4j:" + name + ":" + HexFormat.of().formatHex(h, 0, 8);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
+  }
+}

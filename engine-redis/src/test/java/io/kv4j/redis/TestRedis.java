@@ -1,0 +1,176 @@
+package io.kv4j.redis;
+
+import io.kv4j.StoreConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * Where the test Redis servers are: system property {@code kv4j.test.redis.<key>}, else environment
+ * {@code KV4J_TEST_REDIS_<KEY>}, else the defaults of {@code .ci/servers.sh} (standalone
+ * 127.0.0.1:6379, cluster 127.0.0.1:7000-7002). Unreachable: skipped with how to start them; with
+ * {@code CI=true} or {@code -Dkv4j.test.requireServers=true} failed instead.
+ */
+public final class TestRedis {
+  private TestRedis() {}
+
+  static String setting(String key, String dflt) {
+    String p = System.getProperty("kv4j.test.redis." + key);
+    if (p != null) {
+      return p;
+    }
+    String e = System.getenv(("KV4J_TEST_REDIS_" + key).toUpperCase(Locale.ROOT).replace('-', '_'));
+    return e != null ? e : dflt;
+  }
+
+  /** Standalone host. */
+  public static String host() {
+    return setting("host", "127.0.0.1");
+  }
+
+  /** Standalone port. */
+  public static int port() {
+    return Integer.parseInt(setting("port", "6379"));
+  }
+
+  /** Cluster seed nodes. */
+  public static String nodes() {
+    return setting("nodes", "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002");
+  }
+
+  /** Password (empty: none). */
+  public static String password() {
+    return setting("password", "");
+  }
+
+  /**
+   * A config builder for one mode with the test settings applied.
+   *
+   * @param cluster cluster mode
+   * @return the builder
+   */
+  public static StoreConfig.Builder builder(boolean cluster) {
+    StoreConfig.Builder b = StoreConfig.builder("redis").option("password", password());
+    if (cluster) {
+      return b.option("mode", "cluster").option("nodes", nodes());
+    }
+    return b.option("host", host()).option("port", Integer.toString(port()));
+  }
+
+  static boolean required() {
+    return "true".equalsIgnoreCase(System.getenv("CI"))
+        || Boolean.getBoolean("kv4j.test.requireServers");
+  }
+
+  /**
+   * Skips (fails in CI) unless the server, or the cluster, answers.
+   *
+   * @param cluster which mode
+   */
+  public static void require(boolean cluster) {
+    String where = cluster ? nodes() : host() + ":" + port();
+    try (UnifiedJedis j = client(cluster)) {
+      j.ping();
+      if (cluster) {
+        String info = ((RedisClusterClient) j).getClusterNodes().toString();
+        Assertions.assertNotNull(info);
+      }
+    } catch (RuntimeException e) {
+      String msg =
+          "Redis "
+              + (cluster ? "Cluster" : "server")
+              + " not reachable at "
+              + where
+              + " ("
+              + e
+              + "). Start the test servers with `sudo .ci/servers.sh` (Debian; installs and starts"
+              + " PostgreSQL, MariaDB, Redis on 6379 and a Redis Cluster on 7000-7002, loopback"
+              + " only) or point kv4j.test.redis.* properties at yours.";
+      if (required()) {
+        Assertions.fail(msg + " CI=true: server tests must run.");
+      }
+      Assumptions.abort(msg);
+    }
+  }
+
+  /**
+   * A raw client for set-up and clean-up.
+   *
+   * @param cluster which mode
+   * @return the client
+   */
+  public static UnifiedJedis client(boolean cluster) {
+    DefaultJedisClientConfig.Builder cb =
+        DefaultJedisClientConfig.builder().connectionTimeoutMillis(2000).socketTimeoutMillis(5000);
+    if (!password().isEmpty()) {
+      cb.password(password());
+    }
+    if (cluster) {
+      java.util.Set<HostAndPort> set = new java.util.LinkedHashSet<>();
+      for (String n : nodes().split(",")) {
+        set.add(HostAndPort.from(n.trim()));
+      }
+      return RedisClusterClient.builder().nodes(set).clientConfig(cb.build()).build();
+    }
+    return RedisClient.builder().hostAndPort(host(), port()).clientConfig(cb.build()).build();
+  }
+
+  /**
+   * Deletes the keys of a store namespace.
+   *
+   * @param cluster which mode
+   * @param namespace the namespace
+   */
+  public static void drop(boolean cluster, String namespace) {
+    try (UnifiedJedis j = client(cluster)) {
+      String tag = "{" + namespace + "}";
+      j.del(tag + ":v", tag + ":i", tag + ":meta", tag + ":lock");
+    }
+  }
+
+  /**
+   * The namespace a store path maps to.
+   *
+   * @param path the path
+   * @return the namespace
+   */
+  public static String namespaceFor(Path path) {
+    return RedisSettings.namespaceFor(path);
+  }
+
+  /**
+   * Restarts a server with {@code .ci/servers.sh restart NAME}; skips (fails in CI) when the script
+   * cannot be run here (it needs root).
+   *
+   * @param name redis or redis-cluster
+   * @throws Exception if waiting is interrupted
+   */
+  public static void restart(String name) throws Exception {
+    Path script = Path.of("..", ".ci", "servers.sh").toAbsolutePath().normalize();
+    boolean root = "root".equals(System.getProperty("user.name"));
+    if (!Files.isRegularFile(script) || !root) {
+      String msg = "cannot restart " + name + ": needs root and " + script;
+      if (required()) {
+        Assertions.fail(msg);
+      }
+      Assumptions.abort(msg);
+    }
+    Process p =
+        new ProcessBuilder("bash", script.toString(), "restart", name)
+            .redirectErrorStream(true)
+            .start();
+    String out =
+        new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
+      Assertions.fail("restart " + name + " failed: " + out);
+    }
+  }
+}
