@@ -862,11 +862,15 @@ final class SqliteStore extends AbstractStore {
       this.count = "SELECT count(*) FROM " + table;
     }
 
+    /**
+     * The table kv4j creates: a rowid table with a unique BLOB key, chosen by measurement over
+     * {@code WITHOUT ROWID} (see README.md and {@code LayoutMeasurement}).
+     */
     static String createTable(String table) {
       return "CREATE TABLE "
           + table
-          + "(k BLOB NOT NULL PRIMARY KEY CHECK (typeof(k) = 'blob'),"
-          + " v BLOB NOT NULL CHECK (typeof(v) = 'blob')) WITHOUT ROWID";
+          + "(k BLOB NOT NULL UNIQUE CHECK (typeof(k) = 'blob'),"
+          + " v BLOB NOT NULL CHECK (typeof(v) = 'blob'))";
     }
 
     /**

@@ -39,10 +39,12 @@ public final class LayoutMeasurement {
 
   /** One layout under test. */
   record Layout(String name, boolean withoutRowid, int pageSize) {
+    /** The engine's own schema ({@code SqliteStore.Sql.createTable}) or its WITHOUT ROWID rival. */
     String createSql() {
       return withoutRowid
-          ? "CREATE TABLE kv(k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) WITHOUT ROWID"
-          : "CREATE TABLE kv(id INTEGER PRIMARY KEY, k BLOB NOT NULL UNIQUE, v BLOB NOT NULL)";
+          ? "CREATE TABLE kv(k BLOB NOT NULL PRIMARY KEY CHECK (typeof(k) = 'blob'),"
+              + " v BLOB NOT NULL CHECK (typeof(v) = 'blob')) WITHOUT ROWID"
+          : SqliteStore.Sql.createTable("kv");
     }
   }
 
