@@ -73,31 +73,46 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
     }
   }
 
-  /** Moves to the first entry in range and direction; false if there is none. */
+  /**
+   * Moves to the first entry in range and direction; false if there is none. Bounds may be empty or
+   * longer than any key (KeyRange does not limit them), which LMDB refuses as seek keys
+   * (MDB_BAD_VALSIZE): an empty bound is below every key, and a bound longer than 511 bytes is
+   * sought by its 511-byte prefix, which is the only key at or above the prefix that is below the
+   * bound. The loops then step past the at most one or two keys that fail the exact bound.
+   */
   private boolean position() {
+    boolean found;
     if (!reverse) {
-      if (lower == null) {
-        return cursor.first();
+      if (lower == null || lower.length == 0) {
+        found = cursor.first();
+      } else {
+        found = cursor.get(seekKey(lower), GetOp.MDB_SET_RANGE);
       }
-      if (!cursor.get(lower, GetOp.MDB_SET_RANGE)) {
-        return false;
+      while (found && !range.aboveLower(cursor.key())) {
+        found = cursor.next();
       }
-      if (!range.lowerInclusive() && Arrays.equals(cursor.key(), lower)) {
-        return cursor.next();
-      }
-      return true;
+      return found;
     }
     if (upper == null) {
-      return cursor.last();
+      found = cursor.last();
+    } else if (upper.length == 0) {
+      return false; // no key is at or below the empty key
+    } else {
+      found = cursor.get(seekKey(upper), GetOp.MDB_SET_RANGE);
+      if (!found) {
+        found = cursor.last(); // every key is below the upper bound
+      }
     }
-    if (!cursor.get(upper, GetOp.MDB_SET_RANGE)) {
-      return cursor.last(); // every key is below the upper bound
+    while (found && !range.belowUpper(cursor.key())) {
+      found = cursor.prev();
     }
-    int c = Arrays.compareUnsigned(cursor.key(), upper);
-    if (c > 0 || (c == 0 && !range.upperInclusive())) {
-      return cursor.prev();
-    }
-    return true;
+    return found;
+  }
+
+  private static byte[] seekKey(byte[] bound) {
+    return bound.length > LmdbProvider.MAX_KEY_SIZE
+        ? Arrays.copyOf(bound, LmdbProvider.MAX_KEY_SIZE)
+        : bound;
   }
 
   @Override

@@ -156,6 +156,43 @@ class LmdbStoreTest {
   }
 
   @Test
+  void scan_boundsLongerThanAnyKeyOrEmpty_workExactly() {
+    try (Store s = Lmdb.open(dir)) {
+      byte[] max = new byte[511];
+      Arrays.fill(max, (byte) 7);
+      byte[] below = Arrays.copyOf(max, 510);
+      byte[] above = max.clone();
+      above[510] = 8;
+      byte[] longBound = Arrays.copyOf(max, 700); // max followed by zeros: just above max
+      s.put(below, b("below"));
+      s.put(max, b("max"));
+      s.put(above, b("above"));
+      s.put(b("z"), b("z"));
+      assertThat(values(s, KeyRange.all().gte(longBound))).containsExactly("above", "z");
+      assertThat(values(s, KeyRange.all().gt(longBound))).containsExactly("above", "z");
+      assertThat(values(s, KeyRange.all().lte(longBound))).containsExactly("below", "max");
+      assertThat(values(s, KeyRange.all().lt(longBound).reverse())).containsExactly("max", "below");
+      assertThat(values(s, KeyRange.all().gte(longBound).reverse())).containsExactly("z", "above");
+      assertThat(values(s, KeyRange.all().lte(longBound).reverse()))
+          .containsExactly("max", "below");
+      assertThat(values(s, KeyRange.prefix(longBound))).isEmpty();
+      assertThat(values(s, KeyRange.prefix(max))).containsExactly("max");
+      assertThat(values(s, KeyRange.all().gte(new byte[0]))).hasSize(4);
+      assertThat(values(s, KeyRange.all().gt(new byte[0]).reverse())).hasSize(4);
+      assertThat(values(s, KeyRange.all().lte(new byte[0]))).isEmpty();
+      assertThat(values(s, KeyRange.all().lte(new byte[0]).reverse())).isEmpty();
+      assertThat(values(s, KeyRange.all().lt(new byte[2000]).reverse()))
+          .isEmpty(); // every stored key starts with 7 or 'z', above 0x00...
+    }
+  }
+
+  private static List<String> values(Store s, KeyRange r) {
+    List<String> out = new ArrayList<>();
+    s.forEach(r, e -> out.add(Lmdb.s(e.value())));
+    return out;
+  }
+
+  @Test
   void scan_keysCompareUnsigned() {
     try (Store s = Lmdb.open(dir)) {
       s.put(new byte[] {(byte) 0x80}, b("hi"));
