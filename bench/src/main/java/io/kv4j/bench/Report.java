@@ -26,10 +26,13 @@ final class Report {
   private static final Map<String, String> KNOWN_CAVEATS =
       Map.of(
           "hashlog", "keeps every key in a RAM index: memory grows with the key count",
-          "chronicle-map",
-              "capacity fixed at creation (entries); no fsync, so no SYNC mode; no ordered scans",
-          "mapdb", "one global commit: writers serialize",
-          "mvstore", "every write is a commit (a new chunk): fine for reads, costly for writes",
+          "chronicle-map", "capacity fixed at creation (entries); no fsync, so no SYNC mode",
+          "mapdb",
+              "writers serialize; BUFFERED runs without its write-ahead log (crash-safe=false):"
+                  + " a kill -9 mid-write can leave a file it refuses to open",
+          "mvstore",
+              "BUFFERED uses its background auto-commit (crash-safe=false): a kill -9 loses up to"
+                  + " a second of acknowledged writes",
           "memory", "not persistent: reference only, never a pick");
 
   private final Options options;
@@ -203,6 +206,7 @@ final class Report {
   /** The "what to pick" lines, computed from the measured numbers. */
   List<String> advice() {
     List<String> out = new ArrayList<>();
+    Set<String> winners = new java.util.LinkedHashSet<>();
     for (Map.Entry<Durability, List<Result>> t : throughputTables().entrySet()) {
       Map<String, List<Result>> groups = new LinkedHashMap<>();
       for (Result r : sorted(t.getValue())) {
@@ -243,11 +247,8 @@ final class Report {
               .append(micros(win.p99Us()))
               .append(")");
         }
-        String caveat = caveats(win.engine());
-        if (!caveat.isEmpty()) {
-          line.append(". Caveats: ").append(caveat);
-        }
         out.add(line.toString());
+        winners.add(win.engine());
       }
     }
     List<Result> fp =
@@ -272,9 +273,16 @@ final class Report {
     if (out.isEmpty()) {
       out.add("No persistent engine was measured: nothing to pick from.");
     }
+    if (!winners.isEmpty()) {
+      out.add("Caveats of the winners:");
+      for (String w : winners) {
+        String c = caveats(w);
+        out.add("- " + w + ": " + (c.isEmpty() ? "none declared" : c));
+      }
+    }
     Map<String, Long> wins =
         out.stream()
-            .filter(l -> l.startsWith("- ") && l.contains(": **"))
+            .filter(l -> l.startsWith("- ") && l.contains(": **") && !l.contains("footprint"))
             .map(l -> l.substring(l.indexOf("**") + 2, l.indexOf("**", l.indexOf("**") + 2)))
             .collect(Collectors.groupingBy(e -> e, LinkedHashMap::new, Collectors.counting()));
     if (!wins.isEmpty()) {

@@ -162,10 +162,30 @@ final class Runner {
   private StoreConfig config(StoreProvider p, String name, Durability d) {
     StoreConfig.Builder b =
         StoreConfig.builder(p.id()).path(dataRoot.resolve(p.id() + "-" + name)).durability(d);
-    Map<String, String> opts = options.engineOptions.get(p.id());
-    if (opts != null) {
-      opts.forEach(b::option);
+    Map<String, String> opts = new LinkedHashMap<>();
+    if (p.id().equals("chronicle-map")) {
+      // Its capacity is fixed and preallocated: size it to the data set, with room for the
+      // inserts of ycsb-d/e, instead of the provider's default of 1,000,000 entries.
+      opts.put("entries", String.valueOf(options.keys * 2 + 100_000));
+      opts.put("average-key-size", String.valueOf(data.keySize()));
+      opts.put("average-value-size", String.valueOf(data.valueSize()));
     }
+    // Caches sized alike: about 1.25x the data set, as the seed comparison did.
+    long cache = (long) (options.keys * (double) (data.keySize() + data.valueSize()) * 1.25);
+    for (OptionSpec<?> spec : p.options()) {
+      if (spec.name().equals("cache-size") || spec.name().equals("block-cache-size")) {
+        if (spec.type().equals("size")) {
+          opts.put(spec.name(), String.valueOf(cache));
+        } else if ("MiB".equals(spec.unit())) {
+          opts.put(spec.name(), String.valueOf(Math.max(1, cache >> 20)));
+        }
+      }
+    }
+    Map<String, String> user = options.engineOptions.get(p.id());
+    if (user != null) {
+      opts.putAll(user);
+    }
+    opts.forEach(b::option);
     return b.build();
   }
 
@@ -331,10 +351,12 @@ final class Runner {
                   long b = System.nanoTime();
                   while (failure.get() == null) {
                     long a = System.nanoTime();
-                    if (a >= end) {
+                    // Past the end, but with nothing measured yet (one operation outlasted the
+                    // whole window, as on an overloaded machine): measure one more.
+                    if (a >= end && ops[ti] > 0) {
                       break;
                     }
-                    if (!measuring && a >= from) {
+                    if (!measuring && (a >= from || a >= end)) {
                       measuring = true;
                       c0 = THREADS.getCurrentThreadCpuTime();
                     }

@@ -1,0 +1,208 @@
+package io.kv4j.bench.peers;
+
+import io.kv4j.Durability;
+import io.kv4j.Entry;
+import io.kv4j.KeyRange;
+import io.kv4j.StoreConfig;
+import io.kv4j.StoreIOException;
+import io.kv4j.StoreInfo;
+import io.kv4j.StoreStats;
+import io.kv4j.WriteBatch;
+import io.kv4j.spi.AbstractCursor;
+import io.kv4j.spi.AbstractStore;
+import io.kv4j.spi.DirectoryLock;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.concurrent.locks.ReentrantLock;
+import org.mapdb.BTreeMap;
+import org.mapdb.DB;
+import org.mapdb.DBMaker;
+import org.mapdb.Serializer;
+
+/** See {@link MapDbProvider} for the settings. */
+final class MapDbStore extends AbstractStore {
+  private static final String ENGINE = "mapdb";
+
+  private final Path dir;
+  private final DirectoryLock lock;
+  private final DB db;
+  private final BTreeMap<byte[], byte[]> map;
+  private final ReentrantLock writeLock = new ReentrantLock();
+  private final boolean transactions;
+
+  MapDbStore(StoreConfig config) {
+    super(
+        new StoreInfo(
+            ENGINE,
+            MapDbProvider.FEATURES,
+            MapDbProvider.LIMITS,
+            config.durability(),
+            String.valueOf(config.path()),
+            config.readOnly()));
+    this.dir = Peers.directory(config, ENGINE);
+    this.lock = DirectoryLock.acquire(dir, ENGINE);
+    this.transactions =
+        config.durability() == Durability.SYNC || config.get(MapDbProvider.CRASH_SAFE);
+    try {
+      DBMaker.Maker m =
+          DBMaker.fileDB(dir.resolve("mapdb.db").toFile())
+              .fileMmapEnable()
+              .fileMmapPreclearDisable()
+              .cleanerHackEnable();
+      if (transactions) {
+        m = m.transactionEnable();
+        if (config.durability() == Durability.BUFFERED) {
+          m = m.fileSyncDisable();
+        }
+      }
+      if (config.readOnly()) {
+        m = m.readOnly();
+      }
+      this.db = m.make();
+      this.map =
+          db.treeMap("kv", Serializer.BYTE_ARRAY, Serializer.BYTE_ARRAY)
+              .valuesOutsideNodesEnable()
+              .createOrOpen();
+    } catch (RuntimeException e) {
+      lock.close();
+      throw new StoreIOException("engine 'mapdb': cannot open " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  protected byte[] doGet(byte[] key) {
+    byte[] v = map.get(key);
+    return v == null ? null : v.clone();
+  }
+
+  @Override
+  protected void doPut(byte[] key, byte[] value) {
+    writeLock.lock();
+    try {
+      map.put(key.clone(), value.clone());
+      commit();
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  @Override
+  protected void doDelete(byte[] key) {
+    writeLock.lock();
+    try {
+      map.remove(key);
+      commit();
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  @Override
+  protected void doWrite(WriteBatch batch) {
+    writeLock.lock();
+    try {
+      try {
+        for (int i = 0, n = batch.size(); i < n; i++) {
+          if (batch.isDelete(i)) {
+            map.remove(batch.key(i));
+          } else {
+            map.put(batch.key(i).clone(), batch.value(i).clone());
+          }
+        }
+      } catch (RuntimeException e) {
+        if (transactions) {
+          db.rollback();
+        }
+        throw e;
+      }
+      commit();
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  private void commit() {
+    if (transactions) {
+      db.commit();
+    }
+  }
+
+  @Override
+  protected AbstractCursor doScan(KeyRange range) {
+    return new MapCursor(this, range, range.isEmpty() ? null : view(map, range));
+  }
+
+  static NavigableMap<byte[], byte[]> view(NavigableMap<byte[], byte[]> m, KeyRange r) {
+    NavigableMap<byte[], byte[]> v = m;
+    byte[] lo = r.lower();
+    byte[] hi = r.upper();
+    if (lo != null && hi != null) {
+      v = v.subMap(lo, r.lowerInclusive(), hi, r.upperInclusive());
+    } else if (lo != null) {
+      v = v.tailMap(lo, r.lowerInclusive());
+    } else if (hi != null) {
+      v = v.headMap(hi, r.upperInclusive());
+    }
+    return r.isReverse() ? v.descendingMap() : v;
+  }
+
+  @Override
+  protected void doSync() {
+    writeLock.lock();
+    try {
+      if (!info().readOnly()) {
+        commit();
+      }
+      Peers.forceAll(dir, ENGINE);
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  @Override
+  protected StoreStats doStats() {
+    return new StoreStats(map.sizeLong(), true, Peers.bytes(dir), Map.of());
+  }
+
+  @Override
+  protected void doClose() {
+    writeLock.lock();
+    try {
+      db.close();
+    } finally {
+      writeLock.unlock();
+      lock.close();
+    }
+  }
+
+  /** Iterates a live view of the map: ordered, not a snapshot. */
+  static final class MapCursor extends AbstractCursor {
+    private Iterator<Map.Entry<byte[], byte[]>> it;
+    private final KeyRange range;
+
+    MapCursor(AbstractStore store, KeyRange range, NavigableMap<byte[], byte[]> view) {
+      super(store, range);
+      this.range = range;
+      this.it = view == null ? null : view.entrySet().iterator();
+    }
+
+    @Override
+    protected Entry advance() {
+      if (it == null || !it.hasNext()) {
+        return null;
+      }
+      Map.Entry<byte[], byte[]> e = it.next();
+      if (!range.contains(e.getKey())) {
+        return null;
+      }
+      return new Entry(e.getKey().clone(), e.getValue().clone());
+    }
+
+    @Override
+    protected void release() {
+      it = null;
+    }
+  }
+}
