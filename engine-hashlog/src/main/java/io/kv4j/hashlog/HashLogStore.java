@@ -568,7 +568,13 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     Segment old = active;
     old.seal();
     commit.durableUpTo(location(old.id, old.end));
-    HintFile.write(dir, old);
+    try {
+      HintFile.write(dir, old);
+    } catch (IOException e) {
+      // A hint only speeds up the next open, which rebuilds a missing one: not a store failure.
+      LOG.log(Level.WARNING, "hashlog: could not write the hint file of " + old.path, e);
+      Files.deleteIfExists(dir.resolve(Segment.hintName(old.id) + ".tmp"));
+    }
     createActive(old.id + 1, capacity);
   }
 

@@ -145,7 +145,11 @@ final class Recovery {
     }
     store.hintsRebuilt++;
     if (!readOnly) {
-      HintFile.write(store.dir, seg);
+      try {
+        HintFile.write(store.dir, seg);
+      } catch (IOException e) {
+        HashLogStore.LOG.log(Level.WARNING, "hashlog: could not write the hint of " + seg.path, e);
+      }
     }
   }
 
