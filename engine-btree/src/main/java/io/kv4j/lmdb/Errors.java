@@ -41,6 +41,9 @@ final class Errors {
       return new StoreCorruptedException(
           what + " (" + dataFile + " is damaged or is not an LMDB data file)", dataFile, -1, e);
     }
+    if (e instanceof Dbi.BadValueSizeException) {
+      return new IllegalArgumentException(what + " (a key or value size LMDB does not accept)", e);
+    }
     if (e instanceof Env.ReadersFullException) {
       return new StoreException(
           what
