@@ -760,7 +760,6 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       } finally {
         seq.unlockWrite(stamp);
       }
-      s.deadBytes += headerSize;
       for (int i = 0; i < n; i++) {
         byte[] v = batch.value(i);
         long size = RecordCodec.recordSize(batch.key(i).length, v == null ? 0 : v.length);
@@ -788,9 +787,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   /** Moves a superseded put record's bytes from live to dead. Caller holds the write lock. */
   private void retire(long loc) {
     Segment s = segment(loc);
-    long size = RecordCodec.size(s.map, (int) loc);
-    s.liveBytes -= size;
-    s.deadBytes += size;
+    s.liveBytes -= RecordCodec.size(s.map, (int) loc);
   }
 
   @Override
@@ -834,7 +831,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
           count++;
           disk += s.end;
           live += s.liveBytes;
-          dead += s.deadBytes;
+          dead += s.deadBytes();
           tomb += s.tombstoneBytes;
           try {
             Path hint = HintFile.path(dir, s.id);

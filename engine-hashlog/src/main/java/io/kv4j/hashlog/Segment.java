@@ -16,8 +16,9 @@ import java.nio.file.StandardOpenOption;
  * thread is interrupted. A sealed segment is read-only and holds no file descriptor; its mapping
  * stays until the store closes.
  *
- * <p>Live-byte accounting ({@link #liveBytes}, {@link #deadBytes}) is kept for compaction: a record
- * becomes dead when a newer record of its key is written or its key is deleted.
+ * <p>Byte accounting for compaction: {@link #liveBytes} are put records still current, {@link
+ * #tombstoneBytes} delete records (needed until no older segment holds their key), and everything
+ * else after the header ({@link #deadBytes()}: superseded records, batch headers) is garbage.
  */
 final class Segment {
   final int id;
@@ -34,7 +35,6 @@ final class Segment {
   private long filePointer = -1; // the writer's view of the file offset, -1 when unknown
   // Guarded by the store's write lock.
   long liveBytes;
-  long deadBytes;
   long tombstoneBytes;
 
   private Segment(
@@ -156,6 +156,11 @@ final class Segment {
     } finally {
       f.close();
     }
+  }
+
+  /** Bytes of superseded records and batch headers. Caller holds the store's write lock. */
+  long deadBytes() {
+    return Math.max(0, end - RecordCodec.FILE_HEADER - liveBytes - tombstoneBytes);
   }
 
   @Override

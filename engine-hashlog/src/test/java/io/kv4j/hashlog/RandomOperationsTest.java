@@ -111,8 +111,15 @@ class RandomOperationsTest {
           }
           assertThat(TestStores.scan(s, r)).as(msg + " op " + op + " " + r).isEqualTo(expected);
         } else {
+          Map<String, Number> before = s.stats().figures();
           s.close();
           s = TestStores.open(d, Durability.BUFFERED, hasher, "segment-size", "8KiB");
+          Map<String, Number> after = s.stats().figures();
+          for (String f : new String[] {"live-bytes", "dead-bytes", "tombstone-bytes"}) {
+            assertThat(after.get(f))
+                .as(msg + " op " + op + " " + f + " after reopen")
+                .isEqualTo(before.get(f));
+          }
         }
       }
       List<Entry> all = new ArrayList<>();
