@@ -39,6 +39,7 @@ final class Commands {
     final int lastKey;
     final int step;
     final Impl impl;
+    final boolean quit;
 
     Cmd(String name, int arity, String flags, int firstKey, int lastKey, int step, Impl impl) {
       this.name = name;
@@ -48,6 +49,7 @@ final class Commands {
       this.lastKey = lastKey;
       this.step = step;
       this.impl = impl;
+      this.quit = name.equals("QUIT");
     }
   }
 
@@ -180,7 +182,7 @@ final class Commands {
       out.writerIndex(mark);
       Reply.error(out, "ERR internal error: " + e);
     }
-    return c.name.equals("QUIT");
+    return c.quit;
   }
 
   private static void unknown(Request r, ByteBuf out) {

@@ -10,10 +10,10 @@ final class InlineSplitter {
    * Splits bytes [from, to) of {@code src} into arguments copied to {@code dst}, registering each
    * in {@code request}. Returns false on unbalanced quotes.
    */
-  static boolean split(ByteBuf src, int from, int to, ByteBuf dst, Request request) {
+  static boolean split(byte[] src, int from, int to, ByteBuf dst, Request request) {
     int i = from;
     while (true) {
-      while (i < to && isSpace(src.getByte(i))) {
+      while (i < to && isSpace(src[i])) {
         i++;
       }
       if (i >= to) {
@@ -28,17 +28,17 @@ final class InlineSplitter {
           if (i >= to) {
             return false;
           }
-          byte c = src.getByte(i);
+          byte c = src[i];
           if (c == '\\'
               && i + 3 < to
-              && src.getByte(i + 1) == 'x'
-              && hex(src.getByte(i + 2)) >= 0
-              && hex(src.getByte(i + 3)) >= 0) {
-            dst.writeByte(hex(src.getByte(i + 2)) * 16 + hex(src.getByte(i + 3)));
+              && src[i + 1] == 'x'
+              && hex(src[i + 2]) >= 0
+              && hex(src[i + 3]) >= 0) {
+            dst.writeByte(hex(src[i + 2]) * 16 + hex(src[i + 3]));
             i += 3;
           } else if (c == '\\' && i + 1 < to) {
             i++;
-            byte e = src.getByte(i);
+            byte e = src[i];
             dst.writeByte(
                 switch (e) {
                   case 'n' -> '\n';
@@ -49,7 +49,7 @@ final class InlineSplitter {
                   default -> e;
                 });
           } else if (c == '"') {
-            if (i + 1 < to && !isSpace(src.getByte(i + 1))) {
+            if (i + 1 < to && !isSpace(src[i + 1])) {
               return false; // closing quote must be followed by a space
             }
             done = true;
@@ -60,12 +60,12 @@ final class InlineSplitter {
           if (i >= to) {
             return false;
           }
-          byte c = src.getByte(i);
-          if (c == '\\' && i + 1 < to && src.getByte(i + 1) == '\'') {
+          byte c = src[i];
+          if (c == '\\' && i + 1 < to && src[i + 1] == '\'') {
             i++;
             dst.writeByte('\'');
           } else if (c == '\'') {
-            if (i + 1 < to && !isSpace(src.getByte(i + 1))) {
+            if (i + 1 < to && !isSpace(src[i + 1])) {
               return false;
             }
             done = true;
@@ -76,7 +76,7 @@ final class InlineSplitter {
           if (i >= to) {
             break;
           }
-          byte c = src.getByte(i);
+          byte c = src[i];
           if (isSpace(c)) {
             done = true;
           } else if (c == '"') {

@@ -1,7 +1,5 @@
 package io.kv4j.server;
 
-import io.netty.buffer.ByteBuf;
-
 /** Strict decimal parsing (Redis string2ll rules) without allocation. */
 final class Numbers {
   /** Returned for invalid input; a real Long.MIN_VALUE is told apart by {@link #isMinValue}. */
@@ -11,20 +9,20 @@ final class Numbers {
 
   private Numbers() {}
 
-  static long parseLong(ByteBuf buf, int at, int length) {
+  static long parseLong(byte[] buf, int at, int length) {
     if (length == 0 || length > 20) {
       return INVALID;
     }
     int i = 0;
     boolean negative = false;
-    if (buf.getByte(at) == '-') {
+    if (buf[at] == '-') {
       negative = true;
       i = 1;
       if (length == 1) {
         return INVALID;
       }
     }
-    int first = buf.getByte(at + i);
+    int first = buf[at + i];
     if (first == '0' && length > i + 1) {
       return INVALID; // no leading zeros
     }
@@ -33,7 +31,7 @@ final class Numbers {
     }
     long v = 0;
     for (; i < length; i++) {
-      int d = buf.getByte(at + i) - '0';
+      int d = buf[at + i] - '0';
       if (d < 0 || d > 9) {
         return INVALID;
       }
@@ -45,12 +43,12 @@ final class Numbers {
     return negative ? -v : v;
   }
 
-  static boolean isMinValue(ByteBuf buf, int at, int length) {
+  static boolean isMinValue(byte[] buf, int at, int length) {
     if (length != MIN.length) {
       return false;
     }
     for (int i = 0; i < length; i++) {
-      if (buf.getByte(at + i) != MIN[i]) {
+      if (buf[at + i] != MIN[i]) {
         return false;
       }
     }

@@ -9,20 +9,20 @@ import java.util.Arrays;
  * every command of a connection; valid only while the command runs.
  */
 final class Request {
-  private ByteBuf buf;
+  private byte[] buf;
   private int base;
   private int count;
   private int[] off = new int[16];
   private int[] len = new int[16];
 
-  void reset(ByteBuf buffer, int baseIndex) {
+  void reset(byte[] buffer, int baseIndex) {
     this.buf = buffer;
     this.base = baseIndex;
     this.count = 0;
   }
 
   /** Continues a partly parsed request whose buffer may have moved; keeps the first args. */
-  void reset(ByteBuf buffer, int baseIndex, int keep) {
+  void reset(byte[] buffer, int baseIndex, int keep) {
     this.buf = buffer;
     this.base = baseIndex;
     this.count = keep;
@@ -47,18 +47,17 @@ final class Request {
   }
 
   byte byteAt(int i, int j) {
-    return buf.getByte(base + off[i] + j);
+    return buf[base + off[i] + j];
   }
 
   /** A fresh copy of argument {@code i} (the Store API takes byte arrays). */
   byte[] bytes(int i) {
-    byte[] b = new byte[len[i]];
-    buf.getBytes(base + off[i], b);
-    return b;
+    int from = base + off[i];
+    return Arrays.copyOfRange(buf, from, from + len[i]);
   }
 
   String string(int i) {
-    return buf.toString(base + off[i], len[i], StandardCharsets.UTF_8);
+    return new String(buf, base + off[i], len[i], StandardCharsets.UTF_8);
   }
 
   /** Case-insensitive comparison with an upper-case ASCII word. */
@@ -69,7 +68,7 @@ final class Request {
     }
     int at = base + off[i];
     for (int j = 0; j < n; j++) {
-      int c = buf.getByte(at + j);
+      int c = buf[at + j];
       if (c >= 'a' && c <= 'z') {
         c -= 32;
       }

@@ -5,7 +5,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.ByteToMessageDecoder;
 import java.io.IOException;
 
 /**
@@ -29,12 +28,19 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
   private final Commands commands;
   private final Session session;
   private final Request request = new Request();
-  private ByteBuf in;
+  private static final int INITIAL_INPUT = 16 * 1024;
+  private static final int KEEP_INPUT = 1024 * 1024;
+
+  // Input bytes [r, w) of buf not yet consumed; copied out of Netty's buffers so the parser reads a
+  // plain array (monomorphic, bounds-check friendly) instead of calling ByteBuf.getByte.
+  private byte[] buf = new byte[INITIAL_INPUT];
+  private int r;
+  private int w;
   private ByteBuf out;
   private ChannelHandlerContext ctx;
   private ByteBuf inline;
 
-  // Parse state of the request being read, offsets relative to in.readerIndex().
+  // Parse state of the request being read, offsets relative to r.
   private int argc = -1;
   private int scan;
   private long declared;
@@ -69,11 +75,17 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     ByteBuf data = (ByteBuf) msg;
-    if (closing) {
+    try {
+      if (closing) {
+        return;
+      }
+      int n = data.readableBytes();
+      ensureRoom(n);
+      data.readBytes(buf, w, n);
+      w += n;
+    } finally {
       data.release();
-      return;
     }
-    in = in == null ? data : ByteToMessageDecoder.MERGE_CUMULATOR.cumulate(ctx.alloc(), in, data);
     process();
   }
 
@@ -101,9 +113,27 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     ctx.close();
   }
 
+  /** Makes room for n more bytes, keeping offsets relative to r valid. */
+  private void ensureRoom(int n) {
+    if (buf.length - w >= n) {
+      return;
+    }
+    int pending = w - r;
+    if (r > 0 && buf.length - pending >= n) {
+      System.arraycopy(buf, r, buf, 0, pending);
+    } else {
+      long want = Math.max((long) buf.length * 2, (long) pending + n);
+      byte[] bigger = new byte[(int) Math.min(want, Integer.MAX_VALUE - 8)];
+      System.arraycopy(buf, r, bigger, 0, pending);
+      buf = bigger;
+    }
+    r = 0;
+    w = pending;
+  }
+
   private void process() {
     try {
-      while (!closing && in != null && in.isReadable()) {
+      while (!closing && r < w) {
         if (!ctx.channel().isWritable()) {
           paused = true;
           server.backpressurePauses.increment();
@@ -121,7 +151,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
         if (state == COMPLETE) {
           execute();
         }
-        in.skipBytes(scan);
+        r += scan;
         argc = -1;
         scan = 0;
         declared = 0;
@@ -139,12 +169,11 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
         }
         out = null;
       }
-      if (in != null) {
-        if (!in.isReadable()) {
-          in.release();
-          in = null;
-        } else if (in.readerIndex() > 0) {
-          in.discardSomeReadBytes();
+      if (r == w) {
+        r = 0;
+        w = 0;
+        if (buf.length > KEEP_INPUT) {
+          buf = new byte[INITIAL_INPUT]; // do not keep a huge request's buffer
         }
       }
     }
@@ -176,12 +205,13 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     Reply.error(out(), "ERR Protocol error: " + message);
   }
 
-  /** Parses one request at in.readerIndex(); fills {@link #request} when COMPLETE. */
+  /** Parses one request at r; fills {@link #request} when COMPLETE. */
   private int parse() {
-    int ri = in.readerIndex();
-    int wi = in.writerIndex();
+    final byte[] b = buf;
+    int ri = r;
+    int wi = w;
     if (argc < 0) {
-      if (in.getByte(ri) != '*') {
+      if (b[ri] != '*') {
         return parseInline(ri, wi);
       }
       int h = readNumber(ri + 1, wi);
@@ -197,18 +227,18 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
         return SKIP; // "*0" and "*-1" are ignored, as Redis does
       }
       argc = (int) number;
-      request.reset(in, ri);
+      request.reset(b, ri);
     } else {
-      request.reset(in, ri, request.count());
+      request.reset(b, ri, request.count());
     }
     while (request.count() < argc) {
       int p = ri + scan;
       if (p >= wi) {
         return NEED_MORE;
       }
-      byte b = in.getByte(p);
-      if (b != '$') {
-        protocolError("expected '$', got '" + printable(b) + "'");
+      byte c = b[p];
+      if (c != '$') {
+        protocolError("expected '$', got '" + printable(c) + "'");
         return ERROR;
       }
       int h = readNumber(p + 1, wi);
@@ -230,7 +260,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
         return NEED_MORE;
       }
       int end = data + (int) len;
-      if (in.getByte(end) != '\r' || in.getByte(end + 1) != '\n') {
+      if (b[end] != '\r' || b[end + 1] != '\n') {
         protocolError("bulk string not terminated by CRLF");
         return ERROR;
       }
@@ -249,7 +279,8 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     long v = 0;
     boolean negative = false;
     int i = p;
-    if (i < wi && in.getByte(i) == '-') {
+    final byte[] b = buf;
+    if (i < wi && b[i] == '-') {
       negative = true;
       i++;
     }
@@ -258,7 +289,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
       if (i >= wi) {
         return i - p > MAX_HEADER_DIGITS ? ERROR : NEED_MORE;
       }
-      byte c = in.getByte(i);
+      byte c = b[i];
       if (c == '\r') {
         break;
       }
@@ -274,7 +305,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     if (i + 1 >= wi) {
       return NEED_MORE;
     }
-    if (in.getByte(i + 1) != '\n') {
+    if (b[i + 1] != '\n') {
       return ERROR;
     }
     number = negative ? -v : v;
@@ -284,7 +315,13 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
 
   private int parseInline(int ri, int wi) {
     int limit = server.options.maxInlineBytes();
-    int lf = in.indexOf(ri, Math.min(wi, ri + limit + 1), (byte) '\n');
+    int lf = -1;
+    for (int i = ri, to = Math.min(wi, ri + limit + 1); i < to; i++) {
+      if (buf[i] == '\n') {
+        lf = i;
+        break;
+      }
+    }
     if (lf < 0) {
       if (wi - ri > limit) {
         protocolError("too big inline request");
@@ -293,16 +330,17 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
       return NEED_MORE;
     }
     scan = lf + 1 - ri;
-    int end = lf > ri && in.getByte(lf - 1) == '\r' ? lf - 1 : lf;
+    int end = lf > ri && buf[lf - 1] == '\r' ? lf - 1 : lf;
     if (inline == null) {
       inline = Unpooled.buffer(256);
     }
     inline.clear();
-    request.reset(inline, 0);
-    if (!InlineSplitter.split(in, ri, end, inline, request)) {
+    request.reset(null, 0);
+    if (!InlineSplitter.split(buf, ri, end, inline, request)) {
       protocolError("unbalanced quotes in request");
       return ERROR;
     }
+    request.reset(inline.array(), inline.arrayOffset(), request.count());
     return request.count() == 0 ? SKIP : COMPLETE;
   }
 
@@ -311,10 +349,8 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void release() {
-    if (in != null) {
-      in.release();
-      in = null;
-    }
+    r = 0;
+    w = 0;
     if (out != null) {
       out.release();
       out = null;
