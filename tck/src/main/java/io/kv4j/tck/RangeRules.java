@@ -187,4 +187,31 @@ abstract class RangeRules extends OrderRules {
         .as(rule("3.7", "a deleted key is not scanned"))
         .isEmpty();
   }
+
+  @Test
+  void required_r3_8_emptyAndOverlongBounds() {
+    require("3.8", Feature.ORDERED_SCAN);
+    Store s = open();
+    TreeMap<byte[], byte[]> model = fill(s);
+    byte[] longBound = new byte[s.info().limits().maxKeySize() + 10];
+    java.util.Arrays.fill(longBound, (byte) 0x30);
+    byte[] longHigh = longBound.clone();
+    longHigh[0] = (byte) 0xFF;
+    List<KeyRange> ranges =
+        List.of(
+            KeyRange.all().gte(new byte[0]),
+            KeyRange.all().gt(new byte[0]),
+            KeyRange.all().lt(new byte[0]),
+            KeyRange.all().lte(new byte[0]),
+            KeyRange.all().gte(longBound),
+            KeyRange.all().lte(longBound),
+            KeyRange.all().gt(b(0x20)).lt(longHigh),
+            KeyRange.all().gt(longHigh));
+    for (KeyRange r : ranges) {
+      assertScan("3.8", s, model, r);
+      if (has(Feature.REVERSE_SCAN)) {
+        assertScan("3.8", s, model, r.reverse());
+      }
+    }
+  }
 }
