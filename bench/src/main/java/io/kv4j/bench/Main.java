@@ -83,6 +83,8 @@ public final class Main {
         o.threads,
         o.duration);
     out.println("stores in " + dataRoot + ", report to " + o.out.toAbsolutePath());
+    long started = System.nanoTime();
+    String loadBefore = loadAverage();
     Runner runner = new Runner(o, data, dataRoot, out);
     String fsType = fileSystemType(dataRoot);
     runner.notes().add("stores on a " + fsType + " file system at " + dataRoot);
@@ -96,6 +98,17 @@ public final class Main {
         Runner.delete(dataRoot);
       }
     }
+    runner
+        .notes()
+        .add(
+            String.format(
+                Locale.ROOT,
+                "the whole run took %.0f s of wall time; 1-minute load average %s at the start, %s"
+                    + " at the end (%d cores: above that, other processes competed for the CPU)",
+                (System.nanoTime() - started) / 1e9,
+                loadBefore,
+                loadAverage(),
+                Runtime.getRuntime().availableProcessors()));
     Report report =
         new Report(
             o, data, engines, runner.results(), runner.settings(), runner.notes(), environment());
@@ -143,6 +156,14 @@ public final class Main {
             "  %s (%s, default %s %s): %s%n",
             s.name(), s.type(), s.defaultValue(), s.unit(), s.description());
       }
+    }
+  }
+
+  private static String loadAverage() {
+    try {
+      return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+    } catch (IOException | RuntimeException e) {
+      return "unknown";
     }
   }
 

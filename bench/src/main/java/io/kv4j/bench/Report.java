@@ -219,7 +219,13 @@ final class Report {
       if (groups.isEmpty()) {
         continue;
       }
-      out.add("Durability " + t.getKey() + " (persistent engines only):");
+      out.add("");
+      out.add(
+          "**Durability "
+              + t.getKey()
+              + "** (persistent engines only; ops/s of the winner,"
+              + " then how many times the runner-up's):");
+      out.add("");
       for (Map.Entry<String, List<Result>> g : groups.entrySet()) {
         List<Result> rs = new ArrayList<>(g.getValue());
         rs.sort(Comparator.comparingDouble(Result::opsPerSec).reversed());
@@ -228,12 +234,11 @@ final class Report {
         line.append(win.engine()).append("**, ").append(rate(win.opsPerSec())).append(" ops/s");
         if (rs.size() > 1) {
           Result second = rs.get(1);
-          line.append(
-              String.format(
-                  Locale.ROOT,
-                  ", %.2fx %s",
-                  win.opsPerSec() / second.opsPerSec(),
-                  second.engine()));
+          double margin = win.opsPerSec() / second.opsPerSec();
+          line.append(String.format(Locale.ROOT, ", %.2fx %s", margin, second.engine()));
+          if (margin < 1.1) {
+            line.append(" (a tie: within run-to-run noise)");
+          }
         } else {
           line.append(" (only engine measured)");
         }
@@ -274,7 +279,9 @@ final class Report {
       out.add("No persistent engine was measured: nothing to pick from.");
     }
     if (!winners.isEmpty()) {
-      out.add("Caveats of the winners:");
+      out.add("");
+      out.add("**Caveats of the winners:**");
+      out.add("");
       for (String w : winners) {
         String c = caveats(w);
         out.add("- " + w + ": " + (c.isEmpty() ? "none declared" : c));
@@ -286,6 +293,7 @@ final class Report {
             .map(l -> l.substring(l.indexOf("**") + 2, l.indexOf("**", l.indexOf("**") + 2)))
             .collect(Collectors.groupingBy(e -> e, LinkedHashMap::new, Collectors.counting()));
     if (!wins.isEmpty()) {
+      out.add("");
       out.add(
           "Wins per engine: "
               + wins.entrySet().stream()
@@ -440,7 +448,7 @@ final class Report {
     b.append("\n## Not in this report yet\n\n");
     b.append(
         "- Conformance matrix (the TCK run against every engine, rules passed / failed /"
-            + " skipped): hook `io.kv4j.bench.Conformance`, not implemented yet.\n");
+            + " skipped): not run yet; it will be a step of `Main.run` before the report.\n");
     b.append(
         "- Cost of the abstraction (kv4j adapter vs the library used directly, ratio"
             + " kv4j/raw for rocksdb, lmdb, sqlite): not measured yet.\n");
