@@ -2,14 +2,10 @@ package io.kv4j.tck;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Test;
 
 /**
- * The TCK for engines whose data lives on a server. It sits in the kit's package only to replace
- * rule 10.7, which overwrites the files in the store directory: a server engine keeps no files
- * there (the path only names the table or key prefix), so the rule cannot apply and is skipped with
- * that reason instead of failing on a directory that does not exist.
+ * The TCK for engines whose data lives on a server: the store path only names the table or key
+ * prefix, so rule 10.7 (damaged files under the location) is skipped with that reason.
  */
 public abstract class ServerTck extends StoreTck {
   /** Tables or key prefixes the run created, for clean-up. */
@@ -18,13 +14,8 @@ public abstract class ServerTck extends StoreTck {
   /** For subclasses. */
   protected ServerTck() {}
 
-  @Test
   @Override
-  void required_r10_7_corruptLocationIsReported() {
-    Assumptions.abort(
-        "[10.7] not applicable: engine '"
-            + engine()
-            + "' keeps its data on the server; the store path only names the namespace and no"
-            + " file in it can be damaged");
+  protected boolean dataLivesInLocationFiles() {
+    return false;
   }
 }

@@ -124,6 +124,11 @@ abstract class LifecycleRules extends LimitRules {
   @Test
   void required_r10_7_corruptLocationIsReported() throws IOException {
     require("10.7", Feature.PERSISTENT);
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        dataLivesInLocationFiles(),
+        "[10.7] skipped: engine '"
+            + engine()
+            + "' keeps its data on a server, not in files under the location");
     Store s = open();
     for (int i = 0; i < 100; i++) {
       s.put(key(i), b("value " + i));

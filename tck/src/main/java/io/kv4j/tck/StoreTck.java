@@ -42,4 +42,16 @@ public abstract class StoreTck extends ModelRules {
    */
   @Override
   protected abstract StoreConfig config(Path directory, Durability durability);
+
+  /**
+   * Whether the engine keeps its data in files under the configured path. Rule 10.7 damages those
+   * files; an engine whose data lives elsewhere (a database server) returns false and the rule is
+   * skipped with that reason.
+   *
+   * @return true (the default) for embedded engines
+   */
+  @Override
+  protected boolean dataLivesInLocationFiles() {
+    return true;
+  }
 }

@@ -55,6 +55,11 @@ abstract class TckBase {
    */
   protected abstract StoreConfig config(Path directory, Durability durability);
 
+  /** See {@link StoreTck#dataLivesInLocationFiles()}. */
+  protected boolean dataLivesInLocationFiles() {
+    return true;
+  }
+
   @AfterEach
   void closeOpenedStores() {
     for (Store s : opened) {
