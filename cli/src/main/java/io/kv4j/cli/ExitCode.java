@@ -36,7 +36,8 @@ final class ExitCode {
           + "  4  store locked by another process%n"
           + "  5  I/O or storage error%n"
           + "  6  check failed: copy verification, TCK rules, benchmark runs%n"
-          + "  10 internal error (a bug; set KV4J_DEBUG=1 for the stack trace)%n";
+          + "  10 internal error (a bug; set KV4J_DEBUG=1 for the stack trace)%n"
+          + "  130/143 Ctrl-C / SIGTERM (copy stops between batches: rerun with --resume)%n";
 
   private ExitCode() {}
 }

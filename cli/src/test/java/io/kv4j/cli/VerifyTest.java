@@ -64,5 +64,10 @@ class VerifyTest {
     long offset = Long.parseLong(m.group(1));
     assertThat(offset).as("record offset").isBetween(1L, (long) flipped);
     assertThat(bad.err()).as("%s", bad).startsWith("kv4j: error: ");
+    // The forward scan stops at key-010; the reverse scan reads everything above it.
+    assertThat(bad.out())
+        .as("%s", bad)
+        .contains("UNREADABLE entries after key key-009 and before key key-011")
+        .contains("FAILED: 119 entries");
   }
 }
