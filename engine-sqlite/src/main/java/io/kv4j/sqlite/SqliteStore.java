@@ -285,7 +285,16 @@ final class SqliteStore extends AbstractStore {
     try {
       configure(c, s, file);
       String mode = c.queryText("PRAGMA journal_mode");
-      verify("journal_mode", "wal", mode == null ? null : mode.toLowerCase(Locale.ROOT), file);
+      if (!"wal".equalsIgnoreCase(mode)) {
+        // A read-only connection cannot switch the file to WAL; kv4j's files always are.
+        throw new StoreIOException(
+            "engine 'sqlite': "
+                + file
+                + " is not in WAL mode (journal_mode="
+                + mode
+                + "); open it once read-write to convert it",
+            (Throwable) null);
+      }
       ok = true;
       return c;
     } finally {

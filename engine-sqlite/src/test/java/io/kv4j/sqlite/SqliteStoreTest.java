@@ -395,6 +395,26 @@ class SqliteStoreTest {
   }
 
   @Test
+  void readOnly_rollbackJournalFile_failsClearly_readWriteConvertsIt() throws Exception {
+    Files.createDirectories(dir());
+    String url = "jdbc:sqlite:" + dir().resolve("kv.sqlite");
+    try (Connection c = DriverManager.getConnection(url);
+        Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE kv(k BLOB NOT NULL PRIMARY KEY, v BLOB NOT NULL)");
+      st.execute("INSERT INTO kv VALUES(x'61', x'31')");
+    }
+    assertThatThrownBy(() -> Stores.open(builder().readOnly(true).build()))
+        .isInstanceOf(StoreIOException.class)
+        .hasMessageContaining("not in WAL mode");
+    try (Store s = open()) {
+      assertThat(s.get(b("a"))).isEqualTo(b("1"));
+    }
+    try (Store s = Stores.open(builder().readOnly(true).build())) {
+      assertThat(s.get(b("a"))).isEqualTo(b("1"));
+    }
+  }
+
+  @Test
   void readOnly_missingTable_throwsAndDoesNotCreateIt() {
     try (Store s = open()) {
       s.put(b("a"), b("1"));
