@@ -20,6 +20,10 @@ public final class Main {
    * @throws Exception when the store cannot be opened or the port cannot be bound
    */
   public static void main(String[] args) throws Exception {
+    if (System.getProperty("io.netty.leakDetection.level") == null) {
+      // Leak tracking is for tests; the server's buffers are released on every path.
+      System.setProperty("io.netty.leakDetection.level", "disabled");
+    }
     ServerOptions options = ServerOptions.defaults();
     String uri = null;
     for (int i = 0; i < args.length; i++) {

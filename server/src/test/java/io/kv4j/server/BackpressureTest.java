@@ -33,11 +33,9 @@ class BackpressureTest {
         o.flush();
         // While the slow client reads nothing, the server pauses it and serves others.
         long deadline = System.nanoTime() + 20_000_000_000L;
-        while (!other.info("stats").contains("kv4j_backpressure_pauses:1")
-            && System.nanoTime() < deadline) {
+        while (pauses(other) == 0 && System.nanoTime() < deadline) {
           assertThat(other.ping()).isEqualTo("PONG");
         }
-        assertThat(other.info("stats")).contains("kv4j_backpressure_pauses:");
         assertThat(pauses(other)).isPositive();
         assertThat(other.get("big".getBytes(StandardCharsets.UTF_8))).hasSize(value.length);
         // Now read everything: every reply arrives intact and in order.
