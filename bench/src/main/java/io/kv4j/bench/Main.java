@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -91,12 +92,35 @@ public final class Main {
     if (fsType.equals("tmpfs")) {
       runner.notes().add("WARNING: tmpfs has no durable storage: SYNC numbers are meaningless");
     }
+    List<Conformance.Row> matrix = null;
+    Map<String, String> depth = null;
     try {
-      runner.run(engines);
+      if (!o.scenarios.isEmpty()) {
+        runner.run(engines);
+      }
+      if (o.conformance) {
+        depth = Conformance.depth();
+        out.println("conformance: the TCK against each engine, depth " + depth);
+        matrix = Conformance.run(engines, o.out.resolve("tck"), out);
+      }
     } finally {
       if (tempRoot) {
         Runner.delete(dataRoot);
       }
+    }
+    if (o.scenarios.isEmpty()) {
+      if (matrix == null) {
+        out.println("error: --scenarios none without --conformance: nothing to do");
+        return 2;
+      }
+      try {
+        Conformance.write(o.out, matrix, depth, o.args);
+      } catch (IOException e) {
+        out.println("error: cannot write the matrix to " + o.out + ": " + e.getMessage());
+        return 1;
+      }
+      out.println("conformance matrix: " + o.out.resolve("conformance.md").toAbsolutePath());
+      return 0;
     }
     runner
         .notes()
@@ -112,6 +136,9 @@ public final class Main {
     Report report =
         new Report(
             o, data, engines, runner.results(), runner.settings(), runner.notes(), environment());
+    if (matrix != null) {
+      report.conformance(matrix, depth);
+    }
     out.println(report.console());
     try {
       report.write(o.out);

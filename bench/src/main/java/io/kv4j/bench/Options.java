@@ -22,7 +22,7 @@ final class Options {
           "",
           "  --engines a,b,...      engines to compare (default: every engine found)",
           "  --scenarios a,b,...    scenarios (default: all): fillrandom, readrandom, ycsb-a..f,",
-          "                         overwrite, scan, single-op, durable-put, footprint",
+          "                         overwrite, scan, single-op, durable-put, footprint; none",
           "  --threads 1,2,...      thread counts for the timed scenarios (default 1,2; --full 1,2,8)",
           "  --keys N               keys loaded (default 100000)",
           "  --value-size BYTES     value size (default 1024)",
@@ -32,7 +32,11 @@ final class Options {
           "  --duration SECONDS     measured time per run (default 1; --full 10)",
           "  --warmup SECONDS       warm-up before each run (default 0.3; --full 3)",
           "  --single-op-count N    inserts and reads of single-op (default 5000)",
-          "  --full                 the long profile (defaults above marked --full)",
+          "  --full                 the long profile (defaults above marked --full), with",
+          "                         --conformance",
+          "  --conformance          also run the TCK against every selected engine (reduced",
+          "                         depth, several minutes per engine): the conformance matrix;",
+          "                         with --scenarios none, only the matrix",
           "  --out DIR              report folder (default bench-results/<date-time>)",
           "  --data-dir DIR         where stores are created (default: a temp dir; use a disk,",
           "                         not tmpfs, for sync)",
@@ -53,6 +57,7 @@ final class Options {
   double warmup = -1;
   int singleOpCount = 5000;
   boolean full;
+  boolean conformance;
   Path out;
   Path dataDir;
   long seed = 42;
@@ -75,6 +80,10 @@ final class Options {
       switch (a) {
         case "--full":
           o.full = true;
+          o.conformance = true;
+          break;
+        case "--conformance":
+          o.conformance = true;
           break;
         case "--compressible":
           o.compressible = true;
@@ -122,7 +131,7 @@ final class Options {
           break;
         case "--scenarios":
           List<Scenario> s = new ArrayList<>();
-          for (String id : csv(v)) {
+          for (String id : v.trim().equals("none") ? List.<String>of() : csv(v)) {
             s.add(Scenario.byId(id));
           }
           scenarios = s;

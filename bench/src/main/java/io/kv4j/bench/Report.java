@@ -42,6 +42,8 @@ final class Report {
   private final Map<String, StoreProvider> engines = new LinkedHashMap<>();
   private final List<String> notes;
   private final String environment;
+  private List<Conformance.Row> conformance;
+  private Map<String, String> conformanceDepth;
 
   Report(
       Options options,
@@ -60,6 +62,17 @@ final class Report {
     for (StoreProvider p : providers) {
       engines.put(p.id(), p);
     }
+  }
+
+  /**
+   * Adds the conformance matrix to the report.
+   *
+   * @param rows one row per engine
+   * @param depth the TCK depth settings used
+   */
+  void conformance(List<Conformance.Row> rows, Map<String, String> depth) {
+    this.conformance = rows;
+    this.conformanceDepth = depth;
   }
 
   static String micros(double us) {
@@ -445,10 +458,14 @@ final class Report {
                   .collect(Collectors.joining(", ")))
           .append("`\n");
     }
+    if (conformance != null) {
+      b.append('\n').append(Conformance.markdown(conformance, conformanceDepth, options.out));
+    } else {
+      b.append(
+          "\n## Conformance\n\nNot run in this report (`--conformance` or `--full` runs the TCK"
+              + " against every engine).\n");
+    }
     b.append("\n## Not in this report yet\n\n");
-    b.append(
-        "- Conformance matrix (the TCK run against every engine, rules passed / failed /"
-            + " skipped): not run yet; it will be a step of `Main.run` before the report.\n");
     b.append(
         "- Cost of the abstraction (kv4j adapter vs the library used directly, ratio"
             + " kv4j/raw for rocksdb, lmdb, sqlite): not measured yet.\n");
@@ -537,7 +554,12 @@ final class Report {
               r.liveBytes(),
               r.error() == null ? "null" : str(r.error())));
     }
-    b.append("\n  ],\n  \"advice\": [");
+    b.append("\n  ],\n  \"conformance\": ")
+        .append(
+            conformance == null
+                ? "null"
+                : Conformance.json(conformance, conformanceDepth).strip().replace("\n", "\n  "));
+    b.append(",\n  \"advice\": [");
     i = 0;
     for (String a : advice()) {
       b.append(i++ == 0 ? "\n    " : ",\n    ").append(str(a));
