@@ -3,6 +3,7 @@ package io.kv4j.cli;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import io.kv4j.Stores;
+import io.kv4j.tck.UriTck;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
