@@ -158,7 +158,14 @@ public final class Main {
 
   private static List<StoreProvider> select(Options o) {
     if (o.engines.isEmpty()) {
-      return Stores.providers();
+      // The raw baselines (rocksdb-raw, ...) only with --abstraction, next to their engine.
+      List<StoreProvider> all = new ArrayList<>();
+      for (StoreProvider p : Stores.providers()) {
+        if (o.abstraction || !Abstraction.isRaw(p.id())) {
+          all.add(p);
+        }
+      }
+      return all;
     }
     List<StoreProvider> out = new ArrayList<>();
     for (String id : o.engines) {

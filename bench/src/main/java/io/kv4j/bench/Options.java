@@ -33,10 +33,12 @@ final class Options {
           "  --warmup SECONDS       warm-up before each run (default 0.3; --full 3)",
           "  --single-op-count N    inserts and reads of single-op (default 5000)",
           "  --full                 the long profile (defaults above marked --full), with",
-          "                         --conformance",
+          "                         --conformance and --abstraction",
           "  --conformance          also run the TCK against every selected engine (reduced",
           "                         depth, several minutes per engine): the conformance matrix;",
           "                         with --scenarios none, only the matrix",
+          "  --abstraction          also run rocksdb-raw, lmdb-raw, sqlite-raw (the libraries used",
+          "                         directly, same settings) and report kv4j/raw per scenario",
           "  --out DIR              report folder (default bench-results/<date-time>)",
           "  --data-dir DIR         where stores are created (default: a temp dir; use a disk,",
           "                         not tmpfs, for sync)",
@@ -58,6 +60,7 @@ final class Options {
   int singleOpCount = 5000;
   boolean full;
   boolean conformance;
+  boolean abstraction;
   Path out;
   Path dataDir;
   long seed = 42;
@@ -81,6 +84,10 @@ final class Options {
         case "--full":
           o.full = true;
           o.conformance = true;
+          o.abstraction = true;
+          break;
+        case "--abstraction":
+          o.abstraction = true;
           break;
         case "--conformance":
           o.conformance = true;

@@ -465,10 +465,7 @@ final class Report {
           "\n## Conformance\n\nNot run in this report (`--conformance` or `--full` runs the TCK"
               + " against every engine).\n");
     }
-    b.append("\n## Not in this report yet\n\n");
-    b.append(
-        "- Cost of the abstraction (kv4j adapter vs the library used directly, ratio"
-            + " kv4j/raw for rocksdb, lmdb, sqlite): not measured yet.\n");
+    b.append('\n').append(Abstraction.markdown(results));
     return b.toString();
   }
 
@@ -559,6 +556,7 @@ final class Report {
             conformance == null
                 ? "null"
                 : Conformance.json(conformance, conformanceDepth).strip().replace("\n", "\n  "));
+    b.append(",\n  \"abstraction\": ").append(Abstraction.json(results));
     b.append(",\n  \"advice\": [");
     i = 0;
     for (String a : advice()) {

@@ -1,0 +1,225 @@
+package io.kv4j.bench.raw;
+
+import io.kv4j.Cursor;
+import io.kv4j.Durability;
+import io.kv4j.Entry;
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.Limits;
+import io.kv4j.Store;
+import io.kv4j.StoreConfig;
+import io.kv4j.StoreIOException;
+import io.kv4j.StoreInfo;
+import io.kv4j.StoreStats;
+import io.kv4j.WriteBatch;
+import io.kv4j.spi.OptionSpec;
+import io.kv4j.spi.StoreProvider;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
+import org.rocksdb.CompressionType;
+import org.rocksdb.DataBlockIndexType;
+import org.rocksdb.InfoLogLevel;
+import org.rocksdb.LRUCache;
+import org.rocksdb.Options;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.WriteOptions;
+
+/**
+ * RocksDB (rocksdbjni) used directly ({@code rocksdb-raw}), with the settings of the kv4j {@code
+ * rocksdb} engine at its defaults: write buffer 64 MiB, 2 background jobs, LZ4, bytes_per_sync 1
+ * MiB, block-based table with an LRU block cache ({@code block-cache-size}), a 10-bit bloom filter
+ * and a binary-and-hash data block index; WAL synced per write under SYNC, written under BUFFERED.
+ */
+public final class RocksDbRawProvider implements StoreProvider {
+  static final OptionSpec<Long> BLOCK_CACHE_SIZE =
+      OptionSpec.size("block-cache-size", 64L << 20, 0, 1L << 40, "LRU block cache");
+
+  /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+  public RocksDbRawProvider() {}
+
+  @Override
+  public String id() {
+    return "rocksdb-raw";
+  }
+
+  @Override
+  public String description() {
+    return "Bench baseline: RocksDB through rocksdbjni directly, the rocksdb engine's settings.";
+  }
+
+  @Override
+  public Set<Feature> features() {
+    return Raw.FEATURES;
+  }
+
+  @Override
+  public Limits limits() {
+    return Raw.LIMITS;
+  }
+
+  @Override
+  public List<OptionSpec<?>> options() {
+    return List.of(BLOCK_CACHE_SIZE);
+  }
+
+  @Override
+  public Store open(StoreConfig config) {
+    return new RawRocks(config);
+  }
+
+  private static final class RawRocks implements Store {
+    static {
+      RocksDB.loadLibrary();
+    }
+
+    private final StoreConfig config;
+    private final LRUCache cache;
+    private final BloomFilter filter;
+    private final Options options;
+    private final RocksDB db;
+    private final ReadOptions ro = new ReadOptions();
+    private final WriteOptions wo;
+
+    RawRocks(StoreConfig config) {
+      this.config = config;
+      cache = new LRUCache(config.get(BLOCK_CACHE_SIZE));
+      filter = new BloomFilter(10);
+      BlockBasedTableConfig table =
+          new BlockBasedTableConfig()
+              .setBlockCache(cache)
+              .setFilterPolicy(filter)
+              .setDataBlockIndexType(DataBlockIndexType.kDataBlockBinaryAndHash)
+              .setDataBlockHashTableUtilRatio(0.75);
+      options =
+          new Options()
+              .setCreateIfMissing(true)
+              .setWriteBufferSize(64L << 20)
+              .setMaxBackgroundJobs(2)
+              .setCompressionType(CompressionType.LZ4_COMPRESSION)
+              .setBytesPerSync(1 << 20)
+              .setInfoLogLevel(InfoLogLevel.WARN_LEVEL)
+              .setKeepLogFileNum(2)
+              .setMaxLogFileSize(1 << 20)
+              .setTableFormatConfig(table);
+      wo = new WriteOptions().setSync(config.durability() == Durability.SYNC);
+      try {
+        db = RocksDB.open(options, Raw.directory(config.path(), "rocksdb-raw").toString());
+      } catch (RocksDBException e) {
+        close();
+        throw new StoreIOException("rocksdb-raw: cannot open " + config.path(), e);
+      }
+    }
+
+    @Override
+    public byte[] get(byte[] key) {
+      try {
+        return db.get(ro, key);
+      } catch (RocksDBException e) {
+        throw new StoreIOException("rocksdb-raw get", e);
+      }
+    }
+
+    @Override
+    public void put(byte[] key, byte[] value) {
+      try {
+        db.put(wo, key, value);
+      } catch (RocksDBException e) {
+        throw new StoreIOException("rocksdb-raw put", e);
+      }
+    }
+
+    @Override
+    public void delete(byte[] key) {
+      try {
+        db.delete(wo, key);
+      } catch (RocksDBException e) {
+        throw new StoreIOException("rocksdb-raw delete", e);
+      }
+    }
+
+    @Override
+    public Cursor scan(KeyRange range) {
+      RocksIterator it = db.newIterator(ro);
+      if (range.lower() == null) {
+        it.seekToFirst();
+      } else {
+        it.seek(range.lower());
+      }
+      return new RawCursor(range) {
+        @Override
+        Entry fetch() {
+          if (!it.isValid()) {
+            return null;
+          }
+          Entry e = new Entry(it.key(), it.value());
+          it.next();
+          return e;
+        }
+
+        @Override
+        void release() {
+          it.close();
+        }
+      };
+    }
+
+    @Override
+    public void write(WriteBatch batch) {
+      try (org.rocksdb.WriteBatch wb = new org.rocksdb.WriteBatch()) {
+        for (int i = 0; i < batch.size(); i++) {
+          if (batch.isDelete(i)) {
+            wb.delete(batch.key(i));
+          } else {
+            wb.put(batch.key(i), batch.value(i));
+          }
+        }
+        db.write(wo, wb);
+      } catch (RocksDBException e) {
+        throw new StoreIOException("rocksdb-raw write", e);
+      }
+    }
+
+    @Override
+    public void sync() {
+      try {
+        db.flushWal(true);
+      } catch (RocksDBException e) {
+        throw new StoreIOException("rocksdb-raw sync", e);
+      }
+    }
+
+    @Override
+    public StoreInfo info() {
+      return new StoreInfo(
+          "rocksdb-raw",
+          Raw.FEATURES,
+          Raw.LIMITS,
+          config.durability(),
+          config.path().toString(),
+          false);
+    }
+
+    @Override
+    public StoreStats stats() {
+      return new StoreStats(0, false, Raw.du(config.path()), Map.of());
+    }
+
+    @Override
+    public void close() {
+      if (db != null) {
+        db.close();
+      }
+      wo.close();
+      ro.close();
+      options.close();
+      cache.close();
+      filter.close();
+    }
+  }
+}
