@@ -75,7 +75,7 @@ final class HashLogCursor extends AbstractCursor {
     if (v == null) {
       return null;
     }
-    store.enter();
+    int token = store.enter();
     try {
       int step = reverse ? -1 : 1;
       while (pos >= 0 && pos < v.length) {
@@ -98,7 +98,7 @@ final class HashLogCursor extends AbstractCursor {
       }
       return null;
     } finally {
-      store.exit();
+      store.exit(token);
     }
   }
 
@@ -109,5 +109,6 @@ final class HashLogCursor extends AbstractCursor {
   @Override
   protected void release() {
     view = null;
+    store.compactor.unpin(this);
   }
 }

@@ -21,7 +21,9 @@ import java.util.SplittableRandom;
  * MiB. The store path is a directory the engine owns.
  *
  * <p>Options: {@code segment-size} (bytes, default 128 MiB), {@code verify-checksums-on-read}
- * (default true), {@code initial-index-capacity} (keys, default 1024).
+ * (default true), {@code initial-index-capacity} (keys, default 1024), {@code
+ * compaction-garbage-threshold} (fraction, default 0.4), {@code compaction-rate-limit} (bytes/s,
+ * default 0 = unlimited), {@code compaction-threads} (default 1).
  */
 public final class HashLogProvider implements StoreProvider {
   static final Limits LIMITS = new Limits(RecordCodec.MAX_KEY, RecordCodec.MAX_VALUE);
@@ -55,6 +57,35 @@ public final class HashLogProvider implements StoreProvider {
           "keys",
           "Keys the in-memory index holds before it first grows; it never shrinks below this.");
 
+  static final OptionSpec<Double> COMPACTION_THRESHOLD =
+      OptionSpec.decimal(
+          "compaction-garbage-threshold",
+          Compactor.Settings.DEFAULT.garbageThreshold(),
+          0.05,
+          0.95,
+          "fraction",
+          "A sealed segment is compacted once this fraction of its bytes is garbage (overwritten or"
+              + " deleted records). Lower: less disk, more rewriting. Disk use stays below about"
+              + " live / (1 - threshold) plus a few segments.");
+  static final OptionSpec<Long> COMPACTION_RATE =
+      OptionSpec.longInteger(
+          "compaction-rate-limit",
+          Compactor.Settings.DEFAULT.bytesPerSecond(),
+          0,
+          Long.MAX_VALUE,
+          "bytes/s",
+          "Upper bound on the bytes compaction copies per second, 0 for unlimited. Writers are"
+              + " throttled if garbage outgrows what compaction can reclaim at this rate.");
+  static final OptionSpec<Integer> COMPACTION_THREADS =
+      OptionSpec.integer(
+          "compaction-threads",
+          Compactor.Settings.DEFAULT.threads(),
+          0,
+          16,
+          "threads",
+          "Background compaction threads; 0 disables background compaction (and write"
+              + " throttling), leaving only explicit compaction.");
+
   /** Creates the provider; called by {@link java.util.ServiceLoader}. */
   public HashLogProvider() {}
 
@@ -81,7 +112,13 @@ public final class HashLogProvider implements StoreProvider {
 
   @Override
   public List<OptionSpec<?>> options() {
-    return List.of(SEGMENT_SIZE, VERIFY_CHECKSUMS, INITIAL_INDEX_CAPACITY);
+    return List.of(
+        SEGMENT_SIZE,
+        VERIFY_CHECKSUMS,
+        INITIAL_INDEX_CAPACITY,
+        COMPACTION_THRESHOLD,
+        COMPACTION_RATE,
+        COMPACTION_THREADS);
   }
 
   @Override
@@ -102,7 +139,11 @@ public final class HashLogProvider implements StoreProvider {
         config.get(VERIFY_CHECKSUMS),
         (int) (long) config.get(SEGMENT_SIZE),
         config.get(INITIAL_INDEX_CAPACITY),
-        hasher);
+        hasher,
+        new Compactor.Settings(
+            config.get(COMPACTION_THRESHOLD),
+            config.get(COMPACTION_RATE),
+            config.get(COMPACTION_THREADS)));
   }
 
   /** A seeded 64-bit hash of the key bytes (8 bytes at a time, murmur-style finaliser). */

@@ -59,17 +59,24 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   private final Durability durability;
   private final boolean readOnly;
   private final boolean verifyOnRead;
-  private final int segmentSize;
-  private final KeyDir.Hasher hasher;
-  private final KeyDir keyDir;
-  private final StampedLock seq = new StampedLock();
+  final int segmentSize;
+  final KeyDir.Hasher hasher;
+  final KeyDir keyDir;
+  final StampedLock seq = new StampedLock();
   final ReentrantLock writeLock = new ReentrantLock();
-  private final GroupCommit commit = new GroupCommit(this);
-  private final KeyOrder order = new KeyOrder(this);
-  private final LongAdder readers = new LongAdder();
+  final GroupCommit commit = new GroupCommit(this);
+  final KeyOrder order = new KeyOrder(this);
+  // Readers in flight, by epoch parity: compaction flips the epoch and waits for the old one to
+  // drain before it unmaps a segment (see enter()).
+  private final LongAdder[] readers = {new LongAdder(), new LongAdder()};
+  private volatile int readerEpoch;
+  final Compactor compactor;
 
-  private volatile Segment[] segments = new Segment[16]; // by id
-  private volatile Segment active;
+  /** Bytes of records written by users (puts, deletes, batches), for write amplification. */
+  final LongAdder userBytes = new LongAdder();
+
+  volatile Segment[] segments = new Segment[16]; // by id
+  volatile Segment active;
   private int segmentCount; // guarded by writeLock
   private volatile StoreIOException failure;
 
@@ -89,7 +96,8 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       boolean verifyOnRead,
       int segmentSize,
       int initialKeys,
-      KeyDir.Hasher hasher) {
+      KeyDir.Hasher hasher,
+      Compactor.Settings compaction) {
     super(info);
     this.dir = dir;
     this.dirLock = dirLock;
@@ -99,6 +107,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     this.segmentSize = segmentSize;
     this.hasher = hasher;
     this.keyDir = new KeyDir(initialKeys);
+    this.compactor = new Compactor(this, compaction);
   }
 
   /** Opens or creates a store in {@code dir}. */
@@ -112,7 +121,8 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       boolean verifyOnRead,
       int segmentSize,
       int initialKeys,
-      KeyDir.Hasher hasher) {
+      KeyDir.Hasher hasher,
+      Compactor.Settings compaction) {
     if (!Files.isDirectory(dir)) {
       if (!createIfMissing || readOnly || Files.exists(dir)) {
         throw new StoreIOException(
@@ -132,10 +142,14 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     StoreInfo info =
         new StoreInfo("hashlog", features, limits, durability, real.toString(), readOnly);
     HashLogStore s =
-        new HashLogStore(info, real, lock, verifyOnRead, segmentSize, initialKeys, hasher);
+        new HashLogStore(
+            info, real, lock, verifyOnRead, segmentSize, initialKeys, hasher, compaction);
     boolean ok = false;
     try {
       s.recover();
+      if (!readOnly) {
+        s.compactor.start();
+      }
       ok = true;
       return s;
     } catch (IOException e) {
@@ -251,7 +265,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     }
   }
 
-  private void install(Segment seg) {
+  void install(Segment seg) {
     Segment[] a = segments;
     if (seg.id >= a.length) {
       a = Arrays.copyOf(a, Math.max(seg.id + 1, a.length * 2));
@@ -263,14 +277,14 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     segmentCount++;
   }
 
-  private void uninstall(Segment seg) {
+  void uninstall(Segment seg) {
     Segment[] a = segments.clone();
     a[seg.id] = null;
     segments = a;
     segmentCount--;
   }
 
-  private void createActive(int id, int capacity) throws IOException {
+  void createActive(int id, int capacity) throws IOException {
     Path path = dir.resolve(Segment.fileName(id));
     Segment seg = Segment.openActive(id, path, capacity, 0, true);
     try {
@@ -298,7 +312,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     return ((long) segmentId << 32) | (offset & 0xFFFFFFFFL);
   }
 
-  private Segment segment(long loc) {
+  Segment segment(long loc) {
     int id = (int) (loc >>> 32);
     Segment[] a = segments;
     return id >= 0 && id < a.length ? a[id] : null;
@@ -464,16 +478,41 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
 
   // ---------------------------------------------------------------- reader guard
 
-  void enter() {
-    readers.increment();
-    if (isClosed()) {
-      readers.decrement();
-      checkOpen();
+  /**
+   * Marks a reader in flight; returns the token to pass to {@link #exit}. A segment retired by
+   * compaction is unmapped only after every reader that entered before its retirement has left: the
+   * retirer flips the epoch and waits for the old epoch's count to drain. A reader that counted
+   * itself in an epoch re-checks it, so none slips into an epoch the retirer has already drained.
+   */
+  int enter() {
+    while (true) {
+      int e = readerEpoch & 1;
+      LongAdder c = readers[e];
+      c.increment();
+      if ((readerEpoch & 1) == e) {
+        if (isClosed()) {
+          c.decrement();
+          checkOpen();
+        }
+        return e;
+      }
+      c.decrement();
     }
   }
 
-  void exit() {
-    readers.decrement();
+  void exit(int token) {
+    readers[token].decrement();
+  }
+
+  /** Waits until every reader that entered before this call has left. Not under the write lock. */
+  void awaitReaders() {
+    synchronized (readers) {
+      int old = readerEpoch & 1;
+      readerEpoch = old ^ 1;
+      while (readers[old].sum() != 0) {
+        Thread.onSpinWait();
+      }
+    }
   }
 
   private long lookup(long h, byte[] key) {
@@ -497,16 +536,38 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
 
   @Override
   protected byte[] doGet(byte[] key) {
-    enter();
+    int token = enter();
     try {
       long loc = lookup(KeyDir.fix(hasher.hash(key)), key);
       return loc == 0 ? null : readValue(loc);
     } finally {
-      exit();
+      exit(token);
     }
   }
 
+  /** The location of a key's current put record, or 0. Safe without locks. */
+  long locate(long hash, byte[] key) {
+    return lookup(hash, key);
+  }
+
   // ---------------------------------------------------------------- writes
+
+  boolean isFailed() {
+    return failure != null;
+  }
+
+  boolean closed() {
+    return isClosed();
+  }
+
+  /** Compacts everything reclaimable now (see {@link Compactor#compactAll}); bytes reclaimed. */
+  long compact() {
+    checkOpen();
+    if (readOnly) {
+      throw new UnsupportedOperationException(info().describe() + " is open read-only");
+    }
+    return compactor.compactAll();
+  }
 
   void checkNotFailed() {
     StoreIOException f = failure;
@@ -530,6 +591,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   }
 
   private void beginWrite() {
+    compactor.throttle();
     writeLock.lock();
     if (isClosed()) {
       writeLock.unlock();
@@ -565,6 +627,13 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   }
 
   private void roll(int capacity) throws IOException {
+    sealActive();
+    createActive(active.id + 1, capacity);
+    compactor.segmentSealed();
+  }
+
+  /** Seals the active segment and writes its hint. Caller holds the write lock. */
+  void sealActive() throws IOException {
     Segment old = active;
     old.seal();
     commit.durableUpTo(location(old.id, old.end));
@@ -575,7 +644,6 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       LOG.log(Level.WARNING, "hashlog: could not write the hint file of " + old.path, e);
       Files.deleteIfExists(dir.resolve(Segment.hintName(old.id) + ".tmp"));
     }
-    createActive(old.id + 1, capacity);
   }
 
   /** Buffers small pieces of a write and issues large ones directly. */
@@ -641,6 +709,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       a.record(RecordCodec.PUT, key, value);
       a.flush();
       s.end = off + (int) size;
+      userBytes.add(size);
       long loc = location(s.id, off);
       long stamp = seq.writeLock();
       long old;
@@ -682,6 +751,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
         a.record(RecordCodec.DELETE, key, null);
         a.flush();
         s.end = off + (int) size;
+        userBytes.add(size);
         long stamp = seq.writeLock();
         long old;
         try {
@@ -741,6 +811,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       }
       a.flush();
       s.end = off + (int) total;
+      userBytes.add(total);
       long[] olds = new long[n];
       long[] locs = new long[n];
       int p = off + (int) headerSize;
@@ -785,7 +856,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   }
 
   /** Moves a superseded put record's bytes from live to dead. Caller holds the write lock. */
-  private void retire(long loc) {
+  void retire(long loc) {
     Segment s = segment(loc);
     s.liveBytes -= RecordCodec.size(s.map, (int) loc);
   }
@@ -803,12 +874,16 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
 
   @Override
   protected AbstractCursor doScan(KeyRange range) {
-    enter();
+    int token = enter();
     try {
       long[] view = range.isEmpty() ? new long[0] : order.snapshot();
-      return new HashLogCursor(this, range, view);
+      // Registered before exit(): a compaction that retires segments this view points into waits
+      // for this reader to leave, and by then sees the cursor pinned.
+      HashLogCursor c = new HashLogCursor(this, range, view);
+      compactor.pin(c);
+      return c;
     } finally {
-      exit();
+      exit(token);
     }
   }
 
@@ -827,7 +902,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     try {
       count = 0;
       for (Segment s : segments) {
-        if (s != null) {
+        if (s != null && !s.retired) {
           count++;
           disk += s.end;
           live += s.liveBytes;
@@ -860,6 +935,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     f.put("hint-files-rebuilt", hintsRebuilt);
     f.put("fsyncs", commit.forces());
     f.put("failed", failure == null ? 0 : 1);
+    compactor.figures(f, disk, live);
     return new StoreStats(keys, true, disk, f);
   }
 
@@ -876,6 +952,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
 
   @Override
   protected void doClose() {
+    compactor.stop();
     writeLock.lock();
     try {
       Segment s = active;
@@ -900,9 +977,10 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   private void releaseAll() {
     // The store is marked closed, so no reader enters any more; wait for those inside (they may
     // need the write lock, e.g. a scan building its view), then for the writer, then unmap.
-    while (readers.sum() != 0) {
+    while (readers[0].sum() != 0 || readers[1].sum() != 0) {
       Thread.onSpinWait();
     }
+    compactor.stop();
     writeLock.lock();
     try {
       for (Segment s : segments) {

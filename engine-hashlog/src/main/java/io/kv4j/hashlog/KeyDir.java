@@ -126,6 +126,30 @@ final class KeyDir {
   }
 
   /**
+   * Moves a key from {@code expected} to {@code location} if the key's entry still points at {@code
+   * expected} (locations identify records uniquely, so no key comparison is needed). Used by
+   * compaction when it relocates a record.
+   *
+   * @return true if the entry was switched
+   */
+  boolean replace(long hash, long expected, long location) {
+    long[] t = table;
+    int mask = (t.length >> 1) - 1;
+    int i = home(hash, mask);
+    while (true) {
+      long h = t[2 * i];
+      if (h == 0) {
+        return false;
+      }
+      if (h == hash && t[2 * i + 1] == expected) {
+        t[2 * i + 1] = location;
+        return true;
+      }
+      i = (i + 1) & mask;
+    }
+  }
+
+  /**
    * Removes a key.
    *
    * @return its location, or 0 if it was absent

@@ -14,7 +14,7 @@ import java.nio.file.StandardOpenOption;
  * segment's whole capacity. Appends and forces go through a {@link RandomAccessFile}, whose I/O,
  * unlike a {@link FileChannel}'s, is not aborted (and the descriptor not closed) when the calling
  * thread is interrupted. A sealed segment is read-only and holds no file descriptor; its mapping
- * stays until the store closes.
+ * stays until the store closes, or until compaction has retired it and no reader can use it.
  *
  * <p>Byte accounting for compaction: {@link #liveBytes} are put records still current, {@link
  * #tombstoneBytes} delete records (needed until no older segment holds their key), and everything
@@ -36,6 +36,18 @@ final class Segment {
   // Guarded by the store's write lock.
   long liveBytes;
   long tombstoneBytes;
+
+  /** Claimed by a running compaction (guarded by the store's write lock). */
+  boolean compacting;
+
+  /** Compaction found a bad record here: never chosen again (guarded by the write lock). */
+  boolean unreadable;
+
+  /**
+   * Compacted away: its file is deleted (or about to be) and no index entry points here any more,
+   * but the mapping stays installed until no reader or cursor can still hold one of its locations.
+   */
+  volatile boolean retired;
 
   private Segment(
       int id, Path path, MappedByteBuffer map, int capacity, RandomAccessFile file, int end) {

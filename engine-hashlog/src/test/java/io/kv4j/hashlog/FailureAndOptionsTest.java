@@ -75,7 +75,9 @@ class FailureAndOptionsTest {
 
   @Test
   void liveBytesPerSegment_followOverwritesAndDeletes_acrossReopen() {
-    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
+    try (HashLogStore s =
+        TestStores.open(
+            dir, Durability.BUFFERED, "segment-size", "4KiB", "compaction-threads", "0")) {
       s.put(bytes("a"), new byte[1000]); // record 12 + 1 + 1000
       s.put(bytes("b"), new byte[1000]);
       assertThat(s.liveBytes(1)).isEqualTo(2 * 1013);
@@ -87,7 +89,9 @@ class FailureAndOptionsTest {
       assertThat(TestStores.figure(s, "dead-bytes")).isEqualTo(2 * 1013);
       assertThat(TestStores.figure(s, "tombstone-bytes")).isEqualTo(13);
     }
-    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
+    try (HashLogStore s =
+        TestStores.open(
+            dir, Durability.BUFFERED, "segment-size", "4KiB", "compaction-threads", "0")) {
       assertThat(s.liveBytes(1)).isZero();
       assertThat(TestStores.figure(s, "live-bytes")).isEqualTo(3013);
       assertThat(TestStores.figure(s, "dead-bytes")).isEqualTo(2 * 1013);
@@ -110,7 +114,13 @@ class FailureAndOptionsTest {
         .hasMessageContaining("verify-checksums-on-read");
     assertThat(new HashLogProvider().options())
         .extracting(o -> o.name())
-        .containsExactly("segment-size", "verify-checksums-on-read", "initial-index-capacity");
+        .containsExactly(
+            "segment-size",
+            "verify-checksums-on-read",
+            "initial-index-capacity",
+            "compaction-garbage-threshold",
+            "compaction-rate-limit",
+            "compaction-threads");
     assertThat(HashLogProvider.SEGMENT_SIZE.defaultValue()).isEqualTo(128L << 20);
     assertThat(HashLogProvider.SEGMENT_SIZE.unit()).isEqualTo("bytes");
   }

@@ -54,7 +54,9 @@ class ManySegmentsTest {
     writeSegments(dir);
     long fdsBefore = openDescriptors();
     for (int round = 0; round < 2; round++) {
-      try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
+      try (HashLogStore s =
+          TestStores.open(
+              dir, Durability.BUFFERED, "segment-size", "4KiB", "compaction-threads", "0")) {
         assertThat(TestStores.figure(s, "hint-files-rebuilt"))
             .as("round " + round)
             .isEqualTo(round == 0 ? SEGMENTS - 1 : 0);
