@@ -508,7 +508,7 @@ class CompactionTest {
         r.start();
       }
       SplittableRandom rnd = new SplittableRandom(99);
-      for (int w = 1; w <= 30_000; w++) {
+      for (int w = 1; w <= 15_000; w++) {
         int k = rnd.nextInt(keys);
         s.put(key(k), value(k, w, 100));
       }

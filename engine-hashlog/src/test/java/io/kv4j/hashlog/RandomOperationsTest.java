@@ -101,7 +101,8 @@ class RandomOperationsTest {
     Path d = dir.resolve("s" + seed + "-" + hasher.hashCode());
     SplittableRandom rnd = new SplittableRandom(seed);
     NavigableMap<Key, byte[]> model = new TreeMap<>();
-    String threads = forced == null ? "1" : "0";
+    // Background: one compaction thread, or two (concurrent runs with disjoint victims).
+    String threads = forced == null ? String.valueOf(1 + (int) (seed % 2)) : "0";
     HashLogStore s =
         TestStores.open(
             d,
