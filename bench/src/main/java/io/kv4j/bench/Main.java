@@ -156,22 +156,29 @@ public final class Main {
     return 0;
   }
 
-  private static List<StoreProvider> select(Options o) {
+  static List<StoreProvider> select(Options o) {
+    List<StoreProvider> out = new ArrayList<>();
     if (o.engines.isEmpty()) {
-      // The raw baselines (rocksdb-raw, ...) only with --abstraction, next to their engine.
-      List<StoreProvider> all = new ArrayList<>();
+      // The raw baselines (rocksdb-raw, ...) only with --abstraction, next to their engine; the
+      // server engines only with --servers (the default run never contacts a server).
       for (StoreProvider p : Stores.providers()) {
-        if (o.abstraction || !Abstraction.isRaw(p.id())) {
-          all.add(p);
+        if ((o.abstraction || !Abstraction.isRaw(p.id())) && !Servers.isServer(p.id())) {
+          out.add(p);
         }
       }
-      return all;
+    } else {
+      for (String id : o.engines) {
+        StoreProvider p = Stores.provider(id);
+        if (!out.contains(p)) {
+          out.add(p);
+        }
+      }
     }
-    List<StoreProvider> out = new ArrayList<>();
-    for (String id : o.engines) {
-      StoreProvider p = Stores.provider(id);
-      if (!out.contains(p)) {
-        out.add(p);
+    if (o.servers) {
+      for (StoreProvider p : Stores.providers()) {
+        if (Servers.isServer(p.id()) && !out.contains(p)) {
+          out.add(p);
+        }
       }
     }
     return out;

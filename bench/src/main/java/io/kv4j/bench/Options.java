@@ -20,7 +20,10 @@ final class Options {
           "Compares the kv4j engines and the peer stores on the classpath. The default (quick)",
           "profile finishes in a few minutes on 2 cores; --full measures longer and at 8 threads.",
           "",
-          "  --engines a,b,...      engines to compare (default: every engine found)",
+          "  --engines a,b,...      engines to compare (default: every embedded engine found)",
+          "  --servers              also measure the server engines (postgres, mysql, redis) in",
+          "                         their own tables (network round trips); an unreachable",
+          "                         server is skipped with a one-line reason",
           "  --scenarios a,b,...    scenarios (default: all): fillrandom, readrandom, ycsb-a..f,",
           "                         overwrite, scan, single-op, durable-put, footprint; none",
           "  --threads 1,2,...      thread counts for the timed scenarios (default 1,2; --full 1,2,8)",
@@ -61,6 +64,7 @@ final class Options {
   boolean full;
   boolean conformance;
   boolean abstraction;
+  boolean servers;
   Path out;
   Path dataDir;
   long seed = 42;
@@ -91,6 +95,9 @@ final class Options {
           break;
         case "--conformance":
           o.conformance = true;
+          break;
+        case "--servers":
+          o.servers = true;
           break;
         case "--compressible":
           o.compressible = true;

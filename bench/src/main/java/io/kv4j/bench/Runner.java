@@ -45,6 +45,7 @@ final class Runner {
   private final List<Result> results = new ArrayList<>();
   private final Map<String, Map<String, String>> settings = new LinkedHashMap<>();
   private final List<String> notes = new ArrayList<>();
+  private final List<String> skipped = new ArrayList<>();
   private final long startNanos = System.nanoTime();
   private int engineNo;
   private int engineCount;
@@ -68,6 +69,11 @@ final class Runner {
     return notes;
   }
 
+  /** Server engines skipped because their server was not reachable. */
+  List<String> skipped() {
+    return skipped;
+  }
+
   void run(List<StoreProvider> engines) {
     engineCount = engines.size();
     for (StoreProvider p : engines) {
@@ -86,7 +92,24 @@ final class Runner {
     List<Scenario> sel = options.scenarios;
     boolean persistent = p.features().contains(Feature.PERSISTENT);
     boolean ordered = p.features().contains(Feature.ORDERED_SCAN);
+    boolean server = Servers.isServer(id);
     StoreConfig main = config(p, "main", options.durability);
+    if (server) {
+      // Probe the server once (and empty a leftover of an interrupted run): an unreachable server
+      // skips the engine with one line instead of failing the run.
+      try (Store probe = open(main)) {
+        Servers.clear(probe);
+      } catch (RuntimeException e) {
+        if (!Servers.unreachable(e)) {
+          throw e;
+        }
+        String reason = Servers.skipReason(id, e);
+        log(id, reason);
+        notes.add(reason);
+        skipped.add(id);
+        return;
+      }
+    }
     settings.put(id, effectiveSettings(p, main));
 
     boolean needLoad =
@@ -105,7 +128,7 @@ final class Runner {
         if (!fill.ok()) {
           return;
         }
-        if (sel.contains(Scenario.FOOTPRINT) && persistent) {
+        if (sel.contains(Scenario.FOOTPRINT) && persistent && !server) {
           add(footprint(id, store, main, wl, "after-load"));
         }
         for (Scenario s : sel) {
@@ -120,9 +143,10 @@ final class Runner {
             add(timed(id, s, wl, workers, t, main.durability()));
           }
         }
-        if (sel.contains(Scenario.FOOTPRINT) && persistent) {
+        if (sel.contains(Scenario.FOOTPRINT) && persistent && !server) {
           add(footprint(id, store, main, wl, "after-update"));
         }
+        clearIfServer(id, store);
       } finally {
         delete(main.path());
       }
@@ -130,7 +154,9 @@ final class Runner {
     if (sel.contains(Scenario.SINGLE_OP)) {
       StoreConfig c = config(p, "single-op", options.durability);
       try (Store store = open(c)) {
+        clearIfServer(id, store);
         singleOp(id, new Workload(store, data, 0), c.durability());
+        clearIfServer(id, store);
       } finally {
         delete(c.path());
       }
@@ -143,11 +169,13 @@ final class Runner {
       } else {
         StoreConfig c = config(p, "durable", Durability.SYNC);
         try (Store store = open(c)) {
+          clearIfServer(id, store);
           Workload wl = new Workload(store, data, options.keys);
           List<Workload.Worker> workers = new ArrayList<>();
           for (int t : options.threads) {
             add(timed(id, Scenario.DURABLE_PUT, wl, workers, t, Durability.SYNC));
           }
+          clearIfServer(id, store);
         } catch (IllegalArgumentException | UnsupportedOperationException e) {
           add(
               Result.failed(
@@ -159,10 +187,20 @@ final class Runner {
     }
   }
 
+  /** Server stores outlive the run on the server: emptied before and after use. */
+  private void clearIfServer(String id, Store store) {
+    if (Servers.isServer(id)) {
+      long n = Servers.clear(store);
+      if (n > 0) {
+        log(id, "emptied the server-side store (" + n + " keys)");
+      }
+    }
+  }
+
   private StoreConfig config(StoreProvider p, String name, Durability d) {
     StoreConfig.Builder b =
         StoreConfig.builder(p.id()).path(dataRoot.resolve(p.id() + "-" + name)).durability(d);
-    Map<String, String> opts = new LinkedHashMap<>();
+    Map<String, String> opts = new LinkedHashMap<>(Servers.naming(p.id(), name));
     if (p.id().equals("chronicle-map")) {
       // Its capacity is fixed and preallocated: size it to the data set, with room for the
       // inserts of ycsb-d/e, instead of the provider's default of 1,000,000 entries.
