@@ -2,6 +2,7 @@ package io.kv4j;
 
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.NavigableMap;
 import java.util.Objects;
 
 /**
@@ -247,6 +248,30 @@ public final class KeyRange {
     }
     int c = Arrays.compareUnsigned(lower, upper);
     return c > 0 || (c == 0 && !(lowerInclusive && upperInclusive));
+  }
+
+  /**
+   * The part of {@code map} this range covers, in this range's direction; the limit is not applied.
+   * For engines and tests backed by a {@link NavigableMap} ordered like keys ({@link
+   * Arrays#compareUnsigned(byte[], byte[])}). An inverted range gives an empty view.
+   *
+   * @param map a map ordered by unsigned key order
+   * @param <V> the value type
+   * @return a live view of the covered part
+   */
+  public <V> NavigableMap<byte[], V> view(NavigableMap<byte[], V> map) {
+    NavigableMap<byte[], V> v = map;
+    if (lower != null && upper != null) {
+      v =
+          Arrays.compareUnsigned(lower, upper) > 0
+              ? v.subMap(lower, false, lower, false)
+              : v.subMap(lower, lowerInclusive, upper, upperInclusive);
+    } else if (lower != null) {
+      v = v.tailMap(lower, lowerInclusive);
+    } else if (upper != null) {
+      v = v.headMap(upper, upperInclusive);
+    }
+    return reverse ? v.descendingMap() : v;
   }
 
   /**

@@ -94,4 +94,19 @@ class KeyRangeTest {
     assertThat(r.reverse().isReverse()).isFalse();
     assertThat(r.toString()).contains("[01", "02)", "reverse", "limit 3");
   }
+
+  @Test
+  void view_coversBoundsInDirection() {
+    java.util.TreeMap<byte[], String> m =
+        new java.util.TreeMap<>(java.util.Arrays::compareUnsigned);
+    for (int k : new int[] {0x00, 0x10, 0x7F, 0x80, 0xFF}) {
+      m.put(b(k), Integer.toHexString(k));
+    }
+    assertThat(KeyRange.all().gt(b(0x10)).lte(b(0x80)).view(m).values())
+        .containsExactly("7f", "80");
+    assertThat(KeyRange.all().gte(b(0x7F)).reverse().view(m).values())
+        .containsExactly("ff", "80", "7f");
+    assertThat(KeyRange.all().gte(b(0x80)).lt(b(0x10)).view(m)).isEmpty();
+    assertThat(KeyRange.prefix(b(0xFF)).view(m).values()).containsExactly("ff");
+  }
 }

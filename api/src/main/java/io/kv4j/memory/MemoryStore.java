@@ -147,20 +147,7 @@ final class MemoryStore extends AbstractStore {
   }
 
   private static NavigableMap<byte[], byte[]> view(TreeMap<byte[], byte[]> m, KeyRange r) {
-    if (r.isEmpty()) {
-      return new TreeMap<>(Arrays::compareUnsigned);
-    }
-    NavigableMap<byte[], byte[]> v = m;
-    byte[] lo = r.lower();
-    byte[] hi = r.upper();
-    if (lo != null && hi != null) {
-      v = v.subMap(lo, r.lowerInclusive(), hi, r.upperInclusive());
-    } else if (lo != null) {
-      v = v.tailMap(lo, r.lowerInclusive());
-    } else if (hi != null) {
-      v = v.headMap(hi, r.upperInclusive());
-    }
-    return r.isReverse() ? v.descendingMap() : v;
+    return r.isEmpty() ? new TreeMap<>(Arrays::compareUnsigned) : r.view(m);
   }
 
   private static final class MemoryCursor extends AbstractCursor {

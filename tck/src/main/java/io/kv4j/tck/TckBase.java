@@ -202,19 +202,7 @@ abstract class TckBase {
     if (r.isEmpty()) {
       return out;
     }
-    NavigableMap<byte[], byte[]> v = model;
-    byte[] lo = r.lower();
-    byte[] hi = r.upper();
-    if (lo != null && hi != null) {
-      v = v.subMap(lo, r.lowerInclusive(), hi, r.upperInclusive());
-    } else if (lo != null) {
-      v = v.tailMap(lo, r.lowerInclusive());
-    } else if (hi != null) {
-      v = v.headMap(hi, r.upperInclusive());
-    }
-    if (r.isReverse()) {
-      v = v.descendingMap();
-    }
+    NavigableMap<byte[], byte[]> v = r.view(model);
     for (Map.Entry<byte[], byte[]> e : v.entrySet()) {
       if (out.size() >= r.limitValue()) {
         break;

@@ -131,21 +131,7 @@ final class MapDbStore extends AbstractStore {
 
   @Override
   protected AbstractCursor doScan(KeyRange range) {
-    return new MapCursor(this, range, range.isEmpty() ? null : view(map, range));
-  }
-
-  static NavigableMap<byte[], byte[]> view(NavigableMap<byte[], byte[]> m, KeyRange r) {
-    NavigableMap<byte[], byte[]> v = m;
-    byte[] lo = r.lower();
-    byte[] hi = r.upper();
-    if (lo != null && hi != null) {
-      v = v.subMap(lo, r.lowerInclusive(), hi, r.upperInclusive());
-    } else if (lo != null) {
-      v = v.tailMap(lo, r.lowerInclusive());
-    } else if (hi != null) {
-      v = v.headMap(hi, r.upperInclusive());
-    }
-    return r.isReverse() ? v.descendingMap() : v;
+    return new MapCursor(this, range, range.isEmpty() ? null : range.view(map));
   }
 
   @Override
