@@ -16,7 +16,10 @@ import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.style.Styler;
 
-/** PNG charts made with XChart: throughput bars and latency percentiles per scenario, footprint. */
+/**
+ * PNG charts made with XChart: throughput bars and latency percentiles per scenario, footprint,
+ * space under churn.
+ */
 final class Charts {
   private Charts() {}
 
@@ -25,7 +28,7 @@ final class Charts {
     List<String> files = new ArrayList<>();
     Map<String, List<Result>> byScenario = new LinkedHashMap<>();
     for (Result r : results) {
-      if (r.ok() && !r.scenario().equals("footprint")) {
+      if (r.ok() && !Scenario.ownTable(r.scenario())) {
         String key =
             r.durability().name().toLowerCase(Locale.ROOT) + "-" + r.label().replace(' ', '-');
         byScenario.computeIfAbsent(key, k -> new ArrayList<>()).add(r);
@@ -44,7 +47,37 @@ final class Charts {
     if (!fp.isEmpty()) {
       files.add(footprint(dir, fp));
     }
+    List<Result> churn = new ArrayList<>();
+    for (Result r : results) {
+      if (r.ok() && r.scenario().equals(Scenario.CHURN.id())) {
+        churn.add(r);
+      }
+    }
+    if (!churn.isEmpty()) {
+      files.add(churn(dir, churn));
+    }
     return files;
+  }
+
+  private static String churn(Path dir, List<Result> rs) throws IOException {
+    List<String> engines = engines(rs);
+    CategoryChart c =
+        chart("space under churn: allocated disk / live bytes (lower is better)", "ratio");
+    for (String phase : List.of("uniform", "zipfian")) {
+      for (boolean worst : new boolean[] {false, true}) {
+        List<Double> y = new ArrayList<>();
+        for (String e : engines) {
+          y.add(
+              rs.stream()
+                  .filter(r -> r.engine().equals(e) && r.phase().equals(phase))
+                  .mapToDouble(r -> worst ? r.figure("worst-disk-per-live") : r.amplification())
+                  .findFirst()
+                  .orElse(0));
+        }
+        c.addSeries(phase + (worst ? " worst" : " at end"), engines, y);
+      }
+    }
+    return save(c, dir, "churn");
   }
 
   private static CategoryChart chart(String title, String yTitle) {

@@ -24,8 +24,12 @@ final class Options {
           "  --servers              also measure the server engines (postgres, mysql, redis) in",
           "                         their own tables (network round trips); an unreachable",
           "                         server is skipped with a one-line reason",
-          "  --scenarios a,b,...    scenarios (default: all): fillrandom, readrandom, ycsb-a..f,",
-          "                         overwrite, scan, single-op, durable-put, footprint; none",
+          "  --scenarios a,b,...    scenarios (default: all but the long ones): fillrandom,",
+          "                         readrandom, ycsb-a..f, overwrite, scan, single-op,",
+          "                         durable-put, footprint; none. Long ones, only when named",
+          "                         or with --full: churn (space under update churn),",
+          "                         churn-reads (reads while a writer overwrites), scale",
+          "                         (heap per key and reopen time at --scale-keys keys)",
           "  --threads 1,2,...      thread counts for the timed scenarios (default 1,2; --full 1,2,8)",
           "  --keys N               keys loaded (default 100000)",
           "  --value-size BYTES     value size (default 1024)",
@@ -35,8 +39,13 @@ final class Options {
           "  --duration SECONDS     measured time per run (default 1; --full 10)",
           "  --warmup SECONDS       warm-up before each run (default 0.3; --full 3)",
           "  --single-op-count N    inserts and reads of single-op (default 5000)",
+          "  --churn-rounds N       churn: overwrites of the whole data set per phase (default 20)",
+          "  --churn-max-seconds S  churn: cap per phase; rounds done are reported (default 120)",
+          "  --scale-keys N         scale: keys loaded (default 10000000; needs about -Xmx4g)",
+          "  --scale-value-size B   scale: value size, at least 16 (default 16)",
+          "  --scale-max-seconds S  scale: cap of the load; the row says incomplete (default 300)",
           "  --full                 the long profile (defaults above marked --full), with",
-          "                         --conformance and --abstraction",
+          "                         --conformance, --abstraction and the long scenarios",
           "  --conformance          also run the TCK against every selected engine (reduced",
           "                         depth, several minutes per engine): the conformance matrix;",
           "                         with --scenarios none, only the matrix",
@@ -51,7 +60,7 @@ final class Options {
           "  --help                 this text");
 
   List<String> engines = List.of();
-  List<Scenario> scenarios = Scenario.all();
+  List<Scenario> scenarios;
   List<Integer> threads;
   long keys = 100_000;
   int keySize = 16;
@@ -61,6 +70,11 @@ final class Options {
   double duration = -1;
   double warmup = -1;
   int singleOpCount = 5000;
+  int churnRounds = 20;
+  double churnMaxSeconds = 120;
+  long scaleKeys = 10_000_000;
+  int scaleValueSize = 16;
+  double scaleMaxSeconds = 300;
   boolean full;
   boolean conformance;
   boolean abstraction;
@@ -118,6 +132,9 @@ final class Options {
           }
           o.set(a, v);
       }
+    }
+    if (o.scenarios == null) {
+      o.scenarios = o.full ? Scenario.all() : Scenario.defaults();
     }
     if (o.threads == null) {
       o.threads = o.full ? List.of(1, 2, 8) : List.of(1, 2);
@@ -181,6 +198,28 @@ final class Options {
           break;
         case "--single-op-count":
           singleOpCount = (int) positive(name, Integer.parseInt(v));
+          break;
+        case "--churn-rounds":
+          churnRounds = (int) positive(name, Integer.parseInt(v));
+          break;
+        case "--churn-max-seconds":
+          churnMaxSeconds = seconds(name, v);
+          break;
+        case "--scale-keys":
+          scaleKeys = positive(name, Long.parseLong(v.replace("_", "")));
+          if (scaleKeys > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("--scale-keys above 2^31 is not supported");
+          }
+          break;
+        case "--scale-value-size":
+          scaleValueSize = (int) positive(name, Integer.parseInt(v));
+          if (scaleValueSize < Data.MIN_VALUE_SIZE) {
+            throw new IllegalArgumentException(
+                "--scale-value-size must be at least " + Data.MIN_VALUE_SIZE + ", got " + v);
+          }
+          break;
+        case "--scale-max-seconds":
+          scaleMaxSeconds = seconds(name, v);
           break;
         case "--out":
           out = Path.of(v);

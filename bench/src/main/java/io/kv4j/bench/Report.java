@@ -108,7 +108,7 @@ final class Report {
   private Map<Durability, List<Result>> tables(boolean servers) {
     Map<Durability, List<Result>> m = new TreeMap<>();
     for (Result r : results) {
-      if (!r.scenario().equals("footprint") && Servers.isServer(r.engine()) == servers) {
+      if (!Scenario.ownTable(r.scenario()) && Servers.isServer(r.engine()) == servers) {
         m.computeIfAbsent(r.durability(), k -> new ArrayList<>()).add(r);
       }
     }
@@ -163,6 +163,22 @@ final class Report {
       }
       b.append(align(rows));
     }
+    List<String[]> churn = churnTable();
+    if (churn.size() > 1) {
+      b.append("\n== space under churn (allocated disk bytes / live bytes) ==\n");
+      b.append(align(churn));
+      churnNotes().forEach(n -> b.append(n).append('\n'));
+    }
+    List<String[]> churnReads = churnReadsTable();
+    if (churnReads.size() > 1) {
+      b.append("\n== reads during churn (1 reader, 1 zipfian writer) ==\n");
+      b.append(align(churnReads));
+    }
+    List<String[]> scale = scaleTable();
+    if (scale.size() > 1) {
+      b.append("\n== index memory and reopen at scale (Java heap only) ==\n");
+      b.append(align(scale));
+    }
     b.append("\n== what to pick ==\n");
     for (String line : advice()) {
       b.append(line.replace("**", "")).append('\n');
@@ -215,7 +231,7 @@ final class Report {
         if (i > 0) {
           line.append(" | ");
         }
-        boolean numeric = i >= 2 && ri > 0 && !r[i].isEmpty() && Character.isDigit(r[i].charAt(0));
+        boolean numeric = i >= 2 && ri > 0 && startsWithNumber(r[i]);
         String cell = r[i];
         int pad = Math.max(0, w[i] - cell.length());
         line.append(numeric ? " ".repeat(pad) + cell : cell + " ".repeat(pad));
@@ -230,6 +246,11 @@ final class Report {
       }
     }
     return b.toString();
+  }
+
+  private static boolean startsWithNumber(String cell) {
+    int i = cell.startsWith("-") ? 1 : 0;
+    return cell.length() > i && Character.isDigit(cell.charAt(i));
   }
 
   private List<Result> footprints() {
@@ -311,7 +332,11 @@ final class Report {
       out.add(line.toString());
     }
     if (out.isEmpty()) {
-      out.add("No persistent engine was measured: nothing to pick from.");
+      out.add(
+          throughputTables().isEmpty() && fp.isEmpty()
+              ? "No throughput or footprint scenario was run: nothing to pick from here (the"
+                  + " tables of the other scenarios stand on their own)."
+              : "No persistent engine was measured: nothing to pick from.");
     }
     if (!winners.isEmpty()) {
       out.add("");
@@ -438,6 +463,70 @@ final class Report {
                 r.amplification()));
       }
     }
+    List<String[]> churn = churnTable();
+    if (churn.size() > 1) {
+      b.append("\n## Space under churn\n\n");
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "A fresh store with the %,d keys loaded, then every key overwritten %d times in"
+                  + " uniform random order (phase `uniform`), then as many overwrites with zipfian"
+                  + " keys (0.99, scrambled; phase `zipfian`), at %d thread(s), durability %s."
+                  + " Allocated blocks on disk (`du`) / live key+value bytes: at the end of the"
+                  + " phase (after a sync) and the worst of samples every %.1f s during it. A"
+                  + " phase stops after %.0f s; its rounds done say how far it got.%n%n",
+              options.keys,
+              options.churnRounds,
+              options.maxThreads(),
+              options.durability.name(),
+              Churn.SAMPLE_NANOS / 1e9,
+              options.churnMaxSeconds));
+      b.append(markdownTable(churn));
+      List<String> notes = churnNotes();
+      if (!notes.isEmpty()) {
+        b.append('\n');
+        notes.forEach(n -> b.append(n).append('\n'));
+      }
+    }
+    List<String[]> churnReads = churnReadsTable();
+    if (churnReads.size() > 1) {
+      b.append("\n## Reads during churn\n\n");
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "On the loaded store: one thread of verified uniform random gets alone for %.1f s,"
+                  + " then the same reader next to one writer of zipfian overwrites at full speed"
+                  + " for %.1f s (each after %.1f s of warm-up). Retention = reads/s during"
+                  + " churn / reads/s alone.%n%n",
+              options.duration,
+              options.duration,
+              options.warmup));
+      b.append(markdownTable(churnReads));
+    }
+    List<String[]> scale = scaleTable();
+    if (scale.size() > 1) {
+      b.append("\n## Index memory and reopen at scale\n\n");
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "A fresh store loaded with %,d keys of %d bytes and values of %d bytes (write"
+                  + " batches of %d where the engine has atomic batches, else single puts; load"
+                  + " capped at %.0f s), durability %s. Heap = Java heap used after full GCs,"
+                  + " with the store open, minus before it was opened, per key loaded; Java heap"
+                  + " only, so engines that keep their index in native memory or a mapping"
+                  + " (rocksdb, lmdb, chronicle-map) show about 0. Max heap %d MiB (%,d keys"
+                  + " need about `-Xmx4g`: `java -Xmx4g -jar ...`). Reopen = open + one verified"
+                  + " get of a random key, with a warm page cache (no root to drop it).%n%n",
+              options.scaleKeys,
+              data.keySize(),
+              options.scaleValueSize,
+              Scale.BATCH,
+              options.scaleMaxSeconds,
+              options.durability.name(),
+              Runtime.getRuntime().maxMemory() >> 20,
+              10_000_000));
+      b.append(markdownTable(scale));
+    }
     if (!charts.isEmpty()) {
       b.append("\n## Charts\n\n");
       for (String c : charts) {
@@ -506,16 +595,223 @@ final class Report {
     }
   }
 
+  private List<Result> rows(Scenario s) {
+    return results.stream().filter(r -> r.scenario().equals(s.id())).collect(Collectors.toList());
+  }
+
+  private static String ratio(double v) {
+    return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.2fx", v);
+  }
+
+  private static String seconds(double v) {
+    return v == Math.rint(v)
+        ? String.format(Locale.ROOT, "%.0f", v)
+        : String.format(Locale.ROOT, "%.3f", v);
+  }
+
+  private static String number(double v, String format) {
+    return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, format, v);
+  }
+
+  /** A row with the error of a result in the fourth cell (where align() expects it). */
+  private static String[] errorRow(int cols, String engine, String phase, String error) {
+    String[] r = new String[cols];
+    java.util.Arrays.fill(r, "");
+    r[0] = engine;
+    r[1] = phase;
+    r[3] = error;
+    return r;
+  }
+
+  /** The churn table: a header, then a row per engine and phase. */
+  List<String[]> churnTable() {
+    List<String[]> out = new ArrayList<>();
+    out.add(
+        new String[] {
+          "engine",
+          "phase",
+          "threads",
+          "rounds done",
+          "updates/s",
+          "update p99",
+          "disk/live at end",
+          "worst disk/live"
+        });
+    for (Result r : rows(Scenario.CHURN)) {
+      if (!r.ok()) {
+        out.add(errorRow(8, r.engine(), r.phase(), r.error()));
+        continue;
+      }
+      String rounds = number(r.figure("rounds-done"), "%.1f");
+      if (r.figure("capped") > 0) {
+        rounds +=
+            String.format(
+                Locale.ROOT,
+                " of %.0f (capped at %s s)",
+                r.figure("rounds-target"),
+                seconds(r.figure("max-seconds")));
+      }
+      out.add(
+          new String[] {
+            r.engine(),
+            r.phase(),
+            String.valueOf(r.threads()),
+            rounds,
+            rate(r.opsPerSec()),
+            micros(r.p99Us()),
+            ratio(r.amplification()),
+            ratio(r.figure("worst-disk-per-live"))
+          });
+    }
+    return out;
+  }
+
+  /** The engines' own stats() figures at the end of each churn phase, as note lines. */
+  List<String> churnNotes() {
+    List<String> out = new ArrayList<>();
+    for (Result r : rows(Scenario.CHURN)) {
+      List<String> parts = new ArrayList<>();
+      for (Map.Entry<String, Double> f : r.figures().entrySet()) {
+        if (f.getKey().startsWith("engine-")) {
+          parts.add(
+              String.format(
+                  Locale.ROOT, "%s %.2f", f.getKey().substring("engine-".length()), f.getValue()));
+        }
+      }
+      if (!parts.isEmpty()) {
+        out.add(
+            "- "
+                + r.engine()
+                + " stats() after "
+                + r.phase()
+                + ": "
+                + String.join(", ", parts)
+                + " (the engine's own accounting)");
+      }
+    }
+    return out;
+  }
+
+  /** The churn-reads table: a header, then a row per engine. */
+  List<String[]> churnReadsTable() {
+    List<String[]> out = new ArrayList<>();
+    out.add(
+        new String[] {
+          "engine",
+          "threads",
+          "read-only reads/s",
+          "reads/s during churn",
+          "retention",
+          "writes/s during churn",
+          "read p99 alone",
+          "read p99 during churn"
+        });
+    Map<String, Map<String, Result>> byEngine = new LinkedHashMap<>();
+    for (Result r : rows(Scenario.CHURN_READS)) {
+      byEngine.computeIfAbsent(r.engine(), k -> new LinkedHashMap<>()).put(r.phase(), r);
+    }
+    for (Map.Entry<String, Map<String, Result>> e : byEngine.entrySet()) {
+      Result alone = e.getValue().get("read-only");
+      Result reads = e.getValue().get("reads");
+      Result writes = e.getValue().get("writes");
+      Result bad = e.getValue().values().stream().filter(r -> !r.ok()).findFirst().orElse(null);
+      if (bad != null || alone == null || reads == null || writes == null) {
+        out.add(
+            errorRow(
+                8, e.getKey(), "", bad == null ? "incomplete: a window is missing" : bad.error()));
+        continue;
+      }
+      out.add(
+          new String[] {
+            e.getKey(),
+            "1 + 1",
+            rate(alone.opsPerSec()),
+            rate(reads.opsPerSec()),
+            number(reads.figure("retention"), "%.2f"),
+            rate(writes.opsPerSec()),
+            micros(alone.p99Us()),
+            micros(reads.p99Us())
+          });
+    }
+    return out;
+  }
+
+  /** The scale table: a header, then a row per engine. */
+  List<String[]> scaleTable() {
+    List<String[]> out = new ArrayList<>();
+    out.add(
+        new String[] {
+          "engine",
+          "load",
+          "keys loaded",
+          "load keys/s",
+          "heap B/key",
+          "heap B/key - key",
+          "engine index B/key",
+          "disk/live",
+          "reopen + get"
+        });
+    for (Result r : rows(Scenario.SCALE)) {
+      if (!r.ok()) {
+        out.add(errorRow(9, r.engine(), "", r.error()));
+        continue;
+      }
+      String keys = String.format(Locale.ROOT, "%,d", r.ops());
+      if (r.figure("capped") > 0) {
+        keys +=
+            String.format(
+                Locale.ROOT,
+                " of %,.0f (incomplete: capped at %s s)",
+                r.figure("keys-target"),
+                seconds(r.figure("max-seconds")));
+      }
+      out.add(
+          new String[] {
+            r.engine(),
+            r.figure("batched") > 0 ? "batches" : "single puts",
+            keys,
+            rate(r.opsPerSec()),
+            number(r.figure("heap-bytes-per-key"), "%.1f"),
+            number(r.figure("heap-bytes-per-key-minus-key"), "%.1f"),
+            number(r.figure("index-bytes-per-key"), "%.1f"),
+            ratio(r.amplification()),
+            number(r.figure("reopen-seconds"), "%.3f s")
+          });
+    }
+    return out;
+  }
+
+  /** A markdown table: the first two columns left-aligned, the others right-aligned. */
+  static String markdownTable(List<String[]> rows) {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < rows.size(); i++) {
+      String[] r = rows.get(i);
+      b.append('|');
+      for (String c : r) {
+        b.append(' ').append(c.replace("|", "/")).append(" |");
+      }
+      b.append('\n');
+      if (i == 0) {
+        b.append('|');
+        for (int c = 0; c < r.length; c++) {
+          b.append(c < 2 ? "---|" : "--:|");
+        }
+        b.append('\n');
+      }
+    }
+    return b.toString();
+  }
+
   String csv() {
     StringBuilder b = new StringBuilder();
     b.append(
         "engine,scenario,phase,threads,durability,ops,seconds,ops_per_sec,p50_us,p99_us,"
-            + "p999_us,max_us,cpu_us_per_op,bg_cpu_share,disk_bytes,live_bytes,error\n");
+            + "p999_us,max_us,cpu_us_per_op,bg_cpu_share,disk_bytes,live_bytes,error,figures\n");
     for (Result r : results) {
       b.append(
           String.format(
               Locale.ROOT,
-              "%s,%s,%s,%d,%s,%d,%.3f,%.1f,%.2f,%.2f,%.2f,%.2f,%.3f,%.3f,%d,%d,%s%n",
+              "%s,%s,%s,%d,%s,%d,%.3f,%.1f,%.2f,%.2f,%.2f,%.2f,%.3f,%.3f,%d,%d,%s,%s%n",
               r.engine(),
               r.scenario(),
               r.phase(),
@@ -532,9 +828,22 @@ final class Report {
               r.bgCpuShare(),
               r.diskBytes(),
               r.liveBytes(),
-              r.error() == null ? "" : "\"" + r.error().replace("\"", "\"\"") + "\""));
+              r.error() == null ? "" : "\"" + r.error().replace("\"", "\"\"") + "\"",
+              r.figures().entrySet().stream()
+                  .map(e -> e.getKey() + "=" + jsonNumber(e.getValue()))
+                  .collect(Collectors.joining(";"))));
     }
     return b.toString();
+  }
+
+  /** A number as JSON has it: NaN and infinities (no JSON form) as null. */
+  static String jsonNumber(double v) {
+    if (Double.isNaN(v) || Double.isInfinite(v)) {
+      return "null";
+    }
+    return v == Math.rint(v) && Math.abs(v) < 1e15
+        ? String.valueOf((long) v)
+        : String.format(Locale.ROOT, "%.6g", v);
   }
 
   String json() {
@@ -569,7 +878,7 @@ final class Report {
                   + " \"durability\": %s, \"ops\": %d, \"seconds\": %.3f, \"opsPerSec\": %.1f,"
                   + " \"p50Us\": %.2f, \"p99Us\": %.2f, \"p999Us\": %.2f, \"maxUs\": %.2f,"
                   + " \"cpuUsPerOp\": %.3f, \"bgCpuShare\": %.3f, \"diskBytes\": %d,"
-                  + " \"liveBytes\": %d, \"error\": %s}",
+                  + " \"liveBytes\": %d, \"error\": %s, \"figures\": {%s}}",
               str(r.engine()),
               str(r.scenario()),
               str(r.phase()),
@@ -586,7 +895,10 @@ final class Report {
               r.bgCpuShare(),
               r.diskBytes(),
               r.liveBytes(),
-              r.error() == null ? "null" : str(r.error())));
+              r.error() == null ? "null" : str(r.error()),
+              r.figures().entrySet().stream()
+                  .map(e -> str(e.getKey()) + ": " + jsonNumber(e.getValue()))
+                  .collect(Collectors.joining(", "))));
     }
     b.append("\n  ],\n  \"conformance\": ")
         .append(

@@ -1,6 +1,9 @@
 package io.kv4j.bench;
 
 import io.kv4j.Durability;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * One measured row: an engine, a scenario (and phase), a thread count and a durability.
@@ -23,6 +26,9 @@ import io.kv4j.Durability;
  * @param diskBytes allocated bytes on disk (footprint rows)
  * @param liveBytes live key and value bytes (footprint rows)
  * @param error why the row has no numbers, or null
+ * @param figures further numbers of the scenarios with their own tables (churn, churn-reads,
+ *     scale), by name, such as {@code rounds-done} or {@code heap-bytes-per-key}, in insertion
+ *     order and not modified after the row is made; empty for the other scenarios
  */
 public record Result(
     String engine,
@@ -41,7 +47,47 @@ public record Result(
     double bgCpuShare,
     long diskBytes,
     long liveBytes,
-    String error) {
+    String error,
+    Map<String, Double> figures) {
+
+  Result(
+      String engine,
+      String scenario,
+      String phase,
+      int threads,
+      Durability durability,
+      long ops,
+      double seconds,
+      double opsPerSec,
+      double p50Us,
+      double p99Us,
+      double p999Us,
+      double maxUs,
+      double cpuUsPerOp,
+      double bgCpuShare,
+      long diskBytes,
+      long liveBytes,
+      String error) {
+    this(
+        engine,
+        scenario,
+        phase,
+        threads,
+        durability,
+        ops,
+        seconds,
+        opsPerSec,
+        p50Us,
+        p99Us,
+        p999Us,
+        maxUs,
+        cpuUsPerOp,
+        bgCpuShare,
+        diskBytes,
+        liveBytes,
+        error,
+        Map.of());
+  }
 
   static Result failed(
       String engine, String scenario, String phase, int threads, Durability d, String error) {
@@ -52,6 +98,42 @@ public record Result(
       String engine, String phase, Durability d, long diskBytes, long liveBytes) {
     return new Result(
         engine, "footprint", phase, 0, d, 0, 0, 0, 0, 0, 0, 0, 0, 0, diskBytes, liveBytes, null);
+  }
+
+  /** This row with other disk and live bytes and further figures. */
+  Result with(long disk, long live, Map<String, Double> more) {
+    Map<String, Double> f = new LinkedHashMap<>(figures);
+    f.putAll(more);
+    return new Result(
+        engine,
+        scenario,
+        phase,
+        threads,
+        durability,
+        ops,
+        seconds,
+        opsPerSec,
+        p50Us,
+        p99Us,
+        p999Us,
+        maxUs,
+        cpuUsPerOp,
+        bgCpuShare,
+        disk,
+        live,
+        error,
+        Collections.unmodifiableMap(f));
+  }
+
+  /**
+   * One of the further figures.
+   *
+   * @param name such as {@code rounds-done}
+   * @return its value, or NaN if the row does not have it
+   */
+  public double figure(String name) {
+    Double v = figures.get(name);
+    return v == null ? Double.NaN : v;
   }
 
   /**

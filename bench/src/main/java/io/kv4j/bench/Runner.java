@@ -112,9 +112,17 @@ final class Runner {
     }
     settings.put(id, effectiveSettings(p, main));
 
+    // The long scenarios measure the engines, not the cost of the abstraction: the raw
+    // baselines skip them.
+    boolean raw = Abstraction.isRaw(id);
+    if (raw && sel.stream().anyMatch(s -> !s.inDefaultSet())) {
+      log(id, "raw baseline: skips churn, churn-reads and scale");
+    }
+    boolean churnReads = sel.contains(Scenario.CHURN_READS) && !raw;
     boolean needLoad =
         sel.contains(Scenario.FILLRANDOM)
             || sel.contains(Scenario.FOOTPRINT)
+            || churnReads
             || sel.stream().anyMatch(Scenario::timedOnLoadedStore);
     if (needLoad) {
       try (Store store = open(main)) {
@@ -142,6 +150,9 @@ final class Runner {
           for (int t : options.threads) {
             add(timed(id, s, wl, workers, t, main.durability()));
           }
+        }
+        if (churnReads) {
+          new Churn(this).reads(id, wl, workers, main.durability());
         }
         if (sel.contains(Scenario.FOOTPRINT) && persistent && !server) {
           add(footprint(id, store, main, wl, "after-update"));
@@ -185,6 +196,24 @@ final class Runner {
         }
       }
     }
+    if (sel.contains(Scenario.CHURN) && !raw) {
+      new Churn(this).space(p);
+    }
+    if (sel.contains(Scenario.SCALE) && !raw) {
+      new Scale(this).run(p);
+    }
+  }
+
+  Options options() {
+    return options;
+  }
+
+  Data data() {
+    return data;
+  }
+
+  Path dataRoot() {
+    return dataRoot;
   }
 
   /** Server stores outlive the run on the server: emptied before and after use. */
@@ -198,18 +227,23 @@ final class Runner {
   }
 
   private StoreConfig config(StoreProvider p, String name, Durability d) {
+    return config(p, name, d, options.keys, data.valueSize());
+  }
+
+  /** A store's configuration, sized for {@code keys} keys of {@code valueSize}-byte values. */
+  StoreConfig config(StoreProvider p, String name, Durability d, long keys, int valueSize) {
     StoreConfig.Builder b =
         StoreConfig.builder(p.id()).path(dataRoot.resolve(p.id() + "-" + name)).durability(d);
     Map<String, String> opts = new LinkedHashMap<>(Servers.naming(p.id(), name));
     if (p.id().equals("chronicle-map")) {
       // Its capacity is fixed and preallocated: size it to the data set, with room for the
       // inserts of ycsb-d/e, instead of the provider's default of 1,000,000 entries.
-      opts.put("entries", String.valueOf(options.keys * 2 + 100_000));
+      opts.put("entries", String.valueOf(keys * 2 + 100_000));
       opts.put("average-key-size", String.valueOf(data.keySize()));
-      opts.put("average-value-size", String.valueOf(data.valueSize()));
+      opts.put("average-value-size", String.valueOf(valueSize));
     }
     // Caches sized alike: about 1.25x the data set, as the seed comparison did.
-    long cache = (long) (options.keys * (double) (data.keySize() + data.valueSize()) * 1.25);
+    long cache = (long) (keys * (double) (data.keySize() + valueSize) * 1.25);
     for (OptionSpec<?> spec : p.options()) {
       if (spec.name().equals("cache-size") || spec.name().equals("block-cache-size")) {
         if (spec.type().equals("size")) {
@@ -227,7 +261,7 @@ final class Runner {
     return b.build();
   }
 
-  private static Store open(StoreConfig c) {
+  static Store open(StoreConfig c) {
     return Stores.open(c);
   }
 
@@ -240,7 +274,7 @@ final class Runner {
     return m;
   }
 
-  private Result fill(String id, Workload wl, List<Workload.Worker> workers, int threads) {
+  Result fill(String id, Workload wl, List<Workload.Worker> workers, int threads) {
     long n = options.keys;
     if (n > Integer.MAX_VALUE - 8) {
       throw new IllegalArgumentException("--keys above 2^31 is not supported");
@@ -296,7 +330,7 @@ final class Runner {
     return r;
   }
 
-  private static void ensureWorkers(Workload wl, List<Workload.Worker> workers, int threads) {
+  static void ensureWorkers(Workload wl, List<Workload.Worker> workers, int threads) {
     while (workers.size() < threads) {
       workers.add(wl.worker(0x9E3779B97F4A7C15L * (workers.size() + 1)));
     }
@@ -362,6 +396,44 @@ final class Runner {
       int threads,
       Durability d) {
     ensureWorkers(wl, workers, threads);
+    java.util.function.LongSupplier[] ops = new java.util.function.LongSupplier[threads];
+    for (int t = 0; t < threads; t++) {
+      Workload.Worker w = workers.get(t);
+      ops[t] = () -> w.op(s);
+    }
+    Window win = window(id, ops);
+    return summarize(
+        id,
+        s.id(),
+        "",
+        threads,
+        d,
+        win.hist(),
+        win.ops(),
+        win.cpu(),
+        win.wallNs(),
+        win.processCpuNs(),
+        win.failure());
+  }
+
+  /**
+   * What one timed window measured, per thread: latencies, operations and thread CPU; the wall time
+   * from the end of the warm-up to the last thread's last operation; the process CPU in between.
+   */
+  record Window(
+      Histogram[] hist,
+      long[] ops,
+      long[] cpu,
+      long wallNs,
+      long processCpuNs,
+      AtomicReference<Throwable> failure) {}
+
+  /**
+   * Runs one thread per operation for {@code --warmup} then {@code --duration} seconds; only the
+   * operations after the warm-up are recorded.
+   */
+  Window window(String id, java.util.function.LongSupplier[] threadOps) {
+    int threads = threadOps.length;
     long warmNs = (long) (options.warmup * 1e9);
     long measureNs = Math.max(1, (long) (options.duration * 1e9));
     Histogram[] hist = new Histogram[threads];
@@ -374,7 +446,7 @@ final class Runner {
     List<Thread> ts = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
       int ti = t;
-      Workload.Worker w = workers.get(t);
+      java.util.function.LongSupplier op = threadOps[t];
       hist[t] = new Histogram(3);
       Thread th =
           new Thread(
@@ -398,7 +470,7 @@ final class Runner {
                       measuring = true;
                       c0 = THREADS.getCurrentThreadCpuTime();
                     }
-                    sink += w.op(s);
+                    sink += op.getAsLong();
                     b = System.nanoTime();
                     if (measuring) {
                       hist[ti].recordValue(b - a);
@@ -430,11 +502,10 @@ final class Runner {
     for (long e : lastEnd) {
       last = Math.max(last, e);
     }
-    return summarize(
-        id, s.id(), "", threads, d, hist, ops, cpu, last - times[0], cpu1 - cpu0, failure);
+    return new Window(hist, ops, cpu, last - times[0], cpu1 - cpu0, failure);
   }
 
-  private Result summarize(
+  Result summarize(
       String id,
       String scenario,
       String phase,
@@ -500,11 +571,11 @@ final class Runner {
     return r;
   }
 
-  private void add(Result r) {
+  void add(Result r) {
     results.add(r);
   }
 
-  private void log(String engine, String msg) {
+  void log(String engine, String msg) {
     double el = (System.nanoTime() - startNanos) / 1e9;
     progress.printf("[%5.1fs %d/%d %s] %s%n", el, engineNo, engineCount, engine, msg);
     progress.flush();
@@ -515,7 +586,7 @@ final class Runner {
     return e.getClass().getSimpleName() + (m == null ? "" : ": " + m.replace('\n', ' '));
   }
 
-  private static long processCpu() {
+  static long processCpu() {
     java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
     if (os instanceof com.sun.management.OperatingSystemMXBean) {
       return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
@@ -535,7 +606,7 @@ final class Runner {
     }
   }
 
-  private static void joinAll(List<Thread> ts) {
+  static void joinAll(List<Thread> ts) {
     for (Thread t : ts) {
       boolean interrupted = false;
       while (true) {

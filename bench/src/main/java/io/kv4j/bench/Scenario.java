@@ -32,7 +32,29 @@ public enum Scenario {
   /** Uniform random puts with durability SYNC, on a fresh store; reported in its own table. */
   DURABLE_PUT("durable-put", "uniform random puts acknowledged with SYNC (fsync)", false),
   /** Allocated bytes on disk divided by live bytes, after load and after the update phases. */
-  FOOTPRINT("footprint", "allocated disk bytes / live bytes after load and after updates", false);
+  FOOTPRINT("footprint", "allocated disk bytes / live bytes after load and after updates", false),
+  /**
+   * Space under update churn: a fresh store, loaded, then the whole data set overwritten {@code
+   * --churn-rounds} times uniformly, then as often with zipfian keys; disk / live bytes sampled.
+   * Long: not in the default set.
+   */
+  CHURN(
+      "churn",
+      "fresh store: overwrite every key N times uniform, then N times zipfian; disk / live bytes",
+      false),
+  /**
+   * One reader (uniform gets) next to one writer (zipfian overwrites at full speed), against a
+   * read-only window of the same length just before. Long: not in the default set.
+   */
+  CHURN_READS(
+      "churn-reads",
+      "1 reader of uniform gets while 1 writer overwrites (zipfian); vs read-only reads",
+      false),
+  /**
+   * Heap per key and reopen time of a fresh store loaded with {@code --scale-keys} small values.
+   * Long: not in the default set.
+   */
+  SCALE("scale", "load many small values: heap bytes per key, then reopen + one get", false);
 
   private final String id;
   private final String description;
@@ -69,6 +91,27 @@ public enum Scenario {
    */
   public boolean needsOrderedScan() {
     return needsOrderedScan;
+  }
+
+  /**
+   * Whether the scenario is in the default set: the long ones run only when named with {@code
+   * --scenarios} or with {@code --full}.
+   */
+  boolean inDefaultSet() {
+    return !longRunning(id);
+  }
+
+  private static boolean longRunning(String id) {
+    return id.equals("churn") || id.equals("churn-reads") || id.equals("scale");
+  }
+
+  /**
+   * Whether a scenario's rows go to a table of their own rather than the throughput tables.
+   *
+   * @param id a scenario id, as in {@link Result#scenario()}
+   */
+  static boolean ownTable(String id) {
+    return id.equals("footprint") || longRunning(id);
   }
 
   /** Whether the scenario runs for a fixed duration on the loaded store. */
@@ -113,5 +156,10 @@ public enum Scenario {
 
   static List<Scenario> all() {
     return Arrays.asList(values());
+  }
+
+  /** The scenarios run when {@code --scenarios} is not given, without {@code --full}. */
+  static List<Scenario> defaults() {
+    return Arrays.stream(values()).filter(Scenario::inDefaultSet).collect(Collectors.toList());
   }
 }

@@ -178,6 +178,11 @@ public final class Workload {
       return s;
     }
 
+    /** Overwrites a loaded key chosen zipfian (0.99, scrambled), as YCSB's updates do. */
+    long overwriteZipfian() {
+      return put(zipfKey());
+    }
+
     long readModifyWrite(long index) {
       long r = read(index);
       return r + put(index);
