@@ -163,7 +163,10 @@ final class MapDbStore extends AbstractStore {
     }
   }
 
-  /** Iterates a live view of the map: ordered, not a snapshot. */
+  /**
+   * Iterates a live view of the map: ordered, not a snapshot; keys deleted after the iterator read
+   * their leaf are skipped.
+   */
   static final class MapCursor extends AbstractCursor {
     private Iterator<Map.Entry<byte[], byte[]>> it;
     private final KeyRange range;
@@ -176,14 +179,20 @@ final class MapDbStore extends AbstractStore {
 
     @Override
     protected Entry advance() {
-      if (it == null || !it.hasNext()) {
-        return null;
+      while (it != null && it.hasNext()) {
+        Map.Entry<byte[], byte[]> e = it.next();
+        if (!range.contains(e.getKey())) {
+          return null;
+        }
+        // The iterator walks a leaf it read earlier and fetches each value when it gets there
+        // (values live outside the nodes): a key deleted meanwhile comes back with a null value.
+        // It is gone now, so a live cursor skips it.
+        byte[] v = e.getValue();
+        if (v != null) {
+          return new Entry(e.getKey().clone(), v.clone());
+        }
       }
-      Map.Entry<byte[], byte[]> e = it.next();
-      if (!range.contains(e.getKey())) {
-        return null;
-      }
-      return new Entry(e.getKey().clone(), e.getValue().clone());
+      return null;
     }
 
     @Override
