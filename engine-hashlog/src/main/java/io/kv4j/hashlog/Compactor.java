@@ -323,6 +323,7 @@ final class Compactor {
 
   /** Compacts exactly the given sealed segments in one run (tests). */
   boolean compactSegments(Set<Integer> ids) {
+    store.sealer.drain();
     boolean r = runOnce(Mode.ONLY, ids);
     reap();
     return r;
@@ -334,7 +335,10 @@ final class Compactor {
       boolean any;
       store.writeLock.lock();
       try {
-        any = !pick(Mode.BACKGROUND, null, new DropMap()).isEmpty() || anyCompacting();
+        any =
+            !pick(Mode.BACKGROUND, null, new DropMap()).isEmpty()
+                || anyCompacting()
+                || store.sealer.pending().length > 0;
       } finally {
         store.writeLock.unlock();
       }
@@ -384,7 +388,7 @@ final class Compactor {
         continue;
       }
       oldest = Math.min(oldest, s.id);
-      if (s != act && s.sealed && !s.compacting && !s.unreadable) {
+      if (s != act && s.sealed && !s.sealing && !s.compacting && !s.unreadable) {
         candidates.add(s);
       }
     }
@@ -586,7 +590,7 @@ final class Compactor {
           boolean drop = dropTombs.get(v);
           ByteBuffer m = v.map;
           int end =
-              Recovery.scan(
+              Recovery.walk(
                   m,
                   RecordCodec.FILE_HEADER,
                   v.end,
@@ -598,17 +602,26 @@ final class Compactor {
                     m.get(off + RecordCodec.RECORD_HEADER, key, 0, k);
                     long h = KeyDir.fix(store.hasher.hash(key));
                     long loc = HashLogStore.location(v.id, off);
-                    long cur = store.locate(h, key);
                     boolean copy;
                     if (type == RecordCodec.PUT) {
-                      copy = cur == loc;
+                      copy = store.isCurrent(h, loc);
                     } else {
-                      copy = !drop && cur == 0;
+                      copy = !drop && store.locate(h, key) == 0;
                     }
                     if (!copy) {
                       return;
                     }
                     int size = (int) RecordCodec.recordSize(k, vl);
+                    if (!RecordCodec.crcMatches(m, off, size)) {
+                      markUnreadable(v);
+                      throw new StoreCorruptedException(
+                          "hashlog: compaction found a record with a bad checksum in "
+                              + v.path
+                              + " at offset "
+                              + off,
+                          v.path,
+                          off);
+                    }
                     try {
                       long at = pos[0];
                       if (size > buf.remaining()) {

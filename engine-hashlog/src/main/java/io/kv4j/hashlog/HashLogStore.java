@@ -40,16 +40,22 @@ import java.util.zip.CRC32C;
  * a writer intervened; after a few failures a read lock), then the value is copied from the
  * segment's memory mapping and its CRC32C checked. No system call on the read path.
  *
- * <p>Writes are serialised by {@link #writeLock}: the record is written to the active segment with
- * {@code write(2)}, then the index is updated under the stamped write lock, so a reader sees either
- * the old or the new record, and never an index entry whose bytes are not yet in the file. In
- * {@link Durability#SYNC} mode the writer then waits for {@link GroupCommit}.
+ * <p>Writes are serialised by {@link #writeLock} (checksums are computed before it is taken): the
+ * record is copied into the active segment's shared mapping (see {@link Segment}), then the index
+ * is updated under the stamped write lock, so a reader sees either the old or the new record, and
+ * never an index entry whose bytes are not yet in the file. In {@link Durability#SYNC} mode the
+ * writer then waits for {@link GroupCommit}.
  */
 final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   static final System.Logger LOG = System.getLogger("io.kv4j.hashlog");
   private static final VarHandle LONG_BE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
-  private static final int WRITE_CHUNK = 64 << 10;
+
+  /** Values above this size are where the mid-write test hook pauses. */
+  private static final int HOOKED_VALUE = 64 << 10;
+
+  /** Segments the sealer may have queued before a roll seals inline again. */
+  static final int SEAL_BACKLOG = 2;
 
   /** Largest mapping (and so segment) size. */
   static final int MAX_SEGMENT = Integer.MAX_VALUE - 4096;
@@ -66,6 +72,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   final ReentrantLock writeLock = new ReentrantLock();
   final GroupCommit commit = new GroupCommit(this);
   final KeyOrder order = new KeyOrder(this);
+  final Sealer sealer = new Sealer(this);
   // Readers in flight, by epoch parity: compaction flips the epoch and waits for the old one to
   // drain before it unmaps a segment (see enter()).
   private final LongAdder[] readers = {new LongAdder(), new LongAdder()};
@@ -148,6 +155,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     try {
       s.recover();
       if (!readOnly) {
+        s.sealer.start();
         s.compactor.start();
       }
       ok = true;
@@ -285,16 +293,29 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   }
 
   void createActive(int id, int capacity) throws IOException {
+    createActive(id, capacity, false);
+  }
+
+  /**
+   * Creates the new active segment. With {@code deferDirectorySync} its directory entry is made
+   * durable later, by the next group-commit leader or close (BUFFERED rolls: a process crash does
+   * not lose directory entries, so only an explicit sync needs it).
+   */
+  private void createActive(int id, int capacity, boolean deferDirectorySync) throws IOException {
     Path path = dir.resolve(Segment.fileName(id));
     Segment seg = Segment.openActive(id, path, capacity, 0, true);
-    try {
-      // The directory entry must be durable before records in the file are acknowledged. The
-      // header needs no force of its own: the first forced write or the seal covers it, and a
-      // newest segment whose header never reached the disk is recognised and recreated.
-      syncDirectory();
-    } catch (IOException e) {
-      seg.closeFile();
-      throw e;
+    if (deferDirectorySync) {
+      seg.directoryPending = true;
+    } else {
+      try {
+        // The directory entry must be durable before records in the file are acknowledged. The
+        // header needs no force of its own: the first forced write or the seal covers it, and a
+        // newest segment whose header never reached the disk is recognised and recreated.
+        syncDirectory();
+      } catch (IOException e) {
+        seg.closeFile();
+        throw e;
+      }
     }
     install(seg);
     active = seg;
@@ -545,6 +566,26 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     }
   }
 
+  /** Whether {@code loc} is the current record of the key with this hash. Safe without locks. */
+  boolean isCurrent(long hash, long loc) {
+    for (int tries = 0; tries < 16; tries++) {
+      long stamp = seq.tryOptimisticRead();
+      if (stamp != 0) {
+        boolean r = keyDir.holds(hash, loc);
+        if (seq.validate(stamp)) {
+          return r;
+        }
+      }
+      Thread.onSpinWait();
+    }
+    long stamp = seq.readLock();
+    try {
+      return keyDir.holds(hash, loc);
+    } finally {
+      seq.unlockRead(stamp);
+    }
+  }
+
   /** The location of a key's current put record, or 0. Safe without locks. */
   long locate(long hash, byte[] key) {
     return lookup(hash, key);
@@ -560,12 +601,24 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     return isClosed();
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>hashlog: seals the active segment and rewrites every segment holding garbage (superseded
+   * records, tombstones no older segment needs), then deletes the old files.
+   */
+  @Override
+  protected void doCompact() {
+    reclaim();
+  }
+
   /** Compacts everything reclaimable now (see {@link Compactor#compactAll}); bytes reclaimed. */
-  long compact() {
+  long reclaim() {
     checkOpen();
     if (readOnly) {
-      throw new UnsupportedOperationException(info().describe() + " is open read-only");
+      throw new IllegalStateException(info().describe() + " is open read-only");
     }
+    sealer.drain(); // segments still being sealed are not victims yet
     return compactor.compactAll();
   }
 
@@ -592,7 +645,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
 
   private void beginWrite() {
     compactor.throttle();
-    writeLock.lock();
+    lockWriter();
     if (isClosed()) {
       writeLock.unlock();
       checkOpen();
@@ -627,8 +680,22 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   }
 
   private void roll(int capacity) throws IOException {
-    sealActive();
-    createActive(active.id + 1, capacity);
+    Segment[] backlog = sealer.pending();
+    if (durability == Durability.BUFFERED && backlog.length < SEAL_BACKLOG) {
+      // The force, directory sync and hint go to the sealer: see Sealer for why this is safe.
+      Segment old = active;
+      old.finish();
+      sealer.submit(old);
+      createActive(old.id + 1, capacity, true);
+    } else {
+      // The sealer is behind (tiny segments, a slow disk): seal here, which also holds writers
+      // back; the queued, older segments are forced first so the durable position stays exact.
+      for (Segment p : backlog) {
+        p.forceIfOpen();
+      }
+      sealActive();
+      createActive(active.id + 1, capacity);
+    }
     compactor.segmentSealed();
   }
 
@@ -646,68 +713,55 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     }
   }
 
-  /** Buffers small pieces of a write and issues large ones directly. */
-  private static final class Appender {
-    private final Segment seg;
-    private final byte[] buf;
-    private int used;
-    private long pos;
-
-    Appender(Segment seg, long total) {
-      this.seg = seg;
-      this.buf = new byte[(int) Math.min(WRITE_CHUNK, total)];
-      this.pos = seg.end;
+  /**
+   * Copies one record (its precomputed {@link RecordCodec#header header}, key and value) into the
+   * segment at {@code pos}.
+   */
+  private static void putRecord(Segment s, int pos, byte[] header, byte[] key, byte[] value)
+      throws IOException {
+    s.put(pos, header, 0, RecordCodec.RECORD_HEADER);
+    int p = pos + RecordCodec.RECORD_HEADER;
+    if (key != null) {
+      s.put(p, key, 0, key.length);
+      p += key.length;
     }
+    if (value == null || value.length == 0) {
+      return;
+    }
+    Runnable hook = midWriteHook;
+    if (hook != null && value.length > HOOKED_VALUE) {
+      // Test hook: leave half a record in the file, then let the test kill the process.
+      s.put(p, value, 0, value.length / 2);
+      hook.run();
+    }
+    s.put(p, value, 0, value.length);
+  }
 
-    void add(byte[] b, int off, int len) throws IOException {
-      if (len <= buf.length - used) {
-        System.arraycopy(b, off, buf, used, len);
-        used += len;
+  /** Takes the write lock, spinning briefly first: writes hold it for well under a microsecond. */
+  private void lockWriter() {
+    if (writeLock.tryLock()) {
+      return;
+    }
+    for (int i = 0; i < 64; i++) {
+      Thread.onSpinWait();
+      if (writeLock.tryLock()) {
         return;
       }
-      flush();
-      if (len <= buf.length) {
-        System.arraycopy(b, off, buf, 0, len);
-        used = len;
-      } else {
-        Runnable hook = midWriteHook;
-        if (hook != null) { // test hook: leave half a record in the file, then let the test kill
-          seg.write(b, off, len / 2, pos);
-          hook.run();
-        }
-        seg.write(b, off, len, pos);
-        pos += len;
-      }
     }
-
-    void record(byte type, byte[] key, byte[] value) throws IOException {
-      byte[] v = value == null ? new byte[0] : value;
-      ByteBuffer h = RecordCodec.recordHeader(type, key, v);
-      add(h.array(), 0, h.limit());
-      add(v, 0, v.length);
-    }
-
-    void flush() throws IOException {
-      if (used > 0) {
-        seg.write(buf, 0, used, pos);
-        pos += used;
-        used = 0;
-      }
-    }
+    writeLock.lock();
   }
 
   @Override
   protected void doPut(byte[] key, byte[] value) {
     long h = KeyDir.fix(hasher.hash(key));
     long size = RecordCodec.recordSize(key.length, value.length);
+    byte[] header = RecordCodec.header(RecordCodec.PUT, key, value);
     long lsn;
     beginWrite();
     try {
       Segment s = room(size);
       int off = s.end;
-      Appender a = new Appender(s, size);
-      a.record(RecordCodec.PUT, key, value);
-      a.flush();
+      putRecord(s, off, header, key, value);
       s.end = off + (int) size;
       userBytes.add(size);
       long loc = location(s.id, off);
@@ -738,6 +792,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   protected void doDelete(byte[] key) {
     long h = KeyDir.fix(hasher.hash(key));
     long size = RecordCodec.recordSize(key.length, 0);
+    byte[] header = RecordCodec.header(RecordCodec.DELETE, key, null);
     long lsn;
     beginWrite();
     try {
@@ -747,9 +802,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       } else {
         Segment s = room(size);
         int off = s.end;
-        Appender a = new Appender(s, size);
-        a.record(RecordCodec.DELETE, key, null);
-        a.flush();
+        putRecord(s, off, header, key, null);
         s.end = off + (int) size;
         userBytes.add(size);
         long stamp = seq.writeLock();
@@ -778,10 +831,14 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   protected void doWrite(WriteBatch batch) {
     int n = batch.size();
     long[] hashes = new long[n];
+    byte[][] headers = new byte[n][];
     long members = 0;
     for (int i = 0; i < n; i++) {
       hashes[i] = KeyDir.fix(hasher.hash(batch.key(i)));
       byte[] v = batch.value(i);
+      headers[i] =
+          RecordCodec.header(
+              batch.isDelete(i) ? RecordCodec.DELETE : RecordCodec.PUT, batch.key(i), v);
       members += RecordCodec.recordSize(batch.key(i).length, v == null ? 0 : v.length);
     }
     long headerSize = RecordCodec.recordSize(0, RecordCodec.BATCH_VALUE);
@@ -796,30 +853,25 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
               + info().describe()
               + ")");
     }
+    byte[] batchValue = RecordCodec.batchValue(n, members);
+    byte[] batchHeader = RecordCodec.header(RecordCodec.BATCH, null, batchValue);
     long lsn;
     beginWrite();
     try {
       Segment s = room(total);
       int off = s.end;
-      Appender a = new Appender(s, total);
-      ByteBuffer hb = ByteBuffer.allocate((int) headerSize);
-      RecordCodec.putRecord(hb, RecordCodec.BATCH, null, RecordCodec.batchValue(n, members));
-      a.add(hb.array(), 0, hb.position());
-      for (int i = 0; i < n; i++) {
-        a.record(
-            batch.isDelete(i) ? RecordCodec.DELETE : RecordCodec.PUT, batch.key(i), batch.value(i));
-      }
-      a.flush();
-      s.end = off + (int) total;
-      userBytes.add(total);
+      putRecord(s, off, batchHeader, null, batchValue);
       long[] olds = new long[n];
       long[] locs = new long[n];
       int p = off + (int) headerSize;
       for (int i = 0; i < n; i++) {
         locs[i] = location(s.id, p);
         byte[] v = batch.value(i);
+        putRecord(s, p, headers[i], batch.key(i), v);
         p += (int) RecordCodec.recordSize(batch.key(i).length, v == null ? 0 : v.length);
       }
+      s.end = off + (int) total;
+      userBytes.add(total);
       long stamp = seq.writeLock();
       try {
         for (int i = 0; i < n; i++) {
@@ -953,11 +1005,16 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   @Override
   protected void doClose() {
     compactor.stop();
+    sealer.stop();
     writeLock.lock();
     try {
       Segment s = active;
       if (s != null && !readOnly && failure == null) {
         try {
+          if (s.directoryPending) {
+            syncDirectory();
+            s.directoryPending = false;
+          }
           s.force();
           commit.durableUpTo(location(s.id, s.end));
         } catch (IOException e) {
@@ -981,6 +1038,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       Thread.onSpinWait();
     }
     compactor.stop();
+    sealer.stop();
     writeLock.lock();
     try {
       for (Segment s : segments) {

@@ -90,6 +90,29 @@ final class KeyDir {
   }
 
   /**
+   * Whether the entry with {@code hash} points at {@code location}: no key comparison is needed,
+   * since a location identifies one record and so one key. Safe to call concurrently with a writer
+   * like {@link #find}.
+   */
+  boolean holds(long hash, long location) {
+    long[] t = table;
+    int cap = t.length >> 1;
+    int mask = cap - 1;
+    int i = home(hash, mask);
+    for (int probes = 0; probes < cap; probes++) {
+      long h = t[2 * i];
+      if (h == 0) {
+        return false;
+      }
+      if (h == hash && t[2 * i + 1] == location) {
+        return true;
+      }
+      i = (i + 1) & mask;
+    }
+    return false;
+  }
+
+  /**
    * Sets a key's location.
    *
    * @return the previous location, or 0 if the key was absent

@@ -1,5 +1,7 @@
 package io.kv4j.hashlog;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.zip.CRC32C;
@@ -73,6 +75,8 @@ import java.util.zip.CRC32C;
  * segment.
  */
 final class RecordCodec {
+  private static final VarHandle INT_BE =
+      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
   static final int SEGMENT_MAGIC = 0x4B56484C;
   static final int HINT_MAGIC = 0x4B564849;
   static final short VERSION = 1;
@@ -154,18 +158,25 @@ final class RecordCodec {
     dst.putInt(start, (int) crc.getValue());
   }
 
-  /** The header bytes 0..11 of a record whose value is written separately, CRC included. */
-  static ByteBuffer recordHeader(byte type, byte[] key, byte[] value) {
-    ByteBuffer h = ByteBuffer.allocate(RECORD_HEADER + key.length);
-    h.putInt(0);
-    h.putInt((type << 24) | key.length);
-    h.putInt(value.length);
-    h.put(key);
+  /**
+   * The 12 header bytes of a record, CRC included, computed from the key and value arrays so that
+   * the writer does the checksum before it takes the write lock.
+   */
+  static byte[] header(byte type, byte[] key, byte[] value) {
+    int k = key == null ? 0 : key.length;
+    int v = value == null ? 0 : value.length;
+    byte[] h = new byte[RECORD_HEADER];
+    INT_BE.set(h, 4, (type << 24) | k);
+    INT_BE.set(h, 8, v);
     CRC32C crc = new CRC32C();
-    crc.update(h.array(), 4, RECORD_HEADER - 4 + key.length);
-    crc.update(value, 0, value.length);
-    h.putInt(0, (int) crc.getValue());
-    h.flip();
+    crc.update(h, 4, RECORD_HEADER - 4);
+    if (k > 0) {
+      crc.update(key, 0, k);
+    }
+    if (v > 0) {
+      crc.update(value, 0, v);
+    }
+    INT_BE.set(h, 0, (int) crc.getValue());
     return h;
   }
 

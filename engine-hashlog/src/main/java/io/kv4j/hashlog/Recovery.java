@@ -108,6 +108,44 @@ final class Recovery {
     return p;
   }
 
+  /**
+   * Walks the put and delete records of a sealed segment by their headers alone, checking each
+   * header's type and lengths but no checksum: compaction checks the CRC of each record it keeps as
+   * it copies it, and a dead record needs none. A corrupt length cannot smuggle in a record: a
+   * misparsed offset is never an index entry's location, and a walk that does not end exactly at
+   * {@code limit} fails the whole segment.
+   *
+   * @return the offset where the walk stopped ({@code limit} if every header was sane)
+   */
+  static int walk(ByteBuffer m, int start, int limit, Visitor v) {
+    int p = start;
+    while (p < limit) {
+      if (p + RecordCodec.RECORD_HEADER > limit) {
+        return p;
+      }
+      int type = RecordCodec.type(m, p);
+      int k = RecordCodec.keyLength(m, p);
+      long vl = RecordCodec.valueLength(m, p) & 0xFFFFFFFFL;
+      boolean sane =
+          switch (type) {
+            case RecordCodec.PUT ->
+                k >= 1 && k <= RecordCodec.MAX_KEY && vl <= RecordCodec.MAX_VALUE;
+            case RecordCodec.DELETE -> k >= 1 && k <= RecordCodec.MAX_KEY && vl == 0;
+            case RecordCodec.BATCH -> k == 0 && vl == RecordCodec.BATCH_VALUE;
+            default -> false;
+          };
+      long size = RecordCodec.RECORD_HEADER + k + vl;
+      if (!sane || p + size > limit) {
+        return p;
+      }
+      if (type != RecordCodec.BATCH) {
+        v.record(type, p, k, (int) vl);
+      }
+      p += (int) size;
+    }
+    return p;
+  }
+
   private static void visit(ByteBuffer m, int p, Visitor v) {
     v.record(RecordCodec.type(m, p), p, RecordCodec.keyLength(m, p), RecordCodec.valueLength(m, p));
   }

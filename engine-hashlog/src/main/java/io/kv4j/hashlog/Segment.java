@@ -8,13 +8,18 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * One log file, {@code seg-<id>.log}, and its read-only memory mapping. The active segment is also
- * open for writing: appends go through {@link FileChannel#write} (so an acknowledged write is in
- * the page cache and survives kill -9) while readers read the shared mapping, which covers the
- * segment's whole capacity. Appends and forces go through a {@link RandomAccessFile}, whose I/O,
- * unlike a {@link FileChannel}'s, is not aborted (and the descriptor not closed) when the calling
- * thread is interrupted. A sealed segment is read-only and holds no file descriptor; its mapping
- * stays until the store closes, or until compaction has retired it and no reader can use it.
+ * One log file, {@code seg-<id>.log}, and its memory mapping. The active segment is mapped
+ * read-write over its whole capacity and the writer copies records straight into the mapping: a
+ * shared mapping is the page cache, so an acknowledged write survives kill -9 without a system call
+ * per write, and readers see it through the same mapping. The mapping extends the file sparsely; a
+ * store into a hole on a full disk would raise SIGBUS, so the writer first {@link #reserve
+ * reserves} the bytes it is about to fill by writing zeros there with {@code write(2)} in 1 MiB
+ * steps: a full disk then fails that write with an {@link IOException} instead. Zero-filling,
+ * forces and sealing go through a {@link RandomAccessFile}, whose I/O, unlike a {@link
+ * FileChannel}'s, is not aborted (and the descriptor not closed) when the calling thread is
+ * interrupted; {@code fsync(2)} also writes back pages dirtied through the mapping. A sealed
+ * segment holds no file descriptor; its mapping stays until the store closes, or until compaction
+ * has retired it and no reader can use it.
  *
  * <p>Byte accounting for compaction: {@link #liveBytes} are put records still current, {@link
  * #tombstoneBytes} delete records (needed until no older segment holds their key), and everything
@@ -33,9 +38,21 @@ final class Segment {
   volatile boolean sealed;
   private volatile boolean closed;
   private long filePointer = -1; // the writer's view of the file offset, -1 when unknown
+  private int reserved; // bytes below this are backed by written blocks (writer only)
+  private static final int RESERVE_STEP = 1 << 20;
+  private static final byte[] ZEROS = new byte[64 << 10];
   // Guarded by the store's write lock.
   long liveBytes;
   long tombstoneBytes;
+
+  /**
+   * Sealed, but its force, hint and descriptor close are still queued for the {@link Sealer}
+   * (guarded by the store's write lock): not a compaction victim yet.
+   */
+  boolean sealing;
+
+  /** Its directory entry may not be durable yet (a new active segment in BUFFERED mode). */
+  volatile boolean directoryPending;
 
   /** Claimed by a running compaction (guarded by the store's write lock). */
   boolean compacting;
@@ -57,6 +74,7 @@ final class Segment {
     this.capacity = capacity;
     this.file = file;
     this.end = end;
+    this.reserved = end;
     this.sealed = file == null;
   }
 
@@ -96,7 +114,7 @@ final class Segment {
         raf.write(RecordCodec.fileHeader(RecordCodec.SEGMENT_MAGIC, id, 0, 0).array());
         end = RecordCodec.FILE_HEADER;
       }
-      MappedByteBuffer m = raf.getChannel().map(FileChannel.MapMode.READ_ONLY, 0, capacity);
+      MappedByteBuffer m = raf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, capacity);
       return new Segment(id, path, m, capacity, raf, end);
     } catch (IOException | RuntimeException e) {
       raf.close();
@@ -104,15 +122,37 @@ final class Segment {
     }
   }
 
-  /** Appends {@code len} bytes of {@code src} at {@code position}. Only the writer calls this. */
-  void write(byte[] src, int off, int len, long position) throws IOException {
+  /**
+   * Makes sure the file's blocks below {@code upTo} are allocated, by writing zeros beyond the last
+   * reserved byte (in steps of 1 MiB, never past the capacity). Only the writer calls this.
+   */
+  void reserve(long upTo) throws IOException {
+    if (upTo <= reserved) {
+      return;
+    }
+    if (upTo > capacity) {
+      throw new IllegalStateException("write past the capacity of " + path);
+    }
+    long target = Math.min(capacity, (upTo + RESERVE_STEP - 1) / RESERVE_STEP * RESERVE_STEP);
     RandomAccessFile f = file;
-    if (filePointer != position) { // appends are sequential: usually no lseek(2) needed
-      f.seek(position);
+    long pos = reserved;
+    if (filePointer != pos) { // reservations are sequential: usually no lseek(2) needed
+      f.seek(pos);
     }
     filePointer = -1;
-    f.write(src, off, len);
-    filePointer = position + len;
+    while (pos < target) {
+      int n = (int) Math.min(ZEROS.length, target - pos);
+      f.write(ZEROS, 0, n);
+      pos += n;
+    }
+    filePointer = pos;
+    reserved = (int) target;
+  }
+
+  /** Copies {@code len} bytes of {@code src} into the mapping at {@code position} (writer only). */
+  void put(int position, byte[] src, int off, int len) throws IOException {
+    reserve((long) position + len);
+    map.put(position, src, off, len);
   }
 
   /**
@@ -138,13 +178,39 @@ final class Segment {
 
   /** Truncates the file to its data, forces it and closes the descriptor. */
   void seal() throws IOException {
+    finish();
+    forceAndClose();
+  }
+
+  /**
+   * Ends writing: truncates the file to its data (dropping the zero-filled reserve) and marks the
+   * segment sealed. The descriptor stays open for {@link #forceAndClose}.
+   */
+  void finish() throws IOException {
+    RandomAccessFile f = file;
+    if (f == null || sealed) {
+      return;
+    }
+    f.setLength(end);
+    filePointer = -1;
+    sealed = true;
+  }
+
+  /** Forces a {@link #finish finished} segment whose descriptor is still open; else nothing. */
+  synchronized void forceIfOpen() throws IOException {
+    RandomAccessFile f = file;
+    if (f != null) {
+      f.getFD().sync();
+    }
+  }
+
+  /** Forces a {@link #finish finished} segment and closes its descriptor. */
+  synchronized void forceAndClose() throws IOException {
     RandomAccessFile f = file;
     if (f == null) {
       return;
     }
-    f.setLength(end);
     f.getFD().sync();
-    sealed = true;
     file = null;
     f.close();
   }
@@ -152,7 +218,9 @@ final class Segment {
   /** Cuts the file to {@code length} (after recovery found a torn tail there). */
   void truncateTo(int length) throws IOException {
     file.setLength(length);
+    filePointer = -1;
     end = length;
+    reserved = length; // the mapping beyond the file's end must not be touched before reserve()
   }
 
   /** Closes without forcing: truncates to the data so the file holds no preallocated tail. */
