@@ -580,12 +580,15 @@ final class Compactor {
     long outEnd;
     boolean renamed = false;
     Segment out = null;
+    HintFile.Entries outHints = null;
     try {
       try (FileChannel ch =
           FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
         ByteBuffer buf = ByteBuffer.allocate(COPY_BUFFER);
         buf.put(RecordCodec.fileHeader(RecordCodec.SEGMENT_MAGIC, outId, 0, 0));
         long[] pos = {RecordCodec.FILE_HEADER};
+        HintFile.Entries hints = new HintFile.Entries();
+        outHints = hints;
         for (Segment v : victims) {
           boolean drop = dropTombs.get(v);
           ByteBuffer m = v.map;
@@ -635,6 +638,7 @@ final class Compactor {
                         buf.put(m.slice(off, size));
                       }
                       pos[0] = at + size;
+                      hints.add(type, (int) at, key, 0, k, vl);
                       if (pos[0] > HashLogStore.MAX_SEGMENT) {
                         throw new IOException("compaction output exceeds 2 GiB");
                       }
@@ -669,6 +673,7 @@ final class Compactor {
         store.syncDirectory();
         step(Step.OUTPUT_RENAMED);
         out = Segment.openSealed(outId, target);
+        out.hintEntries = outHints;
         try {
           HintFile.write(dir, out);
         } catch (IOException e) {

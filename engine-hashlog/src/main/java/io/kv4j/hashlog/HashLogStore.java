@@ -304,6 +304,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   private void createActive(int id, int capacity, boolean deferDirectorySync) throws IOException {
     Path path = dir.resolve(Segment.fileName(id));
     Segment seg = Segment.openActive(id, path, capacity, 0, true);
+    seg.hintEntries = new HintFile.Entries();
     if (deferDirectorySync) {
       seg.directoryPending = true;
     } else {
@@ -737,6 +738,13 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     s.put(p, value, 0, value.length);
   }
 
+  private static void noteHint(Segment s, int type, int offset, byte[] key, int valueLength) {
+    HintFile.Entries e = s.hintEntries;
+    if (e != null) {
+      e.add(type, offset, key, 0, key.length, valueLength);
+    }
+  }
+
   /** Takes the write lock, spinning briefly first: writes hold it for well under a microsecond. */
   private void lockWriter() {
     if (writeLock.tryLock()) {
@@ -763,6 +771,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       int off = s.end;
       putRecord(s, off, header, key, value);
       s.end = off + (int) size;
+      noteHint(s, RecordCodec.PUT, off, key, value.length);
       userBytes.add(size);
       long loc = location(s.id, off);
       long stamp = seq.writeLock();
@@ -804,6 +813,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
         int off = s.end;
         putRecord(s, off, header, key, null);
         s.end = off + (int) size;
+        noteHint(s, RecordCodec.DELETE, off, key, 0);
         userBytes.add(size);
         long stamp = seq.writeLock();
         long old;
@@ -868,6 +878,12 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
         locs[i] = location(s.id, p);
         byte[] v = batch.value(i);
         putRecord(s, p, headers[i], batch.key(i), v);
+        noteHint(
+            s,
+            batch.isDelete(i) ? RecordCodec.DELETE : RecordCodec.PUT,
+            p,
+            batch.key(i),
+            v == null ? 0 : v.length);
         p += (int) RecordCodec.recordSize(batch.key(i).length, v == null ? 0 : v.length);
       }
       s.end = off + (int) total;

@@ -29,8 +29,70 @@ final class HintFile {
     return dir.resolve(Segment.hintName(segmentId));
   }
 
-  /** Writes the hint of a sealed segment whose records are all valid. */
+  /**
+   * Hint entries gathered while a segment is written (by the writer, or by compaction for its
+   * output), so that sealing writes the hint without reading every record header back from the
+   * segment. Not thread-safe: one writer.
+   */
+  static final class Entries {
+    private byte[] buf = new byte[4096];
+    private int size;
+    private int count;
+
+    /** Appends the entry of a put or delete record. */
+    void add(int type, int offset, byte[] key, int keyOffset, int keyLength, int valueLength) {
+      int need = RecordCodec.HINT_ENTRY_HEADER + keyLength;
+      if (size + need > buf.length) {
+        buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, size + need));
+      }
+      INT_BE.set(buf, size, (type << 24) | keyLength);
+      INT_BE.set(buf, size + 4, offset);
+      INT_BE.set(buf, size + 8, valueLength);
+      System.arraycopy(key, keyOffset, buf, size + RecordCodec.HINT_ENTRY_HEADER, keyLength);
+      size += need;
+      count++;
+    }
+
+    /** Bytes held, for memory figures. */
+    long memoryBytes() {
+      return buf.length;
+    }
+  }
+
+  private static final java.lang.invoke.VarHandle INT_BE =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+          int[].class, java.nio.ByteOrder.BIG_ENDIAN);
+
+  /** Writes the hint of segment {@code seg} (ending at {@code end}) from gathered entries. */
+  static void write(Path dir, int segmentId, int end, Entries e) throws IOException {
+    CRC32C crc = new CRC32C();
+    crc.update(e.buf, 0, e.size);
+    ByteBuffer out = ByteBuffer.allocate(e.size + 4);
+    out.put(e.buf, 0, e.size).putInt((int) crc.getValue()).flip();
+    Path tmp = dir.resolve(Segment.hintName(segmentId) + ".tmp");
+    try (FileChannel ch =
+        FileChannel.open(
+            tmp,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.TRUNCATE_EXISTING,
+            StandardOpenOption.WRITE)) {
+      writeFully(ch, RecordCodec.fileHeader(RecordCodec.HINT_MAGIC, segmentId, e.count, end));
+      writeFully(ch, out);
+    }
+    Files.move(tmp, path(dir, segmentId), StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /**
+   * Writes the hint of a sealed segment whose records are all valid: from the entries gathered
+   * while it was written if it has them, else by reading its record headers.
+   */
   static void write(Path dir, Segment seg) throws IOException {
+    Entries gathered = seg.hintEntries;
+    if (gathered != null) {
+      write(dir, seg.id, seg.end, gathered);
+      seg.hintEntries = null;
+      return;
+    }
     ByteBuffer m = seg.map;
     int end = seg.end;
     // First pass: size.

@@ -54,6 +54,12 @@ final class Segment {
   /** Its directory entry may not be durable yet (a new active segment in BUFFERED mode). */
   volatile boolean directoryPending;
 
+  /**
+   * Hint entries of every record written since the segment was created, or null when they are not
+   * known (a segment recovered at open): sealing then reads them back from the records.
+   */
+  HintFile.Entries hintEntries;
+
   /** Claimed by a running compaction (guarded by the store's write lock). */
   boolean compacting;
 
