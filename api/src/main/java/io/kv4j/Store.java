@@ -71,6 +71,29 @@ public interface Store extends AutoCloseable {
   void sync();
 
   /**
+   * Asks the engine to reclaim space and tidy its files now, and blocks until it is done. Stored
+   * data and its order are unaffected, and open cursors keep working. An engine with nothing to do
+   * (a store in memory, an engine that reuses free space on its own) returns at once; each engine's
+   * README says what it does. Compacting is a write: like {@link #put(byte[], byte[])} it throws
+   * {@link StoreClosedException} after {@link #close()} and {@link UnsupportedOperationException}
+   * on a store opened read-only, which it never writes to.
+   *
+   * <p>The default, for stores that implement this interface directly, compacts nothing: it refuses
+   * a read-only store and calls {@link #sync()}, which throws {@link StoreClosedException} on a
+   * closed store. Engines built on {@code io.kv4j.spi.AbstractStore} override {@code doCompact()}
+   * instead.
+   *
+   * @throws StoreClosedException after {@link #close()}
+   * @throws UnsupportedOperationException if the store was opened read-only
+   */
+  default void compact() {
+    if (info().readOnly()) {
+      throw new UnsupportedOperationException(info().describe() + " is open read-only");
+    }
+    sync();
+  }
+
+  /**
    * Static facts about this store: engine, features, limits, durability, location.
    *
    * @return the store's description

@@ -16,9 +16,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The checks every engine owes its users, done once: null and empty arguments, key and value limits
  * (the message gives the length, the limit, the engine and the location), closed and read-only
- * state, features a call needs, whole-batch validation before anything is applied, and closing open
- * cursors when the store closes. An engine implements the {@code do*} methods and receives only
- * valid arguments.
+ * state (also for {@link #compact()}), features a call needs, whole-batch validation before
+ * anything is applied, and closing open cursors when the store closes. An engine implements the
+ * {@code do*} methods and receives only valid arguments.
  *
  * <p>The {@code do*} methods may be called concurrently. Arrays passed to them belong to the
  * caller: copy what you keep. Arrays returned from {@link #doGet(byte[])} must be fresh.
@@ -77,6 +77,16 @@ public abstract class AbstractStore implements Store {
 
   /** Makes everything acknowledged so far durable. */
   protected abstract void doSync();
+
+  /**
+   * Reclaims space and tidies the engine's files, blocking until done; called only on an open store
+   * that is not read-only. It must not change what is stored or its order, and must not break open
+   * cursors. The default does nothing, which is right for an engine with nothing to reclaim (one in
+   * memory, or one that reuses free space by itself).
+   */
+  protected void doCompact() {
+    // Nothing to reclaim by default.
+  }
 
   /**
    * Gathers figures.
@@ -147,6 +157,17 @@ public abstract class AbstractStore implements Store {
   public final void sync() {
     checkOpen();
     doSync();
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Checks that the store is open and writable, then calls {@link #doCompact()}.
+   */
+  @Override
+  public final void compact() {
+    checkWritable();
+    doCompact();
   }
 
   @Override

@@ -73,6 +73,31 @@ class MemoryStoreTest {
   }
 
   @Test
+  void compact_isANoOpThatKeepsDataAndCursors() {
+    store.put(new byte[] {2}, new byte[] {2});
+    store.put(new byte[] {1}, new byte[0]);
+    List<Entry> seen = new ArrayList<>();
+    try (Cursor c = store.scan(KeyRange.all())) {
+      store.compact();
+      c.forEachRemaining(seen::add);
+    }
+    assertThat(seen).extracting(e -> e.key()[0]).containsExactly((byte) 1, (byte) 2);
+    assertThat(store.get(new byte[] {1})).isEmpty();
+    assertThat(store.stats().keyCount()).isEqualTo(2);
+  }
+
+  @Test
+  void compact_checksClosedThenReadOnly() {
+    Store ro = Stores.open(StoreConfig.builder("memory").readOnly(true).build());
+    assertThatThrownBy(ro::compact)
+        .isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageContaining("read-only")
+        .hasMessageContaining("engine 'memory'");
+    ro.close();
+    assertThatThrownBy(ro::compact).isInstanceOf(StoreClosedException.class);
+  }
+
+  @Test
   void overLimitKey_messageGivesLengthLimitAndEngine() {
     assertThatThrownBy(() -> store.put(new byte[(64 << 10) + 1], new byte[0]))
         .isInstanceOf(IllegalArgumentException.class)

@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
     name = "kv4j",
     mixinStandardHelpOptions = true,
     versionProvider = Main.Version.class,
-    description = "Inspect, verify and copy kv4j stores; run the kv4j TCK and benchmarks.",
+    description = "Inspect, verify, compact and copy kv4j stores; run the kv4j TCK and benchmarks.",
     synopsisSubcommandLabel = "COMMAND",
     footer = {
       "%nA store is given as a URI: engine:path?option=value&...,"
@@ -33,6 +33,7 @@ import picocli.CommandLine.Spec;
       DeleteCommand.class,
       ScanCommand.class,
       StatsCommand.class,
+      CompactCommand.class,
       VerifyCommand.class,
       CopyCommand.class,
       BenchCommand.class,

@@ -110,14 +110,72 @@ class CommandsTest {
     assertThat(engines.exit()).as("%s", engines).isZero();
     assertThat(engines.out())
         .contains("hashlog:", "lmdb (aliases: btree):", "rocksdb (aliases: lsm):", "sqlite")
-        .contains("memory:", "segment-size (size, default 128.0 MiB")
+        .contains("memory:")
+        .containsPattern("segment-size \\(size, default \\d+\\.\\d MiB")
         .contains("features: ordered-scan");
+  }
+
+  /** The number in "(123 bytes)" on the output line starting with {@code label}. */
+  private static long bytesOn(String out, String label) {
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("(?m)^" + label + " +\\S+ \\S+ \\((\\d+) bytes\\)$")
+            .matcher(out);
+    assertThat(m.find()).as("a '%s' line in%n%s", label, out).isTrue();
+    return Long.parseLong(m.group(1));
+  }
+
+  @Test
+  void compact_inChildProcess_printsDiskBytesBeforeAndAfter() {
+    String uri = "sqlite:" + dir.resolve("s");
+    try (Store s = Stores.open(uri)) {
+      WriteBatch fill = new WriteBatch();
+      for (int i = 0; i < 3000; i++) {
+        fill.put(utf8(String.format("k%04d", i)), new byte[1000]);
+      }
+      s.write(fill);
+      WriteBatch drop = new WriteBatch();
+      for (int i = 0; i < 3000; i++) {
+        if (i % 3 != 0) {
+          drop.delete(utf8(String.format("k%04d", i)));
+        }
+      }
+      s.write(drop);
+    }
+    Cli.Run r = Cli.process(dir, "compact", uri);
+    assertThat(r.exit()).as("%s", r).isZero();
+    assertThat(r.out())
+        .containsPattern("(?m)^engine +sqlite$")
+        .containsPattern("(?m)^reclaimed +\\S+ \\S+ \\(\\d+\\.\\d%\\)$")
+        .containsPattern("(?m)^time +\\d+\\.\\d\\d s$");
+    long before = bytesOn(r.out(), "disk before");
+    long after = bytesOn(r.out(), "disk after");
+    assertThat(after).as("%s", r).isLessThan(before).isPositive();
+    try (Store s = Stores.open(uri)) {
+      assertThat(s.stats().keyCount()).isEqualTo(1000);
+      assertThat(s.get(utf8("k0003"))).hasSize(1000);
+      assertThat(s.get(utf8("k0004"))).isNull();
+    }
+  }
+
+  @Test
+  void compact_missingOrReadOnlyStore_exitCodes() {
+    Cli.Run missing = Cli.inProcess("compact", "sqlite:" + dir.resolve("absent"));
+    assertThat(missing.exit()).as("%s", missing).isEqualTo(ExitCode.NOT_FOUND);
+    assertThat(Files.exists(dir.resolve("absent"))).isFalse();
+    String uri = "sqlite:" + dir.resolve("s");
+    fill(uri, 3);
+    Cli.Run readOnly = Cli.inProcess("compact", uri + "?read-only=true");
+    assertThat(readOnly.exit()).as("%s", readOnly).isEqualTo(ExitCode.USAGE);
+    assertThat(readOnly.err().lines()).hasSize(1);
+    assertThat(readOnly.err()).contains("kv4j: error: ", "read-only");
   }
 
   @Test
   void help_everyCommandAnswersHelp() {
     for (String c :
-        List.of("engines", "get", "put", "delete", "scan", "stats", "verify", "copy", "tck")) {
+        List.of(
+            "engines", "get", "put", "delete", "scan", "stats", "compact", "verify", "copy",
+            "tck")) {
       Cli.Run r = Cli.inProcess(c, "--help");
       assertThat(r.exit()).as(c).isZero();
       assertThat(r.out()).as(c).startsWith("Usage: kv4j " + c);

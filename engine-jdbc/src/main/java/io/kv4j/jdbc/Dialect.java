@@ -79,6 +79,15 @@ abstract class Dialect {
   /** Makes every commit acknowledged so far durable against power loss. */
   abstract void sync(Connection c) throws SQLException;
 
+  /**
+   * Reclaims the table's dead space on the server, if the server has a safe way to: one that never
+   * blocks the store's other sessions and never waits on a transaction of this store (an open
+   * cursor). The default does nothing.
+   */
+  void compact(Connection c, String table) throws SQLException {
+    // No safe server-side equivalent: nothing to do.
+  }
+
   /** Whether an error means the connection is gone and a retry on a fresh one may work. */
   boolean isConnectionLoss(SQLException e) {
     for (Throwable t = e; t != null; t = t.getCause()) {

@@ -397,6 +397,16 @@ final class JdbcStore extends AbstractStore {
   }
 
   @Override
+  protected void doCompact() {
+    run(
+        "compact",
+        c -> {
+          dialect.compact(c, table);
+          return null;
+        });
+  }
+
+  @Override
   protected StoreStats doStats() {
     return run(
         "stats",

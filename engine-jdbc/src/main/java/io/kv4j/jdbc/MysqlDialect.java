@@ -153,6 +153,18 @@ final class MysqlDialect extends Dialect {
     }
   }
 
+  /**
+   * Nothing: InnoDB's purge thread reclaims deleted rows for reuse on its own, and {@code OPTIMIZE
+   * TABLE}, the only way to shrink the table, rebuilds it and needs an exclusive metadata lock at
+   * its end. That lock waits for every open transaction on the table (this store's own open cursor
+   * included, for up to {@code lock_wait_timeout}: a day on MariaDB, a year on MySQL by default)
+   * and queues every later statement on the table behind it.
+   */
+  @Override
+  void compact(Connection c, String table) {
+    // Deliberately nothing; see above.
+  }
+
   @Override
   boolean isServerShutdownState(String st) {
     // ER_SERVER_SHUTDOWN and "server is starting" surface as 70100 / HY000 with connection loss

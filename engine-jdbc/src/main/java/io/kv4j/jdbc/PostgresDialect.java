@@ -156,6 +156,26 @@ final class PostgresDialect extends Dialect {
     }
   }
 
+  /**
+   * Plain {@code VACUUM (ANALYZE)}: marks dead row versions reusable, refreshes the planner's
+   * statistics and, when the table ends in empty pages, returns them to the operating system. Its
+   * lock conflicts with no read or write, and an open cursor does not stop it (rows its snapshot
+   * still sees are kept). Only the final truncation needs an exclusive lock, which PostgreSQL takes
+   * only when no one holds the table (retrying for at most 5 s, then skipping it) and gives up as
+   * soon as another session waits. It must run outside a transaction, hence autocommit. {@code
+   * VACUUM FULL}, which would rewrite the table, is not used: it locks out every read and write and
+   * would wait forever on this store's own open cursor.
+   */
+  @Override
+  void compact(Connection c, String table) throws SQLException {
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true);
+    }
+    try (Statement st = c.createStatement()) {
+      st.execute("VACUUM (ANALYZE) " + quote(table));
+    }
+  }
+
   @Override
   boolean isServerShutdownState(String st) {
     // admin_shutdown, crash_shutdown, cannot_connect_now

@@ -115,6 +115,40 @@ class JdbcServerTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"postgres", "mysql"})
+  void compact_keepsDataAndVacuumsOnPostgresOnly(String engine) throws Exception {
+    TestServers.Server s = server(engine);
+    Path path = dir.resolve("compact");
+    String table = JdbcSettings.tableFor(path);
+    try (Store store = Stores.open(config(s, path).build())) {
+      WriteBatch fill = new WriteBatch();
+      for (int i = 0; i < 500; i++) {
+        fill.put(b("k" + i), new byte[200]);
+      }
+      store.write(fill);
+      for (int i = 0; i < 500; i += 2) {
+        store.delete(b("k" + i));
+      }
+      store.compact();
+      assertThat(store.stats().keyCount()).isEqualTo(250);
+      assertThat(store.get(b("k1"))).hasSize(200);
+      assertThat(store.get(b("k0"))).isNull();
+    }
+    if (engine.equals("postgres")) {
+      try (java.sql.Connection c = s.connect();
+          java.sql.PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relname = ?")) {
+        ps.setString(1, table);
+        try (java.sql.ResultSet rs = ps.executeQuery()) {
+          assertThat(rs.next()).as("the table %s is in pg_stat_user_tables", table).isTrue();
+          assertThat(rs.getBoolean(1)).as("compact() ran a manual VACUUM").isTrue();
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"postgres", "mysql"})
   void serverRestart_storeReconnectsAndKeepsItsLock(String engine) throws Exception {
     TestServers.Server s = server(engine);
     StoreConfig c =

@@ -20,6 +20,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,7 @@ import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.rocksdb.CompactRangeOptions;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -46,8 +48,9 @@ import org.rocksdb.WriteOptions;
  * Cursors are registered in {@link #liveCursors} while they hold native objects; close frees any
  * still registered (one created concurrently with close) before the database.
  *
- * <p>Close order: iterators (with their read options and bound slices), the shared read and write
- * options, the database, then {@link NativeOptions} (options, then block cache and filter).
+ * <p>Close order: running manual compactions are cancelled (their options stay alive until their
+ * own call returns), then iterators (with their read options and bound slices), the shared read and
+ * write options, the database, then {@link NativeOptions} (options, then block cache and filter).
  */
 final class RocksDbStore extends AbstractStore {
   private static final String CURRENT = "CURRENT";
@@ -65,6 +68,10 @@ final class RocksDbStore extends AbstractStore {
   private final WriteOptions writeOptions;
   private final ReentrantReadWriteLock guard = new ReentrantReadWriteLock();
   private final Set<RocksDbCursor> liveCursors = ConcurrentHashMap.newKeySet();
+
+  /** Options of the manual compactions running now; guarded by itself (close cancels them). */
+  private final Set<CompactRangeOptions> compactions = new HashSet<>();
+
   private boolean nativeClosed; // guarded by guard
 
   private RocksDbStore(
@@ -320,6 +327,49 @@ final class RocksDbStore extends AbstractStore {
     }
   }
 
+  /**
+   * One manual compaction of the whole key space of the default column family, bottommost level
+   * included ({@code kForceOptimized}), so overwritten values and deletion markers are dropped
+   * everywhere. Runs under the guard like every native call; {@link #doClose()} cancels it through
+   * its {@link CompactRangeOptions} before taking the write side, so close does not wait for a long
+   * compaction to finish.
+   */
+  @Override
+  protected void doCompact() {
+    // setCanceled(false) now, not only at close: RocksJava wires the flag into the options on the
+    // first call, and RocksDB reads the pointer when the compaction starts.
+    CompactRangeOptions options =
+        new CompactRangeOptions()
+            .setBottommostLevelCompaction(
+                CompactRangeOptions.BottommostLevelCompaction.kForceOptimized)
+            .setCanceled(false);
+    synchronized (compactions) {
+      compactions.add(options);
+    }
+    try {
+      // close() marks the store closed before it cancels: registered after its cancel loop means
+      // closed is visible here, so no compaction starts unseen by close.
+      checkOpen();
+      Lock l = enter();
+      try {
+        db.compactRange(null, null, null, options); // null: the default column family, all keys
+      } catch (RocksDBException e) {
+        if (isClosed()) { // cancelled by close()
+          throw new StoreClosedException(
+              info().describe() + " was closed while compact() ran; the compaction was cancelled");
+        }
+        throw translate(dir, "compact", e);
+      } finally {
+        l.unlock();
+      }
+    } finally {
+      synchronized (compactions) {
+        compactions.remove(options);
+      }
+      options.close();
+    }
+  }
+
   @Override
   protected AbstractCursor doScan(KeyRange range) {
     if (range.isEmpty()) {
@@ -502,6 +552,11 @@ final class RocksDbStore extends AbstractStore {
 
   @Override
   protected void doClose() {
+    synchronized (compactions) {
+      for (CompactRangeOptions c : compactions) {
+        c.setCanceled(true); // a running compactRange returns soon after; one not started at once
+      }
+    }
     Lock l = guard.writeLock();
     l.lock();
     RocksDBException failure = null;

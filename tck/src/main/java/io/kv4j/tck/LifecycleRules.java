@@ -2,7 +2,9 @@ package io.kv4j.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kv4j.Cursor;
 import io.kv4j.Durability;
+import io.kv4j.Entry;
 import io.kv4j.Feature;
 import io.kv4j.KeyRange;
 import io.kv4j.Store;
@@ -11,14 +13,19 @@ import io.kv4j.StoreConfig;
 import io.kv4j.StoreException;
 import io.kv4j.StoreInfo;
 import io.kv4j.StoreLockedException;
+import io.kv4j.StoreStats;
 import io.kv4j.Stores;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.DirectoryLock;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -47,7 +54,8 @@ abstract class LifecycleRules extends LimitRules {
             () -> s.scan(KeyRange.all()),
             () -> s.write(new WriteBatch().put(b("a"), b("3"))),
             s::sync,
-            s::stats);
+            s::stats,
+            s::compact);
     for (Runnable call : calls) {
       assertThat(thrown(call::run))
           .as(
@@ -210,6 +218,111 @@ abstract class LifecycleRules extends LimitRules {
       assertThat(s.stats().diskBytes())
           .as(rule("10.9", "a persistent store with data occupies disk"))
           .isPositive();
+    }
+  }
+
+  @Test
+  void required_r10_10_compactKeepsEveryEntry() {
+    Store s = open();
+    TreeMap<byte[], byte[]> model = newModel();
+    SplittableRandom rnd = new SplittableRandom(1010);
+    // Three rounds of overwrites and deletes leave the engine garbage to reclaim.
+    for (int round = 0; round < 3; round++) {
+      for (int i = 0; i < 1000; i++) {
+        byte[] v = value(rnd, rnd.nextInt(200));
+        s.put(key(i), v);
+        model.put(key(i), v);
+      }
+      for (int i = round; i < 1000; i += 3) {
+        s.delete(key(i));
+        model.remove(key(i));
+      }
+    }
+    byte[] longest = new byte[s.info().limits().maxKeySize()];
+    Arrays.fill(longest, (byte) 0xff);
+    for (byte[][] kv : new byte[][][] {{b("empty"), new byte[0]}, {longest, b("longest")}}) {
+      s.put(kv[0], kv[1]);
+      model.put(kv[0], kv[1]);
+    }
+    List<Entry> seen = new ArrayList<>();
+    Cursor open = null;
+    if (has(Feature.ORDERED_SCAN)) {
+      open = s.scan(KeyRange.all());
+      for (int i = 0; i < 10 && open.hasNext(); i++) {
+        seen.add(open.next());
+      }
+    }
+    assertThat(thrown(s::compact))
+        .as(rule("10.10", "compact() returns normally, also with a cursor open"))
+        .isNull();
+    assertThat(thrown(s::compact))
+        .as(rule("10.10", "compact() right after compact() returns normally"))
+        .isNull();
+    if (open != null) {
+      open.forEachRemaining(seen::add);
+      open.close();
+      List<Entry> want = expected(model, KeyRange.all());
+      assertThat(keysOf(seen))
+          .as(rule("10.10", "a cursor opened before compact() yields every key, in order"))
+          .containsExactlyElementsOf(keysOf(want));
+      assertThat(seen)
+          .as(rule("10.10", "a cursor opened before compact() yields every value"))
+          .isEqualTo(want);
+    }
+    assertKeptByCompact("after compact()", s, model);
+    s.put(key(5000), b("after"));
+    s.delete(key(0));
+    model.put(key(5000), b("after"));
+    model.remove(key(0));
+    assertKeptByCompact("after writes that follow compact()", s, model);
+    if (has(Feature.PERSISTENT)) {
+      s = reopen(s);
+      assertKeptByCompact("after compact() and reopen", s, model);
+    }
+    close(s);
+    assertThat(thrown(s::compact))
+        .as(rule("10.10", "compact() on a closed store throws StoreClosedException"))
+        .isInstanceOf(StoreClosedException.class);
+    if (has(Feature.PERSISTENT)) {
+      Store ro = open(config(Durability.BUFFERED).toBuilder().readOnly(true).build());
+      assertThat(thrown(ro::compact))
+          .as(
+              rule(
+                  "10.10",
+                  "compact() on a read-only store throws UnsupportedOperationException, like every"
+                      + " write"))
+          .isInstanceOf(UnsupportedOperationException.class);
+      close(ro);
+      assertKeptByCompact("after a refused read-only compact()", open(), model);
+    }
+  }
+
+  /** Every model entry is readable, deleted keys stay absent, scans and counts match the model. */
+  private void assertKeptByCompact(String when, Store s, TreeMap<byte[], byte[]> model) {
+    for (int i = 0; i < 1000; i++) {
+      assertThat(s.get(key(i)))
+          .as(
+              rule(
+                  "10.10",
+                  "key " + i + " " + when + " (stored and deleted keys are kept as they were)"))
+          .isEqualTo(model.get(key(i)));
+    }
+    for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+      assertThat(s.get(e.getKey()))
+          .as(rule("10.10", "get " + hex(e.getKey()) + " " + when))
+          .isEqualTo(e.getValue());
+    }
+    if (has(Feature.ORDERED_SCAN)) {
+      assertScan("10.10", s, model, KeyRange.all());
+    }
+    if (has(Feature.REVERSE_SCAN)) {
+      assertScan("10.10", s, model, KeyRange.all().reverse());
+    }
+    StoreStats st = s.stats();
+    if (st.keyCountExact()) {
+      assertThat(st.keyCount())
+          .as(rule("10.10", "the exact key count " + when))
+          .isEqualTo(model.size());
     }
   }
 }

@@ -134,6 +134,13 @@ class BrokenEnginesTest {
     }
   }
 
+  static final class CompactDropsEmptyValues extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.COMPACT_DROPS_EMPTY_VALUES;
+    }
+  }
+
   static Stream<Arguments> defects() {
     return Stream.of(
         Arguments.of(SignedOrder.class, "required_r2_1_unsignedByteOrder"),
@@ -148,7 +155,8 @@ class BrokenEnginesTest {
         Arguments.of(LimitIgnored.class, "required_r3_4_limits"),
         Arguments.of(NoLock.class, "required_r10_3_secondOpenIsLocked"),
         Arguments.of(FakeSnapshot.class, "required_r4_5_snapshotCursorSeesNoLaterWrites"),
-        Arguments.of(AliasedValues.class, "required_r1_7_returnedArraysAreCopies"));
+        Arguments.of(AliasedValues.class, "required_r1_7_returnedArraysAreCopies"),
+        Arguments.of(CompactDropsEmptyValues.class, "required_r10_10_compactKeepsEveryEntry"));
   }
 
   @ParameterizedTest(name = "{0} is caught by {1}")

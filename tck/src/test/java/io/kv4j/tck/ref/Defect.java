@@ -33,7 +33,12 @@ public enum Defect {
   /** Cursors read the live map while declaring SNAPSHOT_SCAN. */
   FAKE_SNAPSHOT,
   /** get returns the stored array itself. */
-  ALIASED_VALUES;
+  ALIASED_VALUES,
+  /**
+   * Compaction rewrites the log without the entries whose value is empty, mistaking them for
+   * deletions: they are still served until the store is reopened, then gone.
+   */
+  COMPACT_DROPS_EMPTY_VALUES;
 
   static List<String> names() {
     List<String> out = new ArrayList<>();

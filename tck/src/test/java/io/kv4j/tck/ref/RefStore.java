@@ -21,6 +21,7 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -38,7 +39,8 @@ import java.util.zip.CRC32;
  * A TreeMap plus a redo log ({@code ref.log}: an 8-byte magic, then records of [int length, int
  * CRC32, payload = int count, count x (byte op, int keyLength, key, [int valueLength, value])]).
  * One record per put, delete or batch, so a batch is atomic across crashes. Recovery replays valid
- * records and truncates a torn tail. Simple on purpose; correctness is what it is for.
+ * records and truncates a torn tail. {@link #compact()} writes the live entries to a new log and
+ * renames it over the old one. Simple on purpose; correctness is what it is for.
  */
 final class RefStore implements Store {
   private static final byte[] MAGIC = "KV4JREF1".getBytes(StandardCharsets.US_ASCII);
@@ -46,7 +48,7 @@ final class RefStore implements Store {
   private final Defect defect;
   private final StoreInfo info;
   private final DirectoryLock lock;
-  private final FileChannel log;
+  private FileChannel log; // replaced by compact(); used under the store's monitor
   private final Path logFile;
   private final List<RefCursor> cursors = new ArrayList<>();
   private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
@@ -169,49 +171,53 @@ final class RefStore implements Store {
 
   private void append(WriteBatch ops) {
     try {
-      ByteArrayOutputStream bos = new ByteArrayOutputStream();
-      DataOutputStream out = new DataOutputStream(bos);
-      int count = 0;
-      for (int i = 0; i < ops.size(); i++) {
-        if (!(defect == Defect.LOST_DELETES && ops.isDelete(i))) {
-          count++;
-        }
-      }
-      out.writeInt(count);
-      for (int i = 0; i < ops.size(); i++) {
-        if (ops.isDelete(i)) {
-          if (defect == Defect.LOST_DELETES) {
-            continue;
-          }
-          out.writeByte(1);
-          out.writeInt(ops.key(i).length);
-          out.write(ops.key(i));
-        } else {
-          out.writeByte(0);
-          out.writeInt(ops.key(i).length);
-          out.write(ops.key(i));
-          out.writeInt(ops.value(i).length);
-          out.write(ops.value(i));
-        }
-      }
-      byte[] payload = bos.toByteArray();
-      CRC32 c = new CRC32();
-      c.update(payload);
-      ByteBuffer rec = ByteBuffer.allocate(8 + payload.length);
-      rec.putInt(payload.length).putInt((int) c.getValue()).put(payload).flip();
+      ByteBuffer rec = record(ops);
       if (defect == Defect.ACK_BEFORE_DURABLE) {
         pending.write(rec.array());
         return;
       }
-      while (rec.hasRemaining()) {
-        log.write(rec);
-      }
+      writeFully(log, rec);
       if (info.durability() == Durability.SYNC) {
         log.force(false);
       }
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot append to " + logFile, e);
     }
+  }
+
+  /** One log record holding a batch: length, CRC32, payload. */
+  private ByteBuffer record(WriteBatch ops) throws IOException {
+    ByteArrayOutputStream bos = new ByteArrayOutputStream();
+    DataOutputStream out = new DataOutputStream(bos);
+    int count = 0;
+    for (int i = 0; i < ops.size(); i++) {
+      if (!(defect == Defect.LOST_DELETES && ops.isDelete(i))) {
+        count++;
+      }
+    }
+    out.writeInt(count);
+    for (int i = 0; i < ops.size(); i++) {
+      if (ops.isDelete(i)) {
+        if (defect == Defect.LOST_DELETES) {
+          continue;
+        }
+        out.writeByte(1);
+        out.writeInt(ops.key(i).length);
+        out.write(ops.key(i));
+      } else {
+        out.writeByte(0);
+        out.writeInt(ops.key(i).length);
+        out.write(ops.key(i));
+        out.writeInt(ops.value(i).length);
+        out.write(ops.value(i));
+      }
+    }
+    byte[] payload = bos.toByteArray();
+    CRC32 c = new CRC32();
+    c.update(payload);
+    ByteBuffer rec = ByteBuffer.allocate(8 + payload.length);
+    rec.putInt(payload.length).putInt((int) c.getValue()).put(payload).flip();
+    return rec;
   }
 
   private void checkOpen() {
@@ -413,7 +419,47 @@ final class RefStore implements Store {
   }
 
   @Override
-  public void sync() {
+  public synchronized void compact() {
+    checkWritable();
+    Path next = logFile.resolveSibling("ref.log.compact");
+    try {
+      try (FileChannel out =
+          FileChannel.open(
+              next,
+              StandardOpenOption.CREATE,
+              StandardOpenOption.TRUNCATE_EXISTING,
+              StandardOpenOption.WRITE)) {
+        writeFully(out, ByteBuffer.wrap(MAGIC));
+        for (Map.Entry<byte[], byte[]> e : map.entrySet()) {
+          if (defect == Defect.COMPACT_DROPS_EMPTY_VALUES && e.getValue().length == 0) {
+            continue;
+          }
+          writeFully(out, record(new WriteBatch().put(e.getKey(), e.getValue())));
+        }
+        out.force(true);
+      }
+      Files.move(
+          next, logFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      try (FileChannel d = FileChannel.open(logFile.getParent(), StandardOpenOption.READ)) {
+        d.force(true);
+      }
+      pending.reset(); // the new log holds every entry, also those whose records were pending
+      log.close();
+      log = FileChannel.open(logFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
+      log.position(log.size());
+    } catch (IOException e) {
+      throw new StoreIOException("engine 'ref': cannot compact " + logFile, e);
+    }
+  }
+
+  private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
+    while (b.hasRemaining()) {
+      ch.write(b);
+    }
+  }
+
+  @Override
+  public synchronized void sync() {
     checkOpen();
     try {
       log.force(false);
@@ -428,7 +474,7 @@ final class RefStore implements Store {
   }
 
   @Override
-  public StoreStats stats() {
+  public synchronized StoreStats stats() {
     checkOpen();
     try {
       return new StoreStats(map.size(), true, log.size(), Map.of());
