@@ -466,17 +466,20 @@ final class Compactor {
     long[] hash = new long[256];
     long[] from = new long[256];
     long[] to = new long[256];
+    int[] size = new int[256];
     int n;
 
-    void add(long h, long f, long t) {
+    void add(long h, long f, long t, int bytes) {
       if (n == hash.length) {
         hash = Arrays.copyOf(hash, n * 2);
         from = Arrays.copyOf(from, n * 2);
         to = Arrays.copyOf(to, n * 2);
+        size = Arrays.copyOf(size, n * 2);
       }
       hash[n] = h;
       from[n] = f;
       to[n] = t;
+      size[n] = bytes;
       n++;
     }
   }
@@ -494,7 +497,7 @@ final class Compactor {
       if (victims.isEmpty()) {
         if (mode == Mode.ALL && hasGarbage(store.active)) {
           // Seal the active segment so that its garbage becomes compactable.
-          reserved.remove(reserveOutputId());
+          reserved.remove(reserveOutputId(mode));
           return true;
         }
         setThrottled(false);
@@ -504,7 +507,7 @@ final class Compactor {
         v.compacting = true;
       }
       try {
-        outId = reserveOutputId();
+        outId = reserveOutputId(mode);
       } catch (IOException e) {
         for (Segment v : victims) {
           v.compacting = false;
@@ -543,7 +546,7 @@ final class Compactor {
    *
    * @return the output id
    */
-  private int reserveOutputId() throws IOException {
+  private int reserveOutputId(Mode mode) throws IOException {
     Segment a = store.active;
     int out;
     if (a.end <= RecordCodec.FILE_HEADER) {
@@ -556,9 +559,11 @@ final class Compactor {
       Mappings.unmap(a.map);
       store.createActive(out + 1, store.segmentSize);
     } else {
-      store.sealActive();
+      // A background run need not wait for the force of the segment it seals: it does not take
+      // that segment as a victim before the sealer is done with it.
+      boolean deferred = store.sealActive(mode == Mode.BACKGROUND);
       out = a.id + 1;
-      store.createActive(a.id + 2, store.segmentSize);
+      store.createActive(a.id + 2, store.segmentSize, deferred);
     }
     reserved.add(out);
     return out;
@@ -643,7 +648,7 @@ final class Compactor {
                         throw new IOException("compaction output exceeds 2 GiB");
                       }
                       if (type == RecordCodec.PUT) {
-                        moves.add(h, loc, HashLogStore.location(outId, (int) at));
+                        moves.add(h, loc, HashLogStore.location(outId, (int) at), size);
                       } else {
                         tombBytes[0] += size;
                       }
@@ -770,30 +775,36 @@ final class Compactor {
     try {
       if (out != null) {
         store.install(out);
+        out.tombstoneBytes = tombBytes;
       }
-      boolean[] moved = new boolean[moves.n];
-      // In chunks, so that optimistic readers retry briefly rather than fall back to the read lock.
-      for (int from = 0; from < moves.n; from += SWITCH_CHUNK) {
-        int to = Math.min(moves.n, from + SWITCH_CHUNK);
+    } finally {
+      store.writeLock.unlock();
+    }
+    // In chunks, each under the writer lock and the sequence lock: writers wait for one chunk at
+    // most, and optimistic readers retry briefly rather than fall back to the read lock. Between
+    // chunks a writer may supersede a record not yet moved; replace() then leaves its entry alone,
+    // and the byte accounting (also under the writer lock) follows whichever record is current.
+    for (int from = 0; from < moves.n; from += SWITCH_CHUNK) {
+      int to = Math.min(moves.n, from + SWITCH_CHUNK);
+      store.writeLock.lock();
+      try {
         long stamp = store.seq.writeLock();
         try {
           for (int i = from; i < to; i++) {
-            moved[i] = store.keyDir.replace(moves.hash[i], moves.from[i], moves.to[i]);
+            if (store.keyDir.replace(moves.hash[i], moves.from[i], moves.to[i])) {
+              out.liveBytes += moves.size[i];
+              store.segment(moves.from[i]).liveBytes -= moves.size[i];
+            }
           }
         } finally {
           store.seq.unlockWrite(stamp);
         }
+      } finally {
+        store.writeLock.unlock();
       }
-      for (int i = 0; i < moves.n; i++) {
-        if (moved[i]) {
-          long size = RecordCodec.size(out.map, (int) moves.to[i]);
-          out.liveBytes += size;
-          store.segment(moves.from[i]).liveBytes -= size;
-        }
-      }
-      if (out != null) {
-        out.tombstoneBytes = tombBytes;
-      }
+    }
+    store.writeLock.lock();
+    try {
       for (Segment v : victims) {
         v.retired = true;
       }

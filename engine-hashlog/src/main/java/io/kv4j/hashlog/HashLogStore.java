@@ -301,7 +301,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
    * durable later, by the next group-commit leader or close (BUFFERED rolls: a process crash does
    * not lose directory entries, so only an explicit sync needs it).
    */
-  private void createActive(int id, int capacity, boolean deferDirectorySync) throws IOException {
+  void createActive(int id, int capacity, boolean deferDirectorySync) throws IOException {
     Path path = dir.resolve(Segment.fileName(id));
     Segment seg = Segment.openActive(id, path, capacity, 0, true);
     seg.hintEntries = new HintFile.Entries();
@@ -681,23 +681,35 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   }
 
   private void roll(int capacity) throws IOException {
+    Segment old = active;
+    boolean deferred = sealActive(true);
+    createActive(old.id + 1, capacity, deferred);
+    compactor.segmentSealed();
+  }
+
+  /**
+   * Seals the active segment; the caller then creates the next one. In BUFFERED mode, when {@code
+   * mayDefer}, the force, directory sync and hint go to the {@link Sealer} (see there why that is
+   * safe), unless it is already behind: then the segment is sealed here, which also holds writers
+   * back, after forcing the queued, older segments so that the durable position stays exact. Caller
+   * holds the write lock.
+   *
+   * @return true if the seal was handed to the sealer (the next segment's directory entry may then
+   *     be synced later too)
+   */
+  boolean sealActive(boolean mayDefer) throws IOException {
     Segment[] backlog = sealer.pending();
-    if (durability == Durability.BUFFERED && backlog.length < SEAL_BACKLOG) {
-      // The force, directory sync and hint go to the sealer: see Sealer for why this is safe.
+    if (mayDefer && durability == Durability.BUFFERED && backlog.length < SEAL_BACKLOG) {
       Segment old = active;
       old.finish();
       sealer.submit(old);
-      createActive(old.id + 1, capacity, true);
-    } else {
-      // The sealer is behind (tiny segments, a slow disk): seal here, which also holds writers
-      // back; the queued, older segments are forced first so the durable position stays exact.
-      for (Segment p : backlog) {
-        p.forceIfOpen();
-      }
-      sealActive();
-      createActive(active.id + 1, capacity);
+      return true;
     }
-    compactor.segmentSealed();
+    for (Segment p : backlog) {
+      p.forceIfOpen();
+    }
+    sealActive();
+    return false;
   }
 
   /** Seals the active segment and writes its hint. Caller holds the write lock. */
@@ -738,10 +750,31 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     s.put(p, value, 0, value.length);
   }
 
+  /** Asks the sealer to zero-fill ahead when the active segment's reserve runs low. */
+  private void keepReserve(Segment s) {
+    if (s.reserveLow(Sealer.RESERVE_LOW)) {
+      sealer.reserveAhead(s);
+    }
+  }
+
   private static void noteHint(Segment s, int type, int offset, byte[] key, int valueLength) {
     HintFile.Entries e = s.hintEntries;
     if (e != null) {
       e.add(type, offset, key, 0, key.length, valueLength);
+    }
+  }
+
+  /**
+   * Looks the key up before the write lock is taken: the index slot and the old record's header,
+   * which the index update under the lock compares and {@link #retire} reads, are then in the CPU
+   * cache, and the cache misses (often TLB misses into a large mapping) fall outside both locks.
+   */
+  private void warm(long h, byte[] key) {
+    int token = enter();
+    try {
+      lookup(h, key);
+    } finally {
+      exit(token);
     }
   }
 
@@ -764,6 +797,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     long h = KeyDir.fix(hasher.hash(key));
     long size = RecordCodec.recordSize(key.length, value.length);
     byte[] header = RecordCodec.header(RecordCodec.PUT, key, value);
+    warm(h, key);
     long lsn;
     beginWrite();
     try {
@@ -772,6 +806,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       putRecord(s, off, header, key, value);
       s.end = off + (int) size;
       noteHint(s, RecordCodec.PUT, off, key, value.length);
+      keepReserve(s);
       userBytes.add(size);
       long loc = location(s.id, off);
       long stamp = seq.writeLock();
@@ -814,6 +849,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
         putRecord(s, off, header, key, null);
         s.end = off + (int) size;
         noteHint(s, RecordCodec.DELETE, off, key, 0);
+        keepReserve(s);
         userBytes.add(size);
         long stamp = seq.writeLock();
         long old;
@@ -887,6 +923,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
         p += (int) RecordCodec.recordSize(batch.key(i).length, v == null ? 0 : v.length);
       }
       s.end = off + (int) total;
+      keepReserve(s);
       userBytes.add(total);
       long stamp = seq.writeLock();
       try {

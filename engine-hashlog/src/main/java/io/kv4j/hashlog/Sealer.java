@@ -25,6 +25,14 @@ final class Sealer {
   private final ArrayDeque<Segment> queue = new ArrayDeque<>(); // guarded by this
   private Segment current; // being processed; guarded by this
   private boolean stopping; // guarded by this
+  private Segment reserveFor; // active segment to zero-fill ahead of its writer; guarded by this
+
+  /** How far ahead of the writer the sealer zero-fills the active segment. */
+  static final int RESERVE_AHEAD = 8 << 20;
+
+  /** The writer asks for more reserve when less than this is left. */
+  static final int RESERVE_LOW = 4 << 20;
+
   private Thread thread;
 
   Sealer(HashLogStore store) {
@@ -42,6 +50,17 @@ final class Sealer {
     s.sealing = true;
     queue.addLast(s);
     notifyAll();
+  }
+
+  /**
+   * Asks the thread to zero-fill the active segment ahead of its writer, so that the writer (and
+   * every writer queued on its lock) does not wait for those {@code write(2)} calls.
+   */
+  synchronized void reserveAhead(Segment active) {
+    if (reserveFor != active) {
+      reserveFor = active;
+      notifyAll();
+    }
   }
 
   /** The segments whose force is still pending, oldest first. */
@@ -103,20 +122,32 @@ final class Sealer {
   private void loop() {
     while (true) {
       Segment s;
+      Segment r;
       synchronized (this) {
-        while (queue.isEmpty() && !stopping) {
+        while (queue.isEmpty() && reserveFor == null && !stopping) {
           try {
             wait();
           } catch (InterruptedException e) {
             // Only stop() ends this thread, after the queue is empty.
           }
         }
-        if (queue.isEmpty()) {
+        r = reserveFor;
+        reserveFor = null;
+        s = r != null ? null : queue.pollFirst();
+        if (r == null && s == null) {
           notifyAll();
           return;
         }
-        s = queue.pollFirst();
         current = s;
+      }
+      if (r != null) {
+        try {
+          r.reserveAhead(RESERVE_AHEAD);
+        } catch (IOException | RuntimeException e) {
+          // Left to the writer: its own reserve() meets the same error and fails the store.
+          HashLogStore.LOG.log(Level.DEBUG, "hashlog: zero-filling ahead in " + r.path + ": " + e);
+        }
+        continue;
       }
       try {
         finish(s);

@@ -38,7 +38,9 @@ final class Segment {
   volatile boolean sealed;
   private volatile boolean closed;
   private long filePointer = -1; // the writer's view of the file offset, -1 when unknown
-  private int reserved; // bytes below this are backed by written blocks (writer only)
+  // Bytes below this are backed by written blocks. Raised by the writer or, ahead of it, by the
+  // sealer thread (see reserveAhead); changed only under this segment's monitor.
+  private volatile int reserved;
   private static final int RESERVE_STEP = 1 << 20;
   private static final byte[] ZEROS = new byte[64 << 10];
   // Guarded by the store's write lock.
@@ -130,7 +132,8 @@ final class Segment {
 
   /**
    * Makes sure the file's blocks below {@code upTo} are allocated, by writing zeros beyond the last
-   * reserved byte (in steps of 1 MiB, never past the capacity). Only the writer calls this.
+   * reserved byte (in steps of 1 MiB, never past the capacity). Usually the {@link Sealer} has done
+   * it already ({@link #reserveAhead}), and this is one volatile read.
    */
   void reserve(long upTo) throws IOException {
     if (upTo <= reserved) {
@@ -139,7 +142,31 @@ final class Segment {
     if (upTo > capacity) {
       throw new IllegalStateException("write past the capacity of " + path);
     }
-    long target = Math.min(capacity, (upTo + RESERVE_STEP - 1) / RESERVE_STEP * RESERVE_STEP);
+    synchronized (this) {
+      zeroFill(Math.min(capacity, (upTo + RESERVE_STEP - 1) / RESERVE_STEP * RESERVE_STEP));
+    }
+  }
+
+  /** Whether fewer than {@code bytes} reserved bytes remain ahead of the end (writer's hint). */
+  boolean reserveLow(int bytes) {
+    return reserved - end < bytes && reserved < capacity;
+  }
+
+  /**
+   * Reserves up to {@code bytes} beyond the current end, off the writer's path (the sealer thread
+   * calls this). Nothing once the segment is finished: a sealed file must end at its data.
+   */
+  synchronized void reserveAhead(int bytes) throws IOException {
+    if (sealed || file == null) {
+      return;
+    }
+    zeroFill(Math.min(capacity, (long) end + bytes));
+  }
+
+  private void zeroFill(long target) throws IOException {
+    if (target <= reserved) {
+      return;
+    }
     RandomAccessFile f = file;
     long pos = reserved;
     if (filePointer != pos) { // reservations are sequential: usually no lseek(2) needed
@@ -150,9 +177,9 @@ final class Segment {
       int n = (int) Math.min(ZEROS.length, target - pos);
       f.write(ZEROS, 0, n);
       pos += n;
+      reserved = (int) pos;
     }
     filePointer = pos;
-    reserved = (int) target;
   }
 
   /** Copies {@code len} bytes of {@code src} into the mapping at {@code position} (writer only). */
@@ -192,7 +219,7 @@ final class Segment {
    * Ends writing: truncates the file to its data (dropping the zero-filled reserve) and marks the
    * segment sealed. The descriptor stays open for {@link #forceAndClose}.
    */
-  void finish() throws IOException {
+  synchronized void finish() throws IOException {
     RandomAccessFile f = file;
     if (f == null || sealed) {
       return;
@@ -222,7 +249,7 @@ final class Segment {
   }
 
   /** Cuts the file to {@code length} (after recovery found a torn tail there). */
-  void truncateTo(int length) throws IOException {
+  synchronized void truncateTo(int length) throws IOException {
     file.setLength(length);
     filePointer = -1;
     end = length;
@@ -230,7 +257,7 @@ final class Segment {
   }
 
   /** Closes without forcing: truncates to the data so the file holds no preallocated tail. */
-  void closeFile() throws IOException {
+  synchronized void closeFile() throws IOException {
     RandomAccessFile f = file;
     if (f == null) {
       return;
