@@ -41,6 +41,7 @@ final class Segment {
   // Bytes below this are backed by written blocks. Raised by the writer or, ahead of it, by the
   // sealer thread (see reserveAhead); changed only under this segment's monitor.
   private volatile int reserved;
+  private volatile boolean finishing; // finish() is waiting: background zero-filling stops
   private static final int RESERVE_STEP = 1 << 20;
   private static final byte[] ZEROS = new byte[64 << 10];
   // Guarded by the store's write lock.
@@ -156,11 +157,18 @@ final class Segment {
    * Reserves up to {@code bytes} beyond the current end, off the writer's path (the sealer thread
    * calls this). Nothing once the segment is finished: a sealed file must end at its data.
    */
-  synchronized void reserveAhead(int bytes) throws IOException {
-    if (sealed || file == null) {
-      return;
+  void reserveAhead(int bytes) throws IOException {
+    long target = Math.min(capacity, (long) end + bytes);
+    // One 64 KiB write per monitor hold: finish() (a roll, under the writer lock) then waits for
+    // at most one write(2), not for the whole fill; it also raises finishing to stop the loop.
+    while (!finishing) {
+      synchronized (this) {
+        if (sealed || file == null || reserved >= target) {
+          return;
+        }
+        zeroFill(Math.min(target, (long) reserved + ZEROS.length));
+      }
     }
-    zeroFill(Math.min(capacity, (long) end + bytes));
   }
 
   private void zeroFill(long target) throws IOException {
@@ -219,7 +227,14 @@ final class Segment {
    * Ends writing: truncates the file to its data (dropping the zero-filled reserve) and marks the
    * segment sealed. The descriptor stays open for {@link #forceAndClose}.
    */
-  synchronized void finish() throws IOException {
+  void finish() throws IOException {
+    finishing = true;
+    synchronized (this) {
+      finishLocked();
+    }
+  }
+
+  private void finishLocked() throws IOException {
     RandomAccessFile f = file;
     if (f == null || sealed) {
       return;
