@@ -53,7 +53,7 @@ import java.util.concurrent.locks.LockSupport;
  * cursor opened before it is closed; only then are they unmapped.
  *
  * <p><b>Throttling</b>: when the garbage in sealed segments exceeds what the threshold allows for
- * the live data (plus four segments of slack), writers wait until compaction catches up.
+ * the live data (plus one segment of slack), writers wait until compaction catches up.
  */
 final class Compactor {
   /** Compaction options. */
@@ -102,6 +102,9 @@ final class Compactor {
     ALL,
     ONLY
   }
+
+  /** Garbage beyond what the threshold allows, in segments, before writers wait. */
+  static final double THROTTLE_SLACK_SEGMENTS = 1.0;
 
   private static final int COPY_BUFFER = 256 << 10;
   private static final int SWITCH_CHUNK = 256;
@@ -285,7 +288,7 @@ final class Compactor {
       garbage += s.deadBytes();
       kept += s.liveBytes + s.tombstoneBytes;
     }
-    setThrottled(garbage > factor * kept + 4.0 * store.segmentSize);
+    setThrottled(garbage > factor * kept + THROTTLE_SLACK_SEGMENTS * store.segmentSize);
   }
 
   private void setThrottled(boolean t) {
