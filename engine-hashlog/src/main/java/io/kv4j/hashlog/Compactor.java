@@ -787,6 +787,9 @@ final class Compactor {
     store.writeLock.lock();
     try {
       if (out != null) {
+        // Claimed until its live bytes are all accounted: half-switched it would look like garbage
+        // and another compaction thread could take it as a victim under the entries still moving.
+        out.compacting = true;
         store.install(out);
         out.tombstoneBytes = tombBytes;
       }
@@ -820,6 +823,9 @@ final class Compactor {
     try {
       for (Segment v : victims) {
         v.retired = true;
+      }
+      if (out != null) {
+        out.compacting = false;
       }
       store.order.dropAll(); // the ordered view holds locations in the victims
     } finally {
