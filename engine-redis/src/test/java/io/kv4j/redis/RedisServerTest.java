@@ -84,6 +84,9 @@ class RedisServerTest {
         config(cluster, dir.resolve("restart"))
             .durability(Durability.SYNC)
             .option("lock-wait", "0")
+            // Outlives the restart: with the default 3 s a slow cluster restart let the lock key
+            // expire before the first refresh could reach the server again (a flaky failure).
+            .option("lock-ttl", "120000")
             .build();
     try (Store store = Stores.open(c)) {
       for (int i = 0; i < 100; i++) {
