@@ -690,7 +690,8 @@ final class Compactor {
         renamed = true;
         store.syncDirectory();
         step(Step.OUTPUT_RENAMED);
-        out = Segment.openSealed(outId, target);
+        out = Segment.openSealed(outId, target); // forced above, before the rename
+        out.forced = true;
         out.hintEntries = outHints;
         try {
           HintFile.write(dir, out);

@@ -178,7 +178,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       Path path = dir.resolve(Segment.fileName(id));
       boolean newest = i == ids.size() - 1;
       if (!newest) {
-        Segment seg = Segment.openSealed(id, path);
+        Segment seg = Segment.openSealed(id, path, !readOnly);
         install(seg);
         Recovery.loadSealed(this, seg, readOnly);
       } else {
@@ -682,31 +682,29 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
 
   private void roll(int capacity) throws IOException {
     Segment old = active;
-    boolean deferred = sealActive(true);
-    createActive(old.id + 1, capacity, deferred);
+    boolean deferDirectory = sealActive(true);
+    createActive(old.id + 1, capacity, deferDirectory);
     compactor.segmentSealed();
   }
 
   /**
-   * Seals the active segment; the caller then creates the next one. In BUFFERED mode, when {@code
-   * mayDefer}, the force, directory sync and hint go to the {@link Sealer} (see there why that is
-   * safe), unless it is already behind: then the segment is sealed here, which also holds writers
-   * back, after forcing the queued, older segments so that the durable position stays exact. Caller
-   * holds the write lock.
+   * Seals the active segment; the caller then creates the next one. The segment is truncated and
+   * forced here, before any newer segment exists, so that a power loss never finds a newer segment
+   * next to an unforced older one (recovery cuts a torn tail only in the newest). In BUFFERED mode
+   * the sealer has forced all but the last megabyte behind the writer ({@link
+   * Segment#flushBehind}), so this force is short. The hint, the slow part, goes to the {@link
+   * Sealer} when {@code mayDefer} and it is not behind; else it is written here too, which also
+   * holds writers back. Caller holds the write lock.
    *
-   * @return true if the seal was handed to the sealer (the next segment's directory entry may then
-   *     be synced later too)
+   * @return true if the next segment's directory entry may be synced later (BUFFERED)
    */
   boolean sealActive(boolean mayDefer) throws IOException {
-    Segment[] backlog = sealer.pending();
-    if (mayDefer && durability == Durability.BUFFERED && backlog.length < SEAL_BACKLOG) {
-      Segment old = active;
-      old.finish();
+    Segment old = active;
+    if (mayDefer && sealer.pending().length < SEAL_BACKLOG) {
+      old.seal();
+      commit.durableUpTo(location(old.id, old.end));
       sealer.submit(old);
-      return true;
-    }
-    for (Segment p : backlog) {
-      p.forceIfOpen();
+      return durability == Durability.BUFFERED;
     }
     sealActive();
     return false;
@@ -750,10 +748,14 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     s.put(p, value, 0, value.length);
   }
 
-  /** Asks the sealer to zero-fill ahead when the active segment's reserve runs low. */
+  /**
+   * Asks the sealer to tend the active segment when its reserve runs low or (BUFFERED) a megabyte
+   * was written since its last flush-behind.
+   */
   private void keepReserve(Segment s) {
-    if (s.reserveLow(Sealer.RESERVE_LOW)) {
-      sealer.reserveAhead(s);
+    if (s.reserveLow(Sealer.RESERVE_LOW)
+        || (durability == Durability.BUFFERED && s.flushDue(Sealer.FLUSH_STEP))) {
+      sealer.tend(s);
     }
   }
 

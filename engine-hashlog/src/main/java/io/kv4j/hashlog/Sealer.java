@@ -6,32 +6,38 @@ import java.nio.file.Files;
 import java.util.ArrayDeque;
 
 /**
- * Finishes the sealing of segments off the writer's path, in {@link io.kv4j.Durability#BUFFERED}
- * mode: forcing a full segment to disk, syncing the directory and writing the segment's hint take
- * tens to hundreds of milliseconds, which the writer that rolled the segment (and every writer
- * queued behind its lock) would otherwise wait out. BUFFERED writes promise survival of a process
- * crash, not of a power loss, and a finished segment's bytes are already in the page cache.
+ * Background work around segments, off the writer's path, in one daemon thread per writable store:
  *
- * <p>Durability stays exact: {@link GroupCommit} forces every segment still queued here before it
- * forces the active one (so {@code sync()} covers them), and only this thread advances the durable
- * position past a queued segment. A queued segment is not a compaction victim until its hint is
- * written ({@link Segment#sealing}), so no hint can appear for a segment compaction deleted.
+ * <ul>
+ *   <li><b>Hints</b>: a sealed segment's hint file (and a directory sync covering the newer active
+ *       segment's entry) is written here, not by the writer that rolled the segment. A queued
+ *       segment is not a compaction victim until its hint is written ({@link Segment#sealing}), so
+ *       no hint can appear for a segment compaction deleted. If {@link HashLogStore#SEAL_BACKLOG}
+ *       segments are queued, the writer writes the hint itself.
+ *   <li><b>Zero-fill ahead</b>: the active segment's next megabytes are allocated with {@code
+ *       write(2)} before the writer stores into them through the mapping (see {@link Segment}).
+ *   <li><b>Flush behind</b> (BUFFERED): what the writer wrote is forced a megabyte at a time, so
+ *       that the force a seal does before the next segment is created (which keeps a power loss
+ *       from leaving a torn segment that is not the newest) has little left to write.
+ * </ul>
  *
- * <p>One daemon thread per writable store; {@link #drain} waits for the queue to empty (close,
- * explicit compaction).
+ * <p>{@link #drain} waits for the queue to empty (close, explicit compaction).
  */
 final class Sealer {
   private final HashLogStore store;
   private final ArrayDeque<Segment> queue = new ArrayDeque<>(); // guarded by this
   private Segment current; // being processed; guarded by this
   private boolean stopping; // guarded by this
-  private Segment reserveFor; // active segment to zero-fill ahead of its writer; guarded by this
+  private Segment reserveFor; // active segment to tend (flush behind, fill ahead); guarded by this
 
   /** How far ahead of the writer the sealer zero-fills the active segment. */
   static final int RESERVE_AHEAD = 8 << 20;
 
   /** The writer asks for more reserve when less than this is left. */
   static final int RESERVE_LOW = 4 << 20;
+
+  /** BUFFERED: data written since the last flush-behind before the writer asks for another. */
+  static final int FLUSH_STEP = 1 << 20;
 
   private Thread thread;
 
@@ -53,10 +59,11 @@ final class Sealer {
   }
 
   /**
-   * Asks the thread to zero-fill the active segment ahead of its writer, so that the writer (and
-   * every writer queued on its lock) does not wait for those {@code write(2)} calls.
+   * Asks the thread to tend the active segment: force what was written since its last flush
+   * (BUFFERED) and zero-fill ahead of the writer, so that neither the writer (and every writer
+   * queued on its lock) nor the seal waits for those writes.
    */
-  synchronized void reserveAhead(Segment active) {
+  synchronized void tend(Segment active) {
     if (reserveFor != active) {
       reserveFor = active;
       notifyAll();
@@ -141,6 +148,14 @@ final class Sealer {
         current = s;
       }
       if (r != null) {
+        if (store.info().durability() == io.kv4j.Durability.BUFFERED) {
+          try {
+            r.flushBehind();
+          } catch (RuntimeException e) {
+            // The kernel reports a write-back error once: the seal's fsync would not see it again.
+            store.fail("forcing " + r.path + " behind the writer failed", e);
+          }
+        }
         try {
           r.reserveAhead(RESERVE_AHEAD);
         } catch (IOException | RuntimeException e) {

@@ -42,6 +42,8 @@ final class Segment {
   // sealer thread (see reserveAhead); changed only under this segment's monitor.
   private volatile int reserved;
   private volatile boolean finishing; // finish() is waiting: background zero-filling stops
+  private volatile int flushed; // data below this was forced by flushBehind (BUFFERED mode)
+  private final Object mapLock = new Object(); // flushBehind vs closing before an unmap
   private static final int RESERVE_STEP = 1 << 20;
   private static final byte[] ZEROS = new byte[64 << 10];
   // Guarded by the store's write lock.
@@ -53,6 +55,9 @@ final class Segment {
    * (guarded by the store's write lock): not a compaction victim yet.
    */
   boolean sealing;
+
+  /** Finished and forced to disk (set once the force of a finished segment returned). */
+  volatile boolean forced;
 
   /** Its directory entry may not be durable yet (a new active segment in BUFFERED mode). */
   volatile boolean directoryPending;
@@ -97,13 +102,27 @@ final class Segment {
 
   /** Maps a sealed segment read-only at its file length; closes the descriptor at once. */
   static Segment openSealed(int id, Path path) throws IOException {
+    return openSealed(id, path, false);
+  }
+
+  /**
+   * Maps a sealed segment; with {@code force}, first forces the file: at open, a segment sealed in
+   * BUFFERED mode may still sit unforced in the page cache after a process crash, and a later
+   * {@code sync()} must cover it.
+   */
+  static Segment openSealed(int id, Path path, boolean force) throws IOException {
     try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
       long len = ch.size();
       if (len > Integer.MAX_VALUE) {
         throw new IOException("segment " + path + " is larger than 2 GiB");
       }
+      if (force) {
+        ch.force(false);
+      }
       MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_ONLY, 0, len);
-      return new Segment(id, path, m, (int) len, null, (int) len);
+      Segment s = new Segment(id, path, m, (int) len, null, (int) len);
+      s.forced = force;
+      return s;
     }
   }
 
@@ -190,6 +209,27 @@ final class Segment {
     filePointer = pos;
   }
 
+  /** Whether at least {@code step} bytes were written since the last {@link #flushBehind}. */
+  boolean flushDue(int step) {
+    return end - flushed >= step && !sealed;
+  }
+
+  /**
+   * Forces the data written so far, off the writer's path (the sealer thread calls this in BUFFERED
+   * mode), so that the force at seal, which the writer does, has at most the last step left to
+   * write.
+   */
+  void flushBehind() {
+    synchronized (mapLock) {
+      int upTo = end;
+      if (closed || sealed || upTo <= flushed) {
+        return;
+      }
+      map.force(flushed, upTo - flushed);
+      flushed = upTo;
+    }
+  }
+
   /** Copies {@code len} bytes of {@code src} into the mapping at {@code position} (writer only). */
   void put(int position, byte[] src, int off, int len) throws IOException {
     reserve((long) position + len);
@@ -249,6 +289,7 @@ final class Segment {
     RandomAccessFile f = file;
     if (f != null) {
       f.getFD().sync();
+      forced = sealed;
     }
   }
 
@@ -259,6 +300,7 @@ final class Segment {
       return;
     }
     f.getFD().sync();
+    forced = true;
     file = null;
     f.close();
   }
@@ -277,7 +319,9 @@ final class Segment {
     if (f == null) {
       return;
     }
-    closed = true;
+    synchronized (mapLock) {
+      closed = true; // no flushBehind from now on: the caller may unmap
+    }
     file = null;
     try {
       f.setLength(end);

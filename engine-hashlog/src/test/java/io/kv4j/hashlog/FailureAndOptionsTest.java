@@ -172,4 +172,23 @@ class FailureAndOptionsTest {
     }
     assertThat(Files.readAllBytes(seg)).isEqualTo(before);
   }
+
+  @Test
+  void sync_buffered_forcesEverySegmentSealedBeforeIt() {
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
+      for (int round = 0; round < 20; round++) {
+        for (int i = 0; i < 30; i++) {
+          s.put(bytes("k" + round + "-" + i), new byte[300]); // rolls every ~13 puts
+        }
+        s.sync();
+        // Whatever the sealer thread has or has not done yet, sync() covered the sealed segments.
+        for (Segment seg : s.segments) {
+          if (seg != null && seg != s.activeSegment()) {
+            assertThat(seg.forced).as("round %d: segment %s forced by sync()", round, seg).isTrue();
+          }
+        }
+      }
+      assertThat(TestStores.figure(s, "segments")).isGreaterThan(20);
+    }
+  }
 }
