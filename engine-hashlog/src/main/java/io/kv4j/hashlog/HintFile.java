@@ -41,6 +41,24 @@ final class HintFile {
 
     /** Appends the entry of a put or delete record. */
     void add(int type, int offset, byte[] key, int keyOffset, int keyLength, int valueLength) {
+      int at = append(type, offset, keyLength, valueLength);
+      System.arraycopy(key, keyOffset, buf, at, keyLength);
+    }
+
+    /** Appends the entry of the put or delete record at {@code offset} of a segment mapping. */
+    void add(ByteBuffer segment, int offset) {
+      int k = RecordCodec.keyLength(segment, offset);
+      int at =
+          append(
+              RecordCodec.type(segment, offset),
+              offset,
+              k,
+              RecordCodec.valueLength(segment, offset));
+      segment.get(offset + RecordCodec.RECORD_HEADER, buf, at, k);
+    }
+
+    /** Writes an entry's header; returns where its key goes. */
+    private int append(int type, int offset, int keyLength, int valueLength) {
       int need = RecordCodec.HINT_ENTRY_HEADER + keyLength;
       if (size + need > buf.length) {
         buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, size + need));
@@ -48,9 +66,10 @@ final class HintFile {
       INT_BE.set(buf, size, (type << 24) | keyLength);
       INT_BE.set(buf, size + 4, offset);
       INT_BE.set(buf, size + 8, valueLength);
-      System.arraycopy(key, keyOffset, buf, size + RecordCodec.HINT_ENTRY_HEADER, keyLength);
+      int keyAt = size + RecordCodec.HINT_ENTRY_HEADER;
       size += need;
       count++;
+      return keyAt;
     }
 
     /** Bytes held, for memory figures. */
@@ -93,49 +112,15 @@ final class HintFile {
       seg.hintEntries = null;
       return;
     }
+    // Not gathered (a segment recovered at open): read the record headers back.
     ByteBuffer m = seg.map;
-    int end = seg.end;
-    // First pass: size.
-    long bytes = 0;
-    int count = 0;
-    for (int p = RecordCodec.FILE_HEADER; p < end; ) {
-      int type = RecordCodec.type(m, p);
-      int k = RecordCodec.keyLength(m, p);
-      if (type != RecordCodec.BATCH) {
-        bytes += RecordCodec.HINT_ENTRY_HEADER + k;
-        count++;
+    Entries e = new Entries();
+    for (int p = RecordCodec.FILE_HEADER; p < seg.end; p += (int) RecordCodec.size(m, p)) {
+      if (RecordCodec.type(m, p) != RecordCodec.BATCH) {
+        e.add(m, p);
       }
-      p += (int) RecordCodec.size(m, p);
     }
-    ByteBuffer out = ByteBuffer.allocate((int) Math.min(Integer.MAX_VALUE - 64, bytes + 4));
-    CRC32C crc = new CRC32C();
-    Path tmp = dir.resolve(Segment.hintName(seg.id) + ".tmp");
-    try (FileChannel ch =
-        FileChannel.open(
-            tmp,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING,
-            StandardOpenOption.WRITE)) {
-      writeFully(ch, RecordCodec.fileHeader(RecordCodec.HINT_MAGIC, seg.id, count, end));
-      for (int p = RecordCodec.FILE_HEADER; p < end; ) {
-        int type = RecordCodec.type(m, p);
-        int k = RecordCodec.keyLength(m, p);
-        int v = RecordCodec.valueLength(m, p);
-        if (type != RecordCodec.BATCH) {
-          out.putInt((type << 24) | k);
-          out.putInt(p);
-          out.putInt(v);
-          out.put(m.slice(p + RecordCodec.RECORD_HEADER, k));
-        }
-        p += (int) RecordCodec.size(m, p);
-      }
-      out.flip();
-      crc.update(out.duplicate());
-      out.limit(out.limit() + 4);
-      out.putInt(out.limit() - 4, (int) crc.getValue());
-      writeFully(ch, out);
-    }
-    Files.move(tmp, path(dir, seg.id), StandardCopyOption.ATOMIC_MOVE);
+    write(dir, seg.id, seg.end, e);
   }
 
   private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
