@@ -8,8 +8,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * Group commit: a writer waiting for durability either forces the active segment itself (becoming
  * the leader) or waits for the leader's force, which covers every record written before it began.
  * So concurrent writers share one fsync. Positions are log sequence numbers: {@code segment id <<
- * 32 | offset}, increasing in write order. A sealed segment was forced when it was sealed, or its
- * force is queued in the {@link Sealer}; a leader forces those queued segments first.
+ * 32 | offset}, increasing in write order. A sealed segment was forced when it was sealed.
  *
  * <p>A failed force is never retried (the kernel may have dropped the dirty pages): the store goes
  * into its failed, read-only state and every waiter gets the error.
@@ -73,11 +72,7 @@ final class GroupCommit {
           if (store.injectForceFailure) {
             throw new IOException("injected fsync failure (test hook)");
           }
-          // Segments sealed in BUFFERED mode whose force is still queued hold older records.
-          for (Segment p : store.sealer.pending()) {
-            p.forceIfOpen();
-          }
-          if (seg.directoryPending) {
+          if (seg.directoryPending) { // a BUFFERED roll left the new entry to the next force
             store.syncDirectory();
             seg.directoryPending = false;
           }

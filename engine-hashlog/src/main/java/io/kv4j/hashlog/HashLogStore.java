@@ -479,16 +479,33 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
 
   /** Copies the value of the put record at {@code loc}, checking its CRC if configured. */
   byte[] readValue(long loc) {
+    return readValue(loc, null);
+  }
+
+  /**
+   * Copies the value of the put record at {@code loc}, checking its CRC if configured. {@code key},
+   * if not null, is the record's key as the caller already confirmed it (a get compared it): the
+   * checksum then reads the key from that array instead of the mapping.
+   */
+  byte[] readValue(long loc, byte[] key) {
     Segment s = segment(loc);
     ByteBuffer m = s.map;
     int off = (int) loc;
-    int k = RecordCodec.keyLength(m, off);
-    int v = RecordCodec.valueLength(m, off);
+    long lengths = m.getLong(off + 4); // type and key length, value length
+    int k = (int) (lengths >>> 32) & 0xFFFFFF;
+    int v = (int) lengths;
     byte[] out = new byte[v];
     m.get(off + RecordCodec.RECORD_HEADER + k, out, 0, v);
     if (verifyOnRead) {
       CRC32C crc = new CRC32C();
-      crc.update(m.slice(off + 4, RecordCodec.RECORD_HEADER - 4 + k));
+      if (key != null) {
+        byte[] h = new byte[8];
+        LONG_BE.set(h, 0, lengths);
+        crc.update(h, 0, 8);
+        crc.update(key, 0, key.length);
+      } else {
+        crc.update(m.slice(off + 4, RecordCodec.RECORD_HEADER - 4 + k));
+      }
       crc.update(out, 0, v);
       if ((int) crc.getValue() != m.getInt(off)) {
         throw new StoreCorruptedException(
@@ -561,7 +578,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     int token = enter();
     try {
       long loc = lookup(KeyDir.fix(hasher.hash(key)), key);
-      return loc == 0 ? null : readValue(loc);
+      return loc == 0 ? null : readValue(loc, key);
     } finally {
       exit(token);
     }

@@ -70,7 +70,7 @@ final class Sealer {
     }
   }
 
-  /** The segments whose force is still pending, oldest first. */
+  /** The segments whose hint is still to be written, oldest first. */
   synchronized Segment[] pending() {
     int n = queue.size() + (current == null ? 0 : 1);
     Segment[] out = new Segment[n];
@@ -177,11 +177,9 @@ final class Sealer {
 
   private void finish(Segment s) {
     try {
-      s.forceAndClose();
       store.syncDirectory(); // also makes the newer active segment's directory entry durable
-      store.commit.durableUpTo(HashLogStore.location(s.id, s.end));
     } catch (IOException | RuntimeException e) {
-      store.fail("fsync of sealed segment " + s.path + " failed", e);
+      store.fail("syncing the directory after sealing " + s.path + " failed", e);
       release(s);
       return;
     }

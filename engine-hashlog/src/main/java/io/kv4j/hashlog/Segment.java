@@ -51,8 +51,8 @@ final class Segment {
   long tombstoneBytes;
 
   /**
-   * Sealed, but its force, hint and descriptor close are still queued for the {@link Sealer}
-   * (guarded by the store's write lock): not a compaction victim yet.
+   * Sealed and forced, but its hint is still queued for the {@link Sealer} (guarded by the store's
+   * write lock): not a compaction victim yet.
    */
   boolean sealing;
 
@@ -282,15 +282,6 @@ final class Segment {
     f.setLength(end);
     filePointer = -1;
     sealed = true;
-  }
-
-  /** Forces a {@link #finish finished} segment whose descriptor is still open; else nothing. */
-  synchronized void forceIfOpen() throws IOException {
-    RandomAccessFile f = file;
-    if (f != null) {
-      f.getFD().sync();
-      forced = sealed;
-    }
   }
 
   /** Forces a {@link #finish finished} segment and closes its descriptor. */
