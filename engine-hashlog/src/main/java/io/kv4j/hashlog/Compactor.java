@@ -107,6 +107,11 @@ final class Compactor {
   static final double THROTTLE_SLACK_SEGMENTS = 1.0;
 
   private static final int COPY_BUFFER = 256 << 10;
+
+  // Direct, so that writing the output does not copy each chunk once more into a temporary direct
+  // buffer; one per concurrent run, reused.
+  private final java.util.concurrent.ConcurrentLinkedQueue<ByteBuffer> copyBuffers =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
   private static final int SWITCH_CHUNK = 256;
 
   private final HashLogStore store;
@@ -589,10 +594,13 @@ final class Compactor {
     boolean renamed = false;
     Segment out = null;
     HintFile.Entries outHints = null;
+    ByteBuffer copyBuffer = null;
     try {
       try (FileChannel ch =
           FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-        ByteBuffer buf = ByteBuffer.allocate(COPY_BUFFER);
+        ByteBuffer polled = copyBuffers.poll();
+        ByteBuffer buf = polled != null ? polled.clear() : ByteBuffer.allocateDirect(COPY_BUFFER);
+        copyBuffer = buf;
         buf.put(RecordCodec.fileHeader(RecordCodec.SEGMENT_MAGIC, outId, 0, 0));
         long[] pos = {RecordCodec.FILE_HEADER};
         HintFile.Entries hints = new HintFile.Entries();
@@ -750,6 +758,10 @@ final class Compactor {
         store.fail("compaction failed after its output was in place", e);
       }
       throw e;
+    } finally {
+      if (copyBuffer != null) {
+        copyBuffers.add(copyBuffer);
+      }
     }
   }
 
