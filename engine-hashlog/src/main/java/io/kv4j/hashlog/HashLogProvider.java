@@ -20,7 +20,7 @@ import java.util.SplittableRandom;
  * ordered, reverse and point-in-time scans; atomic batches. Keys up to 64 KiB, values up to 256
  * MiB. The store path is a directory the engine owns.
  *
- * <p>Options: {@code segment-size} (bytes, default 16 MiB), {@code verify-checksums-on-read}
+ * <p>Options: {@code segment-size} (bytes, default 8 MiB), {@code verify-checksums-on-read}
  * (default true), {@code initial-index-capacity} (keys, default 1024), {@code
  * compaction-garbage-threshold} (fraction, default 0.4), {@code compaction-rate-limit} (bytes/s,
  * default 0 = unlimited), {@code compaction-threads} (default 1).
@@ -38,7 +38,7 @@ public final class HashLogProvider implements StoreProvider {
   static final OptionSpec<Long> SEGMENT_SIZE =
       OptionSpec.size(
           "segment-size",
-          16L << 20,
+          8L << 20,
           4L << 10,
           1L << 30,
           "Size at which the active log segment is sealed and a new one started. A single record"

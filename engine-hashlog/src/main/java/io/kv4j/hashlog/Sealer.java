@@ -31,10 +31,10 @@ final class Sealer {
   private Segment reserveFor; // active segment to tend (flush behind, fill ahead); guarded by this
 
   /** How far ahead of the writer the sealer zero-fills the active segment. */
-  static final int RESERVE_AHEAD = 8 << 20;
+  static final int RESERVE_AHEAD = 4 << 20;
 
   /** The writer asks for more reserve when less than this is left. */
-  static final int RESERVE_LOW = 4 << 20;
+  static final int RESERVE_LOW = 2 << 20;
 
   /** BUFFERED: data written since the last flush-behind before the writer asks for another. */
   static final int FLUSH_STEP = 1 << 20;

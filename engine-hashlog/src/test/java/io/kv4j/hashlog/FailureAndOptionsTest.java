@@ -121,7 +121,7 @@ class FailureAndOptionsTest {
             "compaction-garbage-threshold",
             "compaction-rate-limit",
             "compaction-threads");
-    assertThat(HashLogProvider.SEGMENT_SIZE.defaultValue()).isEqualTo(16L << 20);
+    assertThat(HashLogProvider.SEGMENT_SIZE.defaultValue()).isEqualTo(8L << 20);
     assertThat(HashLogProvider.SEGMENT_SIZE.unit()).isEqualTo("bytes");
   }
 
