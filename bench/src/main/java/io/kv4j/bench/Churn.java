@@ -1,7 +1,6 @@
 package io.kv4j.bench;
 
 import io.kv4j.Durability;
-import io.kv4j.Feature;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.spi.StoreProvider;
@@ -59,12 +58,7 @@ final class Churn {
     String id = p.id();
     String scenario = Scenario.CHURN.id();
     Durability d = options.durability;
-    if (!p.features().contains(Feature.PERSISTENT)) {
-      runner.add(Result.failed(id, scenario, "", 0, d, "n/a: not persistent"));
-      return;
-    }
-    if (Servers.isServer(id)) {
-      runner.add(Result.failed(id, scenario, "", 0, d, "n/a: server engine (no local disk)"));
+    if (!runner.onLocalDisk(p, scenario, d)) {
       return;
     }
     int threads = options.maxThreads();

@@ -571,6 +571,21 @@ final class Runner {
     return r;
   }
 
+  /**
+   * Whether a scenario that measures local files can run on the engine; if not, records why as an
+   * n/a row.
+   */
+  boolean onLocalDisk(StoreProvider p, String scenario, Durability d) {
+    String why =
+        !p.features().contains(Feature.PERSISTENT)
+            ? "n/a: not persistent"
+            : Servers.isServer(p.id()) ? "n/a: server engine (no local disk)" : null;
+    if (why != null) {
+      add(Result.failed(p.id(), scenario, "", 0, d, why));
+    }
+    return why == null;
+  }
+
   void add(Result r) {
     results.add(r);
   }

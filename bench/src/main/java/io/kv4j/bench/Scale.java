@@ -47,12 +47,7 @@ final class Scale {
     String id = p.id();
     String scenario = Scenario.SCALE.id();
     Durability d = options.durability;
-    if (!p.features().contains(Feature.PERSISTENT)) {
-      runner.add(Result.failed(id, scenario, "", 0, d, "n/a: not persistent"));
-      return;
-    }
-    if (Servers.isServer(id)) {
-      runner.add(Result.failed(id, scenario, "", 0, d, "n/a: server engine"));
+    if (!runner.onLocalDisk(p, scenario, d)) {
       return;
     }
     Data base = runner.data();
