@@ -286,7 +286,7 @@ final class Compactor {
     long garbage = 0;
     long kept = 0;
     Segment act = store.active;
-    for (Segment s : store.segments) {
+    for (Segment s : store.segments()) {
       if (s == null || s.retired || s == act || s.unreadable) {
         continue;
       }
@@ -321,7 +321,7 @@ final class Compactor {
    */
   long compactAll() {
     long before = bytesReclaimed.get();
-    int limit = 4 + 2 * store.segments.length;
+    int limit = 4 + 2 * store.segments().length;
     for (int i = 0; i < limit && runOnce(Mode.ALL, null); i++) {
       // Each run takes at most one segment's worth of survivors.
     }
@@ -359,7 +359,7 @@ final class Compactor {
   }
 
   private boolean anyCompacting() {
-    for (Segment s : store.segments) {
+    for (Segment s : store.segments()) {
       if (s != null && s.compacting) {
         return true;
       }
@@ -388,7 +388,7 @@ final class Compactor {
   /** Chooses victims (ascending id). Caller holds the write lock. */
   private List<Segment> pick(Mode mode, Set<Integer> only, DropMap dropTombs) {
     Segment act = store.active;
-    Segment[] all = store.segments;
+    Segment[] all = store.segments();
     int oldest = Integer.MAX_VALUE;
     List<Segment> candidates = new ArrayList<>();
     for (Segment s : all) {

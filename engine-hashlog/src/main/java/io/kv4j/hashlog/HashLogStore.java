@@ -22,7 +22,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -82,9 +81,10 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   /** Bytes of records written by users (puts, deletes, batches), for write amplification. */
   final LongAdder userBytes = new LongAdder();
 
-  volatile Segment[] segments = new Segment[16]; // by id
+  /** The installed segments by id; replaced (never modified) under the writer lock. */
+  private volatile SegmentTable table = SegmentTable.EMPTY;
+
   volatile Segment active;
-  private int segmentCount; // guarded by writeLock
   private volatile StoreIOException failure;
 
   /** Test hook: runs in the middle of writing a large value (crash tests block in it). */
@@ -274,22 +274,16 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   }
 
   void install(Segment seg) {
-    Segment[] a = segments;
-    if (seg.id >= a.length) {
-      a = Arrays.copyOf(a, Math.max(seg.id + 1, a.length * 2));
-    } else {
-      a = a.clone();
-    }
-    a[seg.id] = seg;
-    segments = a;
-    segmentCount++;
+    table = table.with(seg);
   }
 
   void uninstall(Segment seg) {
-    Segment[] a = segments.clone();
-    a[seg.id] = null;
-    segments = a;
-    segmentCount--;
+    table = table.without(seg);
+  }
+
+  /** The installed segments, ascending id (retired ones included until unmapped). Do not modify. */
+  Segment[] segments() {
+    return table.all();
   }
 
   void createActive(int id, int capacity) throws IOException {
@@ -335,9 +329,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   }
 
   Segment segment(long loc) {
-    int id = (int) (loc >>> 32);
-    Segment[] a = segments;
-    return id >= 0 && id < a.length ? a[id] : null;
+    return table.get((int) (loc >>> 32));
   }
 
   Segment activeSegment() {
@@ -1022,7 +1014,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     writeLock.lock();
     try {
       count = 0;
-      for (Segment s : segments) {
+      for (Segment s : segments()) {
         if (s != null && !s.retired) {
           count++;
           disk += s.end;
@@ -1064,7 +1056,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   long liveBytes(int segmentId) {
     writeLock.lock();
     try {
-      Segment s = segments[segmentId];
+      Segment s = table.get(segmentId);
       return s == null ? -1 : s.liveBytes;
     } finally {
       writeLock.unlock();
@@ -1110,7 +1102,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     sealer.stop();
     writeLock.lock();
     try {
-      for (Segment s : segments) {
+      for (Segment s : segments()) {
         if (s != null) {
           try {
             s.closeFile();
@@ -1120,7 +1112,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
           Mappings.unmap(s.map);
         }
       }
-      segments = new Segment[0];
+      table = SegmentTable.EMPTY;
       active = null;
     } finally {
       writeLock.unlock();

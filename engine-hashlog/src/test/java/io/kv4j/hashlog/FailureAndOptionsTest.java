@@ -182,7 +182,7 @@ class FailureAndOptionsTest {
         }
         s.sync();
         // Whatever the sealer thread has or has not done yet, sync() covered the sealed segments.
-        for (Segment seg : s.segments) {
+        for (Segment seg : s.segments()) {
           if (seg != null && seg != s.activeSegment()) {
             assertThat(seg.forced).as("round %d: segment %s forced by sync()", round, seg).isTrue();
           }

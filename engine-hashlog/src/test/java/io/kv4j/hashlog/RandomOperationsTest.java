@@ -81,7 +81,7 @@ class RandomOperationsTest {
     }
     java.util.Set<Integer> ids = new java.util.HashSet<>();
     Segment act = s.activeSegment();
-    for (Segment g : s.segments) {
+    for (Segment g : s.segments()) {
       if (g != null && g != act && !g.retired && rnd.nextInt(3) == 0) {
         ids.add(g.id);
       }
