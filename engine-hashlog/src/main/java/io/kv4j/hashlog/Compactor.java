@@ -31,10 +31,16 @@ import java.util.concurrent.locks.LockSupport;
  * they can be dropped), highest first, then oldest first; a run takes victims until their live and
  * tombstone bytes fill one segment.
  *
- * <p><b>Ordering</b>: a run first rolls the active segment leaving an id gap (sealed A, new active
- * A+2; an empty active A is moved to A+1 instead) and writes the survivors into the gap id. So the
- * copies order after every victim and before every write made after the run began, and recovery,
- * which applies segments in id order, sees each key's newest record last.
+ * <p><b>Ordering</b>: a run writes the survivors into a segment whose id is above every victim's
+ * and below the active segment's. So the copies order after every victim and before every write
+ * made after the run began, and recovery, which applies segments in id order, sees each key's
+ * newest record last. (A sealed segment between the victims and the output holds no record of a
+ * copied key: such a record would be newer than the victim's, which would then not have been live.)
+ * The writer leaves room for such ids: active segments take ids that are multiples of {@link
+ * HashLogStore#ID_STRIDE}, and a run takes the lowest unused id above its victims and every output
+ * before it. Only when none is left below the active segment does a run roll it to make one (sealed
+ * A, output A+1, new active above; an empty active A is moved up instead, the output taking A) —
+ * which cuts the active segment short and puts a seal, with its force, under the writer lock.
  *
  * <p><b>Steps</b> (each is a crash point, see {@link Step}): write {@code seg-X.log.tmp} → fsync →
  * rename to {@code seg-X.log} + directory fsync → hint → switch the index (only entries still
@@ -126,6 +132,7 @@ final class Compactor {
   private volatile boolean failing;
   private final Object throttleMonitor = new Object();
   private final Set<Integer> reserved = new TreeSet<>(); // output ids; guarded by the write lock
+  private int highestOutput; // highest output id handed out since open; guarded by the write lock
   private final Set<HashLogCursor> cursors = ConcurrentHashMap.newKeySet();
   private final List<Grave> graves = new ArrayList<>(); // guarded by itself
   private long paceNext; // guarded by this
@@ -151,6 +158,8 @@ final class Compactor {
   // ---------------------------------------------------------------- lifecycle
 
   void start() {
+    // Ids below the active segment at open may have been used by segments deleted since.
+    highestOutput = store.active.id;
     for (int i = 0; i < settings.threads(); i++) {
       Thread t = new Thread(this::loop, "kv4j-hashlog-compactor-" + i + " " + store.dir);
       t.setDaemon(true);
@@ -505,7 +514,7 @@ final class Compactor {
       if (victims.isEmpty()) {
         if (mode == Mode.ALL && hasGarbage(store.active)) {
           // Seal the active segment so that its garbage becomes compactable.
-          reserved.remove(reserveOutputId(mode));
+          reserved.remove(rollForOutput(mode));
           return true;
         }
         setThrottled(false);
@@ -515,7 +524,7 @@ final class Compactor {
         v.compacting = true;
       }
       try {
-        outId = reserveOutputId(mode);
+        outId = reserveOutputId(mode, victims);
       } catch (IOException e) {
         for (Segment v : victims) {
           v.compacting = false;
@@ -550,30 +559,55 @@ final class Compactor {
   }
 
   /**
+   * An unused id above every victim and every earlier output, below the active segment; else (none
+   * left) one made by {@link #rollForOutput}. Never an id used before (output ids only grow, and
+   * skip the active segments' ids), so no file or hint of an earlier segment can be mistaken for
+   * the output's. Caller holds the write lock.
+   */
+  private int reserveOutputId(Mode mode, List<Segment> victims) throws IOException {
+    int from = highestOutput;
+    for (Segment v : victims) {
+      from = Math.max(from, v.id);
+    }
+    for (int id = from + 1; id > 0 && id < store.active.id; id++) {
+      // Multiples of the stride are active segments' ids: skipped even once deleted.
+      if (id % HashLogStore.ID_STRIDE != 0
+          && store.segment(HashLogStore.location(id, 0)) == null
+          && !reserved.contains(id)) {
+        reserved.add(id);
+        highestOutput = id;
+        return id;
+      }
+    }
+    return rollForOutput(mode);
+  }
+
+  /**
    * Rolls the active segment leaving a gap id for the output. Caller holds the write lock.
    *
    * @return the output id
    */
-  private int reserveOutputId(Mode mode) throws IOException {
+  private int rollForOutput(Mode mode) throws IOException {
     Segment a = store.active;
     int out;
     if (a.end <= RecordCodec.FILE_HEADER) {
-      // Nothing was written to it: give its id to the output, reopen the active one id higher.
+      // Nothing was written to it: give its id to the output, reopen the active one higher.
       out = a.id;
       a.closeFile();
       store.uninstall(a);
       Files.deleteIfExists(a.path);
       // It never held a record, so no index entry, view or reader holds a location in it.
       Mappings.unmap(a.map);
-      store.createActive(out + 1, store.segmentSize);
+      store.createActive(HashLogStore.nextWriteId(out), store.segmentSize);
     } else {
       // A background run need not wait for the force of the segment it seals: it does not take
       // that segment as a victim before the sealer is done with it.
       boolean deferred = store.sealActive(mode == Mode.BACKGROUND);
       out = a.id + 1;
-      store.createActive(a.id + 2, store.segmentSize, deferred);
+      store.createActive(HashLogStore.nextWriteId(out), store.segmentSize, deferred);
     }
     reserved.add(out);
+    highestOutput = Math.max(highestOutput, out);
     return out;
   }
 

@@ -53,6 +53,18 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   /** Values above this size are where the mid-write test hook pauses. */
   private static final int HOOKED_VALUE = 64 << 10;
 
+  /**
+   * Active segments take ids that are multiples of this, leaving the ids between for compaction
+   * outputs, which must order after their victims and before the active segment (see {@link
+   * Compactor}): a run then rarely has to roll the active segment to make an id.
+   */
+  static final int ID_STRIDE = 16;
+
+  /** The id of the next active segment after (at least two above) {@code id}. */
+  static int nextWriteId(int id) {
+    return ((id + 1) / ID_STRIDE + 1) * ID_STRIDE;
+  }
+
   /** Segments the sealer may have queued before a roll seals inline again. */
   static final int SEAL_BACKLOG = 2;
 
@@ -296,6 +308,10 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
    * not lose directory entries, so only an explicit sync needs it).
    */
   void createActive(int id, int capacity, boolean deferDirectorySync) throws IOException {
+    if (id <= 0) {
+      // 2^31 segments: at 8 MiB each, 16 PiB written; a store that gets there is copied anew.
+      throw new IOException("segment ids exhausted in " + dir + "; copy the data to a new store");
+    }
     Path path = dir.resolve(Segment.fileName(id));
     Segment seg = Segment.openActive(id, path, capacity, 0, true);
     seg.hintEntries = new HintFile.Entries();
@@ -689,7 +705,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   private void roll(int capacity) throws IOException {
     Segment old = active;
     boolean deferDirectory = sealActive(true);
-    createActive(old.id + 1, capacity, deferDirectory);
+    createActive(nextWriteId(old.id), capacity, deferDirectory);
     compactor.segmentSealed();
   }
 

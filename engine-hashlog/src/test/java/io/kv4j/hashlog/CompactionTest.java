@@ -136,7 +136,7 @@ class CompactionTest {
             assertThatThrownBy(s::compact).as(msg).isInstanceOf(Compactor.SimulatedCrash.class);
           } else {
             // The newest sealed segment: its tombstones meet older, uncompacted segments.
-            int newest = s.activeSegment().id - 1;
+            int newest = TestStores.newestSealed(s);
             assertThatThrownBy(() -> s.compactor.compactSegments(Set.of(newest)))
                 .as(msg)
                 .isInstanceOf(Compactor.SimulatedCrash.class);
@@ -157,6 +157,47 @@ class CompactionTest {
               .isLessThan(8 << 10);
         }
       }
+    }
+  }
+
+  @Test
+  void compactionRun_writesIntoAnIdBelowTheActiveSegment_withoutRollingIt() {
+    Path d = dir.resolve("gap");
+    TreeMap<String, byte[]> model = new TreeMap<>();
+    try (HashLogStore s = open(d)) {
+      s.put(bytes("cold"), bytes("written once")); // keeps a live record in the first segment
+      model.put("cold", bytes("written once"));
+      for (int round = 0; round < 3; round++) { // overwrites: garbage in every sealed segment
+        for (int i = 0; i < 12; i++) {
+          byte[] v = ("r" + round + "-" + i + "-").repeat(50).getBytes();
+          s.put(key(i), v);
+          model.put(new String(key(i)), v);
+        }
+      }
+      int active = s.activeSegment().id;
+      int activeEnd = s.activeSegment().end;
+      int victim = TestStores.newestSealed(s);
+      assertThat(active % HashLogStore.ID_STRIDE).isZero();
+      s.compactor.compactSegments(Set.of(victim));
+      assertThat(s.activeSegment().id).as("the active segment was not rolled").isEqualTo(active);
+      assertThat(s.activeSegment().end).isEqualTo(activeEnd);
+      int output = TestStores.newestSealed(s);
+      assertThat(output).as("output id").isGreaterThan(victim).isLessThan(active);
+      // The next run takes a higher id again, above its victim and the earlier output.
+      int older =
+          Arrays.stream(s.segments())
+              .mapToInt(g -> g.id)
+              .filter(id -> id < victim)
+              .max()
+              .orElse(-1);
+      assertThat(older).isPositive();
+      s.compactor.compactSegments(Set.of(older));
+      assertThat(s.activeSegment().id).isEqualTo(active);
+      assertThat(TestStores.newestSealed(s)).isGreaterThan(output).isLessThan(active);
+      assertContents(s, model, "after two runs");
+    }
+    try (HashLogStore s = open(d)) {
+      assertContents(s, model, "reopened");
     }
   }
 

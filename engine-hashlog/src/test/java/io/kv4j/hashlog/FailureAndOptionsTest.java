@@ -81,9 +81,9 @@ class FailureAndOptionsTest {
       s.put(bytes("a"), new byte[1000]); // record 12 + 1 + 1000
       s.put(bytes("b"), new byte[1000]);
       assertThat(s.liveBytes(1)).isEqualTo(2 * 1013);
-      s.put(bytes("a"), new byte[3000]); // does not fit: segment 2
+      s.put(bytes("a"), new byte[3000]); // does not fit: the second segment
       assertThat(s.liveBytes(1)).isEqualTo(1013);
-      assertThat(s.liveBytes(2)).isEqualTo(3013);
+      assertThat(s.liveBytes(TestStores.writeSegment(2))).isEqualTo(3013);
       s.delete(bytes("b"));
       assertThat(s.liveBytes(1)).isZero();
       assertThat(TestStores.figure(s, "dead-bytes")).isEqualTo(2 * 1013);

@@ -177,20 +177,20 @@ class RecoveryTest {
       before = TestStores.scan(s, KeyRange.all());
       assertThat(TestStores.figure(s, "hint-files-rebuilt")).isZero();
     }
-    byte[] hint2 = Files.readAllBytes(hint(2));
-    byte[] hint3 = Files.readAllBytes(hint(3));
+    byte[] hint2 = Files.readAllBytes(hint(TestStores.writeSegment(2)));
+    byte[] hint3 = Files.readAllBytes(hint(TestStores.writeSegment(3)));
     byte[] damaged = hint2.clone();
     damaged[damaged.length / 2] ^= 0x01;
-    Files.write(hint(2), damaged);
-    Files.delete(hint(3));
+    Files.write(hint(TestStores.writeSegment(2)), damaged);
+    Files.delete(hint(TestStores.writeSegment(3)));
 
     try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
       assertThat(TestStores.figure(s, "hint-files-rebuilt")).isEqualTo(2);
       assertThat(TestStores.scan(s, KeyRange.all())).isEqualTo(before);
       assertThat(s.get(bytes("batch-a"))).isEmpty();
     }
-    assertThat(Files.readAllBytes(hint(2))).isEqualTo(hint2);
-    assertThat(Files.readAllBytes(hint(3))).isEqualTo(hint3);
+    assertThat(Files.readAllBytes(hint(TestStores.writeSegment(2)))).isEqualTo(hint2);
+    assertThat(Files.readAllBytes(hint(TestStores.writeSegment(3)))).isEqualTo(hint3);
   }
 
   @Test
@@ -214,9 +214,11 @@ class RecoveryTest {
       }
       assertThat(s.get(bytes("filler"))).hasSize(3000);
     }
-    // Tear the batch: cut segment 2 inside its last member. Recovery must drop the whole batch.
-    long size = Files.size(seg(2));
-    try (RandomAccessFile f = new RandomAccessFile(seg(2).toFile(), "rw")) {
+    // Tear the batch: cut the second segment inside its last member. Recovery must drop the whole
+    // batch.
+    long size = Files.size(seg(TestStores.writeSegment(2)));
+    try (RandomAccessFile f =
+        new RandomAccessFile(seg(TestStores.writeSegment(2)).toFile(), "rw")) {
       f.setLength(size - 10);
     }
     try (HashLogStore s = TestStores.open(dir, Durability.SYNC, "segment-size", "4KiB")) {
@@ -261,10 +263,11 @@ class RecoveryTest {
   void newestSegmentWithoutHeader_isRecreated_andOlderDataKept() throws IOException {
     try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
       s.put(bytes("a"), value(1, 3000));
-      s.put(bytes("b"), value(2, 3000)); // rolls to segment 2
+      s.put(bytes("b"), value(2, 3000)); // rolls to the second segment
     }
-    // A crash right after creating segment 3: the file exists, its header never reached the disk.
-    Files.write(seg(3), new byte[4096]);
+    // A crash right after creating the third segment: the file exists, its header never reached the
+    // disk.
+    Files.write(seg(TestStores.writeSegment(3)), new byte[4096]);
     try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
       assertThat(s.get(bytes("a"))).isEqualTo(value(1, 3000));
       assertThat(s.get(bytes("b"))).isEqualTo(value(2, 3000));

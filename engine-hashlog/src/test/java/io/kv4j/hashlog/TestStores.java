@@ -39,6 +39,29 @@ final class TestStores {
     return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
   }
 
+  /**
+   * The id of the {@code n}-th segment (from 1) a new store writes, with no compaction run between
+   * (active segments take ids {@link HashLogStore#ID_STRIDE} apart).
+   */
+  static int writeSegment(int n) {
+    int id = 1;
+    for (int i = 1; i < n; i++) {
+      id = HashLogStore.nextWriteId(id);
+    }
+    return id;
+  }
+
+  /** The highest id below the active segment's: the newest sealed segment. */
+  static int newestSealed(HashLogStore s) {
+    int newest = -1;
+    for (Segment g : s.segments()) {
+      if (g != s.activeSegment()) {
+        newest = Math.max(newest, g.id);
+      }
+    }
+    return newest;
+  }
+
   static long figure(Store s, String name) {
     return s.stats().figures().get(name).longValue();
   }
