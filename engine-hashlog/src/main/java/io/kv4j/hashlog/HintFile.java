@@ -35,14 +35,18 @@ final class HintFile {
    * segment. Not thread-safe: one writer.
    */
   static final class Entries {
-    private byte[] buf = new byte[4096];
-    private int size;
+    // Filled in chunks that are never copied: growing one array by doubling copied up to a few
+    // hundred KiB per segment, under the writer lock.
+    private static final int CHUNK = 64 << 10;
+    private byte[][] chunks = new byte[4][];
+    private int[] used = new int[4];
+    private int last = -1; // index of the chunk being filled
     private int count;
 
     /** Appends the entry of a put or delete record. */
     void add(int type, int offset, byte[] key, int keyOffset, int keyLength, int valueLength) {
       int at = append(type, offset, keyLength, valueLength);
-      System.arraycopy(key, keyOffset, buf, at, keyLength);
+      System.arraycopy(key, keyOffset, chunks[last], at, keyLength);
     }
 
     /** Appends the entry of the put or delete record at {@code offset} of a segment mapping. */
@@ -54,27 +58,36 @@ final class HintFile {
               offset,
               k,
               RecordCodec.valueLength(segment, offset));
-      segment.get(offset + RecordCodec.RECORD_HEADER, buf, at, k);
+      segment.get(offset + RecordCodec.RECORD_HEADER, chunks[last], at, k);
     }
 
-    /** Writes an entry's header; returns where its key goes. */
+    /** Writes an entry's header; returns where its key goes in the current chunk. */
     private int append(int type, int offset, int keyLength, int valueLength) {
       int need = RecordCodec.HINT_ENTRY_HEADER + keyLength;
-      if (size + need > buf.length) {
-        buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, size + need));
+      if (last < 0 || used[last] + need > chunks[last].length) {
+        if (++last == chunks.length) {
+          chunks = java.util.Arrays.copyOf(chunks, last * 2);
+          used = java.util.Arrays.copyOf(used, last * 2);
+        }
+        chunks[last] = new byte[Math.max(CHUNK, need)];
       }
-      INT_BE.set(buf, size, (type << 24) | keyLength);
-      INT_BE.set(buf, size + 4, offset);
-      INT_BE.set(buf, size + 8, valueLength);
-      int keyAt = size + RecordCodec.HINT_ENTRY_HEADER;
-      size += need;
+      byte[] buf = chunks[last];
+      int at = used[last];
+      INT_BE.set(buf, at, (type << 24) | keyLength);
+      INT_BE.set(buf, at + 4, offset);
+      INT_BE.set(buf, at + 8, valueLength);
+      used[last] = at + need;
       count++;
-      return keyAt;
+      return at + RecordCodec.HINT_ENTRY_HEADER;
     }
 
     /** Bytes held, for memory figures. */
     long memoryBytes() {
-      return buf.length;
+      long n = 0;
+      for (int i = 0; i <= last; i++) {
+        n += chunks[i].length;
+      }
+      return n;
     }
   }
 
@@ -85,9 +98,9 @@ final class HintFile {
   /** Writes the hint of segment {@code seg} (ending at {@code end}) from gathered entries. */
   static void write(Path dir, int segmentId, int end, Entries e) throws IOException {
     CRC32C crc = new CRC32C();
-    crc.update(e.buf, 0, e.size);
-    ByteBuffer out = ByteBuffer.allocate(e.size + 4);
-    out.put(e.buf, 0, e.size).putInt((int) crc.getValue()).flip();
+    for (int i = 0; i <= e.last; i++) {
+      crc.update(e.chunks[i], 0, e.used[i]);
+    }
     Path tmp = dir.resolve(Segment.hintName(segmentId) + ".tmp");
     try (FileChannel ch =
         FileChannel.open(
@@ -96,7 +109,10 @@ final class HintFile {
             StandardOpenOption.TRUNCATE_EXISTING,
             StandardOpenOption.WRITE)) {
       writeFully(ch, RecordCodec.fileHeader(RecordCodec.HINT_MAGIC, segmentId, e.count, end));
-      writeFully(ch, out);
+      for (int i = 0; i <= e.last; i++) {
+        writeFully(ch, ByteBuffer.wrap(e.chunks[i], 0, e.used[i]));
+      }
+      writeFully(ch, ByteBuffer.allocate(4).putInt(0, (int) crc.getValue()));
     }
     Files.move(tmp, path(dir, segmentId), StandardCopyOption.ATOMIC_MOVE);
   }

@@ -215,13 +215,15 @@ final class Segment {
   }
 
   /**
-   * Forces the data written so far, off the writer's path (the sealer thread calls this in BUFFERED
-   * mode), so that the force at seal, which the writer does, has at most the last step left to
-   * write.
+   * Forces the whole pages written so far, off the writer's path (the sealer thread calls this in
+   * BUFFERED mode), so that the force at seal, which the writer does, has at most the last step
+   * left to write.
    */
   void flushBehind() {
     synchronized (mapLock) {
-      int upTo = end;
+      // Whole pages only: the page the writer is filling would be under write-back, and the
+      // writer's next store into it would wait for that I/O (stable pages) under its lock.
+      int upTo = end & -4096;
       if (closed || sealed || upTo <= flushed) {
         return;
       }

@@ -170,6 +170,25 @@ class RecoveryTest {
   }
 
   @Test
+  void hintOfAFullSegment_gatheredInManyChunks_isUsedAtReopen() throws IOException {
+    int n = 20_000; // 52-byte hint entries: about 1 MiB of entries, gathered 64 KiB at a time
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "1MiB")) {
+      for (int i = 0; i < n; i++) {
+        s.put(bytes(String.format("key-%036d", i)), bytes(String.format("%08d", i)));
+      }
+      assertThat(s.segments().length).isGreaterThan(1);
+    }
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "1MiB")) {
+      assertThat(TestStores.figure(s, "hint-files-rebuilt")).isZero();
+      for (int i = 0; i < n; i++) {
+        assertThat(s.get(bytes(String.format("key-%036d", i))))
+            .as("key %d", i)
+            .isEqualTo(bytes(String.format("%08d", i)));
+      }
+    }
+  }
+
+  @Test
   void damagedOrMissingHint_isRebuiltToTheSameBytesAndState() throws IOException {
     fillSegments(40);
     List<Entry> before;
