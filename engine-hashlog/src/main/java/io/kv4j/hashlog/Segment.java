@@ -119,7 +119,7 @@ final class Segment {
       if (force) {
         ch.force(false);
       }
-      MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_ONLY, 0, len);
+      MappedByteBuffer m = Mappings.map(ch, FileChannel.MapMode.READ_ONLY, len);
       Segment s = new Segment(id, path, m, (int) len, null, (int) len);
       s.forced = force;
       return s;
@@ -142,7 +142,7 @@ final class Segment {
         raf.write(RecordCodec.fileHeader(RecordCodec.SEGMENT_MAGIC, id, 0, 0).array());
         end = RecordCodec.FILE_HEADER;
       }
-      MappedByteBuffer m = raf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, capacity);
+      MappedByteBuffer m = Mappings.map(raf.getChannel(), FileChannel.MapMode.READ_WRITE, capacity);
       return new Segment(id, path, m, capacity, raf, end);
     } catch (IOException | RuntimeException e) {
       raf.close();
