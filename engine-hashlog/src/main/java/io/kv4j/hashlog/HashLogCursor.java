@@ -5,40 +5,47 @@ import io.kv4j.KeyRange;
 import io.kv4j.spi.AbstractCursor;
 
 /**
- * A cursor over an immutable sorted array of record locations taken from {@link KeyOrder} when the
- * scan opened. Equal keys are adjacent; the largest location among them is the key's state at that
- * moment, so the cursor is a point-in-time snapshot: later writes are not visible, each key appears
- * at most once, in unsigned key order. Values are read from the (append-only, never rewritten)
- * segments when the cursor reaches them.
+ * A cursor over the two immutable sorted runs of record locations ({@link KeyOrder.View}) taken
+ * when the scan opened, merged as it goes. Equal keys are adjacent within a run; the largest
+ * location among a key's entries in both runs is the key's state at that moment, so the cursor is a
+ * point-in-time snapshot: later writes are not visible, each key appears at most once, in unsigned
+ * key order. Values are read from the (append-only, never rewritten) segments when the cursor
+ * reaches them.
  */
 final class HashLogCursor extends AbstractCursor {
   private final HashLogStore store;
   private final KeyRange range;
   private final boolean reverse;
-  private long[] view;
-  private int pos;
+  private final int step;
+  private long[] a; // the base run; null once released
+  private long[] b; // the recent run
+  private int pa;
+  private int pb;
 
-  HashLogCursor(HashLogStore store, KeyRange range, long[] view) {
+  HashLogCursor(HashLogStore store, KeyRange range, KeyOrder.View view) {
     super(store, range);
     this.store = store;
     this.range = range;
     this.reverse = range.isReverse();
-    this.view = view;
-    this.pos = reverse ? lastAtOrBelow() : firstAtOrAbove();
+    this.step = reverse ? -1 : 1;
+    this.a = view.base();
+    this.b = view.recent();
+    this.pa = reverse ? lastAtOrBelow(a) : firstAtOrAbove(a);
+    this.pb = reverse ? lastAtOrBelow(b) : firstAtOrAbove(b);
   }
 
-  /** First index whose key satisfies the lower bound. */
-  private int firstAtOrAbove() {
+  /** First index of {@code v} whose key satisfies the lower bound. */
+  private int firstAtOrAbove(long[] v) {
     byte[] lower = range.lower();
     if (lower == null) {
       return 0;
     }
     boolean incl = range.lowerInclusive();
     int lo = 0;
-    int hi = view.length;
+    int hi = v.length;
     while (lo < hi) {
       int mid = (lo + hi) >>> 1;
-      int c = store.compareKey(view[mid], lower);
+      int c = store.compareKey(v[mid], lower);
       if (c < 0 || (c == 0 && !incl)) {
         lo = mid + 1;
       } else {
@@ -48,18 +55,18 @@ final class HashLogCursor extends AbstractCursor {
     return lo;
   }
 
-  /** Last index whose key satisfies the upper bound. */
-  private int lastAtOrBelow() {
+  /** Last index of {@code v} whose key satisfies the upper bound. */
+  private int lastAtOrBelow(long[] v) {
     byte[] upper = range.upper();
     if (upper == null) {
-      return view.length - 1;
+      return v.length - 1;
     }
     boolean incl = range.upperInclusive();
     int lo = 0;
-    int hi = view.length;
+    int hi = v.length;
     while (lo < hi) {
       int mid = (lo + hi) >>> 1;
-      int c = store.compareKey(view[mid], upper);
+      int c = store.compareKey(v[mid], upper);
       if (c < 0 || (c == 0 && incl)) {
         lo = mid + 1;
       } else {
@@ -71,24 +78,40 @@ final class HashLogCursor extends AbstractCursor {
 
   @Override
   protected Entry advance() {
-    long[] v = view;
-    if (v == null) {
+    long[] va = a;
+    long[] vb = b;
+    if (va == null) {
       return null;
     }
     int token = store.enter();
     try {
-      int step = reverse ? -1 : 1;
-      while (pos >= 0 && pos < v.length) {
-        long best = v[pos];
-        int p = pos + step;
-        while (p >= 0 && p < v.length && sameKey(v[p], best)) {
-          best = Math.max(best, v[p]);
-          p += step;
+      while (true) {
+        boolean hasA = pa >= 0 && pa < va.length;
+        boolean hasB = pb >= 0 && pb < vb.length;
+        long first;
+        if (hasA && hasB) {
+          int c = store.compareKeys(va[pa], vb[pb]);
+          first = (c < 0) != reverse ? va[pa] : vb[pb];
+        } else if (hasA) {
+          first = va[pa];
+        } else if (hasB) {
+          first = vb[pb];
+        } else {
+          return null;
         }
-        pos = p;
+        // The key's group: its adjacent entries in each run; the largest location is its state.
+        long best = first;
+        while (pa >= 0 && pa < va.length && sameKey(va[pa], first)) {
+          best = Math.max(best, va[pa]);
+          pa += step;
+        }
+        while (pb >= 0 && pb < vb.length && sameKey(vb[pb], first)) {
+          best = Math.max(best, vb[pb]);
+          pb += step;
+        }
         byte[] key = store.keyAt(best);
         if (reverse ? !range.aboveLower(key) : !range.belowUpper(key)) {
-          pos = reverse ? -1 : v.length;
+          pa = pb = reverse ? -1 : Integer.MAX_VALUE;
           return null;
         }
         if (store.isTombstone(best)) {
@@ -96,19 +119,19 @@ final class HashLogCursor extends AbstractCursor {
         }
         return new Entry(key, store.readValue(best));
       }
-      return null;
     } finally {
       store.exit(token);
     }
   }
 
-  private boolean sameKey(long a, long b) {
-    return store.compareKeys(a, b) == 0;
+  private boolean sameKey(long x, long y) {
+    return x == y || store.compareKeys(x, y) == 0;
   }
 
   @Override
   protected void release() {
-    view = null;
+    a = null;
+    b = null;
     store.compactor.unpin(this);
   }
 }

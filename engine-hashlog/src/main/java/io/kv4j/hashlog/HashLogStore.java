@@ -1005,7 +1005,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   protected AbstractCursor doScan(KeyRange range) {
     int token = enter();
     try {
-      long[] view = range.isEmpty() ? new long[0] : order.snapshot();
+      KeyOrder.View view = range.isEmpty() ? KeyOrder.View.EMPTY_VIEW : order.snapshot();
       // Registered before exit(): a compaction that retires segments this view points into waits
       // for this reader to leave, and by then sees the cursor pinned.
       HashLogCursor c = new HashLogCursor(this, range, view);
