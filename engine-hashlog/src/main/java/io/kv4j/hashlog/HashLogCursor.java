@@ -21,6 +21,7 @@ final class HashLogCursor extends AbstractCursor {
   private long[] b; // the recent run
   private int pa;
   private int pb;
+  private long groupBest; // scratch of skipGroup: the largest location of the current key
 
   HashLogCursor(HashLogStore store, KeyRange range, KeyOrder.View view) {
     super(store, range);
@@ -100,15 +101,10 @@ final class HashLogCursor extends AbstractCursor {
           return null;
         }
         // The key's group: its adjacent entries in each run; the largest location is its state.
-        long best = first;
-        while (pa >= 0 && pa < va.length && sameKey(va[pa], first)) {
-          best = Math.max(best, va[pa]);
-          pa += step;
-        }
-        while (pb >= 0 && pb < vb.length && sameKey(vb[pb], first)) {
-          best = Math.max(best, vb[pb]);
-          pb += step;
-        }
+        groupBest = first;
+        pa = skipGroup(va, pa, first);
+        pb = skipGroup(vb, pb, first);
+        long best = groupBest;
         byte[] key = store.keyAt(best);
         if (reverse ? !range.aboveLower(key) : !range.belowUpper(key)) {
           pa = pb = reverse ? -1 : Integer.MAX_VALUE;
@@ -122,6 +118,18 @@ final class HashLogCursor extends AbstractCursor {
     } finally {
       store.exit(token);
     }
+  }
+
+  /**
+   * Moves past the entries of {@code first}'s key at {@code p} in run {@code v}, raising {@link
+   * #groupBest} to the largest location among them; returns the next position.
+   */
+  private int skipGroup(long[] v, int p, long first) {
+    while (p >= 0 && p < v.length && sameKey(v[p], first)) {
+      groupBest = Math.max(groupBest, v[p]);
+      p += step;
+    }
+    return p;
   }
 
   private boolean sameKey(long x, long y) {
