@@ -623,6 +623,7 @@ final class Compactor {
     Path tmp = dir.resolve(Segment.fileName(outId) + ".tmp");
     Path target = dir.resolve(Segment.fileName(outId));
     Moves moves = new Moves();
+    Moves tombMoves = new Moves(); // kept tombstones: relocated in the ordered scan view only
     long[] tombBytes = new long[1];
     long outEnd;
     boolean renamed = false;
@@ -695,6 +696,7 @@ final class Compactor {
                     moves.add(h, loc, HashLogStore.location(outId, (int) at), size);
                   } else {
                     tombBytes[0] += size;
+                    tombMoves.add(h, loc, HashLogStore.location(outId, (int) at), size);
                   }
                 } catch (IOException e) {
                   throw new java.io.UncheckedIOException(e);
@@ -747,7 +749,7 @@ final class Compactor {
         step(Step.HINT_WRITTEN);
       }
       renamed = true;
-      switchIndex(victims, out, moves, tombBytes[0]);
+      switchIndex(victims, out, moves, tombMoves, tombBytes[0]);
       step(Step.INDEX_SWITCHED);
       // A newer write that made a copy (or a tombstone) unnecessary must be durable before the
       // victim holding the older record disappears.
@@ -830,7 +832,8 @@ final class Compactor {
     }
   }
 
-  private void switchIndex(List<Segment> victims, Segment out, Moves moves, long tombBytes) {
+  private void switchIndex(
+      List<Segment> victims, Segment out, Moves moves, Moves tombMoves, long tombBytes) {
     store.writeLock.lock();
     try {
       if (out != null) {
@@ -874,7 +877,13 @@ final class Compactor {
       if (out != null) {
         out.compacting = false;
       }
-      store.order.dropAll(); // the ordered view holds locations in the victims
+      // The ordered scan view holds locations in the victims: it follows the copies.
+      int[] ids = new int[victims.size()];
+      for (int i = 0; i < ids.length; i++) {
+        ids[i] = victims.get(i).id;
+      }
+      store.order.relocated(
+          ids, moves.from, moves.to, moves.n, tombMoves.from, tombMoves.to, tombMoves.n);
     } finally {
       store.writeLock.unlock();
     }

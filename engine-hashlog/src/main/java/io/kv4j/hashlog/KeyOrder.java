@@ -1,6 +1,8 @@
 package io.kv4j.hashlog;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The ordered view of the keys, for scans, with no Java object per key: a sorted run of record
@@ -11,12 +13,14 @@ import java.util.Arrays;
  * merged into a new base: a scan after a few writes (YCSB-E: 5% inserts) then copies a few thousand
  * locations, not the whole key set.
  *
- * <p>The runs may hold several locations of one key (older writes, tombstones); within a run they
- * are adjacent, and the newest (largest location: a key's records have larger locations the newer
- * they are, compaction copies included) is the key's state when the runs were taken. So a cursor
- * sees the store as of the moment it was opened. When stale entries make up more than half of the
- * runs, or the delta outgrows the live key count (writes without scans), the view is dropped and
- * rebuilt from the index at the next scan; compaction drops it too (its locations move).
+ * <p>Each run holds at most one location per key (merges keep the larger, newer one; the base holds
+ * no tombstones), and a key in both runs has its newer entry in {@code recent}: the largest
+ * location is the key's state when the runs were taken (a key's records have larger locations the
+ * newer they are, compaction copies included). So a cursor sees the store as of the moment it was
+ * opened, and overwrites do not pile up stale entries. Compaction moves records: the next scan
+ * moves the runs' entries along ({@link #relocated}) rather than rebuilding the view from the
+ * index; it is dropped and rebuilt only when the delta outgrows the live key count (writes without
+ * scans) or relocations pile up unread.
  *
  * <p>Memory: 8 bytes per entry of the runs and the delta, counted in the index bytes per key.
  */
@@ -28,6 +32,15 @@ final class KeyOrder {
   private long[] delta = new long[64];
   private int deltaSize;
   private boolean rebuild = true;
+  private final List<Relocation> relocations = new ArrayList<>(); // since the last scan, in order
+  private long relocatedEntries;
+
+  /**
+   * Where one compaction run copied records: each location in {@code from} (ascending) moved to the
+   * same index of {@code to}; a location in one of the {@code victims} (ascending ids) that is not
+   * in {@code from} was dropped (a superseded put, or a tombstone no older segment needs).
+   */
+  private record Relocation(int[] victims, long[] from, long[] to) {}
 
   /** Two sorted runs of locations, immutable; a cursor merges them (see {@link KeyOrder}). */
   record View(long[] base, long[] recent) {
@@ -62,6 +75,73 @@ final class KeyOrder {
     rebuild = true;
     deltaSize = 0;
     delta = new long[64];
+    relocations.clear();
+    relocatedEntries = 0;
+  }
+
+  /**
+   * Notes that a compaction run copied records out of {@code victims}: put records {@code
+   * putFrom[i] → putTo[i]} and kept tombstones {@code tombFrom[i] → tombTo[i]}, each list ascending
+   * (the run walks its victims in id order and each one by offset). The next scan moves its runs'
+   * entries along instead of rebuilding the view from the index (a sort of every key). A location
+   * keeps its key, so the runs stay sorted; a key's copy has a larger location than its older
+   * records and a smaller one than its newer records, so the largest location still names its
+   * state. Caller holds the write lock.
+   */
+  void relocated(
+      int[] victims,
+      long[] putFrom,
+      long[] putTo,
+      int puts,
+      long[] tombFrom,
+      long[] tombTo,
+      int tombs) {
+    if (rebuild) {
+      return;
+    }
+    long[] from = new long[puts + tombs];
+    long[] to = new long[from.length];
+    int i = 0;
+    int j = 0;
+    for (int o = 0; o < from.length; o++) {
+      boolean put = j >= tombs || (i < puts && putFrom[i] < tombFrom[j]);
+      from[o] = put ? putFrom[i] : tombFrom[j];
+      to[o] = put ? putTo[i++] : tombTo[j++];
+      if (o > 0 && from[o] <= from[o - 1]) {
+        dropAll(); // not in walk order after all: rebuild rather than guess
+        return;
+      }
+    }
+    int[] ids = victims.clone();
+    Arrays.sort(ids);
+    relocations.add(new Relocation(ids, from, to));
+    relocatedEntries += from.length;
+    if (relocatedEntries > Math.max(1 << 16, store.keyCount())) {
+      dropAll(); // no scan for a long while: stop keeping the relocations
+    }
+  }
+
+  /** {@code locs} with every relocation applied in order; dropped entries removed. */
+  private static long[] relocate(long[] locs, List<Relocation> rs) {
+    if (locs.length == 0) {
+      return locs;
+    }
+    long[] out = new long[locs.length];
+    int n = 0;
+    next:
+    for (long e : locs) {
+      for (Relocation r : rs) {
+        if (Arrays.binarySearch(r.victims(), (int) (e >>> 32)) >= 0) {
+          int k = Arrays.binarySearch(r.from(), e);
+          if (k < 0) {
+            continue next; // dropped by compaction: a newer entry of its key is in the view
+          }
+          e = r.to()[k];
+        }
+      }
+      out[n++] = e;
+    }
+    return n == out.length ? out : Arrays.copyOf(out, n);
   }
 
   /** Bytes held, for stats (racy read is fine). */
@@ -76,6 +156,7 @@ final class KeyOrder {
   synchronized View snapshot() {
     long[] full = null;
     long[] d = null;
+    List<Relocation> moved = null;
     long live;
     store.writeLock.lock();
     try {
@@ -83,11 +164,18 @@ final class KeyOrder {
         full = store.allLocations();
         rebuild = false;
         deltaSize = 0;
-      } else if (deltaSize > 0) {
-        d = Arrays.copyOf(delta, deltaSize);
-        deltaSize = 0;
-        if (delta.length > 4096) {
-          delta = new long[64];
+      } else {
+        if (deltaSize > 0) {
+          d = Arrays.copyOf(delta, deltaSize);
+          deltaSize = 0;
+          if (delta.length > 4096) {
+            delta = new long[64];
+          }
+        }
+        if (!relocations.isEmpty()) {
+          moved = new ArrayList<>(relocations);
+          relocations.clear();
+          relocatedEntries = 0;
         }
       }
       live = store.keyCount();
@@ -99,11 +187,21 @@ final class KeyOrder {
       LongSort.sort(full, prefixes(full), byKey);
       base = full;
       recent = EMPTY;
-    } else if (d != null) {
+    } else {
+      if (moved != null) {
+        base = relocate(base, moved);
+        recent = relocate(recent, moved);
+        if (d != null) {
+          d = relocate(d, moved);
+        }
+      }
+      if (d == null || d.length == 0) {
+        return new View(base, recent);
+      }
       LongSort.sort(d, prefixes(d), byKey);
-      recent = merge(recent, d, byKey);
+      recent = merge(recent, newestPerKey(d), false);
       if (recent.length > base.length / 8 + 256) {
-        base = merge(base, recent, byKey);
+        base = merge(base, recent, true);
         recent = EMPTY;
       }
       if (base.length + recent.length > 2 * live + 4096) {
@@ -126,17 +224,23 @@ final class KeyOrder {
     return p;
   }
 
-  private static long[] merge(long[] a, long[] b, LongSort.Comparator c) {
+  /**
+   * Merges {@code b} into {@code a}, both sorted with at most one entry per key: for a key in both,
+   * the larger location (its newer record) is kept, so the result has one entry per key too. With
+   * {@code dropTombstones} (merging into the base, which shadows nothing) a key whose newest entry
+   * is a tombstone is left out. Binary search per entry of {@code b}, which is the smaller run.
+   */
+  private long[] merge(long[] a, long[] b, boolean dropTombstones) {
     long[] out = new long[a.length + b.length];
     int i = 0;
     int o = 0;
     for (long x : b) {
-      // First index in a[i..] whose entry sorts after x.
+      // First index in a[i..] whose key is not below x's.
       int lo = i;
       int hi = a.length;
       while (lo < hi) {
         int mid = (lo + hi) >>> 1;
-        if (c.compare(a[mid], x) <= 0) {
+        if (store.compareKeys(a[mid], x) < 0) {
           lo = mid + 1;
         } else {
           hi = mid;
@@ -145,9 +249,29 @@ final class KeyOrder {
       System.arraycopy(a, i, out, o, lo - i);
       o += lo - i;
       i = lo;
-      out[o++] = x;
+      long keep = x;
+      if (i < a.length && store.compareKeys(a[i], x) == 0) {
+        keep = Math.max(a[i], x);
+        i++;
+      }
+      if (!dropTombstones || !store.isTombstone(keep)) {
+        out[o++] = keep;
+      }
     }
     System.arraycopy(a, i, out, o, a.length - i);
-    return out;
+    o += a.length - i;
+    return o == out.length ? out : Arrays.copyOf(out, o);
+  }
+
+  /** {@code d} (sorted by key, then location) with only the last, newest, entry of each key. */
+  private long[] newestPerKey(long[] d) {
+    int o = 0;
+    for (int k = 0; k < d.length; k++) {
+      if (k + 1 < d.length && store.compareKeys(d[k], d[k + 1]) == 0) {
+        continue;
+      }
+      d[o++] = d[k];
+    }
+    return o == d.length ? d : Arrays.copyOf(d, o);
   }
 }
