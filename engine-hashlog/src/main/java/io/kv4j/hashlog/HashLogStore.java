@@ -1062,6 +1062,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     f.put("tombstone-bytes", tomb);
     f.put("truncated-tail-bytes", truncatedTailBytes);
     f.put("hint-files-rebuilt", hintsRebuilt);
+    f.put("scan-view-builds", order.rebuilds());
     f.put("fsyncs", commit.forces());
     f.put("failed", failure == null ? 0 : 1);
     compactor.figures(f, disk, live);

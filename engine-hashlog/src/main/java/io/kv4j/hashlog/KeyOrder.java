@@ -47,6 +47,9 @@ final class KeyOrder {
     static final View EMPTY_VIEW = new View(EMPTY, EMPTY);
   }
 
+  /** Times the view was built from the index (a sort of every key), for stats. */
+  private volatile long rebuilds;
+
   // Guarded by this.
   private long[] base = EMPTY;
   private long[] recent = EMPTY;
@@ -144,6 +147,11 @@ final class KeyOrder {
     return n == out.length ? out : Arrays.copyOf(out, n);
   }
 
+  /** Times the view was built from the index since open. */
+  long rebuilds() {
+    return rebuilds;
+  }
+
   /** Bytes held, for stats (racy read is fine). */
   long memoryBytes() {
     return (long) (base.length + recent.length + delta.length) * Long.BYTES;
@@ -184,6 +192,7 @@ final class KeyOrder {
     }
     LongSort.Comparator byKey = store::compareRecords;
     if (full != null) {
+      rebuilds++; // only under this object's monitor
       LongSort.sort(full, prefixes(full), byKey);
       base = full;
       recent = EMPTY;

@@ -202,6 +202,60 @@ class CompactionTest {
   }
 
   @Test
+  void scanView_followsRecordsThroughCompactions_withoutBeingRebuilt() {
+    Path d = dir.resolve("view");
+    TreeMap<String, byte[]> model = new TreeMap<>();
+    try (HashLogStore s = open(d)) {
+      SplittableRandom rnd = new SplittableRandom(5);
+      for (int i = 0; i < 300; i++) {
+        int k = rnd.nextInt(60);
+        if (rnd.nextInt(5) == 0) {
+          s.delete(key(k));
+          model.remove(new String(key(k)));
+        } else {
+          byte[] v = ("v" + i + "-").repeat(20).getBytes();
+          s.put(key(k), v);
+          model.put(new String(key(k)), v);
+        }
+        if (i == 100) {
+          assertScan(s, model, "first scan"); // builds the view
+        }
+        if (i == 150 || i == 200) {
+          // Two runs between scans: the second takes the first one's output as a victim.
+          s.compactor.compactSegments(
+              Arrays.stream(s.segments())
+                  .filter(g -> g != s.activeSegment())
+                  .map(g -> g.id)
+                  .collect(java.util.stream.Collectors.toSet()));
+        }
+        if (i == 250) {
+          s.compact();
+          assertScan(s, model, "after compaction");
+        }
+      }
+      assertScan(s, model, "at the end");
+      assertThat(TestStores.figure(s, "compaction-runs")).isGreaterThanOrEqualTo(3);
+      assertThat(TestStores.figure(s, "scan-view-builds"))
+          .as("the view moved along with the copies instead of being rebuilt")
+          .isEqualTo(1);
+    }
+  }
+
+  /** A full scan returns exactly the model: keys in order and each one's value. */
+  private static void assertScan(HashLogStore s, TreeMap<String, byte[]> model, String msg) {
+    List<Entry> got = TestStores.scan(s, KeyRange.all());
+    assertThat(got).as(msg + ": entries").hasSize(model.size());
+    int i = 0;
+    for (Map.Entry<String, byte[]> e : model.entrySet()) {
+      assertThat(new String(got.get(i).key(), java.nio.charset.StandardCharsets.UTF_8))
+          .as(msg + ": key " + i)
+          .isEqualTo(e.getKey());
+      assertThat(got.get(i).value()).as(msg + ": value of " + e.getKey()).isEqualTo(e.getValue());
+      i++;
+    }
+  }
+
+  @Test
   void deleteInNewerSegment_compactingOnlyTheTombstoneSegment_keyStaysDeleted() {
     for (Compactor.Step step : Compactor.Step.values()) {
       String msg = "crash at " + step;
