@@ -19,9 +19,10 @@ final class HashLogCursor extends AbstractCursor {
   private final int step;
   private long[] a; // the base run; null once released
   private long[] b; // the recent run
+  private long[] ap; // key prefixes of a's entries
+  private long[] bp; // key prefixes of b's entries
   private int pa;
   private int pb;
-  private long groupBest; // scratch of skipGroup: the largest location of the current key
 
   HashLogCursor(HashLogStore store, KeyRange range, KeyOrder.View view) {
     super(store, range);
@@ -31,6 +32,8 @@ final class HashLogCursor extends AbstractCursor {
     this.step = reverse ? -1 : 1;
     this.a = view.base();
     this.b = view.recent();
+    this.ap = view.basePrefixes();
+    this.bp = view.recentPrefixes();
     this.pa = reverse ? lastAtOrBelow(a) : firstAtOrAbove(a);
     this.pb = reverse ? lastAtOrBelow(b) : firstAtOrAbove(b);
   }
@@ -89,22 +92,35 @@ final class HashLogCursor extends AbstractCursor {
       while (true) {
         boolean hasA = pa >= 0 && pa < va.length;
         boolean hasB = pb >= 0 && pb < vb.length;
-        long first;
-        if (hasA && hasB) {
-          int c = store.compareKeys(va[pa], vb[pb]);
-          first = (c < 0) != reverse ? va[pa] : vb[pb];
-        } else if (hasA) {
-          first = va[pa];
-        } else if (hasB) {
-          first = vb[pb];
-        } else {
+        if (!hasA && !hasB) {
           return null;
         }
-        // The key's group: its adjacent entries in each run; the largest location is its state.
-        groupBest = first;
-        pa = skipGroup(va, pa, first);
-        pb = skipGroup(vb, pb, first);
-        long best = groupBest;
+        // Each run holds one entry per key: the next key is the nearer head (both, if equal),
+        // and the larger location of the two is its state.
+        int c;
+        if (hasA && hasB) {
+          c = Long.compareUnsigned(ap[pa], bp[pb]);
+          if (c == 0) {
+            c = store.compareKeys(va[pa], vb[pb]);
+          }
+          if (reverse) {
+            c = -c;
+          }
+        } else {
+          c = hasA ? -1 : 1;
+        }
+        long best;
+        if (c < 0) {
+          best = va[pa];
+          pa += step;
+        } else if (c > 0) {
+          best = vb[pb];
+          pb += step;
+        } else {
+          best = Math.max(va[pa], vb[pb]);
+          pa += step;
+          pb += step;
+        }
         byte[] key = store.keyAt(best);
         if (reverse ? !range.aboveLower(key) : !range.belowUpper(key)) {
           pa = pb = reverse ? -1 : Integer.MAX_VALUE;
@@ -120,26 +136,12 @@ final class HashLogCursor extends AbstractCursor {
     }
   }
 
-  /**
-   * Moves past the entries of {@code first}'s key at {@code p} in run {@code v}, raising {@link
-   * #groupBest} to the largest location among them; returns the next position.
-   */
-  private int skipGroup(long[] v, int p, long first) {
-    while (p >= 0 && p < v.length && sameKey(v[p], first)) {
-      groupBest = Math.max(groupBest, v[p]);
-      p += step;
-    }
-    return p;
-  }
-
-  private boolean sameKey(long x, long y) {
-    return x == y || store.compareKeys(x, y) == 0;
-  }
-
   @Override
   protected void release() {
     a = null;
     b = null;
+    ap = null;
+    bp = null;
     store.compactor.unpin(this);
   }
 }

@@ -42,17 +42,26 @@ final class KeyOrder {
    */
   private record Relocation(int[] victims, long[] from, long[] to) {}
 
-  /** Two sorted runs of locations, immutable; a cursor merges them (see {@link KeyOrder}). */
-  record View(long[] base, long[] recent) {
-    static final View EMPTY_VIEW = new View(EMPTY, EMPTY);
+  /**
+   * Two sorted runs of locations, immutable, each with one entry per key, and beside each the first
+   * 8 bytes of every entry's key ({@link HashLogStore#keyPrefix}), so that most comparisons stay in
+   * these arrays instead of reading keys from the segments. A cursor merges the runs.
+   */
+  record View(long[] base, long[] basePrefixes, long[] recent, long[] recentPrefixes) {
+    static final View EMPTY_VIEW = new View(EMPTY, EMPTY, EMPTY, EMPTY);
+  }
+
+  /** A run of locations and its key prefixes. */
+  private record Run(long[] locs, long[] prefixes) {
+    static final Run NONE = new Run(EMPTY, EMPTY);
   }
 
   /** Times the view was built from the index (a sort of every key), for stats. */
   private volatile long rebuilds;
 
   // Guarded by this.
-  private long[] base = EMPTY;
-  private long[] recent = EMPTY;
+  private Run base = Run.NONE;
+  private Run recent = Run.NONE;
 
   KeyOrder(HashLogStore store) {
     this.store = store;
@@ -124,15 +133,19 @@ final class KeyOrder {
     }
   }
 
-  /** {@code locs} with every relocation applied in order; dropped entries removed. */
-  private static long[] relocate(long[] locs, List<Relocation> rs) {
+  /** {@code run} with every relocation applied in order; dropped entries removed. */
+  private static Run relocate(Run run, List<Relocation> rs) {
+    long[] locs = run.locs();
     if (locs.length == 0) {
-      return locs;
+      return run;
     }
+    long[] prefixes = run.prefixes(); // null for the unsorted delta
     long[] out = new long[locs.length];
+    long[] outPrefixes = prefixes == null ? null : new long[locs.length];
     int n = 0;
     next:
-    for (long e : locs) {
+    for (int i = 0; i < locs.length; i++) {
+      long e = locs[i];
       for (Relocation r : rs) {
         if (Arrays.binarySearch(r.victims(), (int) (e >>> 32)) >= 0) {
           int k = Arrays.binarySearch(r.from(), e);
@@ -142,9 +155,15 @@ final class KeyOrder {
           e = r.to()[k];
         }
       }
+      if (prefixes != null) {
+        outPrefixes[n] = prefixes[i]; // same key: same prefix, same place in the order
+      }
       out[n++] = e;
     }
-    return n == out.length ? out : Arrays.copyOf(out, n);
+    if (n == locs.length) {
+      return new Run(out, outPrefixes);
+    }
+    return new Run(Arrays.copyOf(out, n), prefixes == null ? null : Arrays.copyOf(outPrefixes, n));
   }
 
   /** Times the view was built from the index since open. */
@@ -154,7 +173,7 @@ final class KeyOrder {
 
   /** Bytes held, for stats (racy read is fine). */
   long memoryBytes() {
-    return (long) (base.length + recent.length + delta.length) * Long.BYTES;
+    return (long) (2 * (base.locs().length + recent.locs().length) + delta.length) * Long.BYTES;
   }
 
   /**
@@ -193,36 +212,37 @@ final class KeyOrder {
     LongSort.Comparator byKey = store::compareRecords;
     if (full != null) {
       rebuilds++; // only under this object's monitor
-      LongSort.sort(full, prefixes(full), byKey);
-      base = full;
-      recent = EMPTY;
+      long[] p = prefixes(full);
+      LongSort.sort(full, p, byKey);
+      base = new Run(full, p);
+      recent = Run.NONE;
     } else {
       if (moved != null) {
         base = relocate(base, moved);
         recent = relocate(recent, moved);
         if (d != null) {
-          d = relocate(d, moved);
+          d = relocate(new Run(d, null), moved).locs(); // no prefixes yet
         }
       }
-      if (d == null || d.length == 0) {
-        return new View(base, recent);
-      }
-      LongSort.sort(d, prefixes(d), byKey);
-      recent = merge(recent, newestPerKey(d), false);
-      if (recent.length > base.length / 8 + 256) {
-        base = merge(base, recent, true);
-        recent = EMPTY;
-      }
-      if (base.length + recent.length > 2 * live + 4096) {
-        store.writeLock.lock();
-        try {
-          dropAll();
-        } finally {
-          store.writeLock.unlock();
+      if (d != null && d.length > 0) {
+        long[] p = prefixes(d);
+        LongSort.sort(d, p, byKey);
+        recent = merge(recent, newestPerKey(new Run(d, p)), false);
+        if (recent.locs().length > base.locs().length / 8 + 256) {
+          base = merge(base, recent, true);
+          recent = Run.NONE;
+        }
+        if (base.locs().length + recent.locs().length > 2 * live + 4096) {
+          store.writeLock.lock();
+          try {
+            dropAll();
+          } finally {
+            store.writeLock.unlock();
+          }
         }
       }
     }
-    return new View(base, recent);
+    return new View(base.locs(), base.prefixes(), recent.locs(), recent.prefixes());
   }
 
   private long[] prefixes(long[] locs) {
@@ -233,54 +253,75 @@ final class KeyOrder {
     return p;
   }
 
+  /** Compares the keys of two entries: by prefix first, by the keys themselves on a tie. */
+  private int compare(long x, long xPrefix, long y, long yPrefix) {
+    int c = Long.compareUnsigned(xPrefix, yPrefix);
+    return c != 0 ? c : store.compareKeys(x, y);
+  }
+
   /**
    * Merges {@code b} into {@code a}, both sorted with at most one entry per key: for a key in both,
    * the larger location (its newer record) is kept, so the result has one entry per key too. With
    * {@code dropTombstones} (merging into the base, which shadows nothing) a key whose newest entry
    * is a tombstone is left out. Binary search per entry of {@code b}, which is the smaller run.
    */
-  private long[] merge(long[] a, long[] b, boolean dropTombstones) {
+  private Run merge(Run ra, Run rb, boolean dropTombstones) {
+    long[] a = ra.locs();
+    long[] ap = ra.prefixes();
+    long[] b = rb.locs();
+    long[] bp = rb.prefixes();
     long[] out = new long[a.length + b.length];
+    long[] outPrefixes = new long[out.length];
     int i = 0;
     int o = 0;
-    for (long x : b) {
+    for (int k = 0; k < b.length; k++) {
+      long x = b[k];
+      long px = bp[k];
       // First index in a[i..] whose key is not below x's.
       int lo = i;
       int hi = a.length;
       while (lo < hi) {
         int mid = (lo + hi) >>> 1;
-        if (store.compareKeys(a[mid], x) < 0) {
+        if (compare(a[mid], ap[mid], x, px) < 0) {
           lo = mid + 1;
         } else {
           hi = mid;
         }
       }
       System.arraycopy(a, i, out, o, lo - i);
+      System.arraycopy(ap, i, outPrefixes, o, lo - i);
       o += lo - i;
       i = lo;
       long keep = x;
-      if (i < a.length && store.compareKeys(a[i], x) == 0) {
+      if (i < a.length && compare(a[i], ap[i], x, px) == 0) {
         keep = Math.max(a[i], x);
         i++;
       }
       if (!dropTombstones || !store.isTombstone(keep)) {
-        out[o++] = keep;
+        out[o] = keep;
+        outPrefixes[o++] = px;
       }
     }
     System.arraycopy(a, i, out, o, a.length - i);
+    System.arraycopy(ap, i, outPrefixes, o, a.length - i);
     o += a.length - i;
-    return o == out.length ? out : Arrays.copyOf(out, o);
+    return o == out.length
+        ? new Run(out, outPrefixes)
+        : new Run(Arrays.copyOf(out, o), Arrays.copyOf(outPrefixes, o));
   }
 
   /** {@code d} (sorted by key, then location) with only the last, newest, entry of each key. */
-  private long[] newestPerKey(long[] d) {
+  private Run newestPerKey(Run d) {
+    long[] l = d.locs();
+    long[] p = d.prefixes();
     int o = 0;
-    for (int k = 0; k < d.length; k++) {
-      if (k + 1 < d.length && store.compareKeys(d[k], d[k + 1]) == 0) {
+    for (int k = 0; k < l.length; k++) {
+      if (k + 1 < l.length && compare(l[k], p[k], l[k + 1], p[k + 1]) == 0) {
         continue;
       }
-      d[o++] = d[k];
+      l[o] = l[k];
+      p[o++] = p[k];
     }
-    return o == d.length ? d : Arrays.copyOf(d, o);
+    return o == l.length ? d : new Run(Arrays.copyOf(l, o), Arrays.copyOf(p, o));
   }
 }
