@@ -296,7 +296,7 @@ final class Compactor {
     long kept = 0;
     Segment act = store.active;
     for (Segment s : store.segments()) {
-      if (s == null || s.retired || s == act || s.unreadable) {
+      if (s.retired || s == act || s.unreadable) {
         continue;
       }
       garbage += s.deadBytes();
@@ -369,7 +369,7 @@ final class Compactor {
 
   private boolean anyCompacting() {
     for (Segment s : store.segments()) {
-      if (s != null && s.compacting) {
+      if (s.compacting) {
         return true;
       }
     }
@@ -401,7 +401,7 @@ final class Compactor {
     int oldest = Integer.MAX_VALUE;
     List<Segment> candidates = new ArrayList<>();
     for (Segment s : all) {
-      if (s == null || s.retired) {
+      if (s.retired) {
         continue;
       }
       oldest = Math.min(oldest, s.id);
@@ -461,7 +461,7 @@ final class Compactor {
     for (Segment v : chosen) {
       boolean drop = true;
       for (Segment s : all) {
-        if (s != null && !s.retired && s.id < v.id && !victimIds.contains(s.id)) {
+        if (!s.retired && s.id < v.id && !victimIds.contains(s.id)) {
           drop = false;
           break;
         }
@@ -623,7 +623,7 @@ final class Compactor {
     Path tmp = dir.resolve(Segment.fileName(outId) + ".tmp");
     Path target = dir.resolve(Segment.fileName(outId));
     Moves moves = new Moves();
-    Moves tombMoves = new Moves(); // kept tombstones: relocated in the ordered scan view only
+    Moves copies = new Moves(); // every copied record, puts and tombstones: for the scan view
     long[] tombBytes = new long[1];
     long outEnd;
     boolean renamed = false;
@@ -692,11 +692,12 @@ final class Compactor {
                   if (pos[0] > HashLogStore.MAX_SEGMENT) {
                     throw new IOException("compaction output exceeds 2 GiB");
                   }
+                  long to = HashLogStore.location(outId, (int) at);
+                  copies.add(h, loc, to, size);
                   if (type == RecordCodec.PUT) {
-                    moves.add(h, loc, HashLogStore.location(outId, (int) at), size);
+                    moves.add(h, loc, to, size);
                   } else {
                     tombBytes[0] += size;
-                    tombMoves.add(h, loc, HashLogStore.location(outId, (int) at), size);
                   }
                 } catch (IOException e) {
                   throw new java.io.UncheckedIOException(e);
@@ -749,7 +750,7 @@ final class Compactor {
         step(Step.HINT_WRITTEN);
       }
       renamed = true;
-      switchIndex(victims, out, moves, tombMoves, tombBytes[0]);
+      switchIndex(victims, out, moves, copies, tombBytes[0]);
       step(Step.INDEX_SWITCHED);
       // A newer write that made a copy (or a tombstone) unnecessary must be durable before the
       // victim holding the older record disappears.
@@ -833,7 +834,7 @@ final class Compactor {
   }
 
   private void switchIndex(
-      List<Segment> victims, Segment out, Moves moves, Moves tombMoves, long tombBytes) {
+      List<Segment> victims, Segment out, Moves moves, Moves copies, long tombBytes) {
     store.writeLock.lock();
     try {
       if (out != null) {
@@ -882,8 +883,7 @@ final class Compactor {
       for (int i = 0; i < ids.length; i++) {
         ids[i] = victims.get(i).id;
       }
-      store.order.relocated(
-          ids, moves.from, moves.to, moves.n, tombMoves.from, tombMoves.to, tombMoves.n);
+      store.order.relocated(ids, copies.from, copies.to, copies.n);
     } finally {
       store.writeLock.unlock();
     }

@@ -1031,7 +1031,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     try {
       count = 0;
       for (Segment s : segments()) {
-        if (s != null && !s.retired) {
+        if (!s.retired) {
           count++;
           disk += s.end;
           live += s.liveBytes;
@@ -1120,14 +1120,12 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     writeLock.lock();
     try {
       for (Segment s : segments()) {
-        if (s != null) {
-          try {
-            s.closeFile();
-          } catch (IOException e) {
-            LOG.log(Level.WARNING, "hashlog: closing " + s.path + " failed", e);
-          }
-          Mappings.unmap(s.map);
+        try {
+          s.closeFile();
+        } catch (IOException e) {
+          LOG.log(Level.WARNING, "hashlog: closing " + s.path + " failed", e);
         }
+        Mappings.unmap(s.map);
       }
       table = SegmentTable.EMPTY;
       active = null;

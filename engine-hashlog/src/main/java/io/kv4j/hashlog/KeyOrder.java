@@ -92,42 +92,26 @@ final class KeyOrder {
   }
 
   /**
-   * Notes that a compaction run copied records out of {@code victims}: put records {@code
-   * putFrom[i] → putTo[i]} and kept tombstones {@code tombFrom[i] → tombTo[i]}, each list ascending
-   * (the run walks its victims in id order and each one by offset). The next scan moves its runs'
+   * Notes that a compaction run copied records out of {@code victims} (ascending ids): the first
+   * {@code n} of {@code from[i] → to[i]}, puts and kept tombstones, ascending by {@code from} (the
+   * run walks its victims in id order and each one by offset). The next scan moves its runs'
    * entries along instead of rebuilding the view from the index (a sort of every key). A location
    * keeps its key, so the runs stay sorted; a key's copy has a larger location than its older
    * records and a smaller one than its newer records, so the largest location still names its
    * state. Caller holds the write lock.
    */
-  void relocated(
-      int[] victims,
-      long[] putFrom,
-      long[] putTo,
-      int puts,
-      long[] tombFrom,
-      long[] tombTo,
-      int tombs) {
+  void relocated(int[] victims, long[] from, long[] to, int n) {
     if (rebuild) {
       return;
     }
-    long[] from = new long[puts + tombs];
-    long[] to = new long[from.length];
-    int i = 0;
-    int j = 0;
-    for (int o = 0; o < from.length; o++) {
-      boolean put = j >= tombs || (i < puts && putFrom[i] < tombFrom[j]);
-      from[o] = put ? putFrom[i] : tombFrom[j];
-      to[o] = put ? putTo[i++] : tombTo[j++];
-      if (o > 0 && from[o] <= from[o - 1]) {
+    for (int i = 1; i < n; i++) {
+      if (from[i] <= from[i - 1]) {
         dropAll(); // not in walk order after all: rebuild rather than guess
         return;
       }
     }
-    int[] ids = victims.clone();
-    Arrays.sort(ids);
-    relocations.add(new Relocation(ids, from, to));
-    relocatedEntries += from.length;
+    relocations.add(new Relocation(victims, Arrays.copyOf(from, n), Arrays.copyOf(to, n)));
+    relocatedEntries += n;
     if (relocatedEntries > Math.max(1 << 16, store.keyCount())) {
       dropAll(); // no scan for a long while: stop keeping the relocations
     }
