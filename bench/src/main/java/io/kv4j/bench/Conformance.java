@@ -339,8 +339,8 @@ final class Conformance {
     Files.createDirectories(dir);
     Files.writeString(
         dir.resolve("conformance.md"),
-        "# kv4j conformance matrix\n\nCommand: `java -jar bench/target/kv4j-bench.jar"
-            + (args.isEmpty() ? "" : " " + String.join(" ", args))
+        "# kv4j conformance matrix\n\nCommand: `"
+            + Main.command(args)
             + "`\n\n"
             + Main.environment()
             + "\n\n"

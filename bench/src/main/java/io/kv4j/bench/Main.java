@@ -216,6 +216,27 @@ public final class Main {
     }
   }
 
+  /**
+   * The command that reproduces a report: the runner's arguments, and the {@code -Dkv4j.} settings
+   * this JVM was started with (the TCK depth, for one), which change what is measured.
+   *
+   * @param args the runner's arguments
+   * @return the command, as a reader would type it from the repository root
+   */
+  static String command(List<String> args) {
+    StringBuilder b = new StringBuilder("java");
+    for (String a : java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+      if (a.startsWith("-Dkv4j.")) {
+        b.append(' ').append(a);
+      }
+    }
+    b.append(" -jar bench/target/kv4j-bench.jar");
+    for (String a : args) {
+      b.append(' ').append(a);
+    }
+    return b.toString();
+  }
+
   static String environment() {
     Runtime rt = Runtime.getRuntime();
     String cpu = "unknown CPU";

@@ -26,7 +26,9 @@ final class Report {
   private static final Map<String, String> KNOWN_CAVEATS =
       Map.of(
           "hashlog", "keeps every key in a RAM index: memory grows with the key count",
-          "chronicle-map", "capacity fixed at creation (entries); no fsync, so no SYNC mode",
+          "chronicle-map",
+              "capacity fixed at creation (entries); no fsync, so no SYNC mode; overwrites in"
+                  + " place: a kill -9 during an overwrite can lose the key (TCK rule 7.5)",
           "mapdb",
               "writers serialize; BUFFERED runs without its write-ahead log (crash-safe=false):"
                   + " a kill -9 mid-write can leave a file it refuses to open",
@@ -34,6 +36,20 @@ final class Report {
               "BUFFERED uses its background auto-commit (crash-safe=false): a kill -9 loses up to"
                   + " a second of acknowledged writes",
           "memory", "not persistent: reference only, never a pick");
+
+  /**
+   * Engines whose BUFFERED mode loses acknowledged writes to a kill -9, with the TCK rule that
+   * shows it (see {@code bench/results/conformance}). The advice names, beside such a winner, the
+   * best of the engines that keep them.
+   */
+  static final Map<String, String> LOSES_WRITES_ON_KILL =
+      Map.of(
+          "chronicle-map",
+          "rule 7.5",
+          "mapdb",
+          "rules 7.2 and 7.5",
+          "mvstore",
+          "rules 7.2 and 7.5");
 
   private final Options options;
   private final Data data;
@@ -308,6 +324,29 @@ final class Report {
               .append(micros(win.p99Us()))
               .append(")");
         }
+        if (t.getKey() == Durability.BUFFERED && LOSES_WRITES_ON_KILL.containsKey(win.engine())) {
+          List<Result> safe =
+              rs.stream()
+                  .filter(r -> !LOSES_WRITES_ON_KILL.containsKey(r.engine()))
+                  .collect(Collectors.toList());
+          line.append("; of the engines that keep acknowledged writes through kill -9: ");
+          if (safe.isEmpty()) {
+            line.append("none measured");
+          } else {
+            line.append(safe.get(0).engine())
+                .append(", ")
+                .append(rate(safe.get(0).opsPerSec()))
+                .append(" ops/s");
+            if (safe.size() > 1) {
+              line.append(
+                  String.format(
+                      Locale.ROOT,
+                      ", %.2fx %s",
+                      safe.get(0).opsPerSec() / safe.get(1).opsPerSec(),
+                      safe.get(1).engine()));
+            }
+          }
+        }
         out.add(line.toString());
         winners.add(win.engine());
       }
@@ -389,12 +428,26 @@ final class Report {
     return String.join("; ", c);
   }
 
+  /** ", except with X and Y, which ..." for the engines of a table that lose writes to kill -9. */
+  private static String killExceptions(List<Result> table) {
+    Set<String> lossy = new java.util.TreeSet<>();
+    for (Result r : table) {
+      if (LOSES_WRITES_ON_KILL.containsKey(r.engine())) {
+        lossy.add(r.engine() + " (" + LOSES_WRITES_ON_KILL.get(r.engine()) + ")");
+      }
+    }
+    return lossy.isEmpty()
+        ? ""
+        : ", except with "
+            + String.join(", ", lossy)
+            + ": the kv4j TCK shows each losing acknowledged writes to a kill -9 (see its"
+            + " caveats)";
+  }
+
   String markdown(List<String> charts) {
     StringBuilder b = new StringBuilder();
     b.append("# kv4j engine comparison\n\n");
-    b.append("Command: `java -jar bench/target/kv4j-bench.jar")
-        .append(options.args.isEmpty() ? "" : " " + String.join(" ", options.args))
-        .append("`\n\n");
+    b.append("Command: `").append(Main.command(options.args)).append("`\n\n");
     b.append(environment).append("\n\n");
     b.append("## Workload\n\n");
     b.append(
@@ -433,7 +486,9 @@ final class Report {
       b.append(
           t.getKey() == Durability.SYNC
               ? "Acknowledged writes survive power loss (fsync per write or group commit).\n\n"
-              : "Acknowledged writes survive kill -9 of the process, not power loss.\n\n");
+              : "Acknowledged writes survive kill -9 of the process, not power loss"
+                  + killExceptions(t.getValue())
+                  + ".\n\n");
       markdownTable(b, t.getValue());
     }
     for (Map.Entry<Durability, List<Result>> t : serverTables().entrySet()) {

@@ -11,10 +11,12 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
+import java.nio.MappedByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -37,6 +39,15 @@ abstract class CrashRules extends DurabilityRules {
   void required_r7_2_killBufferedKeepsAcknowledgedWrites() throws Exception {
     require("7.2", Feature.PERSISTENT);
     crashRounds("7.2", Durability.BUFFERED);
+  }
+
+  @Test
+  void required_r7_5_killDuringOverwritesLeavesOldOrNewValue() throws Exception {
+    require("7.5", Feature.PERSISTENT);
+    long base = Long.getLong("kv4j.tck.seed", System.nanoTime());
+    for (int round = 0; round < CRASH_ROUNDS; round++) {
+      overwriteRound(base, round);
+    }
   }
 
   /**
@@ -77,18 +88,22 @@ abstract class CrashRules extends DurabilityRules {
     }
   }
 
-  private long runAndKill(String ruleId, StoreConfig cfg, long seed, long target, Path dir)
-      throws Exception {
-    Path err = dir.resolveSibling(dir.getFileName() + ".stderr");
+  /** Starts a child JVM running {@code main} with this JVM's class path and options. */
+  private Process child(Class<?> main, Path err, String... args) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(childJvmOptions());
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
-    cmd.add(CrashWorker.class.getName());
-    cmd.add(cfg.toUri());
-    cmd.add(Long.toString(seed));
-    Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+    cmd.add(main.getName());
+    cmd.addAll(List.of(args));
+    return new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+  }
+
+  private long runAndKill(String ruleId, StoreConfig cfg, long seed, long target, Path dir)
+      throws Exception {
+    Path err = dir.resolveSibling(dir.getFileName() + ".stderr");
+    Process p = child(CrashWorker.class, err, cfg.toUri(), Long.toString(seed));
     Thread watchdog =
         new Thread(
             () -> {
@@ -219,6 +234,123 @@ abstract class CrashRules extends DurabilityRules {
         .as(rule("7.4", "the crashed store accepts and keeps new writes; " + ctx))
         .isEqualTo(b("after crash"));
     close(s);
+  }
+
+  /**
+   * One round of 7.5: the child's threads overwrite their keys until it is killed at a random
+   * moment after every key was overwritten at least once; then each key must hold the value of its
+   * thread's last acknowledged put to it, or of the one put that thread had in flight. An engine
+   * that overwrites in place without keeping the old value until the new one is whole fails here
+   * with a missing or torn value.
+   */
+  private void overwriteRound(long base, int round) throws Exception {
+    long seed = base + round;
+    String ctx =
+        "round " + round + ", seed " + seed + " (replay with -Dkv4j.tck.seed=" + base + ")";
+    Path dir = tempDir.resolve("overwrite-" + round);
+    Path ackFile = tempDir.resolve("overwrite-" + round + ".acks");
+    Path err = tempDir.resolve("overwrite-" + round + ".stderr");
+    Files.write(ackFile, new byte[OverwriteWorker.fileSize()]);
+    MappedByteBuffer acks = OverwriteWorker.map(ackFile);
+    OverwriteWorker.reset(acks);
+    StoreConfig cfg = config(dir, Durability.BUFFERED);
+    long warm = 2L * OverwriteWorker.KEYS - 1;
+    long delayNanos = TimeUnit.MILLISECONDS.toNanos(5 + new SplittableRandom(seed).nextInt(200));
+    Process p =
+        child(OverwriteWorker.class, err, cfg.toUri(), Long.toString(seed), ackFile.toString());
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+    long warmAt = 0;
+    try {
+      while (true) {
+        if (!p.isAlive()) {
+          fail(
+              rule("7.5", "the child JVM stopped before being killed; " + ctx + "; its stderr:\n")
+                  + readQuietly(err));
+        }
+        long now = System.nanoTime();
+        if (warmAt == 0 && OverwriteWorker.slowest(acks) >= warm) {
+          warmAt = now;
+        }
+        if (warmAt != 0 && now - warmAt >= delayNanos) {
+          break;
+        }
+        if (now > deadline) {
+          fail(
+              rule(
+                  "7.5",
+                  "a child thread acknowledged only "
+                      + (OverwriteWorker.slowest(acks) + 1)
+                      + " puts in 120 s; "
+                      + ctx));
+        }
+        Thread.sleep(1);
+      }
+      p.toHandle().destroyForcibly(); // SIGKILL: no shutdown hooks, no close
+      p.waitFor(30, TimeUnit.SECONDS);
+    } finally {
+      p.destroyForcibly();
+    }
+    long[] last = new long[OverwriteWorker.THREADS];
+    for (int t = 0; t < last.length; t++) {
+      last[t] = OverwriteWorker.lastAck(acks, t);
+    }
+    ctx += ", last acks " + Arrays.toString(last);
+    Store s = open(cfg);
+    for (int t = 0; t < last.length; t++) {
+      for (int k = 0; k < OverwriteWorker.KEYS; k++) {
+        long acked = last[t] - Math.floorMod(last[t] - k, OverwriteWorker.KEYS);
+        long inFlight = last[t] + 1;
+        boolean mayBeInFlight = inFlight % OverwriteWorker.KEYS == k;
+        byte[] key = OverwriteWorker.key(t, acked);
+        byte[] v = s.get(key);
+        if (!Arrays.equals(v, OverwriteWorker.value(seed, t, acked))
+            && !(mayBeInFlight && Arrays.equals(v, OverwriteWorker.value(seed, t, inFlight)))) {
+          fail(
+              rule(
+                  "7.5",
+                  new String(key, StandardCharsets.UTF_8)
+                      + " must hold the value of its last acknowledged put (operation "
+                      + acked
+                      + " of thread "
+                      + t
+                      + ")"
+                      + (mayBeInFlight
+                          ? " or of the put in flight (operation " + inFlight + ")"
+                          : "")
+                      + " after kill -9, but "
+                      + describe(v, seed, t, acked)
+                      + "; "
+                      + ctx));
+        }
+      }
+    }
+    s.put(b("o/after"), b("after crash"));
+    s = reopen(s);
+    assertThat(s.get(b("o/after")))
+        .as(rule("7.4", "the crashed store accepts and keeps new writes; " + ctx))
+        .isEqualTo(b("after crash"));
+    close(s);
+  }
+
+  /** What a key held instead of an allowed value, for the 7.5 failure message. */
+  private static String describe(byte[] v, long seed, int thread, long acked) {
+    if (v == null) {
+      return "it is missing";
+    }
+    for (long n = acked - OverwriteWorker.KEYS;
+        n >= 0 && n > acked - OverwriteWorker.PERIOD;
+        n -= OverwriteWorker.KEYS) {
+      if (Arrays.equals(v, OverwriteWorker.value(seed, thread, n))) {
+        return "it holds the older value of operation " + n + " (an acknowledged put was lost)";
+      }
+    }
+    if (v.length != OverwriteWorker.VALUE_LENGTH) {
+      return "it holds " + v.length + " bytes instead of " + OverwriteWorker.VALUE_LENGTH;
+    }
+    return "it holds a torn value: "
+        + OverwriteWorker.VALUE_LENGTH
+        + " bytes, first differing from the acknowledged one at byte "
+        + Arrays.mismatch(v, OverwriteWorker.value(seed, thread, acked));
   }
 
   private static String readQuietly(Path p) {

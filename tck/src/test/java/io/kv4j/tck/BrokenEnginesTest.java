@@ -141,6 +141,13 @@ class BrokenEnginesTest {
     }
   }
 
+  static final class TornOverwrite extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.TORN_OVERWRITE;
+    }
+  }
+
   static Stream<Arguments> defects() {
     return Stream.of(
         Arguments.of(SignedOrder.class, "required_r2_1_unsignedByteOrder"),
@@ -156,7 +163,8 @@ class BrokenEnginesTest {
         Arguments.of(NoLock.class, "required_r10_3_secondOpenIsLocked"),
         Arguments.of(FakeSnapshot.class, "required_r4_5_snapshotCursorSeesNoLaterWrites"),
         Arguments.of(AliasedValues.class, "required_r1_7_returnedArraysAreCopies"),
-        Arguments.of(CompactDropsEmptyValues.class, "required_r10_10_compactKeepsEveryEntry"));
+        Arguments.of(CompactDropsEmptyValues.class, "required_r10_10_compactKeepsEveryEntry"),
+        Arguments.of(TornOverwrite.class, "required_r7_5_killDuringOverwritesLeavesOldOrNewValue"));
   }
 
   @ParameterizedTest(name = "{0} is caught by {1}")

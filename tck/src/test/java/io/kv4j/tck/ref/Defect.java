@@ -38,7 +38,12 @@ public enum Defect {
    * Compaction rewrites the log without the entries whose value is empty, mistaking them for
    * deletions: they are still served until the store is reopened, then gone.
    */
-  COMPACT_DROPS_EMPTY_VALUES;
+  COMPACT_DROPS_EMPTY_VALUES,
+  /**
+   * An overwrite first removes the old value, then writes the new one: a crash in between loses a
+   * key whose every put was acknowledged, like an engine overwriting values in place.
+   */
+  TORN_OVERWRITE;
 
   static List<String> names() {
     List<String> out = new ArrayList<>();
