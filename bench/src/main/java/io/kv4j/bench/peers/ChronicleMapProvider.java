@@ -18,12 +18,14 @@ import java.util.Set;
  * removeReturnsNull(true)} so writes never decode the old value.
  *
  * <p>What it is not: it has no ordered scans (a hash map), no atomic batches, and nothing that
- * forces the mapping to disk, so it refuses durability SYNC; BUFFERED holds because writes land in
- * the shared mapping (the page cache) before they return. A store not closed cleanly is reopened
- * with {@code recoverPersistedTo} (which scans the whole file). Values much larger than the average
- * size may be refused by Chronicle Map even though the declared limit is kv4j's minimum of 16 MiB.
- * Needs the JVM flags of the bench module (add-exports/add-opens, a JDK not a JRE) and {@code
- * -Dchronicle.analytics.disable=true}; the {@code chronicle-analytics} dependency is excluded.
+ * forces the mapping to disk, so it refuses durability SYNC. In BUFFERED, writes land in the shared
+ * mapping (the page cache) before they return, but values are overwritten in place: a kill -9 in
+ * the middle of an overwrite leaves a torn entry, which {@code recoverPersistedTo} (used to reopen
+ * a store not closed cleanly; it scans the whole file) purges, so the key's last acknowledged value
+ * is lost too (TCK rule 7.5). Values much larger than the average size may be refused by Chronicle
+ * Map even though the declared limit is kv4j's minimum of 16 MiB. Needs the JVM flags of the bench
+ * module (add-exports/add-opens, a JDK not a JRE) and {@code -Dchronicle.analytics.disable=true};
+ * the {@code chronicle-analytics} dependency is excluded.
  */
 public final class ChronicleMapProvider implements StoreProvider {
   static final Set<Feature> FEATURES = EnumSet.of(Feature.PERSISTENT);
