@@ -235,24 +235,35 @@ final class Churn {
   }
 
   /**
-   * The {@code churn-reads} scenario on the loaded store of the main run: rows {@code read-only},
-   * {@code reads} and {@code writes}.
+   * The {@code churn-reads} or {@code churn-scans} scenario on the loaded store of the main run:
+   * rows {@code read-only}, {@code reads} and {@code writes}, where a read is a get ({@code
+   * churn-reads}) or a scan of {@value Workload#SCAN_LENGTH} keys ({@code churn-scans}).
    */
-  void reads(String id, Workload wl, List<Workload.Worker> workers, Durability d) {
+  void reads(
+      String id, Scenario scenario, Workload wl, List<Workload.Worker> workers, Durability d) {
+    Scenario op = scenario == Scenario.CHURN_SCANS ? Scenario.SCAN : Scenario.READRANDOM;
+    String what = op == Scenario.SCAN ? "scanner" : "reader";
     Runner.ensureWorkers(wl, workers, 2);
     Workload.Worker reader = workers.get(0);
     Workload.Worker writer = workers.get(1);
-    runner.log(id, "churn-reads: 1 reader alone, then 1 reader + 1 writer (zipfian overwrites)");
-    LongSupplier read = () -> reader.op(Scenario.READRANDOM);
+    runner.log(
+        id,
+        scenario.id()
+            + ": 1 "
+            + what
+            + " alone, then 1 "
+            + what
+            + " + 1 writer (zipfian overwrites)");
+    LongSupplier read = () -> reader.op(op);
     Runner.Window alone = runner.window(id, new LongSupplier[] {read});
-    Result readOnly = part(id, "read-only", d, alone, 0);
+    Result readOnly = part(id, scenario, "read-only", d, alone, 0);
     runner.add(readOnly);
     if (!readOnly.ok()) {
       return;
     }
     Runner.Window mixed = runner.window(id, new LongSupplier[] {read, writer::overwriteZipfian});
-    Result reads = part(id, "reads", d, mixed, 0);
-    Result writes = part(id, "writes", d, mixed, 1);
+    Result reads = part(id, scenario, "reads", d, mixed, 0);
+    Result writes = part(id, scenario, "writes", d, mixed, 1);
     if (reads.ok()) {
       Map<String, Double> f = new LinkedHashMap<>();
       f.put("read-only-ops-per-sec", readOnly.opsPerSec());
@@ -263,7 +274,8 @@ final class Churn {
           id,
           String.format(
               Locale.ROOT,
-              "churn-reads: retention %.2f (%s reads/s during churn, %s alone)",
+              "%s: retention %.2f (%s/s during churn, %s alone)",
+              scenario.id(),
               reads.figure("retention"),
               Report.rate(reads.opsPerSec()),
               Report.rate(readOnly.opsPerSec())));
@@ -273,10 +285,11 @@ final class Churn {
   }
 
   /** One thread's share of a window, as a row of its own. */
-  private Result part(String id, String phase, Durability d, Runner.Window w, int t) {
+  private Result part(
+      String id, Scenario scenario, String phase, Durability d, Runner.Window w, int t) {
     return runner.summarize(
         id,
-        Scenario.CHURN_READS.id(),
+        scenario.id(),
         phase,
         1,
         d,

@@ -190,6 +190,11 @@ final class Report {
       b.append("\n== reads during churn (1 reader, 1 zipfian writer) ==\n");
       b.append(align(churnReads));
     }
+    List<String[]> churnScans = churnScansTable();
+    if (churnScans.size() > 1) {
+      b.append("\n== scans during churn (1 scanner of 100 keys, 1 zipfian writer) ==\n");
+      b.append(align(churnScans));
+    }
     List<String[]> scale = scaleTable();
     if (scale.size() > 1) {
       b.append("\n== index memory and reopen at scale (Java heap only) ==\n");
@@ -558,6 +563,22 @@ final class Report {
               options.warmup));
       b.append(markdownTable(churnReads));
     }
+    List<String[]> churnScans = churnScansTable();
+    if (churnScans.size() > 1) {
+      b.append("\n## Scans during churn\n\n");
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "On the loaded store: one thread of verified scans of %d keys from uniform random"
+                  + " starts alone for %.1f s, then the same scanner next to one writer of zipfian"
+                  + " overwrites at full speed for %.1f s (each after %.1f s of warm-up)."
+                  + " Retention = scans/s during churn / scans/s alone.%n%n",
+              Workload.SCAN_LENGTH,
+              options.duration,
+              options.duration,
+              options.warmup));
+      b.append(markdownTable(churnScans));
+    }
     List<String[]> scale = scaleTable();
     if (scale.size() > 1) {
       b.append("\n## Index memory and reopen at scale\n\n");
@@ -749,20 +770,30 @@ final class Report {
 
   /** The churn-reads table: a header, then a row per engine. */
   List<String[]> churnReadsTable() {
+    return duringChurnTable(Scenario.CHURN_READS, "read");
+  }
+
+  /** The churn-scans table: a header, then a row per engine. */
+  List<String[]> churnScansTable() {
+    return duringChurnTable(Scenario.CHURN_SCANS, "scan");
+  }
+
+  /** A table of reads (gets or scans, named {@code op}) alone and next to a writer. */
+  private List<String[]> duringChurnTable(Scenario scenario, String op) {
     List<String[]> out = new ArrayList<>();
     out.add(
         new String[] {
           "engine",
           "threads",
-          "read-only reads/s",
-          "reads/s during churn",
+          op + "s/s alone",
+          op + "s/s during churn",
           "retention",
           "writes/s during churn",
-          "read p99 alone",
-          "read p99 during churn"
+          op + " p99 alone",
+          op + " p99 during churn"
         });
     Map<String, Map<String, Result>> byEngine = new LinkedHashMap<>();
-    for (Result r : rows(Scenario.CHURN_READS)) {
+    for (Result r : rows(scenario)) {
       byEngine.computeIfAbsent(r.engine(), k -> new LinkedHashMap<>()).put(r.phase(), r);
     }
     for (Map.Entry<String, Map<String, Result>> e : byEngine.entrySet()) {

@@ -116,13 +116,15 @@ final class Runner {
     // baselines skip them.
     boolean raw = Abstraction.isRaw(id);
     if (raw && sel.stream().anyMatch(s -> !s.inDefaultSet())) {
-      log(id, "raw baseline: skips churn, churn-reads and scale");
+      log(id, "raw baseline: skips churn, churn-reads, churn-scans and scale");
     }
     boolean churnReads = sel.contains(Scenario.CHURN_READS) && !raw;
+    boolean churnScans = sel.contains(Scenario.CHURN_SCANS) && !raw;
     boolean needLoad =
         sel.contains(Scenario.FILLRANDOM)
             || sel.contains(Scenario.FOOTPRINT)
             || churnReads
+            || churnScans
             || sel.stream().anyMatch(Scenario::timedOnLoadedStore);
     if (needLoad) {
       try (Store store = open(main)) {
@@ -152,7 +154,21 @@ final class Runner {
           }
         }
         if (churnReads) {
-          new Churn(this).reads(id, wl, workers, main.durability());
+          new Churn(this).reads(id, Scenario.CHURN_READS, wl, workers, main.durability());
+        }
+        if (churnScans) {
+          if (ordered) {
+            new Churn(this).reads(id, Scenario.CHURN_SCANS, wl, workers, main.durability());
+          } else {
+            add(
+                Result.failed(
+                    id,
+                    Scenario.CHURN_SCANS.id(),
+                    "",
+                    0,
+                    main.durability(),
+                    "n/a: no ordered scans"));
+          }
         }
         if (sel.contains(Scenario.FOOTPRINT) && persistent && !server) {
           add(footprint(id, store, main, wl, "after-update"));

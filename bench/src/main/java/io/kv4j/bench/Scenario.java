@@ -51,6 +51,15 @@ public enum Scenario {
       "1 reader of uniform gets while 1 writer overwrites (zipfian); vs read-only reads",
       false),
   /**
+   * One scanner (100-key scans from a uniform start) next to one writer (zipfian overwrites at full
+   * speed), against a scan-only window of the same length just before. Long: not in the default
+   * set.
+   */
+  CHURN_SCANS(
+      "churn-scans",
+      "1 scanner of 100 keys while 1 writer overwrites (zipfian); vs scans alone",
+      true),
+  /**
    * Heap per key and reopen time of a fresh store loaded with {@code --scale-keys} small values.
    * Long: not in the default set.
    */
@@ -102,7 +111,10 @@ public enum Scenario {
   }
 
   private static boolean longRunning(String id) {
-    return id.equals("churn") || id.equals("churn-reads") || id.equals("scale");
+    return id.equals("churn")
+        || id.equals("churn-reads")
+        || id.equals("churn-scans")
+        || id.equals("scale");
   }
 
   /**

@@ -15,7 +15,9 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The long scenarios (churn, churn-reads, scale) at tiny sizes, on memory and hashlog. */
+/**
+ * The long scenarios (churn, churn-reads, churn-scans, scale) at tiny sizes, on memory and hashlog.
+ */
 class LongScenariosTest {
   @TempDir Path tmp;
 
@@ -45,7 +47,7 @@ class LongScenariosTest {
   @Test
   void options_longScenariosOnlyWhenNamedOrFull() {
     assertThat(Options.parse().scenarios)
-        .doesNotContain(Scenario.CHURN, Scenario.CHURN_READS, Scenario.SCALE)
+        .doesNotContain(Scenario.CHURN, Scenario.CHURN_READS, Scenario.CHURN_SCANS, Scenario.SCALE)
         .contains(Scenario.READRANDOM, Scenario.FOOTPRINT);
     assertThat(Options.parse("--full").scenarios).containsExactly(Scenario.values());
     Options o =
@@ -81,7 +83,7 @@ class LongScenariosTest {
       "--engines",
       "memory,hashlog",
       "--scenarios",
-      "churn,churn-reads,scale",
+      "churn,churn-reads,churn-scans,scale",
       "--keys",
       "2000",
       "--churn-rounds",
@@ -103,10 +105,15 @@ class LongScenariosTest {
     // memory: not persistent, so churn and scale are n/a; reads during churn are measured.
     assertThat(m.get("memory churn ").error()).as(ctx).isEqualTo("n/a: not persistent");
     assertThat(m.get("memory scale ").error()).as(ctx).isEqualTo("n/a: not persistent");
-    for (String engine : List.of("memory", "hashlog")) {
-      Result alone = m.get(engine + " churn-reads read-only");
-      Result reads = m.get(engine + " churn-reads reads");
-      Result writes = m.get(engine + " churn-reads writes");
+    for (String key :
+        List.of(
+            "memory churn-reads",
+            "memory churn-scans",
+            "hashlog churn-reads",
+            "hashlog churn-scans")) {
+      Result alone = m.get(key + " read-only");
+      Result reads = m.get(key + " reads");
+      Result writes = m.get(key + " writes");
       assertThat(List.of(alone, reads, writes)).as(ctx).allMatch(Result::ok);
       assertThat(alone.opsPerSec()).as(ctx).isPositive();
       assertThat(writes.opsPerSec()).as(ctx).isPositive();
@@ -165,6 +172,9 @@ class LongScenariosTest {
         .contains("| memory |  |  | n/a: not persistent |")
         .contains("hashlog stats() after zipfian: space-amplification")
         .contains("## Reads during churn")
+        .contains("## Scans during churn")
+        .contains("| engine | threads | scans/s alone | scans/s during churn | retention |")
+        .containsPattern("\\| memory \\| 1 \\+ 1 \\| [0-9,]+ \\| [0-9,]+ \\| [0-9.]+ \\|")
         .containsPattern("\\| hashlog \\| 1 \\+ 1 \\| [0-9,]+ \\| [0-9,]+ \\| [0-9.]+ \\|")
         .contains("## Index memory and reopen at scale")
         .containsPattern("\\| hashlog \\| batches \\| 20,000 \\| [0-9,]+ \\| -?[0-9.]+ \\|")
@@ -175,6 +185,7 @@ class LongScenariosTest {
     assertThat(console)
         .contains("== space under churn")
         .contains("== reads during churn")
+        .contains("== scans during churn")
         .contains("== index memory and reopen at scale");
     String csv = report.csv();
     assertThat(csv.lines().findFirst().orElseThrow()).endsWith(",error,figures");
