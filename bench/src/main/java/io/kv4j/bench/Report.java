@@ -433,7 +433,10 @@ final class Report {
     return String.join("; ", c);
   }
 
-  /** ", except with X and Y, which ..." for the engines of a table that lose writes to kill -9. */
+  /**
+   * ", except with X (rule ...), Y (rules ...): ..." naming the engines of a table that lose writes
+   * to kill -9.
+   */
   private static String killExceptions(List<Result> table) {
     Set<String> lossy = new java.util.TreeSet<>();
     for (Result r : table) {
