@@ -11,11 +11,12 @@ import org.junit.jupiter.api.Test;
 /** The advice and captions of the report, from hand-made results. */
 class ReportTest {
 
-  private static Result ok(String engine, String scenario, double opsPerSec) {
+  /** A successful one-thread BUFFERED row with made-up latencies (shared with other tests). */
+  static Result ok(String engine, String scenario, String phase, double opsPerSec) {
     return new Result(
         engine,
         scenario,
-        "",
+        phase,
         1,
         Durability.BUFFERED,
         1000,
@@ -44,10 +45,10 @@ class ReportTest {
     Report r =
         report(
             "hashlog,chronicle-map,lmdb,mvstore",
-            ok("chronicle-map", "ycsb-a", 500_000),
-            ok("mvstore", "ycsb-a", 400_000),
-            ok("hashlog", "ycsb-a", 300_000),
-            ok("lmdb", "ycsb-a", 150_000));
+            ok("chronicle-map", "ycsb-a", "", 500_000),
+            ok("mvstore", "ycsb-a", "", 400_000),
+            ok("hashlog", "ycsb-a", "", 300_000),
+            ok("lmdb", "ycsb-a", "", 150_000));
     String advice = String.join("\n", r.advice());
     assertThat(advice)
         .contains(
@@ -68,9 +69,9 @@ class ReportTest {
     Report r =
         report(
             "hashlog,chronicle-map,lmdb",
-            ok("hashlog", "readrandom", 600_000),
-            ok("chronicle-map", "readrandom", 500_000),
-            ok("lmdb", "readrandom", 300_000));
+            ok("hashlog", "readrandom", "", 600_000),
+            ok("chronicle-map", "readrandom", "", 500_000),
+            ok("lmdb", "readrandom", "", 300_000));
     String advice = String.join("\n", r.advice());
     assertThat(advice)
         .contains("- readrandom @1t: **hashlog**, 600,000 ops/s, 1.20x chronicle-map")

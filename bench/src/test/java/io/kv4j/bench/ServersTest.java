@@ -2,7 +2,6 @@ package io.kv4j.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kv4j.Durability;
 import io.kv4j.spi.StoreProvider;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -108,36 +107,15 @@ class ServersTest {
         .doesNotContain("Network round trips");
   }
 
-  private static Result ok(String engine, String scenario, String phase, double opsPerSec) {
-    return new Result(
-        engine,
-        scenario,
-        phase,
-        1,
-        Durability.BUFFERED,
-        1000,
-        1.0,
-        opsPerSec,
-        100,
-        200,
-        300,
-        400,
-        50,
-        0,
-        0,
-        0,
-        null);
-  }
-
   @Test
   void report_serverResults_goToTheirOwnTableAndNotIntoTheAdvice() {
     Options o = Options.parse("--engines", "hashlog", "--servers");
     List<StoreProvider> providers = Main.select(o);
     List<Result> results =
         List.of(
-            ok("hashlog", "readrandom", "", 500_000),
-            ok("postgres", "readrandom", "", 9_000),
-            ok("redis", "single-op", "read", 20_000));
+            ReportTest.ok("hashlog", "readrandom", "", 500_000),
+            ReportTest.ok("postgres", "readrandom", "", 9_000),
+            ReportTest.ok("redis", "single-op", "read", 20_000));
     Report report =
         new Report(
             o, new Data(16, 64, false, 1), providers, results, Map.of(), List.of(), "test machine");
