@@ -40,8 +40,10 @@ public enum Defect {
    */
   COMPACT_DROPS_EMPTY_VALUES,
   /**
-   * An overwrite first removes the old value, then writes the new one: a crash in between loses a
-   * key whose every put was acknowledged, like an engine overwriting values in place.
+   * An overwrite removes the old value from the log at once and writes the new one only on close,
+   * like an engine overwriting in place whose new bytes are not whole yet: a crash loses every key
+   * overwritten since the store opened, though every put was acknowledged. New keys are logged
+   * normally, so only the overwrite rule (7.5) sees it.
    */
   TORN_OVERWRITE;
 

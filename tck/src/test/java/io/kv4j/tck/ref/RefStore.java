@@ -268,14 +268,19 @@ final class RefStore implements Store {
     checkKey(key);
     checkValue(value);
     if (defect == Defect.TORN_OVERWRITE && map.containsKey(key)) {
-      // The old value is gone from the log before the new one is in it, as with an in-place
-      // overwrite; the pause makes a kill land in that window almost every time.
-      write(new WriteBatch().delete(key));
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+      // The old value leaves the log at once; the new one reaches it only on close (with the
+      // ACK_BEFORE_DURABLE records), as if an in-place overwrite were never whole until then.
+      synchronized (this) {
+        write(new WriteBatch().delete(key));
+        WriteBatch put = new WriteBatch().put(key, value);
+        try {
+          pending.write(record(put).array());
+        } catch (IOException e) {
+          throw new StoreIOException("engine 'ref': cannot stage an overwrite", e);
+        }
+        applyToMap(put);
       }
+      return;
     }
     write(new WriteBatch().put(key, value));
   }
