@@ -75,14 +75,15 @@ public final class Main {
       return 2;
     }
     out.printf(
-        "kv4j-bench: %d engine(s) [%s], %s, %,d keys x %d B values, threads %s, %.1fs per run%n",
+        "kv4j-bench: %d engine(s) [%s], %s, %,d keys x %d B values, threads %s, %.1fs per run%s%n",
         engines.size(),
         engines.stream().map(StoreProvider::id).collect(Collectors.joining(", ")),
         Scenario.ids(o.scenarios),
         o.keys,
         o.valueSize,
         o.threads,
-        o.duration);
+        o.duration,
+        o.rounds > 1 ? ", " + o.rounds + " rounds (engines take turns)" : "");
     out.println("stores in " + dataRoot + ", report to " + o.out.toAbsolutePath());
     long started = System.nanoTime();
     String loadBefore = loadAverage();

@@ -39,6 +39,10 @@ final class Options {
           "                         durable-put always runs with sync, in its own table",
           "  --duration SECONDS     measured time per run (default 1; --full 10)",
           "  --warmup SECONDS       warm-up before each run (default 0.3; --full 3)",
+          "  --rounds N             measure each timed scenario N times per engine, the engines",
+          "                         taking turns window by window (the order rotating each",
+          "                         round), all stores open together; rows give the median",
+          "                         window, results.csv the min and max (default 1)",
           "  --single-op-count N    inserts and reads of single-op (default 5000)",
           "  --churn-rounds N       churn: overwrites of the whole data set per phase (default 20)",
           "  --churn-max-seconds S  churn: cap per phase; rounds done are reported (default 120)",
@@ -70,6 +74,7 @@ final class Options {
   Durability durability = Durability.BUFFERED;
   double duration = -1;
   double warmup = -1;
+  int rounds = 1;
   int singleOpCount = 5000;
   int churnRounds = 20;
   double churnMaxSeconds = 120;
@@ -196,6 +201,12 @@ final class Options {
           break;
         case "--warmup":
           warmup = seconds(name, v);
+          break;
+        case "--rounds":
+          rounds = (int) positive(name, Integer.parseInt(v));
+          if (rounds > 1000) {
+            throw new IllegalArgumentException("--rounds must be 1..1000, got " + v);
+          }
           break;
         case "--single-op-count":
           singleOpCount = (int) positive(name, Integer.parseInt(v));

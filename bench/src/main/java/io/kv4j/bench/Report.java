@@ -108,6 +108,16 @@ final class Report {
     return String.format(Locale.ROOT, "%,.0f", ops);
   }
 
+  /** A row's ops/s; with {@code --rounds}, the median window and the range of the windows. */
+  static String rate(Result r) {
+    double lo = r.figure("ops-per-sec-min");
+    double hi = r.figure("ops-per-sec-max");
+    if (Double.isNaN(lo) || Double.isNaN(hi)) {
+      return rate(r.opsPerSec());
+    }
+    return rate(r.opsPerSec()) + " (" + rate(lo) + "–" + rate(hi) + ")";
+  }
+
   /**
    * Results of the main table(s) of the embedded engines, grouped by durability: SYNC and BUFFERED
    * never mix.
@@ -226,7 +236,7 @@ final class Report {
       r.engine(),
       r.label(),
       "" + r.threads(),
-      rate(r.opsPerSec()),
+      rate(r),
       micros(r.p50Us()),
       micros(r.p99Us()),
       micros(r.p999Us()),
@@ -474,6 +484,18 @@ final class Report {
             options.warmup,
             options.duration,
             options.threads.stream().map(String::valueOf).collect(Collectors.joining(", "))));
+    if (options.rounds > 1) {
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "- %d rounds (`--rounds`): every engine's store stays open; for each timed scenario"
+                  + " and thread count the engines take turns, one window each, the order"
+                  + " rotating every round, each window once the process has gone quiet (under"
+                  + " a tenth of a core, up to 10 s). ops/s is the median window's, with the"
+                  + " slowest and fastest window in brackets; latency percentiles are over all"
+                  + " the windows%n",
+              options.rounds));
+    }
     b.append(
         "- latency per operation with HdrHistogram; CPU µs/op is process CPU time (workers,"
             + " background compaction and flushes, GC) divided by operations; `bg` is the share"
@@ -654,7 +676,7 @@ final class Report {
                 r.engine(),
                 r.label(),
                 r.threads(),
-                rate(r.opsPerSec()),
+                rate(r),
                 micros(r.p50Us()),
                 micros(r.p99Us()),
                 micros(r.p999Us()),

@@ -33,7 +33,9 @@ import org.HdrHistogram.Histogram;
  * Runs the selected scenarios against each engine in turn, in this JVM, and collects {@link
  * Result}s. Per engine: load (fillrandom), footprint after load, the timed scenarios at each thread
  * count, footprint after the update phases; then single-op on a fresh store, then durable-put
- * (SYNC) on another fresh store. Every store lives in its own directory, deleted afterwards.
+ * (SYNC) on another fresh store. Every store lives in its own directory, deleted afterwards. With
+ * {@code --rounds N} the timed scenarios take turns across engines instead (see {@link
+ * #runInterleaved}).
  */
 final class Runner {
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -76,22 +78,227 @@ final class Runner {
 
   void run(List<StoreProvider> engines) {
     engineCount = engines.size();
+    if (options.rounds > 1) {
+      runInterleaved(engines);
+      return;
+    }
     for (StoreProvider p : engines) {
       engineNo++;
       try {
         runEngine(p);
       } catch (RuntimeException | Error e) {
-        log(p.id(), "FAILED: " + e);
-        results.add(Result.failed(p.id(), "open", "", 0, options.durability, describe(e)));
+        failed(p.id(), e);
       }
     }
   }
 
+  private void failed(String id, Throwable e) {
+    log(id, "FAILED: " + e);
+    results.add(Result.failed(id, "open", "", 0, options.durability, describe(e)));
+  }
+
   private void runEngine(StoreProvider p) {
+    Loaded l = load(p);
+    if (l == null) {
+      return;
+    }
+    if (l.store() != null) {
+      try {
+        for (Scenario s : timedScenarios(l)) {
+          for (int t : options.threads) {
+            add(timed(l.id(), s, l.wl(), l.workers(), t, l.main().durability()));
+          }
+        }
+        afterTimed(l);
+      } finally {
+        l.close();
+      }
+    }
+    standalone(p);
+  }
+
+  /**
+   * {@code --rounds N}: loads every engine's main store first and keeps them all open; then, for
+   * each timed scenario and thread count, the engines take turns window by window, N windows each,
+   * the order rotating every round (for two engines: A B, B A, A B, ...), each window after {@link
+   * #settle()}. A drift of the machine over the minutes of a run then lands on every engine alike
+   * instead of on whichever ran last. The rest (churn-reads, footprint after update, single-op,
+   * durable-put, churn, scale) runs engine by engine as without rounds.
+   */
+  private void runInterleaved(List<StoreProvider> engines) {
+    List<Loaded> loaded = new ArrayList<>();
+    List<StoreProvider> rest = new ArrayList<>();
+    try {
+      for (StoreProvider p : engines) {
+        engineNo++;
+        try {
+          Loaded l = load(p);
+          if (l != null) {
+            rest.add(p);
+            if (l.store() != null) {
+              loaded.add(l);
+            }
+          }
+        } catch (RuntimeException | Error e) {
+          failed(p.id(), e);
+        }
+      }
+      Map<Loaded, List<Scenario>> can = new LinkedHashMap<>();
+      for (Loaded l : loaded) {
+        can.put(l, timedScenarios(l));
+      }
+      for (Scenario s : options.scenarios) {
+        List<Loaded> able = new ArrayList<>();
+        for (Loaded l : loaded) {
+          if (can.get(l).contains(s)) {
+            able.add(l);
+          }
+        }
+        for (int t : options.threads) {
+          interleave(able, s, t);
+        }
+      }
+      for (Loaded l : List.copyOf(loaded)) {
+        try {
+          afterTimed(l);
+        } catch (RuntimeException | Error e) {
+          failed(l.id(), e);
+        } finally {
+          loaded.remove(l);
+          l.close();
+        }
+      }
+    } finally {
+      for (Loaded l : loaded) {
+        try {
+          l.close();
+        } catch (RuntimeException e) {
+          log(l.id(), "close failed: " + e);
+        }
+      }
+    }
+    for (StoreProvider p : rest) {
+      try {
+        standalone(p);
+      } catch (RuntimeException | Error e) {
+        failed(p.id(), e);
+      }
+    }
+  }
+
+  private void interleave(List<Loaded> engines, Scenario s, int threads) {
+    int n = engines.size();
+    List<List<Window>> windows = new ArrayList<>();
+    boolean[] out = new boolean[n];
+    for (int e = 0; e < n; e++) {
+      windows.add(new ArrayList<>());
+    }
+    for (int r = 0; r < options.rounds; r++) {
+      for (int k = 0; k < n; k++) {
+        int e = (k + r) % n;
+        if (out[e]) {
+          continue;
+        }
+        Loaded l = engines.get(e);
+        settle(l.id());
+        Window w;
+        try {
+          w = window(l.id(), operations(s, l.wl(), l.workers(), threads));
+        } catch (RuntimeException | Error x) {
+          AtomicReference<Throwable> f = new AtomicReference<>(x);
+          w = new Window(new Histogram[0], new long[0], new long[0], 0, 0, f);
+        }
+        if (w.failure().get() != null) {
+          out[e] = true;
+          add(summarize(l.id(), s.id(), "", threads, l.main().durability(), w));
+          continue;
+        }
+        windows.get(e).add(w);
+        log(
+            l.id(),
+            String.format(
+                "%-18s t=%d round %d/%d %,12.0f ops/s",
+                s.id(), threads, r + 1, options.rounds, opsPerSec(w)));
+      }
+    }
+    for (int e = 0; e < n; e++) {
+      if (!out[e]) {
+        Loaded l = engines.get(e);
+        Result r = combine(l.id(), s.id(), threads, l.main().durability(), windows.get(e));
+        logResult(l.id(), r, "median of " + windows.get(e).size());
+        add(r);
+      }
+    }
+  }
+
+  private static final long SETTLE_SAMPLE_NS = TimeUnit.MILLISECONDS.toNanos(100);
+  private static final long SETTLE_MAX_NS = TimeUnit.SECONDS.toNanos(10);
+
+  /**
+   * Waits until the process has used under a tenth of one core over 100 ms, for at most 10 s: the
+   * previous window's background work (an engine's compaction or flushes, GC) then ends before the
+   * next engine's window starts, instead of being charged to it.
+   */
+  private void settle(String next) {
+    long deadline = System.nanoTime() + SETTLE_MAX_NS;
+    while (true) {
+      long c0 = processCpu();
+      long t0 = System.nanoTime();
+      sleepUntil(t0 + SETTLE_SAMPLE_NS);
+      long used = processCpu() - c0;
+      long now = System.nanoTime();
+      if (used < (now - t0) / 10 || Thread.currentThread().isInterrupted()) {
+        return;
+      }
+      if (now >= deadline) {
+        log(next, "process still busy after 10 s of settling; measuring anyway");
+        return;
+      }
+    }
+  }
+
+  /**
+   * An engine's main store, loaded, with the workers that use it; or {@code store == null} when the
+   * selected scenarios need no loaded store.
+   */
+  private record Loaded(
+      StoreProvider p,
+      StoreConfig main,
+      Store store,
+      Workload wl,
+      List<Workload.Worker> workers,
+      boolean churnReads,
+      boolean churnScans) {
+    String id() {
+      return p.id();
+    }
+
+    boolean persistent() {
+      return p.features().contains(Feature.PERSISTENT);
+    }
+
+    boolean ordered() {
+      return p.features().contains(Feature.ORDERED_SCAN);
+    }
+
+    void close() {
+      try {
+        store.close();
+      } finally {
+        delete(main.path());
+      }
+    }
+  }
+
+  /**
+   * Probes a server engine, records the settings, and loads the main store if a selected scenario
+   * needs it (then also measures fillrandom and the footprint after load). Returns null when the
+   * engine is to be skipped altogether (server unreachable, load failed).
+   */
+  private Loaded load(StoreProvider p) {
     String id = p.id();
     List<Scenario> sel = options.scenarios;
     boolean persistent = p.features().contains(Feature.PERSISTENT);
-    boolean ordered = p.features().contains(Feature.ORDERED_SCAN);
     boolean server = Servers.isServer(id);
     StoreConfig main = config(p, "main", options.durability);
     if (server) {
@@ -107,7 +314,7 @@ final class Runner {
         log(id, reason);
         notes.add(reason);
         skipped.add(id);
-        return;
+        return null;
       }
     }
     settings.put(id, effectiveSettings(p, main));
@@ -126,58 +333,92 @@ final class Runner {
             || churnReads
             || churnScans
             || sel.stream().anyMatch(Scenario::timedOnLoadedStore);
-    if (needLoad) {
-      try (Store store = open(main)) {
-        Workload wl = new Workload(store, data, options.keys);
-        List<Workload.Worker> workers = new ArrayList<>();
-        log(id, "loading " + options.keys + " keys (fillrandom, " + options.maxThreads() + "t)");
-        Result fill = fill(id, wl, workers, options.maxThreads());
-        if (sel.contains(Scenario.FILLRANDOM) || !fill.ok()) {
-          add(fill);
-        }
-        if (!fill.ok()) {
-          return;
-        }
-        if (sel.contains(Scenario.FOOTPRINT) && persistent && !server) {
-          add(footprint(id, store, main, wl, "after-load"));
-        }
-        for (Scenario s : sel) {
-          if (!s.timedOnLoadedStore()) {
-            continue;
-          }
-          if (s.needsOrderedScan() && !ordered) {
-            add(Result.failed(id, s.id(), "", 0, main.durability(), "n/a: no ordered scans"));
-            continue;
-          }
-          for (int t : options.threads) {
-            add(timed(id, s, wl, workers, t, main.durability()));
-          }
-        }
-        if (churnReads) {
-          new Churn(this).reads(id, Scenario.CHURN_READS, wl, workers, main.durability());
-        }
-        if (churnScans) {
-          if (ordered) {
-            new Churn(this).reads(id, Scenario.CHURN_SCANS, wl, workers, main.durability());
-          } else {
-            add(
-                Result.failed(
-                    id,
-                    Scenario.CHURN_SCANS.id(),
-                    "",
-                    0,
-                    main.durability(),
-                    "n/a: no ordered scans"));
-          }
-        }
-        if (sel.contains(Scenario.FOOTPRINT) && persistent && !server) {
-          add(footprint(id, store, main, wl, "after-update"));
-        }
-        clearIfServer(id, store);
-      } finally {
-        delete(main.path());
+    if (!needLoad) {
+      return new Loaded(p, main, null, null, null, false, false);
+    }
+    Store store;
+    try {
+      store = open(main);
+    } catch (RuntimeException | Error e) {
+      delete(main.path());
+      throw e;
+    }
+    Loaded l =
+        new Loaded(
+            p,
+            main,
+            store,
+            new Workload(store, data, options.keys),
+            new ArrayList<>(),
+            churnReads,
+            churnScans);
+    boolean keep = false;
+    try {
+      log(id, "loading " + options.keys + " keys (fillrandom, " + options.maxThreads() + "t)");
+      Result fill = fill(id, l.wl(), l.workers(), options.maxThreads());
+      if (sel.contains(Scenario.FILLRANDOM) || !fill.ok()) {
+        add(fill);
+      }
+      if (!fill.ok()) {
+        return null;
+      }
+      if (sel.contains(Scenario.FOOTPRINT) && persistent && !server) {
+        add(footprint(id, store, main, l.wl(), "after-load"));
+      }
+      keep = true;
+      return l;
+    } finally {
+      if (!keep) {
+        l.close();
       }
     }
+  }
+
+  /**
+   * The selected timed scenarios the loaded engine can run, in order; records an n/a row for those
+   * it cannot (scans without ordered scans).
+   */
+  private List<Scenario> timedScenarios(Loaded l) {
+    List<Scenario> out = new ArrayList<>();
+    for (Scenario s : options.scenarios) {
+      if (!s.timedOnLoadedStore()) {
+        continue;
+      }
+      if (s.needsOrderedScan() && !l.ordered()) {
+        add(Result.failed(l.id(), s.id(), "", 0, l.main().durability(), "n/a: no ordered scans"));
+        continue;
+      }
+      out.add(s);
+    }
+    return out;
+  }
+
+  /** Churn-reads, churn-scans and the footprint after the updates, on the loaded store. */
+  private void afterTimed(Loaded l) {
+    String id = l.id();
+    Durability d = l.main().durability();
+    if (l.churnReads()) {
+      new Churn(this).reads(id, Scenario.CHURN_READS, l.wl(), l.workers(), d);
+    }
+    if (l.churnScans()) {
+      if (l.ordered()) {
+        new Churn(this).reads(id, Scenario.CHURN_SCANS, l.wl(), l.workers(), d);
+      } else {
+        add(Result.failed(id, Scenario.CHURN_SCANS.id(), "", 0, d, "n/a: no ordered scans"));
+      }
+    }
+    if (options.scenarios.contains(Scenario.FOOTPRINT) && l.persistent() && !Servers.isServer(id)) {
+      add(footprint(id, l.store(), l.main(), l.wl(), "after-update"));
+    }
+    clearIfServer(id, l.store());
+  }
+
+  /** The scenarios that use stores of their own: single-op, durable-put, churn and scale. */
+  private void standalone(StoreProvider p) {
+    String id = p.id();
+    List<Scenario> sel = options.scenarios;
+    boolean persistent = p.features().contains(Feature.PERSISTENT);
+    boolean raw = Abstraction.isRaw(id);
     if (sel.contains(Scenario.SINGLE_OP)) {
       StoreConfig c = config(p, "single-op", options.durability);
       try (Store store = open(c)) {
@@ -411,25 +652,80 @@ final class Runner {
       List<Workload.Worker> workers,
       int threads,
       Durability d) {
+    return summarize(id, s.id(), "", threads, d, window(id, operations(s, wl, workers, threads)));
+  }
+
+  private static java.util.function.LongSupplier[] operations(
+      Scenario s, Workload wl, List<Workload.Worker> workers, int threads) {
     ensureWorkers(wl, workers, threads);
     java.util.function.LongSupplier[] ops = new java.util.function.LongSupplier[threads];
     for (int t = 0; t < threads; t++) {
       Workload.Worker w = workers.get(t);
       ops[t] = () -> w.op(s);
     }
-    Window win = window(id, ops);
+    return ops;
+  }
+
+  Result summarize(String id, String scenario, String phase, int threads, Durability d, Window w) {
     return summarize(
         id,
-        s.id(),
-        "",
+        scenario,
+        phase,
         threads,
         d,
-        win.hist(),
-        win.ops(),
-        win.cpu(),
-        win.wallNs(),
-        win.processCpuNs(),
-        win.failure());
+        w.hist(),
+        w.ops(),
+        w.cpu(),
+        w.wallNs(),
+        w.processCpuNs(),
+        w.failure());
+  }
+
+  /** Operations per second of one window. */
+  static double opsPerSec(Window w) {
+    long total = 0;
+    for (long n : w.ops()) {
+      total += n;
+    }
+    return total / (w.wallNs() / 1e9);
+  }
+
+  /**
+   * One row from the windows of {@code --rounds}: ops/s is the median window's (the mean of the two
+   * middle ones for an even count), with the lowest and highest as the figures {@code
+   * ops-per-sec-min} and {@code ops-per-sec-max} and the count as {@code rounds}; latency
+   * percentiles are over every operation of every window; CPU per operation over all of them.
+   */
+  static Result combine(String id, String scenario, int threads, Durability d, List<Window> ws) {
+    if (ws.isEmpty()) {
+      return Result.failed(id, scenario, "", threads, d, "no window completed");
+    }
+    double[] rates = new double[ws.size()];
+    Histogram all = new Histogram(3);
+    long total = 0;
+    long fg = 0;
+    long wall = 0;
+    long process = 0;
+    for (int i = 0; i < ws.size(); i++) {
+      Window w = ws.get(i);
+      rates[i] = opsPerSec(w);
+      for (int t = 0; t < w.hist().length; t++) {
+        all.add(w.hist()[t]);
+        total += w.ops()[t];
+        fg += w.cpu()[t];
+      }
+      wall += w.wallNs();
+      process += w.processCpuNs();
+    }
+    java.util.Arrays.sort(rates);
+    int m = rates.length / 2;
+    double median = rates.length % 2 == 1 ? rates[m] : (rates[m - 1] + rates[m]) / 2;
+    Map<String, Double> figures = new LinkedHashMap<>();
+    figures.put("rounds", (double) ws.size());
+    figures.put("ops-per-sec-min", rates[0]);
+    figures.put("ops-per-sec-max", rates[rates.length - 1]);
+    return measured(id, scenario, "", threads, d, all, total, wall, fg, process, median)
+        .with(0, 0, figures);
   }
 
   /**
@@ -550,41 +846,67 @@ final class Runner {
     if (total == 0) {
       return Result.failed(id, scenario, phase, threads, d, "no operation completed");
     }
-    double secs = wallNs / 1e9;
-    double opsPerSec = total / secs;
-    double cpuPerOp = processCpuNs / 1e3 / total;
-    double bg = processCpuNs > 0 ? Math.max(0, 1 - (double) fg / processCpuNs) : 0;
     Result r =
-        new Result(
-            id,
-            scenario,
-            phase,
-            threads,
-            d,
-            total,
-            secs,
-            opsPerSec,
-            all.getValueAtPercentile(50) / 1e3,
-            all.getValueAtPercentile(99) / 1e3,
-            all.getValueAtPercentile(99.9) / 1e3,
-            all.getMaxValue() / 1e3,
-            cpuPerOp,
-            bg,
-            0,
-            0,
-            null);
+        measured(id, scenario, phase, threads, d, all, total, wallNs, fg, processCpuNs, Double.NaN);
+    logResult(id, r, "");
+    return r;
+  }
+
+  /**
+   * A row of numbers; {@code opsPerSec} NaN means {@code total} over {@code wallNs}.
+   *
+   * @param fgCpuNs CPU time of the worker threads
+   * @param processCpuNs CPU time of the process over the same time
+   */
+  private static Result measured(
+      String id,
+      String scenario,
+      String phase,
+      int threads,
+      Durability d,
+      Histogram all,
+      long total,
+      long wallNs,
+      long fgCpuNs,
+      long processCpuNs,
+      double opsPerSec) {
+    double secs = wallNs / 1e9;
+    double rate = Double.isNaN(opsPerSec) ? total / secs : opsPerSec;
+    double cpuPerOp = processCpuNs / 1e3 / total;
+    double bg = processCpuNs > 0 ? Math.max(0, 1 - (double) fgCpuNs / processCpuNs) : 0;
+    return new Result(
+        id,
+        scenario,
+        phase,
+        threads,
+        d,
+        total,
+        secs,
+        rate,
+        all.getValueAtPercentile(50) / 1e3,
+        all.getValueAtPercentile(99) / 1e3,
+        all.getValueAtPercentile(99.9) / 1e3,
+        all.getMaxValue() / 1e3,
+        cpuPerOp,
+        bg,
+        0,
+        0,
+        null);
+  }
+
+  private void logResult(String id, Result r, String suffix) {
     log(
         id,
         String.format(
-            "%-18s t=%d %,12.0f ops/s  p50 %s  p99 %s  p99.9 %s  CPU %.1f µs/op",
-            label,
-            threads,
-            opsPerSec,
+            "%-18s t=%d %,12.0f ops/s  p50 %s  p99 %s  p99.9 %s  CPU %.1f µs/op%s",
+            r.label(),
+            r.threads(),
+            r.opsPerSec(),
             Report.micros(r.p50Us()),
             Report.micros(r.p99Us()),
             Report.micros(r.p999Us()),
-            cpuPerOp));
-    return r;
+            r.cpuUsPerOp(),
+            suffix.isEmpty() ? "" : "  (" + suffix + ")"));
   }
 
   /**

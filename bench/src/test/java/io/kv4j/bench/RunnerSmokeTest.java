@@ -7,7 +7,10 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -101,6 +104,96 @@ class RunnerSmokeTest {
             "--out",
             tmp.resolve("r").toString());
     assertThat(console).contains("VerificationException").contains("FAILED");
+  }
+
+  @Test
+  void run_rounds_enginesTakeTurnsAndRowsGiveMedianAndRange() throws Exception {
+    Path out = tmp.resolve("report");
+    String console =
+        run(
+            0,
+            "--engines",
+            "memory,hashlog",
+            "--scenarios",
+            "readrandom,ycsb-a,scan,footprint,single-op",
+            "--rounds",
+            "3",
+            "--keys",
+            "1000",
+            "--threads",
+            "1",
+            "--duration",
+            "0.05",
+            "--warmup",
+            "0.01",
+            "--single-op-count",
+            "50",
+            "--data-dir",
+            tmp.resolve("data").toString(),
+            "--out",
+            out.toString());
+
+    // Window by window, the first engine of each round rotating: A B, B A, A B.
+    List<String> turns = new ArrayList<>();
+    Pattern turn = Pattern.compile(" (\\S+)\\] (\\S+)\\s+t=1 round (\\d)/3 ");
+    for (String line : console.split("\n")) {
+      Matcher t = turn.matcher(line);
+      if (t.find() && t.group(2).equals("readrandom")) {
+        turns.add(t.group(1) + "#" + t.group(3));
+      }
+    }
+    assertThat(turns)
+        .as(console)
+        .containsExactly("memory#1", "hashlog#1", "hashlog#2", "memory#2", "memory#3", "hashlog#3");
+    assertThat(console).contains("(median of 3)");
+
+    List<String> csv = Files.readAllLines(out.resolve("results.csv"));
+    for (String engine : List.of("memory", "hashlog")) {
+      for (String scenario : List.of("readrandom", "ycsb-a", "scan")) {
+        String row =
+            csv.stream()
+                .filter(l -> l.startsWith(engine + "," + scenario + ","))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(engine + " " + scenario + " in " + csv));
+        assertThat(row).contains("rounds=3").contains("ops-per-sec-min=");
+      }
+    }
+    // The rest runs as without rounds: footprint after the updates, single-op on its own store.
+    assertThat(csv).anyMatch(l -> l.startsWith("hashlog,footprint,after-update,"));
+    assertThat(csv).anyMatch(l -> l.startsWith("memory,single-op,read,"));
+    String md = Files.readString(out.resolve("report.md"));
+    assertThat(md)
+        .contains("3 rounds (`--rounds`)")
+        .containsPattern("\\| hashlog \\| readrandom \\| 1 \\| [0-9,]+ \\([0-9,]+–[0-9,]+\\) \\|");
+    assertThat(tmp.resolve("data")).isEmptyDirectory();
+  }
+
+  @Test
+  void run_roundsWithEngineReturningWrongValues_failsThatEngineAndKeepsTheOther() {
+    String console =
+        run(
+            1,
+            "--engines",
+            "corrupting,memory",
+            "--scenarios",
+            "readrandom",
+            "--rounds",
+            "2",
+            "--keys",
+            "500",
+            "--threads",
+            "1",
+            "--duration",
+            "0.05",
+            "--warmup",
+            "0",
+            "--out",
+            tmp.resolve("r").toString());
+    assertThat(console)
+        .contains("VerificationException")
+        .contains("FAILED")
+        .contains("memory] readrandom         t=1 round 2/2")
+        .doesNotContain("corrupting] readrandom         t=1 round");
   }
 
   @Test
