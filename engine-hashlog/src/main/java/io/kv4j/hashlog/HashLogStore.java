@@ -11,6 +11,7 @@ import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractStore;
+import io.kv4j.spi.CallGate;
 import io.kv4j.spi.DirectoryLock;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -84,10 +85,9 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   final GroupCommit commit = new GroupCommit(this);
   final KeyOrder order = new KeyOrder(this);
   final Sealer sealer = new Sealer(this);
-  // Readers in flight, by epoch parity: compaction flips the epoch and waits for the old one to
-  // drain before it unmaps a segment (see enter()).
-  private final LongAdder[] readers = {new LongAdder(), new LongAdder()};
-  private volatile int readerEpoch;
+  // Readers in flight: compaction waits for those that entered before it retired a segment
+  // before it unmaps the segment (see enter()).
+  private final CallGate readers = new CallGate();
   final Compactor compactor;
 
   /** Bytes of records written by users (puts, deletes, batches), for write amplification. */
@@ -532,34 +532,24 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
    * itself in an epoch re-checks it, so none slips into an epoch the retirer has already drained.
    */
   int enter() {
-    while (true) {
-      int e = readerEpoch & 1;
-      LongAdder c = readers[e];
-      c.increment();
-      if ((readerEpoch & 1) == e) {
-        if (isClosed()) {
-          c.decrement();
-          checkOpen();
-        }
-        return e;
+    int token = readers.enter();
+    if (token < 0 || isClosed()) {
+      if (token >= 0) {
+        readers.exit(token);
       }
-      c.decrement();
+      checkOpen();
+      throw closedError();
     }
+    return token;
   }
 
   void exit(int token) {
-    readers[token].decrement();
+    readers.exit(token);
   }
 
   /** Waits until every reader that entered before this call has left. Not under the write lock. */
   void awaitReaders() {
-    synchronized (readers) {
-      int old = readerEpoch & 1;
-      readerEpoch = old ^ 1;
-      while (readers[old].sum() != 0) {
-        Thread.onSpinWait();
-      }
-    }
+    readers.awaitEarlier();
   }
 
   private long lookup(long h, byte[] key) {
@@ -1112,9 +1102,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   private void releaseAll() {
     // The store is marked closed, so no reader enters any more; wait for those inside (they may
     // need the write lock, e.g. a scan building its view), then for the writer, then unmap.
-    while (readers[0].sum() != 0 || readers[1].sum() != 0) {
-      Thread.onSpinWait();
-    }
+    readers.close();
     compactor.stop();
     sealer.stop();
     writeLock.lock();

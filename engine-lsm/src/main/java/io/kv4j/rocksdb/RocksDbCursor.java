@@ -12,7 +12,7 @@ import org.rocksdb.Slice;
  * A native RocksDB iterator over a bounded range. The iterator is a point-in-time view; its {@link
  * ReadOptions} and the bound {@link Slice}s it points to are owned here and freed after it, never
  * before. {@link AbstractCursor} serialises {@link #advance()} and {@link #release()}; the store's
- * guard serialises both against the store's close.
+ * gate keeps both apart from the store's close.
  */
 final class RocksDbCursor extends AbstractCursor {
   private final RocksDbStore store;

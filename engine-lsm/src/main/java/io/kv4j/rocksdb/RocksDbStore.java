@@ -12,6 +12,7 @@ import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractStore;
+import io.kv4j.spi.CallGate;
 import io.kv4j.spi.DirectoryLock;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,8 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.Lock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.rocksdb.CompactRangeOptions;
@@ -42,9 +41,10 @@ import org.rocksdb.WriteOptions;
 /**
  * A RocksDB database in a directory the store owns.
  *
- * <p>Native safety: every call into RocksDB runs under the read side of {@link #guard}; {@link
- * #doClose()} takes the write side, so it waits for calls in flight and no call starts on freed
- * handles afterwards (it sees {@link #nativeClosed} and throws {@link StoreClosedException}).
+ * <p>Native safety: every call into RocksDB runs inside {@link #gate}; {@link #doClose()} closes
+ * the gate, which waits for calls in flight, and no call starts on freed handles afterwards (the
+ * gate refuses it and it throws {@link StoreClosedException}). The gate, unlike the read side of a
+ * read-write lock, lets gets on different cores proceed without contending for one cache line.
  * Cursors are registered in {@link #liveCursors} while they hold native objects; close frees any
  * still registered (one created concurrently with close) before the database.
  *
@@ -66,13 +66,11 @@ final class RocksDbStore extends AbstractStore {
   private final RocksDB db;
   private final ReadOptions readOptions;
   private final WriteOptions writeOptions;
-  private final ReentrantReadWriteLock guard = new ReentrantReadWriteLock();
+  private final CallGate gate = new CallGate();
   private final Set<RocksDbCursor> liveCursors = ConcurrentHashMap.newKeySet();
 
   /** Options of the manual compactions running now; guarded by itself (close cancels them). */
   private final Set<CompactRangeOptions> compactions = new HashSet<>();
-
-  private boolean nativeClosed; // guarded by guard
 
   private RocksDbStore(
       StoreInfo info,
@@ -237,20 +235,22 @@ final class RocksDbStore extends AbstractStore {
 
   // ---------------------------------------------------------------- guarded native calls
 
-  /** Enters a native call: holds the read side of the guard, or throws if the store is closed. */
-  private Lock enter() {
-    Lock l = guard.readLock();
-    l.lock();
-    if (nativeClosed) {
-      l.unlock();
+  /**
+   * Enters a native call: counts it in the gate, or throws if the store is closed.
+   *
+   * @return the token for {@code gate.exit}
+   */
+  private int enter() {
+    int token = gate.enter();
+    if (token < 0) {
       throw new StoreClosedException(info().describe() + " is closed");
     }
-    return l;
+    return token;
   }
 
   @Override
   protected byte[] doGet(byte[] key) {
-    Lock l = enter();
+    int l = enter();
     try {
       // The allocating overload copies the pinned value once, straight into an exact-size array;
       // the buffer overloads would need a second copy to hand out a fresh array.
@@ -258,37 +258,37 @@ final class RocksDbStore extends AbstractStore {
     } catch (RocksDBException e) {
       throw translate(dir, "get", e);
     } finally {
-      l.unlock();
+      gate.exit(l);
     }
   }
 
   @Override
   protected void doPut(byte[] key, byte[] value) {
-    Lock l = enter();
+    int l = enter();
     try {
       db.put(writeOptions, key, value);
     } catch (RocksDBException e) {
       throw translate(dir, "put", e);
     } finally {
-      l.unlock();
+      gate.exit(l);
     }
   }
 
   @Override
   protected void doDelete(byte[] key) {
-    Lock l = enter();
+    int l = enter();
     try {
       db.delete(writeOptions, key);
     } catch (RocksDBException e) {
       throw translate(dir, "delete", e);
     } finally {
-      l.unlock();
+      gate.exit(l);
     }
   }
 
   @Override
   protected void doWrite(WriteBatch batch) {
-    // The native batch is independent of the database: build it before entering the guard.
+    // The native batch is independent of the database: build it before entering the gate.
     try (org.rocksdb.WriteBatch wb = new org.rocksdb.WriteBatch()) {
       try {
         for (int i = 0, n = batch.size(); i < n; i++) {
@@ -301,13 +301,13 @@ final class RocksDbStore extends AbstractStore {
       } catch (RocksDBException e) {
         throw translate(dir, "write batch", e);
       }
-      Lock l = enter();
+      int l = enter();
       try {
         db.write(writeOptions, wb);
       } catch (RocksDBException e) {
         throw translate(dir, "write batch", e);
       } finally {
-        l.unlock();
+        gate.exit(l);
       }
     }
   }
@@ -317,20 +317,20 @@ final class RocksDbStore extends AbstractStore {
     if (info().readOnly()) {
       return;
     }
-    Lock l = enter();
+    int l = enter();
     try {
       db.flushWal(true);
     } catch (RocksDBException e) {
       throw translate(dir, "sync", e);
     } finally {
-      l.unlock();
+      gate.exit(l);
     }
   }
 
   /**
    * One manual compaction of the whole key space of the default column family, bottommost level
    * included ({@code kForceOptimized}), so overwritten values and deletion markers are dropped
-   * everywhere. Runs under the guard like every native call; {@link #doClose()} cancels it through
+   * everywhere. Runs inside the gate like every native call; {@link #doClose()} cancels it through
    * its {@link CompactRangeOptions} before taking the write side, so close does not wait for a long
    * compaction to finish.
    */
@@ -350,7 +350,7 @@ final class RocksDbStore extends AbstractStore {
       // close() marks the store closed before it cancels: registered after its cancel loop means
       // closed is visible here, so no compaction starts unseen by close.
       checkOpen();
-      Lock l = enter();
+      int l = enter();
       try {
         db.compactRange(null, null, null, options); // null: the default column family, all keys
       } catch (RocksDBException e) {
@@ -360,7 +360,7 @@ final class RocksDbStore extends AbstractStore {
         }
         throw translate(dir, "compact", e);
       } finally {
-        l.unlock();
+        gate.exit(l);
       }
     } finally {
       synchronized (compactions) {
@@ -375,7 +375,7 @@ final class RocksDbStore extends AbstractStore {
     if (range.isEmpty()) {
       return new RocksDbCursor(this, range, null, null, null, null);
     }
-    Lock l = enter();
+    int l = enter();
     ReadOptions ro = null;
     Slice lower = null;
     Slice upper = null;
@@ -405,7 +405,7 @@ final class RocksDbStore extends AbstractStore {
       if (!ok) {
         RocksDbCursor.free(it, ro, lower, upper);
       }
-      l.unlock();
+      gate.exit(l);
     }
   }
 
@@ -413,9 +413,9 @@ final class RocksDbStore extends AbstractStore {
     return Arrays.copyOf(key, key.length + 1);
   }
 
-  /** One step of a cursor, under the guard. */
+  /** One step of a cursor, inside the gate. */
   Entry step(RocksDbCursor c, RocksIterator it, boolean first, boolean reverse) {
-    Lock l = enter();
+    int l = enter();
     try {
       if (c.isFreed()) {
         throw new StoreClosedException("cursor's store is closed (" + info().describe() + ")");
@@ -439,21 +439,21 @@ final class RocksDbStore extends AbstractStore {
     } catch (RocksDBException e) {
       throw translate(dir, "scan", e);
     } finally {
-      l.unlock();
+      gate.exit(l);
     }
   }
 
   /** Frees a cursor's native objects unless close already did. */
   void release(RocksDbCursor c) {
-    Lock l = guard.readLock();
-    l.lock();
+    int token = gate.enter();
+    if (token < 0) {
+      return; // close frees every cursor still registered
+    }
     try {
-      if (!nativeClosed) {
-        c.freeNative();
-      }
+      c.freeNative();
       liveCursors.remove(c);
     } finally {
-      l.unlock();
+      gate.exit(token);
     }
   }
 
@@ -461,7 +461,7 @@ final class RocksDbStore extends AbstractStore {
   protected StoreStats doStats() {
     Map<String, Number> figures = new LinkedHashMap<>();
     long keys;
-    Lock l = enter();
+    int l = enter();
     try {
       keys = db.getLongProperty("rocksdb.estimate-num-keys");
       figures.put("sst-bytes", db.getLongProperty("rocksdb.live-sst-files-size"));
@@ -482,7 +482,7 @@ final class RocksDbStore extends AbstractStore {
     } catch (RocksDBException e) {
       throw translate(dir, "stats", e);
     } finally {
-      l.unlock();
+      gate.exit(l);
     }
     long[] disk = diskUsage();
     figures.put("wal-bytes", disk[1]);
@@ -557,14 +557,12 @@ final class RocksDbStore extends AbstractStore {
         c.setCanceled(true); // a running compactRange returns soon after; one not started at once
       }
     }
-    Lock l = guard.writeLock();
-    l.lock();
     RocksDBException failure = null;
     try {
-      if (nativeClosed) {
+      if (gate.isClosed()) {
         return;
       }
-      nativeClosed = true;
+      gate.close(); // waits for the calls in flight; later ones throw StoreClosedException
       for (RocksDbCursor c : liveCursors) {
         c.freeNative();
       }
@@ -578,7 +576,6 @@ final class RocksDbStore extends AbstractStore {
       }
       nativeOptions.close();
     } finally {
-      l.unlock();
       dirLock.close();
     }
     if (failure != null) {

@@ -2,6 +2,7 @@ package io.kv4j.bench.peers;
 
 import io.kv4j.Durability;
 import io.kv4j.KeyRange;
+import io.kv4j.StoreClosedException;
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
@@ -9,12 +10,12 @@ import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractStore;
+import io.kv4j.spi.CallGate;
 import io.kv4j.spi.DirectoryLock;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import net.openhft.chronicle.map.ChronicleMap;
 import net.openhft.chronicle.map.ChronicleMapBuilder;
 
@@ -36,7 +37,11 @@ final class ChronicleMapStore extends AbstractStore {
   private final ChronicleMap<byte[], byte[]> map;
 
   /** Guards native access: calls share it, close takes it exclusively. */
-  private final ReentrantReadWriteLock guard = new ReentrantReadWriteLock();
+  // Calls in flight, so close never frees the map under one (a crash, not an exception). A gate
+  // rather than a read-write lock: a lock's shared read count would make this wrapper, not
+  // Chronicle
+  // Map, the bottleneck of concurrent gets.
+  private final CallGate gate = new CallGate();
 
   ChronicleMapStore(StoreConfig config) {
     super(
@@ -77,36 +82,41 @@ final class ChronicleMapStore extends AbstractStore {
     }
   }
 
+  private int enter() {
+    int token = gate.enter();
+    if (token < 0) {
+      throw new StoreClosedException(info().describe() + " is closed");
+    }
+    return token;
+  }
+
   @Override
   protected byte[] doGet(byte[] key) {
-    guard.readLock().lock();
+    int token = enter();
     try {
-      checkOpen();
       return map.get(key);
     } finally {
-      guard.readLock().unlock();
+      gate.exit(token);
     }
   }
 
   @Override
   protected void doPut(byte[] key, byte[] value) {
-    guard.readLock().lock();
+    int token = enter();
     try {
-      checkOpen();
       map.put(key, value);
     } finally {
-      guard.readLock().unlock();
+      gate.exit(token);
     }
   }
 
   @Override
   protected void doDelete(byte[] key) {
-    guard.readLock().lock();
+    int token = enter();
     try {
-      checkOpen();
       map.remove(key);
     } finally {
-      guard.readLock().unlock();
+      gate.exit(token);
     }
   }
 
@@ -122,29 +132,27 @@ final class ChronicleMapStore extends AbstractStore {
 
   @Override
   protected void doSync() {
-    guard.readLock().lock();
+    int token = enter();
     try {
-      checkOpen();
       Peers.forceAll(dir, ENGINE);
     } finally {
-      guard.readLock().unlock();
+      gate.exit(token);
     }
   }
 
   @Override
   protected StoreStats doStats() {
-    guard.readLock().lock();
+    int token = enter();
     try {
-      checkOpen();
       return new StoreStats(map.longSize(), true, Peers.bytes(dir), Map.of());
     } finally {
-      guard.readLock().unlock();
+      gate.exit(token);
     }
   }
 
   @Override
   protected void doClose() {
-    guard.writeLock().lock();
+    gate.close(); // waits for calls in flight: the map's off-heap memory goes with close
     try {
       map.close();
       if (!info().readOnly()) {
@@ -153,7 +161,6 @@ final class ChronicleMapStore extends AbstractStore {
     } catch (IOException e) {
       throw new StoreIOException("engine 'chronicle-map': cannot mark " + dir + " closed", e);
     } finally {
-      guard.writeLock().unlock();
       lock.close();
     }
   }
