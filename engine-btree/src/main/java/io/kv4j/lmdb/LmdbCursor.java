@@ -24,13 +24,15 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
   private final KeyRange range;
   private final boolean reverse;
   private final AtomicInteger ownerCursors;
+  private final int gateToken; // the store's gate counts this cursor's transaction until release
   private final byte[] lower;
   private final byte[] upper;
   private Txn<byte[]> txn;
   private Cursor<byte[]> cursor;
   private boolean started;
 
-  LmdbCursor(LmdbStore store, KeyRange range, Txn<byte[]> txn, AtomicInteger ownerCursors) {
+  LmdbCursor(
+      LmdbStore store, KeyRange range, Txn<byte[]> txn, int gateToken, AtomicInteger ownerCursors) {
     super(store, range);
     this.store = store;
     this.range = range;
@@ -39,6 +41,7 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
     this.upper = range.upper();
     this.txn = txn;
     this.ownerCursors = ownerCursors;
+    this.gateToken = gateToken;
     ownerCursors.incrementAndGet();
     if (txn != null) {
       try {
@@ -128,7 +131,7 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
       Txn<byte[]> t = txn;
       txn = null;
       ownerCursors.decrementAndGet();
-      store.cursorReleased(t);
+      store.cursorReleased(t, gateToken);
     }
   }
 }

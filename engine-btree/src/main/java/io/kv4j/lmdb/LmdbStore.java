@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.ReentrantLock;
 import org.lmdbjava.Dbi;
 import org.lmdbjava.DbiFlags;
@@ -63,6 +64,12 @@ final class LmdbStore extends AbstractStore {
   private final long growthTimeoutMillis;
   private final int maxReaders;
   private final int poolCapacity;
+  // Idle read transactions (reset, keeping their reader slot): first one parked per thread stripe,
+  // padded apart, so a get on each core takes and returns its own without a shared lock; the
+  // overflow in a deque under its monitor. Together at most poolCapacity.
+  private static final int PARK_PAD = 16;
+  private final int parkSlots;
+  private final AtomicReferenceArray<Txn<byte[]>> parked;
   private final ArrayDeque<Txn<byte[]>> idleReadTxns = new ArrayDeque<>();
   private final AtomicLong liveReadTxns = new AtomicLong();
   private final AtomicLong growths = new AtomicLong();
@@ -86,6 +93,8 @@ final class LmdbStore extends AbstractStore {
     this.growthTimeoutMillis = config.get(LmdbProvider.MAP_GROWTH_TIMEOUT);
     this.maxReaders = config.get(LmdbProvider.MAX_READERS);
     this.poolCapacity = Math.max(1, Math.min(64, maxReaders / 2));
+    this.parkSlots = Integer.highestOneBit(Math.min(16, poolCapacity));
+    this.parked = new AtomicReferenceArray<>((parkSlots + 1) * PARK_PAD);
     this.mapSize = env.info().mapSize;
   }
 
@@ -197,7 +206,7 @@ final class LmdbStore extends AbstractStore {
 
   @Override
   protected byte[] doGet(byte[] key) {
-    gate.enter();
+    int token = gate.enter();
     Txn<byte[]> txn = null;
     try {
       txn = borrowReadTxn();
@@ -211,19 +220,19 @@ final class LmdbStore extends AbstractStore {
           returnReadTxn(txn);
         }
       } finally {
-        gate.exit();
+        gate.exit(token);
       }
     }
   }
 
   @Override
   protected AbstractCursor doScan(KeyRange range) {
-    gate.enter();
+    int token = gate.enter();
     Txn<byte[]> txn = null;
     boolean ok = false;
     try {
       txn = range.isEmpty() ? null : borrowReadTxn();
-      LmdbCursor c = new LmdbCursor(this, range, txn, gate.cursorsOfCurrentThread());
+      LmdbCursor c = new LmdbCursor(this, range, txn, token, gate.cursorsOfCurrentThread());
       ok = true;
       return c;
     } catch (RuntimeException e) {
@@ -235,7 +244,7 @@ final class LmdbStore extends AbstractStore {
             returnReadTxn(txn);
           }
         } finally {
-          gate.exit();
+          gate.exit(token);
         }
       }
     }
@@ -250,20 +259,27 @@ final class LmdbStore extends AbstractStore {
   }
 
   /** Called by a cursor's release: gives its transaction back and leaves the gate. */
-  void cursorReleased(Txn<byte[]> txn) {
+  void cursorReleased(Txn<byte[]> txn, int token) {
     try {
       if (txn != null) {
         returnReadTxn(txn);
       }
     } finally {
-      gate.exit();
+      gate.exit(token);
     }
   }
 
+  private int parkSlot() {
+    int h = System.identityHashCode(Thread.currentThread());
+    return (((h ^ (h >>> 16)) * 0x9E3779B9 >>> 16) & (parkSlots - 1)) * PARK_PAD;
+  }
+
   private Txn<byte[]> borrowReadTxn() {
-    Txn<byte[]> txn;
-    synchronized (idleReadTxns) {
-      txn = idleReadTxns.pollFirst();
+    Txn<byte[]> txn = parked.getAndSet(parkSlot(), null);
+    if (txn == null) {
+      synchronized (idleReadTxns) {
+        txn = idleReadTxns.pollFirst();
+      }
     }
     if (txn == null) {
       txn = env.txnRead();
@@ -287,8 +303,11 @@ final class LmdbStore extends AbstractStore {
       closeQuietly(txn);
       return;
     }
+    if (parked.compareAndSet(parkSlot(), null, txn)) {
+      return;
+    }
     synchronized (idleReadTxns) {
-      if (idleReadTxns.size() < poolCapacity) {
+      if (idleReadTxns.size() < poolCapacity - parkSlots) {
         idleReadTxns.addFirst(txn);
         return;
       }
@@ -391,7 +410,7 @@ final class LmdbStore extends AbstractStore {
   private void submit(WriteBody body, long bytes) {
     PendingWrite me = new PendingWrite(body, bytes);
     boolean alone;
-    gate.enter(); // before the writer lock: see write(WriteBody)
+    int token = gate.enter(); // before the writer lock: see write(WriteBody)
     try {
       synchronized (writeQueue) {
         writeQueue.addLast(me);
@@ -406,7 +425,7 @@ final class LmdbStore extends AbstractStore {
         writerLock.unlock();
       }
     } finally {
-      gate.exit();
+      gate.exit(token);
     }
     if (alone) {
       write(body);
@@ -460,7 +479,7 @@ final class LmdbStore extends AbstractStore {
   private void write(WriteBody body) {
     while (true) {
       long observed;
-      gate.enter();
+      int token = gate.enter();
       try {
         observed = mapSize; // stable: growth needs every section closed, and this is one
         writerLock.lock();
@@ -482,7 +501,7 @@ final class LmdbStore extends AbstractStore {
           writerLock.unlock();
         }
       } finally {
-        gate.exit();
+        gate.exit(token);
       }
       grow(observed);
     }
@@ -539,13 +558,13 @@ final class LmdbStore extends AbstractStore {
     if (info().readOnly()) {
       return;
     }
-    gate.enter();
+    int token = gate.enter();
     try {
       env.sync(true);
     } catch (RuntimeException e) {
       throw Errors.translate(info().describe(), dataFile, e);
     } finally {
-      gate.exit();
+      gate.exit(token);
     }
   }
 
@@ -553,14 +572,14 @@ final class LmdbStore extends AbstractStore {
   protected StoreStats doStats() {
     Stat stat;
     EnvInfo envInfo;
-    gate.enter();
+    int token = gate.enter();
     try {
       stat = env.stat();
       envInfo = env.info();
     } catch (RuntimeException e) {
       throw Errors.translate(info().describe(), dataFile, e);
     } finally {
-      gate.exit();
+      gate.exit(token);
     }
     long disk = 0;
     for (String f : new String[] {DATA_FILE, LOCK_FILE}) {
@@ -596,6 +615,12 @@ final class LmdbStore extends AbstractStore {
       synchronized (idleReadTxns) {
         idle = new ArrayList<>(idleReadTxns);
         idleReadTxns.clear();
+      }
+      for (int i = 0; i < parked.length(); i += PARK_PAD) {
+        Txn<byte[]> txn = parked.getAndSet(i, null);
+        if (txn != null) {
+          idle.add(txn);
+        }
       }
       for (Txn<byte[]> txn : idle) {
         closeResetTxn(txn);

@@ -1,6 +1,7 @@
 package io.kv4j.lmdb;
 
 import io.kv4j.StoreClosedException;
+import io.kv4j.spi.CallGate;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
@@ -24,25 +25,42 @@ import java.util.concurrent.locks.ReentrantLock;
  * after a timeout.
  */
 final class TxnGate {
+  private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   private final ThreadLocal<AtomicInteger> cursorsOfThread =
       ThreadLocal.withInitial(AtomicInteger::new);
   private final String describe;
-  private int active;
-  private boolean exclusive;
-  private boolean closed;
+  // Every active section and cursor transaction, counted without a shared lock so that gets on
+  // different cores do not contend; never closed itself (this class's closed flag is the rule).
+  private final CallGate active = new CallGate();
+  private volatile boolean exclusive;
+  private volatile boolean closed;
 
   TxnGate(String describe) {
     this.describe = describe;
   }
 
   /**
-   * Enters a native section; pair with {@link #exit()}.
+   * Enters a native section; pair with {@link #exit(int)}. The common case, no growth or close
+   * pending, is one atomic increment of a counter of this thread's own and two volatile reads.
    *
+   * @return the token for {@link #exit(int)}
    * @throws StoreClosedException if the store is closed or closing
    */
-  void enter() {
+  int enter() {
+    int token = active.enter();
+    // After the increment (a full fence): runExclusive and closeAndDrain set their flag before they
+    // read the count, so either they see this section or it sees their flag.
+    if (!exclusive && !closed) {
+      return token;
+    }
+    exit(token);
+    return enterSlow();
+  }
+
+  private int enterSlow() {
     boolean bypass = cursorsOfThread.get().get() > 0;
     lock.lock();
     try {
@@ -52,21 +70,26 @@ final class TxnGate {
       if (closed) {
         throw new StoreClosedException(describe + " is closed");
       }
-      active++;
+      return active.enter();
     } finally {
       lock.unlock();
     }
   }
 
-  /** Leaves a native section or releases a cursor's transaction. */
-  void exit() {
-    lock.lock();
-    try {
-      if (--active == 0) {
+  /**
+   * Leaves a native section or releases a cursor's transaction.
+   *
+   * @param token what {@link #enter()} returned
+   */
+  void exit(int token) {
+    active.exit(token);
+    if (exclusive || closed) {
+      lock.lock();
+      try {
         changed.signalAll();
+      } finally {
+        lock.unlock();
       }
-    } finally {
-      lock.unlock();
     }
   }
 
@@ -112,13 +135,14 @@ final class TxnGate {
       exclusive = true;
       try {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while (active > 0 && !closed) {
+        while (active.inside() > 0 && !closed) {
           long left = deadline - System.nanoTime();
           if (left <= 0) {
             return false;
           }
           try {
-            changed.awaitNanos(left);
+            // Bounded: exits signal only when they see the flag, so poll as well.
+            changed.awaitNanos(Math.min(left, POLL_NANOS));
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
@@ -147,8 +171,16 @@ final class TxnGate {
     try {
       closed = true;
       changed.signalAll();
-      while (active > 0) {
-        changed.awaitUninterruptibly();
+      boolean interrupted = false;
+      while (active.inside() > 0) {
+        try {
+          changed.awaitNanos(POLL_NANOS);
+        } catch (InterruptedException e) {
+          interrupted = true; // keep waiting: freeing the environment under a section crashes
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     } finally {
       lock.unlock();
@@ -161,11 +193,6 @@ final class TxnGate {
    * @return the count
    */
   int active() {
-    lock.lock();
-    try {
-      return active;
-    } finally {
-      lock.unlock();
-    }
+    return (int) active.inside();
   }
 }
