@@ -3,7 +3,9 @@
  * java.util.ServiceLoader}, and prove the engine with the kv4j TCK. {@link
  * io.kv4j.spi.AbstractStore} and {@link io.kv4j.spi.AbstractCursor} do the argument checks, the
  * closed-state handling and the cursor bookkeeping every engine needs, so an engine only writes its
- * storage code; {@link io.kv4j.spi.DirectoryLock} gives the one-open-per-directory rule.
+ * storage code; {@link io.kv4j.spi.DirectoryLock} gives the one-open-per-directory rule; {@link
+ * io.kv4j.spi.CallGate} counts calls in flight into native handles or mappings so close waits for
+ * them, without making concurrent reads contend.
  *
  * <p><b>Thread-safety.</b> Providers are stateless and thread-safe. Subclasses of {@link
  * io.kv4j.spi.AbstractStore} must make their {@code do*} methods safe for concurrent calls; cursor
