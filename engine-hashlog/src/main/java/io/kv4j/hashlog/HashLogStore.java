@@ -737,8 +737,8 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   }
 
   /**
-   * Copies one record (its precomputed {@link RecordCodec#header header}, key and value) into the
-   * segment at {@code pos}.
+   * Stages one record (its precomputed {@link RecordCodec#header header}, key and value) for the
+   * segment at {@code pos}; the caller {@link Segment#flush flushes} before it raises the end.
    */
   private static void putRecord(Segment s, int pos, byte[] header, byte[] key, byte[] value)
       throws IOException {
@@ -755,19 +755,16 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     if (hook != null && value.length > HOOKED_VALUE) {
       // Test hook: leave half a record in the file, then let the test kill the process.
       s.put(p, value, 0, value.length / 2);
+      s.flush();
       hook.run();
     }
     s.put(p, value, 0, value.length);
   }
 
-  /**
-   * Asks the sealer to tend the active segment when its reserve runs low or (BUFFERED) a megabyte
-   * was written since its last flush-behind.
-   */
-  private void keepReserve(Segment s) {
-    if (s.reserveLow(Sealer.RESERVE_LOW)
-        || (durability == Durability.BUFFERED && s.flushDue(Sealer.FLUSH_STEP))) {
-      sealer.tend(s);
+  /** BUFFERED: asks the sealer to force the active segment behind the writer every megabyte. */
+  private void keepFlushed(Segment s) {
+    if (durability == Durability.BUFFERED && s.flushDue(Sealer.FLUSH_STEP)) {
+      sealer.flushBehind(s);
     }
   }
 
@@ -818,9 +815,10 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       Segment s = room(size);
       int off = s.end;
       putRecord(s, off, header, key, value);
+      s.flush();
       s.end = off + (int) size;
       noteHint(s, RecordCodec.PUT, off, key, value.length);
-      keepReserve(s);
+      keepFlushed(s);
       userBytes.add(size);
       long loc = location(s.id, off);
       long stamp = seq.writeLock();
@@ -861,9 +859,10 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
         Segment s = room(size);
         int off = s.end;
         putRecord(s, off, header, key, null);
+        s.flush();
         s.end = off + (int) size;
         noteHint(s, RecordCodec.DELETE, off, key, 0);
-        keepReserve(s);
+        keepFlushed(s);
         userBytes.add(size);
         long stamp = seq.writeLock();
         long old;
@@ -936,8 +935,9 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
             v == null ? 0 : v.length);
         p += (int) RecordCodec.recordSize(batch.key(i).length, v == null ? 0 : v.length);
       }
+      s.flush(); // the whole batch in one write(2) when it fits the stage
       s.end = off + (int) total;
-      keepReserve(s);
+      keepFlushed(s);
       userBytes.add(total);
       long stamp = seq.writeLock();
       try {

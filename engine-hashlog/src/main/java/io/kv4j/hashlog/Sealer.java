@@ -14,8 +14,6 @@ import java.util.ArrayDeque;
  *       segment is not a compaction victim until its hint is written ({@link Segment#sealing}), so
  *       no hint can appear for a segment compaction deleted. If {@link HashLogStore#SEAL_BACKLOG}
  *       segments are queued, the writer writes the hint itself.
- *   <li><b>Zero-fill ahead</b>: the active segment's next megabytes are allocated with {@code
- *       write(2)} before the writer stores into them through the mapping (see {@link Segment}).
  *   <li><b>Flush behind</b> (BUFFERED): what the writer wrote is forced a megabyte at a time, so
  *       that the force a seal does before the next segment is created (which keeps a power loss
  *       from leaving a torn segment that is not the newest) has little left to write.
@@ -28,13 +26,7 @@ final class Sealer {
   private final ArrayDeque<Segment> queue = new ArrayDeque<>(); // guarded by this
   private Segment current; // being processed; guarded by this
   private boolean stopping; // guarded by this
-  private Segment reserveFor; // active segment to tend (flush behind, fill ahead); guarded by this
-
-  /** How far ahead of the writer the sealer zero-fills the active segment. */
-  static final int RESERVE_AHEAD = 4 << 20;
-
-  /** The writer asks for more reserve when less than this is left. */
-  static final int RESERVE_LOW = 2 << 20;
+  private Segment behind; // active segment to force behind the writer; guarded by this
 
   /** BUFFERED: data written since the last flush-behind before the writer asks for another. */
   static final int FLUSH_STEP = 1 << 20;
@@ -59,13 +51,12 @@ final class Sealer {
   }
 
   /**
-   * Asks the thread to tend the active segment: force what was written since its last flush
-   * (BUFFERED) and zero-fill ahead of the writer, so that neither the writer (and every writer
-   * queued on its lock) nor the seal waits for those writes.
+   * Asks the thread to force what was written to the active segment since its last flush
+   * (BUFFERED), so that the seal, which holds the writer lock, finds little left to write.
    */
-  synchronized void tend(Segment active) {
-    if (reserveFor != active) {
-      reserveFor = active;
+  synchronized void flushBehind(Segment active) {
+    if (behind != active) {
+      behind = active;
       notifyAll();
     }
   }
@@ -131,15 +122,15 @@ final class Sealer {
       Segment s;
       Segment r;
       synchronized (this) {
-        while (queue.isEmpty() && reserveFor == null && !stopping) {
+        while (queue.isEmpty() && behind == null && !stopping) {
           try {
             wait();
           } catch (InterruptedException e) {
             // Only stop() ends this thread, after the queue is empty.
           }
         }
-        r = reserveFor;
-        reserveFor = null;
+        r = behind;
+        behind = null;
         s = r != null ? null : queue.pollFirst();
         if (r == null && s == null) {
           notifyAll();
@@ -148,19 +139,11 @@ final class Sealer {
         current = s;
       }
       if (r != null) {
-        if (store.info().durability() == io.kv4j.Durability.BUFFERED) {
-          try {
-            r.flushBehind();
-          } catch (RuntimeException e) {
-            // The kernel reports a write-back error once: the seal's fsync would not see it again.
-            store.fail("forcing " + r.path + " behind the writer failed", e);
-          }
-        }
         try {
-          r.reserveAhead(RESERVE_AHEAD);
-        } catch (IOException | RuntimeException e) {
-          // Left to the writer: its own reserve() meets the same error and fails the store.
-          HashLogStore.LOG.log(Level.DEBUG, "hashlog: zero-filling ahead in " + r.path + ": " + e);
+          r.flushBehind();
+        } catch (RuntimeException e) {
+          // The kernel reports a write-back error once: the seal's fsync would not see it again.
+          store.fail("forcing " + r.path + " behind the writer failed", e);
         }
         continue;
       }

@@ -8,18 +8,29 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * One log file, {@code seg-<id>.log}, and its memory mapping. The active segment is mapped
- * read-write over its whole capacity and the writer copies records straight into the mapping: a
- * shared mapping is the page cache, so an acknowledged write survives kill -9 without a system call
- * per write, and readers see it through the same mapping. The mapping extends the file sparsely; a
- * store into a hole on a full disk would raise SIGBUS, so the writer first {@link #reserve
- * reserves} the bytes it is about to fill by writing zeros there with {@code write(2)} in 1 MiB
- * steps: a full disk then fails that write with an {@link IOException} instead. Zero-filling,
- * forces and sealing go through a {@link RandomAccessFile}, whose I/O, unlike a {@link
- * FileChannel}'s, is not aborted (and the descriptor not closed) when the calling thread is
- * interrupted; {@code fsync(2)} also writes back pages dirtied through the mapping. A sealed
- * segment holds no file descriptor; its mapping stays until the store closes, or until compaction
- * has retired it and no reader can use it.
+ * One log file, {@code seg-<id>.log}, and its memory mapping. Readers read records through the
+ * mapping; the writer appends them with {@code write(2)}, one call per record (or per batch), and
+ * never stores through the mapping. Both reach the same page cache, so an acknowledged write
+ * survives kill -9 and is visible to readers once {@link #end} passes it.
+ *
+ * <p>Why not copy records into the mapping, which saves the system call: a page dirtied through a
+ * shared mapping has a writable, dirty page-table entry, and writing the page back (a {@link
+ * #flushBehind}, the seal's force, the kernel's own write-back) must write-protect that entry and
+ * shoot it out of the TLB of every core running this process, one inter-processor interrupt per 4
+ * KiB page. Under a sustained writer that was a third of the machine's CPU on a 2-core VM, and the
+ * interrupts and lost TLB entries tripled the cost of every concurrent read (bench {@code
+ * churn-reads}: readers kept 0.27 of their read-only throughput; with {@code write(2)} 0.5). Pages
+ * only ever read through the mapping keep clean read-only entries, which write-back leaves alone. A
+ * full disk now fails the {@code write(2)} with an {@link IOException}; a store into a sparse
+ * mapping would have raised SIGBUS.
+ *
+ * <p>The active segment is still mapped read-write over its whole capacity: that extends the file
+ * sparsely to the mapping's length (readers never read past {@link #end}), and lets {@link
+ * #flushBehind} force a range with {@code msync(2)}. Forces and sealing go through a {@link
+ * RandomAccessFile}, whose I/O, unlike a {@link FileChannel}'s, is not aborted (and the descriptor
+ * not closed) when the calling thread is interrupted. A sealed segment holds no file descriptor;
+ * its mapping stays until the store closes, or until compaction has retired it and no reader can
+ * use it.
  *
  * <p>Byte accounting for compaction: {@link #liveBytes} are put records still current, {@link
  * #tombstoneBytes} delete records (needed until no older segment holds their key), and everything
@@ -38,14 +49,13 @@ final class Segment {
   volatile boolean sealed;
   private volatile boolean closed;
   private long filePointer = -1; // the writer's view of the file offset, -1 when unknown
-  // Bytes below this are backed by written blocks. Raised by the writer or, ahead of it, by the
-  // sealer thread (see reserveAhead); changed only under this segment's monitor.
-  private volatile int reserved;
-  private volatile boolean finishing; // finish() is waiting: background zero-filling stops
+  // Writer-owned: bytes staged for one write(2), a record or a batch, starting at stagePosition.
+  private byte[] stage;
+  private int stagePosition;
+  private int staged;
+  private static final int STAGE = 64 << 10;
   private volatile int flushed; // data below this was forced by flushBehind (BUFFERED mode)
   private final Object mapLock = new Object(); // flushBehind vs closing before an unmap
-  private static final int RESERVE_STEP = 1 << 20;
-  private static final byte[] ZEROS = new byte[64 << 10];
   // Guarded by the store's write lock.
   long liveBytes;
   long tombstoneBytes;
@@ -88,7 +98,6 @@ final class Segment {
     this.capacity = capacity;
     this.file = file;
     this.end = end;
-    this.reserved = end;
     this.sealed = file == null;
   }
 
@@ -150,65 +159,6 @@ final class Segment {
     }
   }
 
-  /**
-   * Makes sure the file's blocks below {@code upTo} are allocated, by writing zeros beyond the last
-   * reserved byte (in steps of 1 MiB, never past the capacity). Usually the {@link Sealer} has done
-   * it already ({@link #reserveAhead}), and this is one volatile read.
-   */
-  void reserve(long upTo) throws IOException {
-    if (upTo <= reserved) {
-      return;
-    }
-    if (upTo > capacity) {
-      throw new IllegalStateException("write past the capacity of " + path);
-    }
-    synchronized (this) {
-      zeroFill(Math.min(capacity, (upTo + RESERVE_STEP - 1) / RESERVE_STEP * RESERVE_STEP));
-    }
-  }
-
-  /** Whether fewer than {@code bytes} reserved bytes remain ahead of the end (writer's hint). */
-  boolean reserveLow(int bytes) {
-    return reserved - end < bytes && reserved < capacity;
-  }
-
-  /**
-   * Reserves up to {@code bytes} beyond the current end, off the writer's path (the sealer thread
-   * calls this). Nothing once the segment is finished: a sealed file must end at its data.
-   */
-  void reserveAhead(int bytes) throws IOException {
-    long target = Math.min(capacity, (long) end + bytes);
-    // One 64 KiB write per monitor hold: finish() (a roll, under the writer lock) then waits for
-    // at most one write(2), not for the whole fill; it also raises finishing to stop the loop.
-    while (!finishing) {
-      synchronized (this) {
-        if (sealed || file == null || reserved >= target) {
-          return;
-        }
-        zeroFill(Math.min(target, (long) reserved + ZEROS.length));
-      }
-    }
-  }
-
-  private void zeroFill(long target) throws IOException {
-    if (target <= reserved) {
-      return;
-    }
-    RandomAccessFile f = file;
-    long pos = reserved;
-    if (filePointer != pos) { // reservations are sequential: usually no lseek(2) needed
-      f.seek(pos);
-    }
-    filePointer = -1;
-    while (pos < target) {
-      int n = (int) Math.min(ZEROS.length, target - pos);
-      f.write(ZEROS, 0, n);
-      pos += n;
-      reserved = (int) pos;
-    }
-    filePointer = pos;
-  }
-
   /** Whether at least {@code step} bytes were written since the last {@link #flushBehind}. */
   boolean flushDue(int step) {
     return end - flushed >= step && !sealed;
@@ -232,10 +182,54 @@ final class Segment {
     }
   }
 
-  /** Copies {@code len} bytes of {@code src} into the mapping at {@code position} (writer only). */
+  /**
+   * Stages {@code len} bytes of {@code src} to be written at {@code position} (writer only). Bytes
+   * staged since the last {@link #flush} must be contiguous; a write elsewhere flushes them first.
+   * Nothing reaches the file before {@link #flush}: the writer flushes before it raises {@link
+   * #end}.
+   */
   void put(int position, byte[] src, int off, int len) throws IOException {
-    reserve((long) position + len);
-    map.put(position, src, off, len);
+    if ((long) position + len > capacity) {
+      throw new IllegalStateException("write past the capacity of " + path);
+    }
+    if (staged > 0 && (position != stagePosition + staged || staged + len > STAGE)) {
+      flush();
+    }
+    if (len > STAGE) {
+      write(position, src, off, len);
+      return;
+    }
+    if (staged == 0) {
+      stagePosition = position;
+      if (stage == null) {
+        stage = new byte[STAGE];
+      }
+    }
+    System.arraycopy(src, off, stage, staged, len);
+    staged += len;
+  }
+
+  /** Writes the staged bytes to the file with one {@code write(2)} (writer only). */
+  void flush() throws IOException {
+    int n = staged;
+    if (n == 0) {
+      return;
+    }
+    staged = 0; // dropped if the write fails: the store fails and writes nothing more
+    write(stagePosition, stage, 0, n);
+  }
+
+  private void write(long position, byte[] src, int off, int len) throws IOException {
+    RandomAccessFile f = file;
+    if (f == null) {
+      throw new IOException("segment " + path + " is sealed");
+    }
+    if (filePointer != position) { // appends are sequential: usually no lseek(2) needed
+      f.seek(position);
+    }
+    filePointer = -1; // unknown if the write fails part way
+    f.write(src, off, len);
+    filePointer = position + len;
   }
 
   /**
@@ -266,21 +260,16 @@ final class Segment {
   }
 
   /**
-   * Ends writing: truncates the file to its data (dropping the zero-filled reserve) and marks the
-   * segment sealed. The descriptor stays open for {@link #forceAndClose}.
+   * Ends writing: truncates the file to its data (dropping the sparse tail the mapping added) and
+   * marks the segment sealed. The descriptor stays open for {@link #forceAndClose}.
    */
-  void finish() throws IOException {
-    finishing = true;
-    synchronized (this) {
-      finishLocked();
-    }
-  }
-
-  private void finishLocked() throws IOException {
+  synchronized void finish() throws IOException {
     RandomAccessFile f = file;
     if (f == null || sealed) {
       return;
     }
+    staged = 0; // the writer flushes before it raises end: anything staged is not data
+    stage = null;
     f.setLength(end);
     filePointer = -1;
     sealed = true;
@@ -303,7 +292,6 @@ final class Segment {
     file.setLength(length);
     filePointer = -1;
     end = length;
-    reserved = length; // the mapping beyond the file's end must not be touched before reserve()
   }
 
   /** Closes without forcing: truncates to the data so the file holds no preallocated tail. */

@@ -20,10 +20,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A full disk, for real: the store lives on a 4 MiB tmpfs. Writes go through a memory mapping, so
- * the engine must meet the full disk in its zero-filling {@code write(2)} (an {@code IOException})
- * and never in a store into the mapping (a SIGBUS that would kill the JVM). Needs root to mount;
- * skipped with the reason otherwise.
+ * A full disk, for real: the store lives on a 4 MiB tmpfs. Readers use memory mappings of the
+ * segment files, which are sparse beyond their data, so the engine must meet the full disk in a
+ * {@code write(2)} (an {@code IOException}) and never in a store into a mapping (a SIGBUS that
+ * would kill the JVM). Needs root to mount; skipped with the reason otherwise.
  */
 class DiskFullTest {
   @TempDir Path parent;
