@@ -21,8 +21,9 @@ import java.util.concurrent.locks.LockSupport;
  * }</pre>
  *
  * <p>Unlike the read side of a {@link java.util.concurrent.locks.ReadWriteLock}, entering costs one
- * atomic increment of a counter of the calling thread's stripe, padded to its own 128 bytes, so
- * readers on different cores do not contend for one cache line: reads scale with threads.
+ * atomic increment of a counter of the calling thread's stripe (chosen by thread id), padded to its
+ * own 128 bytes, so readers on different cores do not contend for one cache line: reads scale with
+ * threads.
  *
  * <p>Why not {@link java.util.concurrent.atomic.LongAdder}: a thread whose update of a LongAdder
  * cell meets contention moves to another cell, so a call's increment and decrement can land in
@@ -43,9 +44,13 @@ public final class CallGate {
   private volatile int epoch;
   private volatile boolean closed;
 
-  /** A gate with a stripe per hardware thread and then some, at most 64. */
+  /**
+   * A gate with 64 stripes, or 8 per hardware thread on larger machines (at most 1024): 16 KiB per
+   * gate at 64. Threads take stripes by their id, so up to that many threads started one after
+   * another (a pool's workers, an engine's background threads) never share a counter.
+   */
   public CallGate() {
-    int want = Math.min(64, Math.max(2, Runtime.getRuntime().availableProcessors() * 2));
+    int want = Math.min(1024, Math.max(64, Runtime.getRuntime().availableProcessors() * 8));
     this.stripes = Integer.highestOneBit(want - 1) << 1;
     // One PAD before the first counter and after the last: nothing else shares their lines.
     this.counts = new AtomicLongArray((2 * stripes + 2) * PAD);
@@ -56,8 +61,11 @@ public final class CallGate {
   }
 
   private int stripe() {
-    int h = System.identityHashCode(Thread.currentThread());
-    return ((h ^ (h >>> 16)) * 0x9E3779B9 >>> 16) & (stripes - 1);
+    // Thread ids are handed out in sequence, a plain field read; an identity hash could collide
+    // for two busy threads and, on a thread whose monitor was ever inflated, costs a VM call.
+    @SuppressWarnings("deprecation") // threadId() is Java 19+; getId() is the same value
+    long id = Thread.currentThread().getId();
+    return (int) id & (stripes - 1);
   }
 
   /**

@@ -99,6 +99,27 @@ class CallGateTest {
   }
 
   @Test
+  void enter_threadsStartedInSequence_countOnSeparateCounters() throws Exception {
+    // A pool's workers and an engine's background threads are started one after another: they
+    // must not share a counter, or every call of one bounces the other's cache line.
+    CallGate gate = new CallGate();
+    int n = 16;
+    int[] tokens = new int[n];
+    for (int i = 0; i < n; i++) {
+      int k = i;
+      Thread t = new Thread(() -> tokens[k] = gate.enter());
+      t.start();
+      t.join();
+    }
+    assertThat(tokens).as("tokens of %d threads started in sequence", n).doesNotHaveDuplicates();
+    assertThat(gate.inside()).isEqualTo(n);
+    for (int token : tokens) {
+      gate.exit(token);
+    }
+    assertThat(gate.inside()).isZero();
+  }
+
+  @Test
   void exit_foreignToken_isRejected() {
     CallGate r = new CallGate();
     assertThatThrownBy(() -> r.exit(-1))
