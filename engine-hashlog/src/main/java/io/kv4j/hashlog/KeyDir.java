@@ -4,10 +4,16 @@ import java.util.Arrays;
 
 /**
  * The index from key to newest record: an open-addressing hash table with linear probing over one
- * {@code long[]}, two longs per slot: the key's full 64-bit hash (0 marks an empty slot) and the
- * record location ({@code segment id << 32 | offset}, never 0). No Java object per key: a key is
- * not stored here at all; a hash match is confirmed by comparing the full key, which the {@link
- * KeySource} reads from the segment, so keys with equal hashes never overwrite each other.
+ * {@code long[]}, two longs per slot: a hash word and the record location ({@code segment id << 32
+ * | offset}, never 0). No Java object per key: a key is not stored here at all; a hash match is
+ * confirmed by comparing the full key, which the {@link KeySource} reads from the segment, so keys
+ * with equal hashes never overwrite each other.
+ *
+ * <p>The hash word holds the key's hash in its low 60 bits (never 0 once {@link #fix fixed}; a word
+ * of 0 marks an empty slot) and, in its top 4 bits, the record's {@link #span span}: how far the
+ * record reaches past its first cache line, in 128-byte steps. A reader learns it with the
+ * location, so it can start loading the whole record at once instead of waiting for the header to
+ * say how long it is (see {@link KeySource#keyEquals}).
  *
  * <p>Deletion uses backward shifting (no tombstone slots). The table doubles above a load of 3/4
  * and halves below 1/8 (never below its initial capacity), so it shrinks back after mass deletes.
@@ -20,7 +26,13 @@ import java.util.Arrays;
 final class KeyDir {
   /** Confirms that the record at a location holds a given key. */
   interface KeySource {
-    boolean keyEquals(long location, byte[] key);
+    /**
+     * Whether the record at {@code location} holds {@code key}.
+     *
+     * @param span the record's {@link #span span} as stored with the location (a hint only: a
+     *     record is never read past its end because of it)
+     */
+    boolean keyEquals(long location, byte[] key, int span);
   }
 
   /** Computes a key's 64-bit hash; 0 is remapped by the table. */
@@ -42,11 +54,30 @@ final class KeyDir {
     this.table = new long[cap * 2];
   }
 
+  /** Bits of the hash word that hold the hash; the rest hold the span. */
+  static final long HASH_BITS = (1L << 60) - 1;
+
+  private static final int SPAN_SHIFT = 60;
+
+  /** Largest span: records longer than 64 + 15 * 128 bytes are loaded ahead only that far. */
+  static final int MAX_SPAN = 15;
+
+  /** A hash as the table keeps it: 60 bits, never 0. */
   static long fix(long hash) {
-    return hash == 0 ? 1 : hash;
+    long h = hash & HASH_BITS;
+    return h == 0 ? 1 : h;
   }
 
-  private static int home(long hash, int mask) {
+  /**
+   * The span of a record of {@code size} bytes: the number of 128-byte steps it reaches past its
+   * first 64 bytes, rounded up, at most {@link #MAX_SPAN}. A record of up to 64 bytes has span 0.
+   */
+  static int span(long size) {
+    return size <= 64 ? 0 : (int) Math.min(MAX_SPAN, (size - 64 + 127) >>> 7);
+  }
+
+  private static int home(long word, int mask) {
+    long hash = word & HASH_BITS;
     long h = hash ^ (hash >>> 32);
     return (int) h & mask;
   }
@@ -67,8 +98,9 @@ final class KeyDir {
    * The location for a key, or 0. Safe to call concurrently with a writer (see class comment).
    *
    * @param hash {@link #fix fixed} hash of the key
+   * @param readAhead whether to hand the record's span to {@code src} (0 otherwise)
    */
-  long find(long hash, byte[] key, KeySource src) {
+  long find(long hash, byte[] key, KeySource src, boolean readAhead) {
     long[] t = table;
     int cap = t.length >> 1;
     int mask = cap - 1;
@@ -78,9 +110,9 @@ final class KeyDir {
       if (h == 0) {
         return 0;
       }
-      if (h == hash) {
+      if ((h & HASH_BITS) == hash) {
         long loc = t[2 * i + 1];
-        if (loc != 0 && src.keyEquals(loc, key)) {
+        if (loc != 0 && src.keyEquals(loc, key, readAhead ? (int) (h >>> SPAN_SHIFT) : 0)) {
           return loc;
         }
       }
@@ -104,7 +136,7 @@ final class KeyDir {
       if (h == 0) {
         return false;
       }
-      if (h == hash && t[2 * i + 1] == location) {
+      if ((h & HASH_BITS) == hash && t[2 * i + 1] == location) {
         return true;
       }
       i = (i + 1) & mask;
@@ -115,9 +147,12 @@ final class KeyDir {
   /**
    * Sets a key's location.
    *
+   * @param hash {@link #fix fixed} hash of the key
+   * @param recordSize bytes of the record at {@code location} (its {@link #span span} is kept)
    * @return the previous location, or 0 if the key was absent
    */
-  long put(long hash, byte[] key, long location, KeySource src) {
+  long put(long hash, byte[] key, long location, long recordSize, KeySource src) {
+    long word = hash | (long) span(recordSize) << SPAN_SHIFT;
     long[] t = table;
     int mask = (t.length >> 1) - 1;
     int i = home(hash, mask);
@@ -126,9 +161,10 @@ final class KeyDir {
       if (h == 0) {
         break;
       }
-      if (h == hash && src.keyEquals(t[2 * i + 1], key)) {
+      if ((h & HASH_BITS) == hash && src.keyEquals(t[2 * i + 1], key, 0)) {
         long old = t[2 * i + 1];
         t[2 * i + 1] = location;
+        t[2 * i] = word;
         return old;
       }
       i = (i + 1) & mask;
@@ -143,7 +179,7 @@ final class KeyDir {
       }
     }
     t[2 * i + 1] = location;
-    t[2 * i] = hash;
+    t[2 * i] = word;
     size++;
     return 0;
   }
@@ -151,7 +187,7 @@ final class KeyDir {
   /**
    * Moves a key from {@code expected} to {@code location} if the key's entry still points at {@code
    * expected} (locations identify records uniquely, so no key comparison is needed). Used by
-   * compaction when it relocates a record.
+   * compaction when it relocates a record: a copy of the same length, so the span stays.
    *
    * @return true if the entry was switched
    */
@@ -164,7 +200,7 @@ final class KeyDir {
       if (h == 0) {
         return false;
       }
-      if (h == hash && t[2 * i + 1] == expected) {
+      if ((h & HASH_BITS) == hash && t[2 * i + 1] == expected) {
         t[2 * i + 1] = location;
         return true;
       }
@@ -186,7 +222,7 @@ final class KeyDir {
       if (h == 0) {
         return 0;
       }
-      if (h == hash && src.keyEquals(t[2 * i + 1], key)) {
+      if ((h & HASH_BITS) == hash && src.keyEquals(t[2 * i + 1], key, 0)) {
         break;
       }
       i = (i + 1) & mask;
