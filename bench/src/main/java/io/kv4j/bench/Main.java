@@ -2,6 +2,7 @@ package io.kv4j.bench;
 
 import io.kv4j.Feature;
 import io.kv4j.Stores;
+import io.kv4j.bench.floor.FloorProvider;
 import io.kv4j.spi.OptionSpec;
 import io.kv4j.spi.StoreProvider;
 import java.io.IOException;
@@ -161,9 +162,12 @@ public final class Main {
     List<StoreProvider> out = new ArrayList<>();
     if (o.engines.isEmpty()) {
       // The raw baselines (rocksdb-raw, ...) only with --abstraction, next to their engine; the
-      // server engines only with --servers (the default run never contacts a server).
+      // server engines only with --servers (the default run never contacts a server); the floor
+      // read ceiling only when named.
       for (StoreProvider p : Stores.providers()) {
-        if ((o.abstraction || !Abstraction.isRaw(p.id())) && !Servers.isServer(p.id())) {
+        if ((o.abstraction || !Abstraction.isRaw(p.id()))
+            && !Servers.isServer(p.id())
+            && !p.id().equals(FloorProvider.ID)) {
           out.add(p);
         }
       }

@@ -35,7 +35,10 @@ final class Report {
           "mvstore",
               "BUFFERED uses its background auto-commit (crash-safe=false): a kill -9 loses up to"
                   + " a second of acknowledged writes",
-          "memory", "not persistent: reference only, never a pick");
+          "memory", "not persistent: reference only, never a pick",
+          "floor",
+              "a read ceiling, not a store: one index probe and one copy per get, no checksum,"
+                  + " no reader guard, not persistent; never a pick");
 
   /**
    * Engines whose BUFFERED mode loses acknowledged writes to a kill -9, with the TCK rule that
