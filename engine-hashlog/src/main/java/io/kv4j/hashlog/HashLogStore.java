@@ -369,7 +369,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   /**
    * {@inheritDoc}
    *
-   * <p>Before it reads the header, this loads one word of every further cache line the record's
+   * <p>Before it reads the header, this loads one word of every further 128 bytes the record's
    * {@code span} says it covers. The loads depend only on the location, so the CPU fetches the
    * whole record at once, in parallel with the header; without them the value's lines were only
    * requested once the header had arrived and told the copy how long the value is, a second memory
@@ -390,7 +390,10 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     if (span > 0) {
       int last = Math.min(s.end, off + 64 + (span << 7)) - Long.BYTES;
       long touched = 0;
-      for (int p = off + 64; p <= last; p += 64) {
+      // One load per 128 bytes: the CPU's adjacent-line prefetch brings each load's pair line
+      // (Intel's spatial prefetcher, AMD's up/down one). Same-JVM A/B against a load per 64
+      // bytes, six runs, 100,000 x 1 KiB: hashlog/Chronicle Map higher in all six, median +3%.
+      for (int p = off + 64; p <= last; p += 128) {
         touched += m.getLong(p);
       }
       if (touched == TOUCH_SENTINEL) {
