@@ -492,7 +492,9 @@ final class Report {
           String.format(
               Locale.ROOT,
               "- %d rounds (`--rounds`): every engine's store stays open; for each timed scenario"
-                  + " and thread count the engines take turns, one window each, the order"
+                  + " and thread count every engine first runs one window that is not counted"
+                  + " (so the first does not pay alone for the JVM's heap growth and JIT), then"
+                  + " the engines take turns, one window each, the order"
                   + " rotating every round, each window once the process has gone quiet (under"
                   + " a tenth of a core, up to 10 s). ops/s is the median window's, with the"
                   + " slowest and fastest window in brackets; latency percentiles are over all"

@@ -146,6 +146,12 @@ class RunnerSmokeTest {
         .as(console)
         .containsExactly("memory#1", "hashlog#1", "hashlog#2", "memory#2", "memory#3", "hashlog#3");
     assertThat(console).contains("(median of 3)");
+    // Before round 1 each engine runs one window that is not counted (rows still say rounds=3).
+    int firstRound = console.indexOf("readrandom         t=1 round 1/3");
+    for (String engine : List.of("memory", "hashlog")) {
+      int warm = console.indexOf(engine + "] readrandom         t=1 warm-up window (not counted)");
+      assertThat(warm).as(console).isNotNegative().isLessThan(firstRound);
+    }
 
     List<String> csv = Files.readAllLines(out.resolve("results.csv"));
     for (String engine : List.of("memory", "hashlog")) {
@@ -193,7 +199,8 @@ class RunnerSmokeTest {
         .contains("VerificationException")
         .contains("FAILED")
         .contains("memory] readrandom         t=1 round 2/2")
-        .doesNotContain("corrupting] readrandom         t=1 round");
+        .doesNotContain("corrupting] readrandom         t=1 round")
+        .doesNotContain("corrupting] readrandom         t=1 warm-up");
   }
 
   @Test
