@@ -199,10 +199,8 @@ final class Runner {
     // that alone (seen: a 542k/s window among three of 0.9-1.0M/s, which set its p99).
     for (int e = 0; e < n; e++) {
       Loaded l = engines.get(e);
-      Window w = turn(l, s, threads);
-      if (w.failure().get() != null) {
-        out[e] = true;
-        add(summarize(l.id(), s.id(), "", threads, l.main().durability(), w));
+      Window w = turn(l, s, threads, out, e);
+      if (w == null) {
         continue;
       }
       log(
@@ -218,10 +216,8 @@ final class Runner {
           continue;
         }
         Loaded l = engines.get(e);
-        Window w = turn(l, s, threads);
-        if (w.failure().get() != null) {
-          out[e] = true;
-          add(summarize(l.id(), s.id(), "", threads, l.main().durability(), w));
+        Window w = turn(l, s, threads, out, e);
+        if (w == null) {
           continue;
         }
         windows.get(e).add(w);
@@ -242,15 +238,25 @@ final class Runner {
     }
   }
 
-  /** One engine's window of a scenario once the process is quiet; a failure is in the window. */
-  private Window turn(Loaded l, Scenario s, int threads) {
+  /**
+   * One window of engine {@code e} once the process is quiet; or, if it failed, null: the failure
+   * is recorded as the engine's row and the engine is marked {@code out} for the scenario.
+   */
+  private Window turn(Loaded l, Scenario s, int threads, boolean[] out, int e) {
     settle(l.id());
+    Window w;
     try {
-      return window(l.id(), operations(s, l.wl(), l.workers(), threads));
+      w = window(l.id(), operations(s, l.wl(), l.workers(), threads));
     } catch (RuntimeException | Error x) {
       AtomicReference<Throwable> f = new AtomicReference<>(x);
-      return new Window(new Histogram[0], new long[0], new long[0], 0, 0, f);
+      w = new Window(new Histogram[0], new long[0], new long[0], 0, 0, f);
     }
+    if (w.failure().get() != null) {
+      out[e] = true;
+      add(summarize(l.id(), s.id(), "", threads, l.main().durability(), w));
+      return null;
+    }
+    return w;
   }
 
   private static final long SETTLE_SAMPLE_NS = TimeUnit.MILLISECONDS.toNanos(100);
