@@ -110,10 +110,24 @@ final class FloorStore implements Store {
     return true;
   }
 
-  /** The record offset + 1 of a key, or 0. */
-  private static long find(long[] t, long h, byte[] key, FloorStore s) {
+  private static int home(long h, int mask) {
+    return (int) (h ^ (h >>> 32)) & mask;
+  }
+
+  /** The first empty slot of {@code h}'s probe run in {@code t}, which has one. */
+  private static int freeSlot(long[] t, long h) {
     int mask = (t.length >> 1) - 1;
-    int i = (int) (h ^ (h >>> 32)) & mask;
+    int i = home(h, mask);
+    while (t[2 * i] != 0) {
+      i = (i + 1) & mask;
+    }
+    return i;
+  }
+
+  /** The record offset + 1 of a key, or 0. */
+  private long find(long[] t, long h, byte[] key) {
+    int mask = (t.length >> 1) - 1;
+    int i = home(h, mask);
     for (int probes = 0; probes <= mask; probes++) {
       long w = (long) LONGS.getAcquire(t, 2 * i);
       if (w == 0) {
@@ -121,7 +135,7 @@ final class FloorStore implements Store {
       }
       if (w == h) {
         long off = t[2 * i + 1];
-        if (off != 0 && s.keyAt((int) (off - 1), key)) {
+        if (off != 0 && keyAt((int) (off - 1), key)) {
           return off;
         }
       }
@@ -139,7 +153,7 @@ final class FloorStore implements Store {
   @Override
   public byte[] get(byte[] key) {
     checkOpen();
-    long off = find(table, hash(key), key, this);
+    long off = find(table, hash(key), key);
     if (off == 0) {
       return null;
     }
@@ -173,7 +187,7 @@ final class FloorStore implements Store {
     long h = hash(key);
     long[] t = table;
     int mask = (t.length >> 1) - 1;
-    int i = (int) (h ^ (h >>> 32)) & mask;
+    int i = home(h, mask);
     while (true) {
       long w = t[2 * i];
       if (w == 0) {
@@ -187,11 +201,7 @@ final class FloorStore implements Store {
     }
     if ((size + 1) * 2L > t.length >> 1) {
       t = grow(t);
-      mask = (t.length >> 1) - 1;
-      i = (int) (h ^ (h >>> 32)) & mask;
-      while (t[2 * i] != 0) {
-        i = (i + 1) & mask;
-      }
+      i = freeSlot(t, h);
       t[2 * i + 1] = off + 1L;
       t[2 * i] = h;
       table = t;
@@ -204,14 +214,10 @@ final class FloorStore implements Store {
 
   private static long[] grow(long[] old) {
     long[] t = new long[old.length * 2];
-    int mask = (t.length >> 1) - 1;
     for (int s = 0; s < old.length; s += 2) {
       long h = old[s];
       if (h != 0) {
-        int i = (int) (h ^ (h >>> 32)) & mask;
-        while (t[2 * i] != 0) {
-          i = (i + 1) & mask;
-        }
+        int i = freeSlot(t, h);
         t[2 * i] = h;
         t[2 * i + 1] = old[s + 1];
       }
