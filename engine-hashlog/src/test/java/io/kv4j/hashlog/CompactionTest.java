@@ -495,9 +495,16 @@ class CompactionTest {
       Map<String, Number> f = s.stats().figures();
       // Garbage may exceed live data (threshold 0.5) by the throttle's slack before writers wait;
       // add the active segment, one compaction output in flight, the segments still queued for
-      // the sealer (not compactable until their force and hint are done) and one to spare.
+      // the sealer (not compactable until their force and hint are done), one segment of garbage
+      // made between two throttle checks (they run at each seal), and the victims of the run just
+      // finished: retired, so no longer counted by the throttle, but on disk until the readers
+      // that may still use them have left (their kept bytes fit one segment, at >= 50% garbage
+      // they fill at most two). Without that last term a sample taken in that window exceeded
+      // the bound by 0.3% about once in six runs.
       long slack = (long) Math.ceil(Compactor.THROTTLE_SLACK_SEGMENTS);
-      long bound = 2 * (live + keys * 12L) + (slack + 3 + HashLogStore.SEAL_BACKLOG) * segment;
+      long victims = 2;
+      long bound =
+          2 * (live + keys * 12L) + (slack + 3 + HashLogStore.SEAL_BACKLOG + victims) * segment;
       assertThat(worst).as("worst disk bytes %s, bound %s, %s", worst, bound, f).isLessThan(bound);
       assertThat(f.get("compaction-throttled-ms").longValue()).as(f.toString()).isPositive();
     }
