@@ -18,5 +18,12 @@ public enum Feature {
   /** {@link Store#write(WriteBatch)} applies all of a batch or none of it, also across crashes. */
   ATOMIC_BATCH,
   /** Data survives {@link Store#close()} and a later reopen of the same location. */
-  PERSISTENT
+  PERSISTENT,
+  /**
+   * Every record carries a checksum that every read verifies: a flipped bit or a zeroed block in
+   * stored data is reported with {@link StoreCorruptedException}, never returned as a value, never
+   * taken for an absent key. The TCK's damage rules that flip bits apply only to engines that
+   * declare it.
+   */
+  CHECKSUMS
 }

@@ -94,6 +94,23 @@ public interface Store extends AutoCloseable {
   }
 
   /**
+   * Checks what a scan does not read: the engine's own file-level checksums and structure (RocksDB
+   * table files and WAL, SQLite's {@code integrity_check}, LMDB's file size against its meta pages,
+   * hashlog's segment chain and hint files). Together with a full scan, which verifies every
+   * entry's checksum where the engine declares {@link Feature#CHECKSUMS}, it checks every byte of
+   * the store; {@code kv4j verify} does both. Allowed on read-only stores; changes nothing.
+   *
+   * <p>The default checks nothing beyond {@link #info()} being readable and the store being open:
+   * for an engine whose every byte a scan reads, that is all there is.
+   *
+   * @throws StoreCorruptedException naming the first damaged file (and offset, where known)
+   * @throws StoreClosedException after {@link #close()}
+   */
+  default void verify() {
+    stats();
+  }
+
+  /**
    * Static facts about this store: engine, features, limits, durability, location.
    *
    * @return the store's description

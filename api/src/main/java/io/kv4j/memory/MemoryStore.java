@@ -42,6 +42,9 @@ final class MemoryStore extends AbstractStore {
   protected byte[] doGet(byte[] key) {
     lock.readLock().lock();
     try {
+      // close() empties the map under the write lock after marking the store closed: a get that
+      // raced it must not answer "absent" from the emptied map.
+      checkOpen();
       byte[] v = map.get(key);
       return v == null ? null : v.clone();
     } finally {
@@ -53,6 +56,7 @@ final class MemoryStore extends AbstractStore {
   protected void doPut(byte[] key, byte[] value) {
     lock.writeLock().lock();
     try {
+      checkOpen();
       putLocked(mutable(), key, value);
     } finally {
       lock.writeLock().unlock();
@@ -63,6 +67,7 @@ final class MemoryStore extends AbstractStore {
   protected void doDelete(byte[] key) {
     lock.writeLock().lock();
     try {
+      checkOpen();
       deleteLocked(mutable(), key);
     } finally {
       lock.writeLock().unlock();
@@ -73,6 +78,7 @@ final class MemoryStore extends AbstractStore {
   protected void doWrite(WriteBatch batch) {
     lock.writeLock().lock();
     try {
+      checkOpen();
       TreeMap<byte[], byte[]> m = mutable();
       for (int i = 0, n = batch.size(); i < n; i++) {
         if (batch.isDelete(i)) {
@@ -91,6 +97,7 @@ final class MemoryStore extends AbstractStore {
     TreeMap<byte[], byte[]> snapshot;
     lock.readLock().lock();
     try {
+      checkOpen();
       // Writers are excluded while we hold the read lock, so marking the map shared here is safe.
       shared = true;
       snapshot = map;
@@ -109,6 +116,7 @@ final class MemoryStore extends AbstractStore {
   protected StoreStats doStats() {
     lock.readLock().lock();
     try {
+      checkOpen();
       return new StoreStats(map.size(), true, 0, Map.of("memory-payload-bytes", bytes));
     } finally {
       lock.readLock().unlock();

@@ -5,6 +5,7 @@ import io.kv4j.Feature;
 import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
+import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
@@ -27,6 +28,7 @@ public abstract class AbstractStore implements Store {
   private final StoreInfo info;
   private final Set<AbstractCursor> cursors = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
+  private volatile StoreIOException failure;
 
   /**
    * Creates the store's shell.
@@ -86,6 +88,15 @@ public abstract class AbstractStore implements Store {
    */
   protected void doCompact() {
     // Nothing to reclaim by default.
+  }
+
+  /**
+   * Checks the engine's files beyond what a scan reads (see {@link Store#verify()}); called only on
+   * an open store. The default checks nothing, which is right for an engine whose scan reads and
+   * checks every stored byte.
+   */
+  protected void doVerify() {
+    // A scan reads every byte: nothing more to check.
   }
 
   /**
@@ -156,6 +167,7 @@ public abstract class AbstractStore implements Store {
   @Override
   public final void sync() {
     checkOpen();
+    checkNotFailed();
     doSync();
   }
 
@@ -168,6 +180,17 @@ public abstract class AbstractStore implements Store {
   public final void compact() {
     checkWritable();
     doCompact();
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Checks that the store is open, then calls {@link #doVerify()}.
+   */
+  @Override
+  public final void verify() {
+    checkOpen();
+    doVerify();
   }
 
   @Override
@@ -233,6 +256,60 @@ public abstract class AbstractStore implements Store {
     if (info.readOnly()) {
       throw new UnsupportedOperationException(info.describe() + " is open read-only");
     }
+    checkNotFailed();
+  }
+
+  private void checkNotFailed() {
+    StoreIOException f = failure;
+    if (f != null) {
+      throw new StoreIOException(f.getMessage(), f);
+    }
+  }
+
+  /**
+   * Puts the store into its failed state after an environmental error on a write path, and returns
+   * the exception to throw. This is the one failure policy of every kv4j engine: after an I/O error
+   * while writing or syncing (disk full, EIO, a failed {@code fsync}, a native write error) the
+   * store stays <b>failed until reopened</b>. Every later {@code put}, {@code delete}, {@code
+   * write}, {@code compact} and {@code sync} throws {@link StoreIOException} whose message says so
+   * and whose cause is the first failure; reads, scans, {@code stats} and {@code close} go on
+   * working. Only the first failure is kept; later calls return an exception naming it.
+   *
+   * <p>Why not recover by itself once space is freed: after a failed {@code fsync} the OS may have
+   * dropped the dirty pages it could not write, so the engine can no longer tell what is on disk;
+   * reopening runs recovery, which can. Misuse (a key over the limit) and a full map of a fixed
+   * size that the caller may enlarge are not failures of this kind.
+   *
+   * @param what what failed, e.g. {@code "append to segment 7"}
+   * @param cause the environmental error
+   * @return the exception to throw, a {@link StoreIOException} saying "failed until reopened"
+   */
+  protected final StoreIOException failWrites(String what, Throwable cause) {
+    synchronized (cursors) {
+      if (failure == null) {
+        failure =
+            new StoreIOException(
+                info.describe()
+                    + " failed until reopened: "
+                    + what
+                    + (cause == null || cause.getMessage() == null
+                        ? ""
+                        : ": " + cause.getMessage()),
+                cause);
+        return failure;
+      }
+    }
+    return new StoreIOException(failure.getMessage(), failure);
+  }
+
+  /**
+   * The failure that put this store into its failed state (see {@link #failWrites(String,
+   * Throwable)}).
+   *
+   * @return the first failure, or null while the store accepts writes
+   */
+  protected final StoreIOException writeFailure() {
+    return failure;
   }
 
   private void requireFeature(Feature f) {

@@ -1,0 +1,104 @@
+package io.kv4j.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kv4j.Durability;
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.Limits;
+import io.kv4j.StoreIOException;
+import io.kv4j.StoreInfo;
+import io.kv4j.StoreStats;
+import io.kv4j.WriteBatch;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The one failure policy of {@link AbstractStore#failWrites}: failed until reopened. */
+class FailurePolicyTest {
+  /** A store whose writes fail with an I/O error while {@code diskFull} is set. */
+  private static final class DiskStore extends AbstractStore {
+    final Map<String, byte[]> data = new HashMap<>();
+    boolean diskFull;
+
+    DiskStore() {
+      super(
+          new StoreInfo(
+              "disk",
+              Set.of(Feature.ATOMIC_BATCH),
+              new Limits(511, 1 << 24),
+              Durability.SYNC,
+              "/test",
+              false));
+    }
+
+    @Override
+    protected byte[] doGet(byte[] key) {
+      return data.get(new String(key));
+    }
+
+    @Override
+    protected void doPut(byte[] key, byte[] value) {
+      if (diskFull) {
+        throw failWrites("append", new IOException("No space left on device"));
+      }
+      data.put(new String(key), value.clone());
+    }
+
+    @Override
+    protected void doDelete(byte[] key) {
+      data.remove(new String(key));
+    }
+
+    @Override
+    protected AbstractCursor doScan(KeyRange range) {
+      throw new UnsupportedOperationException("no scans");
+    }
+
+    @Override
+    protected void doWrite(WriteBatch batch) {
+      throw new UnsupportedOperationException("not used");
+    }
+
+    @Override
+    protected void doSync() {}
+
+    @Override
+    protected StoreStats doStats() {
+      return new StoreStats(data.size(), true, 0, Map.of());
+    }
+
+    @Override
+    protected void doClose() {}
+  }
+
+  @Test
+  void failWrites_afterIoError_refusesEveryWriteUntilReopenedButKeepsReads() {
+    DiskStore s = new DiskStore();
+    s.put(new byte[] {'a'}, new byte[] {1});
+    s.diskFull = true;
+    assertThatThrownBy(() -> s.put(new byte[] {'b'}, new byte[] {2}))
+        .isInstanceOf(StoreIOException.class)
+        .hasMessageContaining("failed until reopened")
+        .hasMessageContaining("No space left on device");
+    s.diskFull = false; // space freed: the policy still refuses, reopening recovers
+    assertThatThrownBy(() -> s.put(new byte[] {'c'}, new byte[] {3}))
+        .isInstanceOf(StoreIOException.class)
+        .hasMessageContaining("failed until reopened")
+        .hasMessageContaining("No space left on device")
+        .hasCauseInstanceOf(StoreIOException.class);
+    assertThatThrownBy(() -> s.delete(new byte[] {'a'}))
+        .hasMessageContaining("failed until reopened");
+    assertThatThrownBy(s::sync).hasMessageContaining("failed until reopened");
+    assertThatThrownBy(s::compact).hasMessageContaining("failed until reopened");
+    assertThatThrownBy(() -> s.write(new WriteBatch().put(new byte[] {'d'}, new byte[0])))
+        .hasMessageContaining("failed until reopened");
+    assertThat(s.get(new byte[] {'a'})).containsExactly(1);
+    assertThat(s.stats().keyCount()).isEqualTo(1);
+    assertThat(s.writeFailure()).hasMessageContaining("append");
+    s.close();
+  }
+}
