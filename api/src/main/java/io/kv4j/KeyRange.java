@@ -18,6 +18,15 @@ import java.util.Objects;
  *
  * <p>Each method returns a new range; bound arrays are copied on the way in and out. An inverted
  * range (lower bound above the upper one) is legal and empty.
+ *
+ * <p><b>Composing bounds.</b> {@link #gte}, {@link #gt}, {@link #lte} and {@link #lt} only ever
+ * <em>narrow</em> a range: each intersects the range with its condition, so a bound added to a
+ * {@link #prefix(byte[]) prefix} or to a range that already has that bound keeps every earlier
+ * bound in force. {@code prefix(p).gte(s)} is "keys with prefix p that are {@code >= s}" for every
+ * {@code s}: all of the prefix when {@code s} sorts before it, nothing when after. Pagination
+ * composes the same way: {@code prefix(p).gt(lastSeen).limit(n)} forward, {@code
+ * prefix(p).lt(lastSeen).reverse().limit(n)} backward. No composition can return a key outside any
+ * bound that was set; to widen a range, build a new one.
  */
 public final class KeyRange {
   private static final KeyRange ALL = new KeyRange(null, true, null, true, false, Long.MAX_VALUE);
@@ -69,7 +78,8 @@ public final class KeyRange {
   }
 
   /**
-   * Keys from {@code fromInclusive} up to but excluding {@code toExclusive}.
+   * Keys from {@code fromInclusive} up to but excluding {@code toExclusive}. When {@code
+   * toExclusive <= fromInclusive} the range is empty.
    *
    * @param fromInclusive lower bound, included
    * @param toExclusive upper bound, excluded
@@ -80,43 +90,69 @@ public final class KeyRange {
   }
 
   /**
-   * Sets the lower bound, inclusive.
+   * Narrows the range to keys {@code >= key}: the result holds the keys of this range that are also
+   * {@code >= key} (see "Composing bounds" in the class comment).
    *
-   * @param key keys {@code >= key} are in range
-   * @return a new range
+   * @param key keys {@code >= key} stay in range
+   * @return a new range, never wider than this one
    */
   public KeyRange gte(byte[] key) {
-    return new KeyRange(copy(key), true, upper, upperInclusive, reverse, limit);
+    return narrowLower(copy(key), true);
   }
 
   /**
-   * Sets the lower bound, exclusive.
+   * Narrows the range to keys {@code > key}: the result holds the keys of this range that are also
+   * {@code > key}, as in resuming after the last key seen.
    *
-   * @param key keys {@code > key} are in range
-   * @return a new range
+   * @param key keys {@code > key} stay in range
+   * @return a new range, never wider than this one
    */
   public KeyRange gt(byte[] key) {
-    return new KeyRange(copy(key), false, upper, upperInclusive, reverse, limit);
+    return narrowLower(copy(key), false);
   }
 
   /**
-   * Sets the upper bound, inclusive.
+   * Narrows the range to keys {@code <= key}: the result holds the keys of this range that are also
+   * {@code <= key}.
    *
-   * @param key keys {@code <= key} are in range
-   * @return a new range
+   * @param key keys {@code <= key} stay in range
+   * @return a new range, never wider than this one
    */
   public KeyRange lte(byte[] key) {
-    return new KeyRange(lower, lowerInclusive, copy(key), true, reverse, limit);
+    return narrowUpper(copy(key), true);
   }
 
   /**
-   * Sets the upper bound, exclusive.
+   * Narrows the range to keys {@code < key}: the result holds the keys of this range that are also
+   * {@code < key}, as in resuming a reverse scan before the last key seen.
    *
-   * @param key keys {@code < key} are in range
-   * @return a new range
+   * @param key keys {@code < key} stay in range
+   * @return a new range, never wider than this one
    */
   public KeyRange lt(byte[] key) {
-    return new KeyRange(lower, lowerInclusive, copy(key), false, reverse, limit);
+    return narrowUpper(copy(key), false);
+  }
+
+  /** Intersects the lower bound with {@code >= key} (inclusive) or {@code > key}. */
+  private KeyRange narrowLower(byte[] key, boolean inclusive) {
+    if (lower != null) {
+      int c = Arrays.compareUnsigned(key, lower);
+      if (c < 0 || (c == 0 && (inclusive || !lowerInclusive))) {
+        return this; // the bound already set is at least as tight
+      }
+    }
+    return new KeyRange(key, inclusive, upper, upperInclusive, reverse, limit);
+  }
+
+  /** Intersects the upper bound with {@code <= key} (inclusive) or {@code < key}. */
+  private KeyRange narrowUpper(byte[] key, boolean inclusive) {
+    if (upper != null) {
+      int c = Arrays.compareUnsigned(key, upper);
+      if (c > 0 || (c == 0 && (inclusive || !upperInclusive))) {
+        return this;
+      }
+    }
+    return new KeyRange(lower, lowerInclusive, key, inclusive, reverse, limit);
   }
 
   /**

@@ -89,8 +89,8 @@ public final class StoreDirectory implements AutoCloseable {
     Map<String, Predicate<String>> m = new LinkedHashMap<>();
     m.put("rocksdb", n -> n.equals("CURRENT") || n.startsWith("MANIFEST-") || n.endsWith(".sst"));
     m.put("lmdb", n -> n.equals("data.mdb"));
-    m.put("hashlog", n -> n.endsWith(".seg") || n.endsWith(".hint") || n.endsWith(".data"));
-    m.put("sqlite", n -> n.endsWith(".db") || n.endsWith(".sqlite") || n.endsWith(".db-wal"));
+    m.put("hashlog", n -> n.startsWith("seg-") && (n.endsWith(".log") || n.endsWith(".hint")));
+    m.put("sqlite", n -> n.startsWith("kv.sqlite"));
     KNOWN = m;
   }
 

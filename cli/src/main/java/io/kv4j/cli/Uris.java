@@ -5,11 +5,15 @@ import io.kv4j.Feature;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.Stores;
+import io.kv4j.spi.DirectoryLock;
+import java.io.IOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /** Opens stores given as URIs, with defaults that suit each command. */
 final class Uris {
@@ -63,7 +67,7 @@ final class Uris {
     if (persistent
         && !config.createIfMissing()
         && config.path() != null
-        && !Files.exists(config.path())) {
+        && isEmptyOrMissing(config.path())) {
       throw new CliException(
           ExitCode.NOT_FOUND,
           "no store at "
@@ -73,6 +77,24 @@ final class Uris {
               + "'); 'kv4j put' creates one");
     }
     return Stores.open(config);
+  }
+
+  /**
+   * Whether a path holds no store at all: missing, or a directory with nothing but kv4j's lock
+   * file. Anything else is left to the engine, which tells a store from damage or foreign files.
+   */
+  private static boolean isEmptyOrMissing(Path path) {
+    if (!Files.exists(path)) {
+      return true;
+    }
+    if (!Files.isDirectory(path)) {
+      return false;
+    }
+    try (Stream<Path> s = Files.list(path)) {
+      return s.allMatch(p -> p.getFileName().toString().equals(DirectoryLock.FILE_NAME));
+    } catch (IOException e) {
+      return false; // unreadable: let the engine's open report it
+    }
   }
 
   /** The parameter names given in a URI's query. */

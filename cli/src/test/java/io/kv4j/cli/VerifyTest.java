@@ -70,4 +70,36 @@ class VerifyTest {
         .contains("UNREADABLE entries after key key-009 and before key key-011")
         .contains("FAILED: 119 entries");
   }
+
+  @Test
+  void verify_emptyOrMissingDirectory_exits2AsNoStore() throws Exception {
+    Files.createDirectories(dir.resolve("empty"));
+    for (String path : new String[] {"empty", "absent"}) {
+      Cli.Run r = Cli.inProcess("verify", "hashlog:" + dir.resolve(path));
+      assertThat(r.exit()).as("%s: %s", path, r).isEqualTo(ExitCode.NOT_FOUND);
+      assertThat(r.err()).contains("no store at");
+    }
+    assertThat(dir.resolve("empty")).isEmptyDirectory();
+    assertThat(dir.resolve("absent")).doesNotExist();
+  }
+
+  @Test
+  void verifyAndGet_storeOfAnotherEngine_exit3NamingBothEnginesAndCreateNothing() throws Exception {
+    Path store = dir.resolve("hl");
+    try (Store s = Stores.open("hashlog:" + store)) {
+      s.put("k".getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8));
+    }
+    java.util.List<Path> before;
+    try (var l = Files.list(store)) {
+      before = l.sorted().toList();
+    }
+    Cli.Run verify = Cli.inProcess("verify", "sqlite:" + store);
+    assertThat(verify.exit()).as("%s", verify).isEqualTo(ExitCode.CORRUPT);
+    assertThat(verify.err()).contains("'hashlog' store").contains("kv4j copy --from hashlog:");
+    Cli.Run put = Cli.inProcess("put", "sqlite:" + store, "k2", "v2");
+    assertThat(put.exit()).as("%s", put).isEqualTo(ExitCode.CORRUPT);
+    try (var l = Files.list(store)) {
+      assertThat(l.sorted().toList()).as("no sqlite file beside the hashlog one").isEqualTo(before);
+    }
+  }
 }
