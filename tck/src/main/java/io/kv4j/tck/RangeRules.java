@@ -214,4 +214,83 @@ abstract class RangeRules extends OrderRules {
       }
     }
   }
+
+  @Test
+  void required_r3_9_prefixPaginationForwardAndReverse() {
+    require("3.9", Feature.ORDERED_SCAN);
+    Store s = open();
+    // Tenants whose prefixes are neighbours, one ending in 0xFF (its successor carries over), and
+    // keys just outside each prefix that a widened range would leak.
+    byte[][] prefixes = {b(0x74, 0x31), b(0x74, 0x32), b(0x74, 0xFF), b(0x75)};
+    TreeMap<byte[], byte[]> model = newModel();
+    for (byte[] p : prefixes) {
+      for (int i = 0; i < 23; i++) {
+        byte[] k = java.util.Arrays.copyOf(p, p.length + 2);
+        k[p.length] = (byte) (i * 11);
+        k[p.length + 1] = (byte) (0xFF - i);
+        byte[] v = b("v" + hex(k));
+        s.put(k, v);
+        model.put(k, v);
+      }
+    }
+    for (byte[] outside : new byte[][] {b(0x74), b(0x74, 0x30, 0xFF), b(0x74, 0x33), b(0x76)}) {
+      s.put(outside, b("outside"));
+      model.put(outside, b("outside"));
+    }
+    for (byte[] p : prefixes) {
+      List<String> want = new ArrayList<>();
+      for (byte[] k : model.keySet()) {
+        if (k.length >= p.length && java.util.Arrays.equals(k, 0, p.length, p, 0, p.length)) {
+          want.add(hex(k));
+        }
+      }
+      for (int page : new int[] {1, 7, 23, 50}) {
+        List<String> got = new ArrayList<>();
+        KeyRange r = KeyRange.prefix(p).limit(page);
+        for (int guard = 0; guard < 100; guard++) {
+          List<io.kv4j.Entry> batch = scanAll(s, r);
+          batch.forEach(e -> got.add(hex(e.key())));
+          if (batch.size() < page) {
+            break;
+          }
+          r = KeyRange.prefix(p).gt(batch.get(batch.size() - 1).key()).limit(page);
+        }
+        assertThat(got)
+            .as(
+                rule(
+                    "3.9",
+                    "pages of "
+                        + page
+                        + " over prefix "
+                        + hex(p)
+                        + " with prefix(p).gt(lastKey).limit(n) (a key outside the prefix means"
+                        + " a bound replaced the prefix instead of narrowing it)"))
+            .containsExactlyElementsOf(want);
+        if (has(Feature.REVERSE_SCAN)) {
+          List<String> back = new ArrayList<>();
+          KeyRange rr = KeyRange.prefix(p).reverse().limit(page);
+          for (int guard = 0; guard < 100; guard++) {
+            List<io.kv4j.Entry> batch = scanAll(s, rr);
+            batch.forEach(e -> back.add(hex(e.key())));
+            if (batch.size() < page) {
+              break;
+            }
+            rr = KeyRange.prefix(p).lt(batch.get(batch.size() - 1).key()).reverse().limit(page);
+          }
+          List<String> wantBack = new ArrayList<>(want);
+          java.util.Collections.reverse(wantBack);
+          assertThat(back)
+              .as(rule("3.9", "reverse pages of " + page + " over prefix " + hex(p)))
+              .containsExactlyElementsOf(wantBack);
+        }
+      }
+      // A resume key below the prefix keeps the prefix; one above it leaves nothing.
+      assertThat(keysOf(scanAll(s, KeyRange.prefix(p).gte(b(0x00)))))
+          .as(rule("3.9", "prefix(" + hex(p) + ").gte(00) is the whole prefix, nothing below"))
+          .containsExactlyElementsOf(want);
+      assertThat(scanAll(s, KeyRange.prefix(p).gt(b(0xFF, 0xFF, 0xFF))))
+          .as(rule("3.9", "prefix(" + hex(p) + ").gt(ffffff) is empty"))
+          .isEmpty();
+    }
+  }
 }
