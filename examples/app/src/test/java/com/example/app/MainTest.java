@@ -42,7 +42,8 @@ class MainTest {
     Assumptions.assumeTrue(
         Files.exists(readme), "copied out of the kv4j checkout: no README.md to compare with");
     String source =
-        Files.readString(Path.of("src/main/java/com/example/app/Main.java"), StandardCharsets.UTF_8);
+        Files.readString(
+            Path.of("src/main/java/com/example/app/Main.java"), StandardCharsets.UTF_8);
     int from = source.indexOf("// README:begin\n") + "// README:begin\n".length();
     int to = source.indexOf("\n    // README:end");
     String block = source.substring(from, to).stripIndent() + "\n";
