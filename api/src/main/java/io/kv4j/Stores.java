@@ -22,16 +22,24 @@ import java.util.TreeMap;
  * }</pre>
  */
 public final class Stores {
-  /** Which artifact provides each engine kv4j knows of, for the unknown-engine message. */
+  /**
+   * Which artifact provides each engine id and alias kv4j ships, for the unknown-engine message:
+   * the one list of them (the CLI's tests check it covers every provider on its classpath, which
+   * holds every engine module).
+   */
   private static final Map<String, String> ARTIFACTS =
-      Map.of(
-          "hashlog", "io.kv4j:kv4j-engine-hashlog",
-          "rocksdb", "io.kv4j:kv4j-engine-lsm",
-          "lsm", "io.kv4j:kv4j-engine-lsm",
-          "lmdb", "io.kv4j:kv4j-engine-btree",
-          "btree", "io.kv4j:kv4j-engine-btree",
-          "sqlite", "io.kv4j:kv4j-engine-sqlite",
-          "memory", "io.kv4j:kv4j-api");
+      Map.ofEntries(
+          Map.entry("hashlog", "io.kv4j:kv4j-engine-hashlog"),
+          Map.entry("rocksdb", "io.kv4j:kv4j-engine-lsm"),
+          Map.entry("lsm", "io.kv4j:kv4j-engine-lsm"),
+          Map.entry("lmdb", "io.kv4j:kv4j-engine-btree"),
+          Map.entry("btree", "io.kv4j:kv4j-engine-btree"),
+          Map.entry("sqlite", "io.kv4j:kv4j-engine-sqlite"),
+          Map.entry("postgres", "io.kv4j:kv4j-engine-jdbc"),
+          Map.entry("mysql", "io.kv4j:kv4j-engine-jdbc"),
+          Map.entry("mariadb", "io.kv4j:kv4j-engine-jdbc"),
+          Map.entry("redis", "io.kv4j:kv4j-engine-redis"),
+          Map.entry("memory", "io.kv4j:kv4j-api"));
 
   private Stores() {}
 
