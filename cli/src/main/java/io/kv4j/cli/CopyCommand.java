@@ -6,7 +6,6 @@ import io.kv4j.Store;
 import io.kv4j.StoreCopy;
 import io.kv4j.spi.OptionSpec;
 import java.io.PrintWriter;
-import java.util.HexFormat;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -144,8 +143,8 @@ final class CopyCommand implements Runnable {
       out.println(
           "resumed after "
               + Format.count(r.skippedEntries())
-              + " entries already in the target, from key 0x"
-              + HexFormat.of().formatHex(r.resumedFrom()));
+              + " entries already in the target, from key "
+              + new Codec().format(r.resumedFrom()));
     }
     double secs = r.elapsedNanos() / 1e9;
     out.printf(

@@ -32,4 +32,24 @@ final class Format {
         ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
         : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
   }
+
+  /**
+   * An engine figure for people: whole numbers with thousands separators, fractions with at most
+   * three decimals ({@code 1.492}, not {@code 1.4923076923076923}).
+   */
+  static String number(Number n) {
+    if (n instanceof Double || n instanceof Float || n instanceof java.math.BigDecimal) {
+      double d = n.doubleValue();
+      if (Double.isNaN(d) || Double.isInfinite(d)) {
+        return String.valueOf(d);
+      }
+      if (d == Math.rint(d) && Math.abs(d) < 1e15) {
+        return count((long) d);
+      }
+      return new java.math.BigDecimal(String.format(Locale.ROOT, "%.3f", d))
+          .stripTrailingZeros()
+          .toPlainString();
+    }
+    return count(n.longValue());
+  }
 }

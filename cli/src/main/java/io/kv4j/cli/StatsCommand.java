@@ -47,7 +47,7 @@ final class StatsCommand implements Runnable {
       row(out, "keys", Format.count(s.keyCount()) + (s.keyCountExact() ? "" : " (estimate)"));
       row(out, "disk", Format.bytes(s.diskBytes()) + " (" + s.diskBytes() + " bytes)");
       for (Map.Entry<String, Number> f : s.figures().entrySet()) {
-        row(out, f.getKey(), String.valueOf(f.getValue()));
+        row(out, f.getKey(), Format.number(f.getValue()));
       }
     }
   }
