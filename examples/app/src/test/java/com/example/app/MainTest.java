@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -51,5 +52,29 @@ class MainTest {
         Files.readString(readme, StandardCharsets.UTF_8).contains(block),
         "README.md's 'Use it' block must be Main.java's lines between the README markers:\n"
             + block);
+  }
+
+  /**
+   * Run as an application is run: a plain {@code java -cp} with no JVM flags at all, on whichever
+   * JDK runs this test (CI runs it on 17 and 25). It must work and print nothing on stderr: no
+   * illegal-access, native-access or {@code sun.misc.Unsafe} warnings.
+   */
+  @Test
+  void main_asAPlainJavaProcess_needsNoFlagsAndPrintsNoWarnings() throws Exception {
+    String javaCmd = ProcessHandle.current().info().command().orElse("java");
+    Process p =
+        new ProcessBuilder(
+                javaCmd,
+                "-cp",
+                System.getProperty("java.class.path"),
+                Main.class.getName(),
+                "hashlog:" + dir.resolve("plain"))
+            .start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the example did not exit");
+    assertEquals(0, p.exitValue(), "exit code; stderr: " + err);
+    assertEquals("", err, "stderr of a flag-free run on Java " + Runtime.version().feature());
+    assertTrue(out.startsWith("user:1 = Ada"), out);
   }
 }
