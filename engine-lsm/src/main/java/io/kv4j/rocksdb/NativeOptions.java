@@ -24,6 +24,7 @@ import org.rocksdb.DBOptions;
 import org.rocksdb.DataBlockIndexType;
 import org.rocksdb.InfoLogLevel;
 import org.rocksdb.LRUCache;
+import org.rocksdb.Logger;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 
@@ -40,14 +41,36 @@ final class NativeOptions implements AutoCloseable {
   private static final List<String> RESERVED =
       List.of("comparator", "create_if_missing", "error_if_exists");
 
+  /**
+   * Engine defaults for the checks that decide what damage does, as RocksDB option strings: every
+   * one applies unless {@code rocksdb-options} names it. See the README ("Recovery and damage").
+   */
+  private static final Map<String, String> CHECK_DEFAULTS =
+      Map.of(
+          // Fail the open on anything wrong in the MANIFEST or a table file, instead of ignoring
+          // it.
+          "paranoid_checks", "true",
+          // A torn last record (a crash mid-write; never acknowledged as SYNC) is dropped; a bad
+          // record anywhere else fails the open. The default, kPointInTimeRecovery, silently stops
+          // replay at the first bad record and drops every later acknowledged write.
+          "wal_recovery_mode", "kTolerateCorruptedTailRecords",
+          // Open (and so checksum-check the footer, index and filter of) every table file at open.
+          "max_open_files", "-1",
+          // Compare every table file's size with the MANIFEST at open.
+          "skip_checking_sst_file_sizes_on_db_open", "false",
+          // Never open a store that is missing files as whatever subset survives.
+          "best_efforts_recovery", "false");
+
   final Options options;
   private final LRUCache cache;
   private final BloomFilter filter;
+  private final Logger logger;
 
-  private NativeOptions(Options options, LRUCache cache, BloomFilter filter) {
+  private NativeOptions(Options options, LRUCache cache, BloomFilter filter, Logger logger) {
     this.options = options;
     this.cache = cache;
     this.filter = filter;
+    this.logger = logger;
   }
 
   /**
@@ -82,10 +105,16 @@ final class NativeOptions implements AutoCloseable {
     Properties dbProps = new Properties();
     Properties cfProps = new Properties();
     classify(custom, dbProps, cfProps);
+    for (Map.Entry<String, String> e : CHECK_DEFAULTS.entrySet()) {
+      if (!custom.containsKey(e.getKey())) {
+        dbProps.setProperty(e.getKey(), e.getValue());
+      }
+    }
 
     Options options = null;
     LRUCache cache = null;
     BloomFilter filter = null;
+    Logger logger = null;
     boolean ok = false;
     try {
       try (DBOptions db = parseDb(dbProps);
@@ -115,6 +144,12 @@ final class NativeOptions implements AutoCloseable {
       if (!custom.containsKey("max_log_file_size")) {
         options.setMaxLogFileSize(1 << 20);
       }
+      if (config.readOnly()) {
+        // RocksDB would create (and rotate) its info LOG in the store directory even when opened
+        // read-only; a logger of our own keeps a read-only open from writing anything there.
+        logger = new ReadOnlyLogger();
+        options.setLogger(logger);
+      }
       if (!custom.containsKey("block_based_table_factory")
           && !custom.containsKey("table_factory")) {
         BlockBasedTableConfig table = new BlockBasedTableConfig();
@@ -136,10 +171,10 @@ final class NativeOptions implements AutoCloseable {
         options.setTableFormatConfig(table);
       }
       ok = true;
-      return new NativeOptions(options, cache, filter);
+      return new NativeOptions(options, cache, filter, logger);
     } finally {
       if (!ok) {
-        closeAll(options, cache, filter);
+        closeAll(options, cache, filter, logger);
       }
     }
   }
@@ -156,7 +191,21 @@ final class NativeOptions implements AutoCloseable {
   /** Frees the options, then the cache and the filter they referenced. */
   @Override
   public void close() {
-    closeAll(options, cache, filter);
+    closeAll(options, cache, filter, logger);
+  }
+
+  /**
+   * Whether table files carry block checksums that reads verify: always, unless {@code
+   * rocksdb-options} turned them off with {@code checksum=kNoChecksum} in a table factory.
+   */
+  static boolean checksums(StoreConfig config) {
+    Map<String, String> custom = split(config.get(ROCKSDB_OPTIONS));
+    for (String k : List.of("block_based_table_factory", "table_factory")) {
+      if (custom.getOrDefault(k, "").replace(" ", "").contains("checksum=kNoChecksum")) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The native objects in the order they are freed, for lifecycle tests. */
@@ -169,18 +218,41 @@ final class NativeOptions implements AutoCloseable {
     if (filter != null) {
       out.add(filter);
     }
+    if (logger != null) {
+      out.add(logger);
+    }
     return out;
   }
 
-  private static void closeAll(Options options, LRUCache cache, BloomFilter filter) {
+  private static void closeAll(Options options, LRUCache cache, BloomFilter filter, Logger logger) {
     if (options != null) {
       options.close();
+    }
+    if (logger != null) {
+      logger.close();
     }
     if (cache != null) {
       cache.close();
     }
     if (filter != null) {
       filter.close();
+    }
+  }
+
+  /**
+   * The info log of a read-only store: messages at ERROR and above go to the {@code
+   * io.kv4j.rocksdb} {@link System.Logger}; nothing is written to the store directory.
+   */
+  private static final class ReadOnlyLogger extends Logger {
+    private static final System.Logger LOG = System.getLogger("io.kv4j.rocksdb");
+
+    ReadOnlyLogger() {
+      super(InfoLogLevel.ERROR_LEVEL);
+    }
+
+    @Override
+    protected void log(InfoLogLevel level, String message) {
+      LOG.log(System.Logger.Level.ERROR, "rocksdb (read-only): " + message);
     }
   }
 

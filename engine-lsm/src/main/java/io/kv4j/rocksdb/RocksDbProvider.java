@@ -14,10 +14,11 @@ import java.util.Set;
  * The {@code rocksdb} engine (alias {@code lsm}): RocksDB through rocksdbjni, an LSM tree for
  * write-heavy work and data larger than memory.
  *
- * <p>Features: ordered, reverse and snapshot scans, atomic batches, persistence. Limits: keys up to
- * 64 KiB, values up to 256 MiB. {@link io.kv4j.Durability#SYNC SYNC} syncs the write-ahead log on
- * every write (concurrent writers share one sync); {@link io.kv4j.Durability#BUFFERED BUFFERED}
- * writes the log without syncing it.
+ * <p>Features: ordered, reverse and snapshot scans, atomic batches, persistence, checksums (every
+ * table block read is checked against its CRC32C; WAL and MANIFEST records carry CRC32C too).
+ * Limits: keys up to 64 KiB, values up to 256 MiB. {@link io.kv4j.Durability#SYNC SYNC} syncs the
+ * write-ahead log on every write (concurrent writers share one sync); {@link
+ * io.kv4j.Durability#BUFFERED BUFFERED} writes the log without syncing it.
  *
  * <p>Options (all optional):
  *
@@ -55,7 +56,8 @@ public final class RocksDbProvider implements StoreProvider {
           Feature.REVERSE_SCAN,
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
-          Feature.PERSISTENT);
+          Feature.PERSISTENT,
+          Feature.CHECKSUMS);
 
   static final OptionSpec<Long> BLOCK_CACHE_SIZE =
       OptionSpec.size(

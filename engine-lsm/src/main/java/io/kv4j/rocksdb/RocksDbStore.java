@@ -2,6 +2,7 @@ package io.kv4j.rocksdb;
 
 import io.kv4j.Durability;
 import io.kv4j.Entry;
+import io.kv4j.Feature;
 import io.kv4j.KeyRange;
 import io.kv4j.StoreClosedException;
 import io.kv4j.StoreConfig;
@@ -14,28 +15,34 @@ import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractStore;
 import io.kv4j.spi.CallGate;
 import io.kv4j.spi.DirectoryLock;
+import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.rocksdb.CompactRangeOptions;
+import org.rocksdb.FlushOptions;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.Slice;
 import org.rocksdb.Status;
+import org.rocksdb.WALRecoveryMode;
 import org.rocksdb.WriteOptions;
 
 /**
@@ -60,8 +67,25 @@ final class RocksDbStore extends AbstractStore {
       Pattern.compile(
           "LOCK|IDENTITY|LOG|LOG\\.old\\.\\d+|MANIFEST-\\d+|OPTIONS-\\d+(\\.dbtmp)?|\\d+\\.dbtmp");
 
+  /** Every file RocksDB (and this engine) writes in a store directory. */
+  private static final Pattern OWN_FILE =
+      Pattern.compile(
+          "CURRENT|IDENTITY|LOCK|LOG|LOG\\.old\\.\\d+|MANIFEST-\\d+|OPTIONS-\\d+(\\.dbtmp)?"
+              + "|\\d+\\.(sst|log|blob|dbtmp)|archive|"
+              + Pattern.quote(CleanClose.FILE_NAME)
+              + "(\\.tmp)?");
+
+  /**
+   * The directory layout: format 1 is RocksDB's own files as rocksdbjni 11 writes them, plus the
+   * clean-close record. {@code CURRENT} must exist in every created store: without it RocksDB would
+   * take the directory for an empty one.
+   */
+  static final StoreDirectory.Layout LAYOUT =
+      new StoreDirectory.Layout(
+          RocksDbProvider.ID, 1, n -> OWN_FILE.matcher(n).matches(), Set.of(CURRENT));
+
   private final Path dir;
-  private final DirectoryLock dirLock;
+  private final StoreDirectory storeDir;
   private final NativeOptions nativeOptions;
   private final RocksDB db;
   private final ReadOptions readOptions;
@@ -72,77 +96,86 @@ final class RocksDbStore extends AbstractStore {
   /** Options of the manual compactions running now; guarded by itself (close cancels them). */
   private final Set<CompactRangeOptions> compactions = new HashSet<>();
 
+  /** Whether close flushes the memtable first; false only through {@link #closeWithoutFlush()}. */
+  private volatile boolean flushOnClose = true;
+
   private RocksDbStore(
       StoreInfo info,
-      Path dir,
-      DirectoryLock dirLock,
+      StoreDirectory storeDir,
       NativeOptions nativeOptions,
       RocksDB db,
       ReadOptions readOptions,
       WriteOptions writeOptions) {
     super(info);
-    this.dir = dir;
-    this.dirLock = dirLock;
+    this.dir = storeDir.path();
+    this.storeDir = storeDir;
     this.nativeOptions = nativeOptions;
     this.db = db;
     this.readOptions = readOptions;
     this.writeOptions = writeOptions;
   }
 
+  /**
+   * Opens a store: the directory through {@link StoreDirectory}, then checks that tell damage from
+   * what a crash leaves (see {@link CleanClose} and {@link RecordLog}), then RocksDB. Nothing is
+   * written, renamed or deleted before every check passed, and RocksDB is asked to create a
+   * database only in a new directory.
+   */
   static RocksDbStore open(StoreConfig config) {
-    Path path = config.path();
-    if (path == null) {
-      throw new IllegalArgumentException(
-          "engine '" + RocksDbProvider.ID + "' needs a path: the directory the store lives in");
-    }
     boolean readOnly = config.readOnly();
     // Options first: a bad option string fails before anything touches the disk.
     NativeOptions opts = NativeOptions.build(config);
-    DirectoryLock lock;
-    try {
-      prepareDirectory(path, config.createIfMissing() && !readOnly, readOnly);
-      lock = DirectoryLock.acquire(path, RocksDbProvider.ID);
-    } catch (RuntimeException e) {
-      opts.close();
-      throw e;
-    }
-    Path dir = lock.directory();
+    StoreDirectory sd = null;
     RocksDB db = null;
     ReadOptions ro = null;
     WriteOptions wo = null;
     boolean ok = false;
     try {
-      boolean exists = checkContents(dir);
-      if (!exists && (readOnly || !config.createIfMissing())) {
-        throw new StoreIOException(
-            "engine '"
-                + RocksDbProvider.ID
-                + "': directory "
-                + dir
-                + " holds no store"
-                + (readOnly ? " to open read-only" : " and create-if-missing is false"),
-            (Throwable) null);
+      sd = StoreDirectory.open(config, LAYOUT);
+      Path dir = sd.path();
+      boolean create = sd.isNew() || interruptedCreation(dir, config);
+      if (!create) {
+        CleanClose.State clean = CleanClose.check(dir);
+        if (clean != CleanClose.State.VERIFIED) {
+          checkLogs(dir, opts.options.walRecoveryMode(), readOnly);
+        }
       }
-      opts.options.setCreateIfMissing(!exists);
-      try {
-        db =
-            readOnly
-                ? RocksDB.openReadOnly(opts.options, dir.toString())
-                : RocksDB.open(opts.options, dir.toString());
-      } catch (RocksDBException e) {
-        throw translateOpen(dir, exists, e);
+      opts.options.setCreateIfMissing(create);
+      db = openDb(opts, dir, readOnly, create);
+      if (!readOnly) {
+        if (create) {
+          sd.created();
+        }
+        try {
+          CleanClose.remove(dir); // from here on a crash is possible again
+        } catch (IOException e) {
+          throw new StoreIOException(
+              "engine '"
+                  + RocksDbProvider.ID
+                  + "' at "
+                  + dir
+                  + ": cannot remove "
+                  + CleanClose.FILE_NAME
+                  + ": "
+                  + e,
+              e);
+        }
       }
-      ro = new ReadOptions();
+      ro = new ReadOptions(); // verify_checksums is on by default: every block read is checked
       wo = new WriteOptions().setSync(config.durability() == Durability.SYNC);
+      Set<Feature> features = EnumSet.copyOf(RocksDbProvider.FEATURES);
+      if (!NativeOptions.checksums(config)) {
+        features.remove(Feature.CHECKSUMS);
+      }
       StoreInfo info =
           new StoreInfo(
               RocksDbProvider.ID,
-              RocksDbProvider.FEATURES,
+              features,
               RocksDbProvider.LIMITS,
               config.durability(),
               dir.toString(),
               readOnly);
-      RocksDbStore store = new RocksDbStore(info, dir, lock, opts, db, ro, wo);
+      RocksDbStore store = new RocksDbStore(info, sd, opts, db, ro, wo);
       ok = true;
       return store;
     } finally {
@@ -156,81 +189,159 @@ final class RocksDbStore extends AbstractStore {
         if (db != null) {
           db.close();
         }
-        if (opts != null) {
-          opts.close();
+        opts.close();
+        if (sd != null) {
+          sd.close();
         }
-        lock.close();
       }
     }
   }
 
-  /** Creates the directory if allowed; fails clearly when it is missing or not a directory. */
-  private static void prepareDirectory(Path path, boolean create, boolean readOnly) {
-    if (Files.isDirectory(path)) {
-      return;
-    }
-    if (Files.exists(path, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(path)) {
-      throw new StoreIOException(
-          "engine '" + RocksDbProvider.ID + "': " + path + " is not a directory", (Throwable) null);
-    }
-    if (!create) {
-      throw new StoreIOException(
-          "engine '"
-              + RocksDbProvider.ID
-              + "': store directory "
-              + path
-              + " does not exist"
-              + (readOnly
-                  ? " (read-only stores are never created)"
-                  : " and create-if-missing is false"),
-          (Throwable) null);
-    }
-    try {
-      Files.createDirectories(path);
-    } catch (IOException e) {
-      throw new StoreIOException(
-          "engine '" + RocksDbProvider.ID + "': cannot create store directory " + path, e);
-    }
-  }
-
   /**
-   * Whether the directory holds a RocksDB database. An empty directory (apart from the lock file)
-   * holds none. So does one left by a creation that was interrupted before RocksDB wrote {@code
-   * CURRENT}: only files written before it (info log, {@code LOCK}, {@code IDENTITY}, manifest,
-   * options, temporaries), none of which can hold user data, since no write was acknowledged yet.
-   * Any other file without {@code CURRENT} is foreign or damaged data and is refused rather than
-   * treated as empty.
+   * Whether an adopted directory (no identity file) without {@code CURRENT} is what an interrupted
+   * creation leaves: only files RocksDB writes before {@code CURRENT} (info log, {@code LOCK},
+   * {@code IDENTITY}, manifest, options, temporaries), none holding data since no write could have
+   * been acknowledged; it is created anew. Anything else without {@code CURRENT} is refused.
    */
-  private static boolean checkContents(Path dir) {
+  private static boolean interruptedCreation(Path dir, StoreConfig config) {
     if (Files.isRegularFile(dir.resolve(CURRENT))) {
-      return true;
+      return false;
     }
-    List<String> foreign = new ArrayList<>();
+    List<String> data = new ArrayList<>();
     try (Stream<Path> s = Files.list(dir)) {
       s.map(p -> p.getFileName().toString())
           .filter(
-              n -> !n.equals(DirectoryLock.FILE_NAME) && !CREATION_ARTIFACT.matcher(n).matches())
+              n ->
+                  !n.equals(DirectoryLock.FILE_NAME)
+                      && !n.equals(StoreDirectory.IDENTITY_FILE)
+                      && !CREATION_ARTIFACT.matcher(n).matches())
           .sorted()
           .limit(5)
-          .forEach(foreign::add);
+          .forEach(data::add);
     } catch (IOException e) {
       throw new StoreIOException(
           "engine '" + RocksDbProvider.ID + "': cannot list store directory " + dir, e);
     }
-    if (!foreign.isEmpty()) {
+    if (!data.isEmpty()) {
       throw new StoreCorruptedException(
           "engine '"
               + RocksDbProvider.ID
               + "': directory "
               + dir
-              + " is not empty but has no RocksDB CURRENT file (found "
-              + String.join(", ", foreign)
-              + (foreign.size() == 5 ? ", ..." : "")
-              + "): foreign or damaged data, refusing to open it as a new store",
-          dir,
+              + " holds RocksDB files but no CURRENT file (found "
+              + String.join(", ", data)
+              + (data.size() == 5 ? ", ..." : "")
+              + "): damaged data, refusing to open it as a new store",
+          dir.resolve(CURRENT),
           -1);
     }
-    return false;
+    if (config.readOnly() || !config.createIfMissing()) {
+      throw new StoreIOException(
+          "engine '"
+              + RocksDbProvider.ID
+              + "' at "
+              + dir
+              + ": no store there (only what an interrupted creation leaves"
+              + (config.readOnly() ? "; read-only stores are never created)" : ")"),
+          (Throwable) null);
+    }
+    return true;
+  }
+
+  /**
+   * The checks for a store that was not closed cleanly (or is open elsewhere): {@code CURRENT}
+   * names a manifest, and the MANIFEST and every WAL hold only valid records up to what a crash may
+   * have torn at their ends ({@link RecordLog}). RocksDB checks record checksums itself, but skips
+   * the rest of a 32 KiB block after an all-zero header without a report.
+   */
+  private static void checkLogs(Path dir, WALRecoveryMode mode, boolean readOnly) {
+    String manifest = CleanClose.currentManifest(dir);
+    if (manifest == null) {
+      throw new StoreCorruptedException(
+          "engine '"
+              + RocksDbProvider.ID
+              + "' at "
+              + dir
+              + ": CURRENT is damaged: it does not name a MANIFEST file",
+          dir.resolve(CURRENT),
+          -1);
+    }
+    try {
+      RecordLog.check(dir.resolve(manifest), false);
+    } catch (NoSuchFileException e) {
+      throw new StoreCorruptedException(
+          "engine '"
+              + RocksDbProvider.ID
+              + "' at "
+              + dir
+              + ": CURRENT names "
+              + manifest
+              + ", which is missing",
+          dir.resolve(manifest),
+          -1);
+    } catch (IOException e) {
+      throw new StoreIOException(
+          "engine '" + RocksDbProvider.ID + "' at " + dir + ": cannot read " + manifest, e);
+    }
+    if (mode == WALRecoveryMode.PointInTimeRecovery
+        || mode == WALRecoveryMode.SkipAnyCorruptedRecords) {
+      return; // the user chose to recover past bad records (rocksdb-options)
+    }
+    for (Path wal : walFiles(dir)) {
+      try {
+        RecordLog.check(wal, true);
+      } catch (NoSuchFileException e) {
+        // Deleted by a writer that has the store open: it was obsolete.
+      } catch (IOException e) {
+        throw new StoreIOException(
+            "engine '" + RocksDbProvider.ID + "' at " + dir + ": cannot read " + wal, e);
+      }
+    }
+  }
+
+  /** The WAL files ({@code <number>.log}), oldest first. */
+  private static List<Path> walFiles(Path dir) {
+    List<Path> out = new ArrayList<>();
+    try (Stream<Path> s = Files.list(dir)) {
+      s.filter(p -> WAL.matcher(p.getFileName().toString()).matches()).forEach(out::add);
+    } catch (IOException e) {
+      throw new StoreIOException(
+          "engine '" + RocksDbProvider.ID + "': cannot list store directory " + dir, e);
+    }
+    out.sort(
+        (a, b) ->
+            Long.compare(
+                Long.parseLong(a.getFileName().toString().replace(".log", "")),
+                Long.parseLong(b.getFileName().toString().replace(".log", ""))));
+    return out;
+  }
+
+  private static final Pattern WAL = Pattern.compile("\\d{1,18}\\.log");
+
+  /**
+   * Opens the database. A read-only open of a store that a writer has open may meet a file the
+   * writer just made obsolete and deleted; it is retried twice before the error counts.
+   */
+  private static RocksDB openDb(NativeOptions opts, Path dir, boolean readOnly, boolean create) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return readOnly
+            ? RocksDB.openReadOnly(opts.options, dir.toString())
+            : RocksDB.open(opts.options, dir.toString());
+      } catch (RocksDBException e) {
+        if (readOnly && attempt < 3 && isMissingFile(e)) {
+          continue;
+        }
+        throw translateOpen(dir, !create, e);
+      }
+    }
+  }
+
+  private static boolean isMissingFile(RocksDBException e) {
+    Status s = e.getStatus();
+    return s != null
+        && s.getCode() == Status.Code.IOError
+        && String.valueOf(e.getMessage()).contains("No such file");
   }
 
   // ---------------------------------------------------------------- guarded native calls
@@ -268,7 +379,7 @@ final class RocksDbStore extends AbstractStore {
     try {
       db.put(writeOptions, key, value);
     } catch (RocksDBException e) {
-      throw translate(dir, "put", e);
+      throw writeError("put", e);
     } finally {
       gate.exit(l);
     }
@@ -280,7 +391,7 @@ final class RocksDbStore extends AbstractStore {
     try {
       db.delete(writeOptions, key);
     } catch (RocksDBException e) {
-      throw translate(dir, "delete", e);
+      throw writeError("delete", e);
     } finally {
       gate.exit(l);
     }
@@ -305,7 +416,7 @@ final class RocksDbStore extends AbstractStore {
       try {
         db.write(writeOptions, wb);
       } catch (RocksDBException e) {
-        throw translate(dir, "write batch", e);
+        throw writeError("write batch", e);
       } finally {
         gate.exit(l);
       }
@@ -321,7 +432,7 @@ final class RocksDbStore extends AbstractStore {
     try {
       db.flushWal(true);
     } catch (RocksDBException e) {
-      throw translate(dir, "sync", e);
+      throw writeError("sync", e);
     } finally {
       gate.exit(l);
     }
@@ -358,7 +469,7 @@ final class RocksDbStore extends AbstractStore {
           throw new StoreClosedException(
               info().describe() + " was closed while compact() ran; the compaction was cancelled");
         }
-        throw translate(dir, "compact", e);
+        throw writeError("compact", e);
       } finally {
         gate.exit(l);
       }
@@ -550,6 +661,11 @@ final class RocksDbStore extends AbstractStore {
     return r;
   }
 
+  /**
+   * Closes the store. A read-write store that has not failed flushes its memtable first (RocksDB
+   * does not on close while the WAL is on), so a clean close leaves every write in table files and
+   * an empty WAL, then records the files in {@link CleanClose} once the database is closed.
+   */
   @Override
   protected void doClose() {
     synchronized (compactions) {
@@ -557,7 +673,7 @@ final class RocksDbStore extends AbstractStore {
         c.setCanceled(true); // a running compactRange returns soon after; one not started at once
       }
     }
-    RocksDBException failure = null;
+    RuntimeException failure = null;
     try {
       if (gate.isClosed()) {
         return;
@@ -569,17 +685,141 @@ final class RocksDbStore extends AbstractStore {
       liveCursors.clear();
       readOptions.close();
       writeOptions.close();
+      boolean clean = !info().readOnly() && writeFailure() == null;
+      if (clean && flushOnClose) {
+        try (FlushOptions fo = new FlushOptions().setWaitForFlush(true)) {
+          db.flush(fo);
+        } catch (RocksDBException e) {
+          clean = false;
+          failure = translate(dir, "flush on close", e);
+        }
+      }
       try {
         db.closeE();
       } catch (RocksDBException e) {
-        failure = e;
+        clean = false;
+        failure = translate(dir, "close", e);
       }
       nativeOptions.close();
+      if (clean) {
+        try {
+          CleanClose.write(dir);
+        } catch (IOException e) {
+          failure =
+              new StoreIOException(
+                  "engine '"
+                      + RocksDbProvider.ID
+                      + "' at "
+                      + dir
+                      + ": cannot write "
+                      + CleanClose.FILE_NAME
+                      + " (the next open checks less): "
+                      + e,
+                  e);
+        }
+      }
     } finally {
-      dirLock.close();
+      storeDir.close();
     }
     if (failure != null) {
-      throw translate(dir, "close", failure);
+      throw failure;
+    }
+  }
+
+  /**
+   * Closes like {@link #close()} but leaves the memtable unflushed, so the WAL keeps the writes (as
+   * after a close whose flush failed, or a store closed by an earlier kv4j): for tests of WAL
+   * damage.
+   */
+  void closeWithoutFlush() {
+    flushOnClose = false;
+    close();
+  }
+
+  /**
+   * Checks what reads do not: every block of every live table file ({@code VerifyChecksum}), the
+   * MANIFEST and every WAL record by record ({@link RecordLog}), and, for a read-only store on a
+   * cleanly closed directory, every file against the clean-close record. File deletions are paused
+   * meanwhile on a read-write store, so no file vanishes half-checked.
+   *
+   * <p>A live store's newest WAL and its MANIFEST may end in a record being written right now; a
+   * torn end is accepted there only if the WAL's whole records reach the last sequence number this
+   * store had acknowledged when the check began, so a damaged acknowledged record is never taken
+   * for a write in progress.
+   */
+  @Override
+  protected void doVerify() {
+    int l = enter();
+    try {
+      boolean readOnly = info().readOnly();
+      if (readOnly && CleanClose.check(dir) == CleanClose.State.VERIFIED) {
+        db.verifyChecksum();
+        return;
+      }
+      if (!readOnly) {
+        db.disableFileDeletions();
+      }
+      try {
+        long seen = db.getLatestSequenceNumber();
+        db.verifyChecksum();
+        verifyLogs(seen, readOnly);
+      } finally {
+        if (!readOnly) {
+          db.enableFileDeletions();
+        }
+      }
+    } catch (RocksDBException e) {
+      throw translate(dir, "verify", e);
+    } finally {
+      gate.exit(l);
+    }
+  }
+
+  private void verifyLogs(long seen, boolean readOnly) {
+    String manifest = CleanClose.currentManifest(dir);
+    if (manifest == null) {
+      throw new StoreCorruptedException(
+          info().describe() + ": CURRENT is damaged: it does not name a MANIFEST file",
+          dir.resolve(CURRENT),
+          -1);
+    }
+    try {
+      RecordLog.check(dir.resolve(manifest), false);
+    } catch (NoSuchFileException e) {
+      if (!readOnly) {
+        throw new StoreCorruptedException(
+            info().describe() + ": the MANIFEST " + manifest + " is missing",
+            dir.resolve(manifest),
+            -1);
+      }
+    } catch (IOException e) {
+      throw new StoreIOException(info().describe() + ": cannot read " + manifest + ": " + e, e);
+    }
+    List<Path> wals = walFiles(dir);
+    for (int i = 0; i < wals.size(); i++) {
+      Path wal = wals.get(i);
+      RecordLog.Scan scan;
+      try {
+        scan = RecordLog.check(wal, true);
+      } catch (NoSuchFileException e) {
+        continue; // made obsolete and deleted by the writer (read-only) meanwhile
+      } catch (IOException e) {
+        throw new StoreIOException(info().describe() + ": cannot read " + wal + ": " + e, e);
+      }
+      boolean newest = i == wals.size() - 1;
+      boolean inFlight = newest && (scan.lastSequence() < 0 || scan.lastSequence() >= seen);
+      // Read-only: older WALs are a crashed writer's, not yet recovered; their ends may be torn.
+      if (scan.torn() && !inFlight && !(readOnly && !newest)) {
+        throw RecordLog.corrupted(
+            wal,
+            scan.tornAt(),
+            scan.tornWhy()
+                + " (acknowledged writes up to sequence number "
+                + seen
+                + ", whole records up to "
+                + scan.lastSequence()
+                + ")");
+      }
     }
   }
 
@@ -588,6 +828,19 @@ final class RocksDbStore extends AbstractStore {
     List<AutoCloseable> out = new ArrayList<>(List.of(readOptions, writeOptions, db));
     out.addAll(nativeOptions.owned());
     return out;
+  }
+
+  /**
+   * An error on a write path: an I/O error (disk full, EIO, failed sync) puts the store into the
+   * failed state of {@link #failWrites}; RocksDB itself refuses writes after such a background
+   * error until it is reopened. Corruption and closing keep their own exceptions.
+   */
+  private RuntimeException writeError(String op, RocksDBException e) {
+    Status s = e.getStatus();
+    if (s != null && s.getCode() == Status.Code.IOError) {
+      return failWrites(op + " at " + dir, e);
+    }
+    return translate(dir, op, e);
   }
 
   /**
@@ -608,20 +861,39 @@ final class RocksDbStore extends AbstractStore {
               + dir
               + ": open failed, a file the store refers to is missing: "
               + m,
-          dir,
+          fileIn(dir, m),
           -1,
           e);
     }
     return translate(dir, "open", e);
   }
 
+  /** A file of the store that a RocksDB message names, such as {@code 000012.sst}. */
+  private static final Pattern FILE_IN_MESSAGE =
+      Pattern.compile("(\\d{6,}\\.(?:sst|log|blob)|MANIFEST-\\d+|OPTIONS-\\d+|CURRENT)\\b");
+
+  private static final Pattern OFFSET_IN_MESSAGE = Pattern.compile("offset (\\d+)");
+
+  private static Path fileIn(Path dir, String message) {
+    Matcher m = FILE_IN_MESSAGE.matcher(message);
+    return m.find() ? dir.resolve(m.group(1)) : dir;
+  }
+
+  /**
+   * Maps a RocksDB status: {@code Corruption} to {@link StoreCorruptedException} naming the file
+   * (and offset) when the message does, {@code ShutdownInProgress} to {@link StoreClosedException},
+   * everything else to {@link StoreIOException}; the native exception is the cause.
+   */
   static RuntimeException translate(Path dir, String op, RocksDBException e) {
     Status s = e.getStatus();
     Status.Code code = s == null ? null : s.getCode();
-    String msg =
-        "engine '" + RocksDbProvider.ID + "' at " + dir + ": " + op + " failed: " + e.getMessage();
+    String m = String.valueOf(e.getMessage());
+    String msg = "engine '" + RocksDbProvider.ID + "' at " + dir + ": " + op + " failed: " + m;
     if (code == Status.Code.Corruption) {
-      return new StoreCorruptedException(msg, dir, -1, e);
+      Path file = fileIn(dir, m);
+      Matcher off = OFFSET_IN_MESSAGE.matcher(m);
+      long offset = !file.equals(dir) && off.find() ? Long.parseLong(off.group(1)) : -1;
+      return new StoreCorruptedException(msg, file, offset, e);
     }
     if (code == Status.Code.ShutdownInProgress) {
       return new StoreClosedException(msg);
