@@ -154,7 +154,7 @@ public final class SqliteProvider implements StoreProvider {
   @Override
   public String description() {
     return "SQLite (sqlite-jdbc): one portable database file, WAL, parallel readers, ordered"
-        + " and snapshot scans, atomic batches.";
+        + " and snapshot scans, atomic batches, a CRC32C per row.";
   }
 
   @Override
