@@ -2,11 +2,13 @@ package io.kv4j.sqlite;
 
 import io.kv4j.Entry;
 import io.kv4j.KeyRange;
+import io.kv4j.StoreCorruptedException;
 import io.kv4j.spi.AbstractCursor;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 
 /**
  * A cursor over one read transaction on a connection of its own: opened in the constructor (the
@@ -117,6 +119,40 @@ final class SqliteCursor extends AbstractCursor {
     }
   }
 
+  /**
+   * A key must come after the previous one in the scan's direction and lie inside the range: SQLite
+   * walks the key index, and a damaged index can hand back keys out of order or outside the bounds
+   * (which would also make the keyset restart skip or repeat rows).
+   *
+   * @throws StoreCorruptedException otherwise
+   */
+  private void checkOrder(byte[] k) {
+    String problem = null;
+    if (k == null || k.length == 0) {
+      problem = "an empty or NULL key";
+    } else if (last != null
+        && Integer.signum(Arrays.compareUnsigned(k, last)) != (reverse ? -1 : 1)) {
+      problem = "key " + SqliteStore.showKey(k) + " after key " + SqliteStore.showKey(last);
+    } else if (lower != null && Arrays.compareUnsigned(k, lower) < (lowerOp.equals(">") ? 1 : 0)) {
+      problem = "key " + SqliteStore.showKey(k) + " below the range's lower bound";
+    } else if (upper != null && Arrays.compareUnsigned(k, upper) > (upperOp.equals("<") ? -1 : 0)) {
+      problem = "key " + SqliteStore.showKey(k) + " above the range's upper bound";
+    }
+    if (problem != null) {
+      throw new StoreCorruptedException(
+          store.describe()
+              + ": a scan of table '"
+              + store.sql().table
+              + "' in "
+              + store.file()
+              + " read "
+              + problem
+              + ": its key index is damaged; run PRAGMA integrity_check (kv4j verify)",
+          store.file(),
+          -1);
+    }
+  }
+
   /** Reads the next chunk into the buffer; marks the cursor drained when the range is done. */
   private void fetch() throws SQLException {
     byte[] lo = lower;
@@ -146,11 +182,16 @@ final class SqliteCursor extends AbstractCursor {
     long bytes = 0;
     boolean stoppedEarly = false;
     try (ResultSet rs = ps.executeQuery()) {
+      boolean checksums = store.sql().checksums;
       while (rs.next()) {
         byte[] k = rs.getBytes(1);
         byte[] v = rs.getBytes(2);
         if (v == null) {
           v = new byte[0];
+        }
+        checkOrder(k);
+        if (checksums) {
+          store.checkRow(k, v, rs.getInt(3));
         }
         buffer.addLast(new Entry(k, v));
         last = k;

@@ -22,8 +22,25 @@ public final class SqliteProvider implements StoreProvider {
   /** The engine id. */
   static final String ID = "sqlite";
 
-  /** Keys up to 64 KiB, values up to 256 MiB (SQLite itself allows rows up to 1 GB). */
+  /**
+   * Keys up to 64 KiB, values up to 256 MiB. SQLite allows rows up to 1,000,000,000 bytes
+   * (SQLITE_MAX_LENGTH as compiled into sqlite-jdbc); the largest row, key and value plus the
+   * checksum column and SQLite's record header, stays far below it.
+   */
   static final Limits LIMITS = new Limits(64 << 10, 256 << 20);
+
+  /**
+   * What every store declares. {@link Feature#CHECKSUMS} comes on top for a store whose table
+   * carries row checksums (every store created with {@code checksums=true}, the default); the
+   * provider declares it as the engine's capability.
+   */
+  static final Set<Feature> STORE_FEATURES =
+      EnumSet.of(
+          Feature.ORDERED_SCAN,
+          Feature.REVERSE_SCAN,
+          Feature.SNAPSHOT_SCAN,
+          Feature.ATOMIC_BATCH,
+          Feature.PERSISTENT);
 
   static final Set<Feature> FEATURES =
       EnumSet.of(
@@ -31,7 +48,8 @@ public final class SqliteProvider implements StoreProvider {
           Feature.REVERSE_SCAN,
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
-          Feature.PERSISTENT);
+          Feature.PERSISTENT,
+          Feature.CHECKSUMS);
 
   /** SQLite's largest mmap size as compiled into sqlite-jdbc (SQLITE_MAX_MMAP_SIZE). */
   static final long MAX_MMAP = 0x7fff0000L;
@@ -105,6 +123,15 @@ public final class SqliteProvider implements StoreProvider {
               + " connection; more readers wait for a free connection. Cursors use their own"
               + " connections, not counted here.");
 
+  static final OptionSpec<Boolean> CHECKSUMS =
+      OptionSpec.bool(
+          "checksums",
+          true,
+          "Whether a table kv4j creates (a new store, or a new table in an existing file) carries"
+              + " a CRC32C of key and value in every row (column 'crc32c'), checked on every get and"
+              + " every row a scan reads. An existing table keeps the format it was made with; an"
+              + " explicit value that contradicts it fails the open (migrate with kv4j copy).");
+
   private static final List<OptionSpec<?>> OPTIONS =
       List.of(
           TABLE,
@@ -113,7 +140,8 @@ public final class SqliteProvider implements StoreProvider {
           MMAP_SIZE,
           BUSY_TIMEOUT,
           WAL_AUTOCHECKPOINT,
-          READER_POOL_SIZE);
+          READER_POOL_SIZE,
+          CHECKSUMS);
 
   /** Creates the provider; called by {@link java.util.ServiceLoader}. */
   public SqliteProvider() {}
@@ -126,7 +154,7 @@ public final class SqliteProvider implements StoreProvider {
   @Override
   public String description() {
     return "SQLite (sqlite-jdbc): one portable database file, WAL, parallel readers, ordered"
-        + " and snapshot scans, atomic batches.";
+        + " and snapshot scans, atomic batches, a CRC32C per row.";
   }
 
   @Override
@@ -146,6 +174,6 @@ public final class SqliteProvider implements StoreProvider {
 
   @Override
   public Store open(StoreConfig config) {
-    return SqliteStore.open(SqliteSettings.from(config));
+    return SqliteStore.open(config, SqliteSettings.from(config));
   }
 }

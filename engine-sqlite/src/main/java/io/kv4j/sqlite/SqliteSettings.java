@@ -19,7 +19,9 @@ record SqliteSettings(
     long mmapBytes,
     int busyTimeoutMs,
     int walAutocheckpointPages,
-    int readerPoolSize) {
+    int readerPoolSize,
+    boolean checksums,
+    boolean checksumsGiven) {
 
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
 
@@ -61,7 +63,9 @@ record SqliteSettings(
         c.get(SqliteProvider.MMAP_SIZE),
         c.get(SqliteProvider.BUSY_TIMEOUT),
         c.get(SqliteProvider.WAL_AUTOCHECKPOINT),
-        c.get(SqliteProvider.READER_POOL_SIZE));
+        c.get(SqliteProvider.READER_POOL_SIZE),
+        c.get(SqliteProvider.CHECKSUMS),
+        c.options().containsKey(SqliteProvider.CHECKSUMS.name()));
   }
 
   /** The table name as an SQL identifier, quoted. */

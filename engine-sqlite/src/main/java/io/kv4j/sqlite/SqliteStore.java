@@ -3,6 +3,7 @@ package io.kv4j.sqlite;
 import io.kv4j.Durability;
 import io.kv4j.KeyRange;
 import io.kv4j.StoreClosedException;
+import io.kv4j.StoreConfig;
 import io.kv4j.StoreCorruptedException;
 import io.kv4j.StoreException;
 import io.kv4j.StoreIOException;
@@ -11,13 +12,10 @@ import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractStore;
-import io.kv4j.spi.DirectoryLock;
+import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
@@ -27,8 +25,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -65,11 +63,22 @@ final class SqliteStore extends AbstractStore {
   /** The database file inside the store directory. */
   static final String DB_FILE_NAME = "kv.sqlite";
 
+  /**
+   * The format recorded in the store's identity file: 2 for stores this version creates, whose
+   * tables carry row checksums unless created with {@code checksums=false}; 1 for stores made
+   * before identities existed (adopted). Which rows carry checksums is decided per table by its
+   * schema (the {@value RowChecksum#COLUMN} column), because the database file travels without its
+   * directory.
+   */
+  static final int FORMAT = 2;
+
+  /** What the store directory holds: the database and SQLite's side files, nothing else. */
+  static final StoreDirectory.Layout LAYOUT =
+      new StoreDirectory.Layout(
+          SqliteProvider.ID, FORMAT, SqliteStore::ownsFile, Set.of(DB_FILE_NAME));
+
   /** PRAGMA application_id of files kv4j creates: "kv4j" in ASCII. */
   static final int APPLICATION_ID = 0x6b76346a;
-
-  private static final byte[] SQLITE_MAGIC =
-      "SQLite format 3\0".getBytes(StandardCharsets.US_ASCII);
 
   /** Most single writes one group commit applies; more wait for the next group. */
   private static final int MAX_GROUP_WRITES = 1_000;
@@ -80,8 +89,23 @@ final class SqliteStore extends AbstractStore {
   /** Idle cursor connections kept open for the next cursor. */
   private static final int IDLE_CURSOR_CONNECTIONS = 2;
 
+  /** Most lines of an {@code integrity_check} report quoted in an exception. */
+  private static final int REPORTED_PROBLEMS = 5;
+
+  /**
+   * How read-only connections open the file. {@link #SHARED} takes part in SQLite's WAL locking (it
+   * needs the {@code -shm} file, which SQLite creates if the directory is writable), so it may read
+   * while a writer writes. {@link #IMMUTABLE} ({@code immutable=1}) takes no lock and reads the
+   * database file alone: the only way to read a WAL-mode file in a directory nobody may write
+   * (read-only media) when SQLite's side files are absent.
+   */
+  enum ReadMode {
+    SHARED,
+    IMMUTABLE
+  }
+
   private final SqliteSettings settings;
-  private final DirectoryLock dirLock;
+  private final StoreDirectory dir;
   private final Path file;
   private final Path wal;
   private final Sql sql;
@@ -97,6 +121,7 @@ final class SqliteStore extends AbstractStore {
   private final AtomicLong compactVacuumsSkipped = new AtomicLong();
   private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
   private final int pageSize;
+  private final ReadMode readMode;
   private boolean shut; // guarded by lifecycle
   private boolean unsynced; // guarded by writeLock
   private boolean directorySynced; // guarded by writeLock
@@ -104,116 +129,162 @@ final class SqliteStore extends AbstractStore {
   private SqliteStore(
       StoreInfo info,
       SqliteSettings settings,
-      DirectoryLock dirLock,
+      StoreDirectory dir,
       Path file,
       SqlConn writer,
-      int pageSize) {
+      int pageSize,
+      boolean checksums,
+      ReadMode readMode) {
     super(info);
     this.settings = settings;
-    this.dirLock = dirLock;
+    this.dir = dir;
     this.file = file;
-    this.wal = Path.of(file + "-wal");
-    this.sql = new Sql(settings.quotedTable());
+    this.wal = sideFile(file, "-wal");
+    this.sql = new Sql(settings.quotedTable(), checksums);
     this.writer = writer;
     this.pageSize = pageSize;
+    this.readMode = readMode;
     this.readers =
         new ConnectionPool(
-            () -> openReader(settings, file), settings.readerPoolSize(), settings.readerPoolSize());
+            () -> openReader(settings, file, readMode),
+            settings.readerPoolSize(),
+            settings.readerPoolSize());
     this.cursorConnections =
         new ConnectionPool(
-            () -> openReader(settings, file), Integer.MAX_VALUE, IDLE_CURSOR_CONNECTIONS);
+            () -> openReader(settings, file, readMode), Integer.MAX_VALUE, IDLE_CURSOR_CONNECTIONS);
   }
 
   // ---------------------------------------------------------------------------------------------
   // Opening
 
-  static SqliteStore open(SqliteSettings s) {
-    Path dir = s.directory();
-    String where = "engine 'sqlite' at " + dir;
-    if (!Files.exists(dir)) {
-      if (!s.createIfMissing() || s.readOnly()) {
-        throw new StoreIOException(
-            where
-                + ": directory does not exist"
-                + (s.readOnly() ? " (read-only stores are never created)" : "")
-                + " and create-if-missing is "
-                + s.createIfMissing(),
-            new NoSuchFileException(dir.toString()));
-      }
-      try {
-        Files.createDirectories(dir);
-      } catch (IOException e) {
-        throw new StoreIOException(where + ": cannot create directory: " + e.getMessage(), e);
-      }
-    } else if (!Files.isDirectory(dir)) {
-      throw new StoreIOException(
-          where + ": path exists and is not a directory",
-          new IOException("not a directory: " + dir));
-    }
-    DirectoryLock lock = DirectoryLock.acquire(dir, SqliteProvider.ID);
+  /**
+   * Whether a file name in the store directory is the engine's: the database and its side files.
+   */
+  static boolean ownsFile(String name) {
+    return name.equals(DB_FILE_NAME)
+        || name.equals(DB_FILE_NAME + "-wal")
+        || name.equals(DB_FILE_NAME + "-shm")
+        || name.equals(DB_FILE_NAME + "-journal");
+  }
+
+  static Path sideFile(Path file, String suffix) {
+    return file.resolveSibling(file.getFileName() + suffix);
+  }
+
+  /**
+   * Opens a store. {@link StoreDirectory} decides first (create rules, lock, identity, foreign
+   * files); the engine touches no file before it has. A new store's database is created complete
+   * (page size, WAL mode, table, checkpointed and synced) before its identity is recorded; an
+   * existing one must have a database file whose header and length agree ({@link DatabaseHeader})
+   * and is opened without SQLite's create flag, so a missing file is never re-created.
+   */
+  static SqliteStore open(StoreConfig config, SqliteSettings s) {
+    StoreDirectory dir = StoreDirectory.open(config, LAYOUT);
+    Path file = dir.path().resolve(DB_FILE_NAME);
+    String where = "engine 'sqlite' at " + dir.path();
     SqlConn writer = null;
     SqliteStore store = null;
+    boolean ok = false;
     try {
-      Path file = lock.directory().resolve(DB_FILE_NAME);
-      where = "engine 'sqlite' at " + lock.directory();
-      boolean exists = Files.exists(file);
-      if (exists) {
-        checkHeader(file, where);
-      } else if (s.readOnly() || !s.createIfMissing()) {
-        throw new StoreIOException(
-            where
-                + ": no database file "
-                + file
-                + (s.readOnly() ? " (read-only stores are never created)" : "")
-                + " and create-if-missing is "
-                + s.createIfMissing(),
-            new NoSuchFileException(file.toString()));
+      ReadMode mode = ReadMode.SHARED;
+      if (!dir.isNew()) {
+        if (!Files.isRegularFile(file)) {
+          throw new StoreCorruptedException(
+              where
+                  + ": the database file "
+                  + file
+                  + " is missing; the directory holds only SQLite's side files: refusing to"
+                  + " create an empty store in its place (restore the file, or delete the"
+                  + " directory to start afresh)",
+              file,
+              -1);
+        }
+        boolean pagesElsewhere =
+            sizeOf(sideFile(file, "-wal")) > 0 || sizeOf(sideFile(file, "-journal")) > 0;
+        DatabaseHeader.check(file, pagesElsewhere, where);
+        if (s.readOnly()) {
+          mode = readMode(dir.path(), file, where);
+        }
       }
+      boolean checksums;
       int pageSize;
       if (s.readOnly()) {
-        SqlConn probe = openReader(s, file);
+        SqlConn probe = openReader(s, file, mode);
         try {
-          checkSchema(probe, s, file, where, false);
+          checksums = checkSchema(probe, s, file, where, false);
           pageSize = (int) probe.queryLong("PRAGMA page_size");
         } finally {
           probe.close();
         }
       } else {
-        writer = openWriter(s, file, where);
-        checkSchema(writer, s, file, where, true);
+        writer = openWriter(s, file, dir.isNew());
+        checksums = checkSchema(writer, s, file, where, dir.isNew() || s.createIfMissing());
         pageSize = (int) writer.queryLong("PRAGMA page_size");
+        if (dir.isNew()) {
+          // Copy the new table into the database file and sync it before the identity says a
+          // store exists here: a crash must not leave an identity beside an empty file.
+          writer.queryText("PRAGMA wal_checkpoint(TRUNCATE)");
+        }
       }
       StoreInfo info =
           new StoreInfo(
               SqliteProvider.ID,
-              SqliteProvider.FEATURES,
+              checksums ? SqliteProvider.FEATURES : SqliteProvider.STORE_FEATURES,
               SqliteProvider.LIMITS,
               s.durability(),
-              lock.directory().toString(),
+              dir.path().toString(),
               s.readOnly());
-      store = new SqliteStore(info, s, lock, file, writer, pageSize);
+      store = new SqliteStore(info, s, dir, file, writer, pageSize, checksums, mode);
       store.warmUp();
-      if (writer != null && s.durability() == Durability.SYNC) {
-        // The WAL file exists now; make its directory entry durable so FULL commits are.
-        fsyncDirectory(lock.directory());
+      if (writer != null) {
+        // The WAL file is (re)created by every read-write open; make its directory entry durable
+        // so commits that fsync it are, then record a new store's identity.
+        StoreDirectory.syncDirectory(dir.path());
+        dir.created();
       }
+      ok = true;
       return store;
     } catch (SQLException e) {
-      closeAfterFailedOpen(store, writer, lock);
-      throw translate(
-          where + ": cannot open " + lock.directory().resolve(DB_FILE_NAME),
-          e,
-          lock.directory().resolve(DB_FILE_NAME));
+      throw translate(where + ": cannot open " + file, e, file);
     } catch (IOException e) {
-      closeAfterFailedOpen(store, writer, lock);
-      throw new StoreIOException(where + ": " + e.getMessage(), e);
-    } catch (RuntimeException | Error e) {
-      closeAfterFailedOpen(store, writer, lock);
-      throw e;
+      throw new StoreIOException(where + ": cannot open " + file + ": " + e, e);
+    } finally {
+      if (!ok) {
+        closeAfterFailedOpen(store, writer, dir);
+      }
     }
   }
 
-  private static void closeAfterFailedOpen(SqliteStore store, SqlConn writer, DirectoryLock lock) {
+  /**
+   * How a read-only store reads: {@link ReadMode#SHARED} when SQLite can take part in WAL locking
+   * (the directory is writable, so it may create {@code -shm} and {@code -wal}, or both exist);
+   * otherwise {@link ReadMode#IMMUTABLE}, but only when no WAL or rollback journal holds pages the
+   * database file lacks: {@code immutable=1} would ignore them and read an older state.
+   */
+  static ReadMode readMode(Path dir, Path file, String where) {
+    Path walFile = sideFile(file, "-wal");
+    Path shm = sideFile(file, "-shm");
+    if (Files.isWritable(dir) || (Files.exists(walFile) && Files.exists(shm))) {
+      return ReadMode.SHARED;
+    }
+    long walBytes = sizeOf(walFile);
+    long journalBytes = sizeOf(sideFile(file, "-journal"));
+    if (walBytes == 0 && journalBytes == 0) {
+      return ReadMode.IMMUTABLE;
+    }
+    throw new StoreIOException(
+        where
+            + ": cannot open read-only: the directory is not writable and "
+            + (journalBytes > 0
+                ? "the rollback journal " + sideFile(file, "-journal") + " holds a transaction"
+                : "the WAL " + walFile + " holds commits not yet copied into " + file)
+            + " that only a connection able to create SQLite's side files can read; open the store"
+            + " once read-write (or read-only from a process that may write the directory) so"
+            + " SQLite recovers it",
+        (Throwable) null);
+  }
+
+  private static void closeAfterFailedOpen(SqliteStore store, SqlConn writer, StoreDirectory dir) {
     try {
       if (store != null) {
         store.readers.close();
@@ -225,45 +296,22 @@ final class SqliteStore extends AbstractStore {
     } catch (SQLException | RuntimeException ignored) {
       // The open failed already; that error is the one to report.
     } finally {
-      lock.close();
+      dir.close();
     }
   }
 
-  /** A non-empty file that does not start with the SQLite magic is foreign data. */
-  private static void checkHeader(Path file, String where) throws IOException {
-    if (Files.isDirectory(file)) {
-      throw new StoreIOException(
-          where + ": " + file + " is a directory, expected an SQLite database file",
-          new IOException("is a directory: " + file));
-    }
-    byte[] head = new byte[SQLITE_MAGIC.length];
-    int n;
-    try (InputStream in = Files.newInputStream(file)) {
-      n = in.readNBytes(head, 0, head.length);
-    }
-    if (n == 0) {
-      return; // SQLite treats an empty file as an empty database
-    }
-    if (n < head.length || !Arrays.equals(head, SQLITE_MAGIC)) {
-      throw new StoreCorruptedException(
-          where + ": " + file + " is not an SQLite database (no 'SQLite format 3' header)",
-          file,
-          0);
-    }
-  }
-
-  private static SqlConn openWriter(SqliteSettings s, Path file, String where) throws SQLException {
-    SqlConn c = connect(file, false);
+  private static SqlConn openWriter(SqliteSettings s, Path file, boolean fresh)
+      throws SQLException {
+    SqlConn c = connect(file, false, fresh, false);
     boolean ok = false;
     try {
       // page_size first: it only takes effect before the first page is written (new file).
-      boolean fresh = c.queryLong("PRAGMA page_count") == 0;
       if (fresh) {
         c.exec("PRAGMA page_size=" + s.pageSize());
       }
       String mode = c.queryText("PRAGMA journal_mode=WAL");
       verify("journal_mode", "wal", mode == null ? null : mode.toLowerCase(Locale.ROOT), file);
-      configure(c, s, file);
+      configure(c, s, file, s.mmapBytes());
       c.exec("PRAGMA synchronous=" + s.synchronous());
       verify("synchronous", s.synchronous(), c.queryLong("PRAGMA synchronous"), file);
       c.exec("PRAGMA wal_autocheckpoint=" + s.walAutocheckpointPages());
@@ -284,21 +332,27 @@ final class SqliteStore extends AbstractStore {
     }
   }
 
-  private static SqlConn openReader(SqliteSettings s, Path file) throws SQLException {
-    SqlConn c = connect(file, true);
+  private static SqlConn openReader(SqliteSettings s, Path file, ReadMode mode)
+      throws SQLException {
+    boolean immutable = mode == ReadMode.IMMUTABLE;
+    SqlConn c = connect(file, true, false, immutable);
     boolean ok = false;
     try {
-      configure(c, s, file);
-      String mode = c.queryText("PRAGMA journal_mode");
-      if (!"wal".equalsIgnoreCase(mode)) {
-        // A read-only connection cannot switch the file to WAL; kv4j's files always are.
-        throw new StoreIOException(
-            "engine 'sqlite': "
-                + file
-                + " is not in WAL mode (journal_mode="
-                + mode
-                + "); open it once read-write to convert it",
-            (Throwable) null);
+      // An immutable connection reads through pread, never mmap: it takes no lock, so nothing
+      // stops another program from truncating the file under a mapping (SIGBUS).
+      configure(c, s, file, immutable ? 0 : s.mmapBytes());
+      if (!immutable) {
+        String mode2 = c.queryText("PRAGMA journal_mode");
+        if (!"wal".equalsIgnoreCase(mode2)) {
+          // A read-only connection cannot switch the file to WAL; kv4j's files always are.
+          throw new StoreIOException(
+              "engine 'sqlite': "
+                  + file
+                  + " is not in WAL mode (journal_mode="
+                  + mode2
+                  + "); open it once read-write to convert it",
+              (Throwable) null);
+        }
       }
       ok = true;
       return c;
@@ -309,24 +363,34 @@ final class SqliteStore extends AbstractStore {
     }
   }
 
-  private static SqlConn connect(Path file, boolean readOnly) throws SQLException {
+  /**
+   * A connection. Only a new store's writer may create the file; every other connection opens an
+   * existing file or fails, so a file deleted behind kv4j's back is never re-created empty.
+   */
+  private static SqlConn connect(Path file, boolean readOnly, boolean create, boolean immutable)
+      throws SQLException {
     SQLiteConfig cfg = new SQLiteConfig();
-    if (readOnly) {
+    if (!create) {
       cfg.resetOpenMode(SQLiteOpenMode.CREATE);
+    }
+    if (readOnly) {
       cfg.setReadOnly(true);
     }
-    Connection c = DriverManager.getConnection("jdbc:sqlite:" + file, cfg.toProperties());
+    String url =
+        immutable ? "jdbc:sqlite:" + file.toUri() + "?mode=ro&immutable=1" : "jdbc:sqlite:" + file;
+    Connection c = DriverManager.getConnection(url, cfg.toProperties());
     return new SqlConn(c);
   }
 
   /** Per-connection pragmas every connection gets, each verified by reading it back. */
-  private static void configure(SqlConn c, SqliteSettings s, Path file) throws SQLException {
+  private static void configure(SqlConn c, SqliteSettings s, Path file, long mmapBytes)
+      throws SQLException {
     c.exec("PRAGMA busy_timeout=" + s.busyTimeoutMs());
     verify("busy_timeout", s.busyTimeoutMs(), c.queryLong("PRAGMA busy_timeout"), file);
     c.exec("PRAGMA cache_size=" + s.cacheSizePragma());
     verify("cache_size", s.cacheSizePragma(), c.queryLong("PRAGMA cache_size"), file);
-    c.exec("PRAGMA mmap_size=" + s.mmapBytes());
-    verify("mmap_size", s.mmapBytes(), c.queryLong("PRAGMA mmap_size"), file);
+    c.exec("PRAGMA mmap_size=" + mmapBytes);
+    verify("mmap_size", mmapBytes, c.queryLong("PRAGMA mmap_size"), file);
   }
 
   static void verify(String pragma, Object expected, Object actual, Path file) {
@@ -347,9 +411,12 @@ final class SqliteStore extends AbstractStore {
 
   /**
    * Checks the file's application id and the table's columns; creates the table (and stamps the
-   * application id) when allowed and missing.
+   * application id) when allowed and missing. Returns whether the table's rows carry checksums.
+   *
+   * @throws IllegalArgumentException if the {@code checksums} option was given explicitly and
+   *     contradicts the existing table
    */
-  private static void checkSchema(
+  private static boolean checkSchema(
       SqlConn c, SqliteSettings s, Path file, String where, boolean mayCreate) throws SQLException {
     long appId = c.queryLong("PRAGMA application_id");
     if (appId != 0 && appId != APPLICATION_ID) {
@@ -374,11 +441,17 @@ final class SqliteStore extends AbstractStore {
     if (columns.isEmpty()) {
       if (!mayCreate) {
         throw new StoreIOException(
-            where + ": table '" + s.table() + "' does not exist in " + file, (Throwable) null);
+            where
+                + ": table '"
+                + s.table()
+                + "' does not exist in "
+                + file
+                + (s.readOnly() ? "" : " and create-if-missing is false"),
+            (Throwable) null);
       }
       c.exec("BEGIN IMMEDIATE");
       try {
-        c.exec(Sql.createTable(s.quotedTable()));
+        c.exec(Sql.createTable(s.quotedTable(), s.checksums()));
         if (appId == 0) {
           c.exec("PRAGMA application_id=" + APPLICATION_ID);
         }
@@ -387,7 +460,7 @@ final class SqliteStore extends AbstractStore {
         c.rollbackQuietly();
         throw e;
       }
-      return;
+      return s.checksums();
     }
     // Any table with columns k and v and a unique index on k alone works (ON CONFLICT(k) needs
     // it), whichever layout created it.
@@ -412,6 +485,30 @@ final class SqliteStore extends AbstractStore {
           file,
           -1);
     }
+    boolean checksums = columns.contains(RowChecksum.COLUMN);
+    if (s.checksumsGiven() && s.checksums() != checksums) {
+      throw new IllegalArgumentException(
+          where
+              + ": option 'checksums="
+              + s.checksums()
+              + "' contradicts table '"
+              + s.table()
+              + "' in "
+              + file
+              + ", whose rows "
+              + (checksums
+                  ? "carry checksums (column " + RowChecksum.COLUMN + ")"
+                  : "carry no checksums (made before kv4j checksummed rows, or with"
+                      + " checksums=false)")
+              + "; the option chooses the format of new stores only: drop it to open this"
+              + " store as it is, or copy the store into a new one with the format you want:"
+              + " kv4j copy --from sqlite:"
+              + file.getParent()
+              + " --to 'sqlite:<new directory>?checksums="
+              + s.checksums()
+              + "'");
+    }
+    return checksums;
   }
 
   /** Opens one reader up front so a broken reader configuration fails the open, not a get. */
@@ -435,9 +532,53 @@ final class SqliteStore extends AbstractStore {
               return null;
             }
             byte[] v = rs.getBytes(1);
-            return v == null ? new byte[0] : v;
+            if (v == null) {
+              v = new byte[0];
+            }
+            if (sql.checksums) {
+              checkRow(key, v, rs.getInt(2));
+            }
+            return v;
           }
         });
+  }
+
+  /**
+   * Checks a row against its stored checksum, computed over the key that was asked for (a get) or
+   * read (a scan): a row reached through a damaged index fails here too.
+   *
+   * @throws StoreCorruptedException if the checksum does not match
+   */
+  void checkRow(byte[] key, byte[] value, int stored) {
+    int computed = RowChecksum.of(key, value);
+    if (computed != stored) {
+      throw new StoreCorruptedException(
+          describe()
+              + ": the row of key "
+              + showKey(key)
+              + " in table '"
+              + settings.table()
+              + "' of "
+              + file
+              + " fails its checksum (stored "
+              + RowChecksum.COLUMN
+              + " "
+              + Integer.toHexString(stored)
+              + ", computed "
+              + Integer.toHexString(computed)
+              + " over key and value): the database file is damaged; run PRAGMA integrity_check"
+              + " (kv4j verify) and restore the file from a backup",
+          file,
+          -1);
+    }
+  }
+
+  /** A key for messages: hex, the first 32 bytes. */
+  static String showKey(byte[] key) {
+    int n = Math.min(key.length, 32);
+    return "0x"
+        + HexFormat.of().formatHex(key, 0, n)
+        + (key.length > n ? "... (" + key.length + " bytes)" : "");
   }
 
   @Override
@@ -465,8 +606,7 @@ final class SqliteStore extends AbstractStore {
                 delete.setBytes(1, batch.key(i));
                 delete.executeUpdate();
               } else {
-                upsert.setBytes(1, batch.key(i));
-                upsert.setBytes(2, batch.value(i));
+                sql.bindUpsert(upsert, batch.key(i), batch.value(i));
                 upsert.executeUpdate();
               }
             }
@@ -505,12 +645,12 @@ final class SqliteStore extends AbstractStore {
         fsync(wal);
         fsync(file);
         if (!directorySynced) {
-          fsyncDirectory(dirLock.directory());
+          StoreDirectory.syncDirectory(dir.path());
           directorySynced = true;
         }
         unsynced = false;
       } catch (IOException e) {
-        throw new StoreIOException(describe() + ": sync failed: " + e.getMessage(), e);
+        throw failWrites("sync (fsync of " + wal + " and " + file + ")", e);
       } finally {
         writeLock.unlock();
       }
@@ -547,7 +687,7 @@ final class SqliteStore extends AbstractStore {
         writeLock.unlock();
       }
     } catch (SQLException e) {
-      throw translate(describe() + ": compact failed", e, file);
+      throw writeError("compact", e);
     } finally {
       lifecycle.readLock().unlock();
     }
@@ -594,6 +734,71 @@ final class SqliteStore extends AbstractStore {
     return last;
   }
 
+  /**
+   * Checks what a scan does not read. First the database file's header against its length ({@link
+   * DatabaseHeader}), when nothing can move either meanwhile: on a read-write store under the
+   * writer lock (checkpoints run only there), on an immutable read-only one always. Then {@code
+   * PRAGMA integrity_check}, on a read-only connection inside one read transaction: every page of
+   * every B-tree, free lists, cell and free-space accounting, and that every index holds exactly
+   * the rows of its table, so a key that a damaged key index lost (a get reads null) is reported
+   * here. {@code quick_check} skips that last check, which is why it is not used; on 100,000 rows
+   * of 1 KiB {@code integrity_check} takes about 2x as long (see README). A scan checks every row's
+   * checksum; together they read every byte of the file's pages.
+   */
+  @Override
+  protected void doVerify() {
+    lifecycle.readLock().lock();
+    try {
+      ensureOpen();
+      if (writer != null || readMode == ReadMode.IMMUTABLE) {
+        if (writer != null) {
+          writeLock.lock();
+        }
+        try {
+          boolean pagesElsewhere = sizeOf(wal) > 0 || sizeOf(sideFile(file, "-journal")) > 0;
+          DatabaseHeader.check(file, pagesElsewhere, describe());
+        } catch (IOException e) {
+          throw new StoreIOException(describe() + ": verify cannot read " + file + ": " + e, e);
+        } finally {
+          if (writer != null) {
+            writeLock.unlock();
+          }
+        }
+      }
+    } finally {
+      lifecycle.readLock().unlock();
+    }
+    List<String> problems =
+        read(
+            "verify (PRAGMA integrity_check)",
+            c -> {
+              List<String> lines = new ArrayList<>();
+              try (ResultSet rs = c.prepare("PRAGMA integrity_check").executeQuery()) {
+                while (rs.next()) {
+                  lines.add(rs.getString(1));
+                }
+              }
+              return lines;
+            });
+    if (!(problems.size() == 1 && "ok".equals(problems.get(0)))) {
+      List<String> shown =
+          problems.size() > REPORTED_PROBLEMS ? problems.subList(0, REPORTED_PROBLEMS) : problems;
+      throw new StoreCorruptedException(
+          describe()
+              + ": PRAGMA integrity_check found the database file "
+              + file
+              + " damaged ("
+              + problems.size()
+              + (problems.size() == 1 ? " problem" : " problems")
+              + (problems.size() >= 100 ? " or more" : "")
+              + "): "
+              + String.join("; ", shown)
+              + (problems.size() > shown.size() ? "; ..." : ""),
+          file,
+          -1);
+    }
+  }
+
   @Override
   protected StoreStats doStats() {
     long[] figures =
@@ -622,6 +827,7 @@ final class SqliteStore extends AbstractStore {
     m.put("single-write-commits", singleCommits.get());
     m.put("compact-vacuums", compactVacuums.get());
     m.put("compact-vacuums-skipped", compactVacuumsSkipped.get());
+    m.put("row-checksums", sql.checksums ? 1 : 0);
     return new StoreStats(figures[0], true, fileBytes + walBytes + shmBytes, m);
   }
 
@@ -652,13 +858,28 @@ final class SqliteStore extends AbstractStore {
       }
     } finally {
       try {
-        dirLock.close();
+        dir.close();
       } finally {
         lifecycle.writeLock().unlock();
       }
     }
     if (failure != null) {
       throw translate(describe() + ": close failed", failure, file);
+    }
+  }
+
+  /**
+   * Test hook: lets the database grow by at most {@code pages} more pages ({@code PRAGMA
+   * max_page_count} on the writer connection), so a later write that needs more fails with
+   * SQLITE_FULL exactly as on a full disk, deterministically and without filling one.
+   */
+  void limitGrowthForTest(long pages) throws SQLException {
+    writeLock.lock();
+    try {
+      long now = writer.queryLong("PRAGMA page_count");
+      writer.queryLong("PRAGMA max_page_count=" + (now + pages));
+    } finally {
+      writeLock.unlock();
     }
   }
 
@@ -759,10 +980,42 @@ final class SqliteStore extends AbstractStore {
         writeLock.unlock();
       }
     } catch (SQLException e) {
-      throw translate(describe() + ": " + what + " failed", e, file);
+      throw writeError(what, e);
     } finally {
       lifecycle.readLock().unlock();
     }
+  }
+
+  /**
+   * The exception for a write path's SQLite error, under the one failure policy: an environmental
+   * error ({@link #isEnvironmental}) puts the store into its failed state ({@link #failWrites}:
+   * "failed until reopened"); so does damage found while writing, which is reported as {@link
+   * StoreCorruptedException} (writing on into a damaged B-tree could spread the damage). Anything
+   * else (a lock held too long by another program) fails this call only.
+   */
+  private RuntimeException writeError(String what, SQLException e) {
+    if (isEnvironmental(e)) {
+      return failWrites(what + " on " + file, e);
+    }
+    StoreException t = translate(describe() + ": " + what + " failed", e, file);
+    if (t instanceof StoreCorruptedException) {
+      failWrites(what + " found " + file + " damaged", e);
+    }
+    return t;
+  }
+
+  /**
+   * Whether an SQLite error comes from the environment, not from the call: an I/O error, a full
+   * disk (or {@code max_page_count} reached), a file that cannot be opened (the WAL), a file system
+   * without large-file support, a file that turned read-only or was moved under SQLite.
+   */
+  static boolean isEnvironmental(SQLException e) {
+    int primary = e.getErrorCode() & 0xff;
+    return primary == 10 // SQLITE_IOERR, every extended code
+        || primary == 13 // SQLITE_FULL
+        || primary == 14 // SQLITE_CANTOPEN
+        || primary == 22 // SQLITE_NOLFS
+        || primary == 8; // SQLITE_READONLY (READONLY_DBMOVED, a file made read-only)
   }
 
   /**
@@ -805,6 +1058,11 @@ final class SqliteStore extends AbstractStore {
       bytes += next.key.length + (next.value == null ? 0 : next.value.length);
     }
     try {
+      if (writeFailure() != null) {
+        // Queued before another group failed the store: refuse, as a new call would.
+        finish(group, failWrites("write", null));
+        return;
+      }
       if (group.size() > 1) {
         try {
           writer.exec("BEGIN IMMEDIATE");
@@ -823,17 +1081,28 @@ final class SqliteStore extends AbstractStore {
           singleCommits.incrementAndGet();
           finish(group, null);
           return;
-        } catch (SQLException | RuntimeException e) {
+        } catch (SQLException e) {
+          if (isEnvironmental(e) || isCorrupt(e)) {
+            // The store is failed now; every write of the group gets the failure.
+            finish(group, writeError("group commit of " + group.size() + " writes", e));
+            return;
+          }
           // Fall through: retry one by one so only the failing write reports the failure.
+        } catch (RuntimeException e) {
+          // Fall through, as above.
         }
       }
       for (PendingWrite w : group) {
+        if (writeFailure() != null) {
+          finish(List.of(w), failWrites(w.what(), null));
+          continue;
+        }
         try {
           apply(w);
           singleCommits.incrementAndGet();
           finish(List.of(w), null);
         } catch (SQLException e) {
-          finish(List.of(w), translate(describe() + ": " + w.what() + " failed", e, file));
+          finish(List.of(w), writeError(w.what(), e));
         } catch (RuntimeException e) {
           finish(List.of(w), e);
         }
@@ -862,10 +1131,14 @@ final class SqliteStore extends AbstractStore {
       ps.setBytes(1, w.key);
     } else {
       ps = writer.prepare(sql.upsert);
-      ps.setBytes(1, w.key);
-      ps.setBytes(2, w.value);
+      sql.bindUpsert(ps, w.key, w.value);
     }
     ps.executeUpdate();
+  }
+
+  private static boolean isCorrupt(SQLException e) {
+    int primary = e.getErrorCode() & 0xff;
+    return primary == 11 || primary == 26;
   }
 
   private void finish(List<PendingWrite> group, RuntimeException error) {
@@ -901,15 +1174,21 @@ final class SqliteStore extends AbstractStore {
     }
   }
 
-  /** Maps an SQLite error to the kv4j exception family, keeping it as the cause. */
+  /**
+   * Maps an SQLite error to the kv4j exception family, keeping it as the cause: SQLITE_CORRUPT
+   * (every extended code: index, sequence, vtab), SQLITE_NOTADB and SQLITE_IOERR_SHORT_READ (a page
+   * past the end of a file cut short) are {@link StoreCorruptedException} naming the file, the rest
+   * {@link StoreIOException}.
+   */
   static StoreException translate(String message, SQLException e, Path file) {
-    int primary = e.getErrorCode() & 0xff;
+    int code = e.getErrorCode();
+    int primary = code & 0xff;
     String text = message + ": " + e.getMessage();
-    return switch (primary) {
-      case 11, 26 -> // SQLITE_CORRUPT, SQLITE_NOTADB
-          new StoreCorruptedException(text, file, -1, e);
-      default -> new StoreIOException(text, e);
-    };
+    if (primary == 11 || primary == 26 || code == 522) {
+      return new StoreCorruptedException(
+          text + " (the database file " + file + " is damaged)", file, -1, e);
+    }
+    return new StoreIOException(text, e);
   }
 
   private static void fsync(Path p) throws IOException {
@@ -917,14 +1196,6 @@ final class SqliteStore extends AbstractStore {
       try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
         ch.force(true);
       }
-    }
-  }
-
-  private static void fsyncDirectory(Path dir) {
-    try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-      ch.force(true);
-    } catch (IOException e) {
-      // Some platforms cannot open or force a directory; file data is still forced.
     }
   }
 
@@ -936,42 +1207,77 @@ final class SqliteStore extends AbstractStore {
     }
   }
 
-  /** The SQL text of every statement, with the table name built in. */
+  /** The SQL text of every statement, with the table name and row format built in. */
   static final class Sql {
     final String table;
+    final boolean checksums;
     final String get;
     final String upsert;
     final String delete;
     final String count;
 
-    Sql(String table) {
+    Sql(String table, boolean checksums) {
       this.table = table;
-      this.get = "SELECT v FROM " + table + " WHERE k = ?";
+      this.checksums = checksums;
+      String crc = RowChecksum.COLUMN;
+      this.get = "SELECT v" + (checksums ? ", " + crc : "") + " FROM " + table + " WHERE k = ?";
       this.upsert =
-          "INSERT INTO "
-              + table
-              + "(k, v) VALUES(?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v";
+          checksums
+              ? "INSERT INTO "
+                  + table
+                  + "(k, v, "
+                  + crc
+                  + ") VALUES(?, ?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v, "
+                  + crc
+                  + " = excluded."
+                  + crc
+              : "INSERT INTO "
+                  + table
+                  + "(k, v) VALUES(?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v";
       this.delete = "DELETE FROM " + table + " WHERE k = ?";
       this.count = "SELECT count(*) FROM " + table;
     }
 
+    /** Binds a key and value (and their checksum, in a checksummed table) to {@link #upsert}. */
+    void bindUpsert(PreparedStatement ps, byte[] key, byte[] value) throws SQLException {
+      ps.setBytes(1, key);
+      ps.setBytes(2, value);
+      if (checksums) {
+        ps.setInt(3, RowChecksum.of(key, value));
+      }
+    }
+
     /**
      * The table kv4j creates: a rowid table with a unique BLOB key, chosen by measurement over
-     * {@code WITHOUT ROWID} (see README.md and {@code LayoutMeasurement}).
+     * {@code WITHOUT ROWID} (see README.md and {@code LayoutMeasurement}); with checksums, a third
+     * column holds each row's {@link RowChecksum}.
      */
-    static String createTable(String table) {
+    static String createTable(String table, boolean checksums) {
       return "CREATE TABLE "
           + table
           + "(k BLOB NOT NULL UNIQUE CHECK (typeof(k) = 'blob'),"
-          + " v BLOB NOT NULL CHECK (typeof(v) = 'blob'))";
+          + " v BLOB NOT NULL CHECK (typeof(v) = 'blob')"
+          + (checksums
+              ? ", "
+                  + RowChecksum.COLUMN
+                  + " INTEGER NOT NULL CHECK (typeof("
+                  + RowChecksum.COLUMN
+                  + ") = 'integer')"
+              : "")
+          + ")";
     }
 
     /**
      * A range query: {@code lower}/{@code upper} are {@code ">="}, {@code ">"}, {@code "<="},
-     * {@code "<"} or null for no bound; the last parameter is the row limit.
+     * {@code "<"} or null for no bound; the last parameter is the row limit. Columns: k, v and, in
+     * a checksummed table, the checksum.
      */
     String range(String lower, String upper, boolean reverse) {
-      StringBuilder sb = new StringBuilder("SELECT k, v FROM ").append(table);
+      StringBuilder sb =
+          new StringBuilder("SELECT k, v")
+              .append(checksums ? ", " + RowChecksum.COLUMN : "")
+              .append(" FROM ")
+              .append(table);
       if (lower != null || upper != null) {
         sb.append(" WHERE ");
         if (lower != null) {

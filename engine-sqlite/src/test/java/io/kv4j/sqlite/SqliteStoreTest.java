@@ -75,7 +75,8 @@ class SqliteStoreTest {
             Feature.REVERSE_SCAN,
             Feature.SNAPSHOT_SCAN,
             Feature.ATOMIC_BATCH,
-            Feature.PERSISTENT);
+            Feature.PERSISTENT,
+            Feature.CHECKSUMS);
     assertThat(Stores.provider("sqlite").options())
         .extracting(o -> o.name())
         .containsExactly(
@@ -85,7 +86,8 @@ class SqliteStoreTest {
             "mmap-size",
             "busy-timeout",
             "wal-autocheckpoint",
-            "reader-pool-size");
+            "reader-pool-size",
+            "checksums");
   }
 
   @Test
@@ -257,8 +259,13 @@ class SqliteStoreTest {
         }
       }
       assertThat(rows).containsExactly("01=low", "0100=", "80=high");
+      // Each row carries its checksum over key and value, in a column of its own.
+      try (ResultSet rs = st.executeQuery("SELECT crc32c FROM kv WHERE k = x'80'")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getInt(1)).isEqualTo(RowChecksum.of(new byte[] {(byte) 0x80}, b("high")));
+      }
       // Keys and values are BLOBs (memcmp order); the schema refuses TEXT written by other tools.
-      assertThatThrownBy(() -> st.execute("INSERT INTO kv VALUES('text', x'00')"))
+      assertThatThrownBy(() -> st.execute("INSERT INTO kv VALUES('text', x'00', 0)"))
           .hasMessageContaining("CHECK");
       try (ResultSet rs = st.executeQuery("PRAGMA journal_mode")) {
         assertThat(rs.next()).isTrue();
@@ -293,11 +300,11 @@ class SqliteStoreTest {
         .isInstanceOf(StoreCorruptedException.class)
         .hasMessageContaining(f.getFileName().toString())
         .satisfies(e -> assertThat(((StoreCorruptedException) e).file()).endsWith(f.getFileName()));
-    // The lock was released: after removing the foreign file the directory opens.
-    Files.delete(f);
-    try (Store s = open()) {
-      assertThat(s.get(b("a"))).isNull();
-    }
+    // The failed open changed nothing of the file, and released the lock: the next open fails
+    // the same way instead of with StoreLockedException.
+    assertThat(Files.readAllBytes(f))
+        .isEqualTo(b("this is not a database, it is a text file of some length"));
+    assertThatThrownBy(this::open).isInstanceOf(StoreCorruptedException.class);
   }
 
   @Test
