@@ -1,8 +1,10 @@
 package io.kv4j.bench;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -10,6 +12,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.ToDoubleFunction;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.BitmapEncoder.BitmapFormat;
 import org.knowm.xchart.CategoryChart;
@@ -17,157 +20,467 @@ import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.style.Styler;
 
 /**
- * PNG charts made with XChart: throughput bars and latency percentiles per scenario, footprint,
- * space under churn.
+ * PNG charts made with XChart: throughput per scenario (a bar per engine and thread count), latency
+ * percentiles per scenario and thread count, footprint, space under churn.
+ *
+ * <p>What a chart shows is decided first, as a {@link Plot} (tested without pixels), then drawn:
+ * engines sorted by result, best first; engines without numbers (n/a, failed) last, labelled as
+ * such and explained in a note on the chart; plain tick labels with thousands separators; a title
+ * in words with the scenario id in brackets, so it can be found in the tables.
  */
 final class Charts {
   private Charts() {}
 
+  /**
+   * One bar chart, before it is drawn.
+   *
+   * @param file the file name without {@code .png}
+   * @param title the chart's title
+   * @param yTitle the y axis title
+   * @param logY whether the y axis is logarithmic
+   * @param categories the x labels (engines, best first; those without numbers last, marked)
+   * @param series the bars of each category, one series per thread count or percentile
+   * @param notes why an engine has no bar, one line each (empty when every engine has numbers)
+   */
+  record Plot(
+      String file,
+      String title,
+      String yTitle,
+      boolean logY,
+      List<String> categories,
+      List<Series> series,
+      List<String> notes) {}
+
+  /**
+   * One series of bars.
+   *
+   * @param name its legend entry
+   * @param values one value per category, null where the category has none
+   */
+  record Series(String name, List<Double> values) {}
+
+  /**
+   * The y tick label format: plain numbers with thousands separators and at most two decimals
+   * (XChart's default switches to {@code 2.6E5} for large values). A pattern, not a formatting
+   * function: with a function XChart places the ticks of a log axis as if it were linear.
+   */
+  static final String TICK_PATTERN = "#,##0.##";
+
   static List<String> write(Path dir, List<Result> results) throws IOException {
     System.setProperty("java.awt.headless", "true");
     List<String> files = new ArrayList<>();
+    for (Plot p : plots(results)) {
+      files.add(save(draw(p), dir, p.file()));
+    }
+    return files;
+  }
+
+  /**
+   * Every chart of a report: for each durability and scenario (and phase) of the throughput tables,
+   * throughput, then latency at each thread count; then footprint and space under churn.
+   *
+   * @param results the run's rows
+   * @return the plots, in report order
+   */
+  static List<Plot> plots(List<Result> results) {
+    List<Plot> out = new ArrayList<>();
     Map<String, List<Result>> byScenario = new LinkedHashMap<>();
     for (Result r : results) {
-      if (r.ok() && !Scenario.ownTable(r.scenario())) {
+      if (!Scenario.ownTable(r.scenario()) && !r.scenario().equals("open")) {
         String key =
             r.durability().name().toLowerCase(Locale.ROOT) + "-" + r.label().replace(' ', '-');
         byScenario.computeIfAbsent(key, k -> new ArrayList<>()).add(r);
       }
     }
     for (Map.Entry<String, List<Result>> e : byScenario.entrySet()) {
-      files.add(throughput(dir, e.getKey(), e.getValue()));
-      files.add(latency(dir, e.getKey(), e.getValue()));
-    }
-    List<Result> fp = new ArrayList<>();
-    for (Result r : results) {
-      if (r.ok() && r.scenario().equals("footprint")) {
-        fp.add(r);
+      List<Result> rs = e.getValue();
+      if (rs.stream().noneMatch(Result::ok)) {
+        continue;
+      }
+      out.add(throughput(e.getKey(), rs));
+      for (int t : threads(rs)) {
+        out.add(latency(e.getKey(), rs, t));
       }
     }
-    if (!fp.isEmpty()) {
-      files.add(footprint(dir, fp));
+    List<Result> fp = rows(results, "footprint");
+    if (fp.stream().anyMatch(Result::ok)) {
+      out.add(footprint(fp));
     }
-    List<Result> churn = new ArrayList<>();
-    for (Result r : results) {
-      if (r.ok() && r.scenario().equals(Scenario.CHURN.id())) {
-        churn.add(r);
-      }
+    List<Result> churn = rows(results, Scenario.CHURN.id());
+    if (churn.stream().anyMatch(Result::ok)) {
+      out.add(churn(churn));
     }
-    if (!churn.isEmpty()) {
-      files.add(churn(dir, churn));
-    }
-    return files;
+    return out;
   }
 
-  private static String churn(Path dir, List<Result> rs) throws IOException {
-    List<String> engines = engines(rs);
-    CategoryChart c =
-        chart("space under churn: allocated disk / live bytes (lower is better)", "ratio");
+  private static List<Result> rows(List<Result> results, String scenario) {
+    List<Result> out = new ArrayList<>();
+    for (Result r : results) {
+      if (r.scenario().equals(scenario)) {
+        out.add(r);
+      }
+    }
+    return out;
+  }
+
+  /** The thread counts with numbers, ascending. */
+  private static Set<Integer> threads(List<Result> rs) {
+    Set<Integer> threads = new TreeSet<>();
+    rs.stream().filter(Result::ok).forEach(r -> threads.add(r.threads()));
+    return threads;
+  }
+
+  /**
+   * A chart's title in words: {@code Random reads (readrandom): throughput, durability BUFFERED}.
+   *
+   * @param label a row's label: scenario and phase
+   * @return the title's start
+   */
+  static String title(String label) {
+    String words;
+    switch (label) {
+      case "fillrandom":
+        words = "Load: every key once, random order";
+        break;
+      case "readrandom":
+        words = "Random reads";
+        break;
+      case "ycsb-a":
+        words = "YCSB A: 50% reads, 50% updates";
+        break;
+      case "ycsb-b":
+        words = "YCSB B: 95% reads, 5% updates";
+        break;
+      case "ycsb-c":
+        words = "YCSB C: reads only";
+        break;
+      case "ycsb-d":
+        words = "YCSB D: 95% reads of the latest keys, 5% inserts";
+        break;
+      case "ycsb-e":
+        words = "YCSB E: 95% short scans, 5% inserts";
+        break;
+      case "ycsb-f":
+        words = "YCSB F: 50% reads, 50% read-modify-writes";
+        break;
+      case "overwrite":
+        words = "Random overwrites";
+        break;
+      case "scan":
+        words = "Scans of 100 keys";
+        break;
+      case "single-op insert":
+        words = "Single inserts into a fresh store, one commit each";
+        break;
+      case "single-op read":
+        words = "Single reads after those inserts";
+        break;
+      case "durable-put":
+        words = "Durable puts, fsync before each ack";
+        break;
+      default:
+        return label;
+    }
+    return words + " (" + label + ")";
+  }
+
+  private static String durability(String key) {
+    return key.substring(0, key.indexOf('-')).toUpperCase(Locale.ROOT);
+  }
+
+  private static String threadsName(int t) {
+    return t + (t == 1 ? " thread" : " threads");
+  }
+
+  /** Why a row has no numbers, for a chart's note: "n/a: no ordered scans", "failed: ...". */
+  static String reason(Result r) {
+    // The note starts with the engine already: "engine 'x' cannot ..." becomes "cannot ...".
+    String e = r.error().replace("engine '" + r.engine() + "' ", "");
+    String why = e.startsWith("n/a") ? e : "failed: " + e;
+    if (why.length() <= 80) {
+      return why;
+    }
+    int cut = why.lastIndexOf(' ', 78);
+    return why.substring(0, cut > 40 ? cut : 78) + " ...";
+  }
+
+  /**
+   * The categories of a chart: the engines with a number, ordered by {@code key} (lower first),
+   * then the engines without one, marked {@code (n/a)} or {@code (failed)}, with a note each.
+   */
+  private static List<String> order(
+      List<Result> rs,
+      java.util.function.Predicate<Result> counts,
+      Comparator<String> best,
+      List<String> engines,
+      List<String> notes) {
+    Set<String> all = new LinkedHashSet<>();
+    rs.forEach(r -> all.add(r.engine()));
+    List<String> measured = new ArrayList<>();
+    List<String> rest = new ArrayList<>();
+    for (String e : all) {
+      if (rs.stream().anyMatch(r -> r.engine().equals(e) && r.ok() && counts.test(r))) {
+        measured.add(e);
+      } else {
+        rest.add(e);
+      }
+    }
+    measured.sort(best.thenComparing(Comparator.naturalOrder()));
+    engines.addAll(measured);
+    List<String> labels = new ArrayList<>(measured);
+    for (String e : rest) {
+      Result why =
+          rs.stream().filter(r -> r.engine().equals(e) && !r.ok()).findFirst().orElse(null);
+      boolean na = why == null || why.error().startsWith("n/a");
+      engines.add(e);
+      labels.add(e + (na ? " (n/a)" : " (failed)"));
+      notes.add(e + ": " + (why == null ? "n/a: not measured at this thread count" : reason(why)));
+    }
+    return labels;
+  }
+
+  private static double value(
+      List<Result> rs, String engine, int threads, ToDoubleFunction<Result> f) {
+    return rs.stream()
+        .filter(r -> r.ok() && r.engine().equals(engine) && r.threads() == threads)
+        .mapToDouble(f)
+        .findFirst()
+        .orElse(Double.NaN);
+  }
+
+  private static Double orNull(double v) {
+    return Double.isNaN(v) ? null : v;
+  }
+
+  private static Plot throughput(String key, List<Result> rs) {
+    Set<Integer> threads = threads(rs);
+    int maxT = threads.stream().mapToInt(Integer::intValue).max().orElse(1);
+    List<String> engines = new ArrayList<>();
+    List<String> notes = new ArrayList<>();
+    // Best first: ops/s at the largest thread count, then at the smaller ones.
+    Comparator<String> best =
+        Comparator.comparingDouble((String e) -> -orZero(value(rs, e, maxT, Result::opsPerSec)));
+    for (int t : ((TreeSet<Integer>) threads).descendingSet()) {
+      best = best.thenComparingDouble(e -> -orZero(value(rs, e, t, Result::opsPerSec)));
+    }
+    List<String> labels = order(rs, r -> true, best, engines, notes);
+    List<Series> series = new ArrayList<>();
+    for (int t : threads) {
+      List<Double> y = new ArrayList<>();
+      for (String e : engines) {
+        double v = value(rs, e, t, Result::opsPerSec);
+        y.add(orNull(v));
+        if (Double.isNaN(v) && rs.stream().anyMatch(r -> r.engine().equals(e) && r.ok())) {
+          Result why =
+              rs.stream()
+                  .filter(r -> r.engine().equals(e) && r.threads() == t && !r.ok())
+                  .findFirst()
+                  .orElse(null);
+          notes.add(
+              e + " at " + threadsName(t) + ": " + (why == null ? "not measured" : reason(why)));
+        }
+      }
+      series.add(new Series(threadsName(t), y));
+    }
+    String label = rs.get(0).label();
+    return new Plot(
+        "throughput-" + key,
+        title(label)
+            + ": throughput, higher is better; durability "
+            + durability(key)
+            + "; best at "
+            + threadsName(maxT)
+            + " first",
+        "operations per second",
+        false,
+        labels,
+        series,
+        notes);
+  }
+
+  private static double orZero(double v) {
+    return Double.isNaN(v) ? 0 : v;
+  }
+
+  private static Plot latency(String key, List<Result> rs, int threads) {
+    List<String> engines = new ArrayList<>();
+    List<String> notes = new ArrayList<>();
+    Comparator<String> best =
+        Comparator.comparingDouble((String e) -> value(rs, e, threads, Result::p99Us))
+            .thenComparingDouble(e -> value(rs, e, threads, Result::p50Us));
+    List<String> labels = order(rs, r -> r.threads() == threads, best, engines, notes);
+    String[] names = {"p50", "p99", "p99.9"};
+    List<Series> series = new ArrayList<>();
+    for (int i = 0; i < names.length; i++) {
+      int pi = i;
+      List<Double> y = new ArrayList<>();
+      for (String e : engines) {
+        double v =
+            value(rs, e, threads, r -> pi == 0 ? r.p50Us() : pi == 1 ? r.p99Us() : r.p999Us());
+        // The log axis starts at 0.1 µs; below it a bar would not show at all.
+        y.add(Double.isNaN(v) ? null : Math.max(v, 0.1));
+      }
+      series.add(new Series(names[i], y));
+    }
+    String label = rs.get(0).label();
+    return new Plot(
+        "latency-" + key + "-" + threads + "t",
+        title(label)
+            + ": latency at "
+            + threadsName(threads)
+            + ", lower is better; durability "
+            + durability(key)
+            + "; lowest p99 first",
+        "µs per operation (log scale)",
+        true,
+        labels,
+        series,
+        notes);
+  }
+
+  private static Plot footprint(List<Result> fp) {
+    List<String> engines = new ArrayList<>();
+    List<String> notes = new ArrayList<>();
+    Comparator<String> best =
+        Comparator.comparingDouble(
+                (String e) -> ratio(fp, e, "after-update", Result::amplification))
+            .thenComparingDouble(e -> ratio(fp, e, "after-load", Result::amplification));
+    List<String> labels = order(fp, r -> true, best, engines, notes);
+    List<Series> series = new ArrayList<>();
+    for (String phase : List.of("after-load", "after-update")) {
+      List<Double> y = new ArrayList<>();
+      for (String e : engines) {
+        y.add(orNull(ratio(fp, e, phase, Result::amplification)));
+      }
+      series.add(new Series(phase.replace('-', ' '), y));
+    }
+    return new Plot(
+        "footprint",
+        "Disk footprint (footprint): allocated disk bytes / live bytes, lower is better;"
+            + " smallest after the updates first",
+        "disk bytes per live byte",
+        false,
+        labels,
+        series,
+        notes);
+  }
+
+  /** A figure of an engine's row of a phase; NaN (sorted last) when there is none. */
+  private static double ratio(
+      List<Result> rs, String engine, String phase, ToDoubleFunction<Result> f) {
+    double v =
+        rs.stream()
+            .filter(r -> r.ok() && r.engine().equals(engine) && r.phase().equals(phase))
+            .mapToDouble(f)
+            .findFirst()
+            .orElse(Double.NaN);
+    return v;
+  }
+
+  private static Plot churn(List<Result> rs) {
+    List<String> engines = new ArrayList<>();
+    List<String> notes = new ArrayList<>();
+    // Best first: the lowest of the worst disk/live figures the engine reached.
+    Comparator<String> best =
+        Comparator.comparingDouble(
+            (String e) ->
+                Math.max(
+                    nanLast(ratio(rs, e, "uniform", r -> r.figure("worst-disk-per-live"))),
+                    nanLast(ratio(rs, e, "zipfian", r -> r.figure("worst-disk-per-live")))));
+    List<String> labels = order(rs, r -> true, best, engines, notes);
+    List<Series> series = new ArrayList<>();
     for (String phase : List.of("uniform", "zipfian")) {
       for (boolean worst : new boolean[] {false, true}) {
         List<Double> y = new ArrayList<>();
         for (String e : engines) {
           y.add(
-              rs.stream()
-                  .filter(r -> r.engine().equals(e) && r.phase().equals(phase))
-                  .mapToDouble(r -> worst ? r.figure("worst-disk-per-live") : r.amplification())
-                  .findFirst()
-                  .orElse(0));
+              orNull(
+                  ratio(
+                      rs,
+                      e,
+                      phase,
+                      r -> worst ? r.figure("worst-disk-per-live") : r.amplification())));
         }
-        c.addSeries(phase + (worst ? " worst" : " at end"), engines, y);
+        series.add(new Series(phase + (worst ? ", worst" : ", at the end"), y));
       }
     }
-    return save(c, dir, "churn");
+    return new Plot(
+        "churn",
+        "Space under churn (churn): allocated disk bytes / live bytes, lower is better;"
+            + " lowest worst case first",
+        "disk bytes per live byte",
+        false,
+        labels,
+        series,
+        notes);
   }
 
-  private static CategoryChart chart(String title, String yTitle) {
+  private static double nanLast(double v) {
+    return Double.isNaN(v) ? Double.MAX_VALUE : v;
+  }
+
+  /**
+   * The x axis title: the order, and why an engine has no bar (XChart draws it as one line, below
+   * the engine labels, where it covers nothing).
+   */
+  static String xTitle(Plot p) {
+    String order =
+        p.logY() || p.file().equals("footprint") || p.file().equals("churn")
+            ? "engine, best (lowest) first"
+            : "engine, best (highest) first";
+    return p.notes().isEmpty() ? order : order + "; no bar: " + String.join("; ", p.notes());
+  }
+
+  /** Pixels per character of the axis fonts, a little over their average advance. */
+  static final int CHAR_PX = 8;
+
+  /**
+   * The width of a drawn plot: each category gets room for its bars and for its label, so labels
+   * never collide, and the title and x axis title fit on their line.
+   */
+  static int width(Plot p) {
+    int longest = p.categories().stream().mapToInt(String::length).max().orElse(0);
+    int perCategory = Math.max(40 + p.series().size() * 22, longest * CHAR_PX + 16);
+    int titles = Math.max(p.title().length(), xTitle(p).length()) * CHAR_PX + 120;
+    return Math.max(900, Math.max(200 + p.categories().size() * perCategory, titles));
+  }
+
+  /** Draws a plot: wide enough that the engine labels and the x axis title fit. */
+  static CategoryChart draw(Plot p) {
+    String xTitle = xTitle(p);
+    int width = width(p);
     CategoryChart c =
         new CategoryChartBuilder()
-            .width(900)
-            .height(450)
-            .title(title)
-            .xAxisTitle("engine")
-            .yAxisTitle(yTitle)
+            .width(width)
+            .height(520)
+            .title(p.title())
+            .xAxisTitle(xTitle)
+            .yAxisTitle(p.yTitle())
             .build();
-    c.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
+    Styler s = c.getStyler();
+    c.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
+    c.getStyler().setLegendLayout(Styler.LegendLayout.Horizontal);
     c.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
     c.getStyler().setPlotGridVerticalLinesVisible(false);
+    c.getStyler().setYAxisDecimalPattern(TICK_PATTERN);
+    c.getStyler().setLocale(Locale.ROOT);
+    c.getStyler().setOverlapped(false);
+    s.setChartTitleFont(s.getChartTitleFont().deriveFont(13f));
+    if (p.logY()) {
+      c.getStyler().setYAxisLogarithmic(true);
+      c.getStyler().setYAxisMin(0.1);
+    } else {
+      c.getStyler().setYAxisMin(0.0);
+    }
+    for (Series ser : p.series()) {
+      c.addSeries(ser.name(), p.categories(), ser.values());
+    }
     return c;
-  }
-
-  private static String throughput(Path dir, String key, List<Result> rs) throws IOException {
-    List<String> engines = engines(rs);
-    Set<Integer> threads = new TreeSet<>();
-    rs.forEach(r -> threads.add(r.threads()));
-    CategoryChart c = chart(key + ": throughput (higher is better)", "ops/s");
-    for (int t : threads) {
-      List<Double> y = new ArrayList<>();
-      for (String e : engines) {
-        y.add(
-            rs.stream()
-                .filter(r -> r.engine().equals(e) && r.threads() == t)
-                .mapToDouble(Result::opsPerSec)
-                .findFirst()
-                .orElse(0));
-      }
-      c.addSeries(t + (t == 1 ? " thread" : " threads"), engines, y);
-    }
-    return save(c, dir, "throughput-" + key);
-  }
-
-  private static String latency(Path dir, String key, List<Result> rs) throws IOException {
-    int maxT = rs.stream().mapToInt(Result::threads).max().orElse(1);
-    List<Result> at = new ArrayList<>();
-    for (Result r : rs) {
-      if (r.threads() == maxT) {
-        at.add(r);
-      }
-    }
-    List<String> engines = engines(at);
-    CategoryChart c =
-        chart(key + ": latency at " + maxT + " thread(s) (lower is better, log scale)", "µs");
-    c.getStyler().setYAxisLogarithmic(true);
-    c.getStyler().setYAxisMin(0.1);
-    String[] names = {"p50", "p99", "p99.9"};
-    for (int i = 0; i < names.length; i++) {
-      List<Double> y = new ArrayList<>();
-      for (String e : engines) {
-        Result r = at.stream().filter(x -> x.engine().equals(e)).findFirst().orElseThrow();
-        double v = i == 0 ? r.p50Us() : i == 1 ? r.p99Us() : r.p999Us();
-        y.add(Math.max(v, 0.1));
-      }
-      c.addSeries(names[i], engines, y);
-    }
-    return save(c, dir, "latency-" + key);
-  }
-
-  private static String footprint(Path dir, List<Result> fp) throws IOException {
-    List<String> engines = engines(fp);
-    CategoryChart c = chart("footprint: allocated disk / live bytes (lower is better)", "ratio");
-    for (String phase : List.of("after-load", "after-update")) {
-      List<Double> y = new ArrayList<>();
-      for (String e : engines) {
-        y.add(
-            fp.stream()
-                .filter(r -> r.engine().equals(e) && r.phase().equals(phase))
-                .mapToDouble(Result::amplification)
-                .findFirst()
-                .orElse(0));
-      }
-      c.addSeries(phase, engines, y);
-    }
-    return save(c, dir, "footprint");
-  }
-
-  private static List<String> engines(List<Result> rs) {
-    Set<String> s = new LinkedHashSet<>();
-    rs.forEach(r -> s.add(r.engine()));
-    return new ArrayList<>(s);
   }
 
   private static String save(CategoryChart c, Path dir, String name) throws IOException {
     Path charts = dir.resolve("charts");
-    java.nio.file.Files.createDirectories(charts);
+    Files.createDirectories(charts);
     BitmapEncoder.saveBitmap(c, charts.resolve(name).toString(), BitmapFormat.PNG);
     return "charts/" + name + ".png";
   }

@@ -88,17 +88,24 @@ public final class Main {
     out.println("stores in " + dataRoot + ", report to " + o.out.toAbsolutePath());
     long started = System.nanoTime();
     String loadBefore = loadAverage();
+    Quietness.Watch quiet = o.scenarios.isEmpty() ? null : Quietness.watch();
+    if (quiet != null) {
+      out.println(quiet.beforeLine());
+    }
     Runner runner = new Runner(o, data, dataRoot, out);
     String fsType = fileSystemType(dataRoot);
     runner.notes().add("stores on a " + fsType + " file system at " + dataRoot);
     if (fsType.equals("tmpfs")) {
       runner.notes().add("WARNING: tmpfs has no durable storage: SYNC numbers are meaningless");
     }
+    Quietness.Verdict verdict = null;
     List<Conformance.Row> matrix = null;
     Map<String, String> depth = null;
     try {
       if (!o.scenarios.isEmpty()) {
         runner.run(engines);
+        // Before the conformance matrix: the verdict is about the measured part of the run.
+        verdict = Quietness.judge(quiet.stop());
       }
       if (o.conformance) {
         depth = Conformance.depth();
@@ -138,6 +145,8 @@ public final class Main {
     Report report =
         new Report(
             o, data, engines, runner.results(), runner.settings(), runner.notes(), environment());
+    report.storeInfos(runner.storeInfos());
+    report.quietness(verdict);
     if (matrix != null) {
       report.conformance(matrix, depth);
     }

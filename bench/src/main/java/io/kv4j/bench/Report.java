@@ -2,6 +2,8 @@ package io.kv4j.bench;
 
 import io.kv4j.Durability;
 import io.kv4j.Feature;
+import io.kv4j.Limits;
+import io.kv4j.StoreInfo;
 import io.kv4j.spi.StoreProvider;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -22,23 +24,35 @@ final class Report {
   static final String HEADER =
       "engine | scenario | threads | ops/s | p50 | p99 | p99.9 | CPU µs/op";
 
-  /** What every user should know about an engine, beyond its declared features. */
-  private static final Map<String, String> KNOWN_CAVEATS =
+  /**
+   * What the api cannot declare yet (no {@link Feature} or {@link StoreInfo} field says "one writer
+   * at a time", "the key index lives in RAM" or "overwrites in place"), from the engines' READMEs.
+   * Everything an engine can declare (features, limits) is read from it at run time instead: see
+   * {@link #caveats(String)}.
+   */
+  static final Map<String, String> UNDECLARED_CAVEATS =
       Map.of(
-          "hashlog", "keeps every key in a RAM index: memory grows with the key count",
+          "lmdb",
+          "one writer at a time: concurrent writes queue for LMDB's single writer",
+          "sqlite",
+          "one writer at a time: writes are serialized (and group-committed)",
+          "hashlog",
+          "keeps every key in a RAM index: memory grows with the key count",
           "chronicle-map",
-              "capacity fixed at creation (entries); no fsync, so no SYNC mode; overwrites in"
-                  + " place: a kill -9 during an overwrite can lose the key (TCK rule 7.5)",
+          "capacity fixed at creation (entries); nothing forces the mapping to disk, so no"
+              + " SYNC mode; overwrites in place: a kill -9 during an overwrite can lose the"
+              + " key (TCK rule 7.5)",
           "mapdb",
-              "writers serialize; BUFFERED runs without its write-ahead log (crash-safe=false):"
-                  + " a kill -9 mid-write can leave a file it refuses to open",
+          "writers serialize; BUFFERED runs without its write-ahead log (crash-safe=false):"
+              + " a kill -9 mid-write can leave a file it refuses to open",
           "mvstore",
-              "BUFFERED uses its background auto-commit (crash-safe=false): a kill -9 loses up to"
-                  + " a second of acknowledged writes",
-          "memory", "not persistent: reference only, never a pick",
+          "BUFFERED uses its background auto-commit (crash-safe=false): a kill -9 loses up to"
+              + " a second of acknowledged writes",
+          "memory",
+          "reference only, never a pick",
           "floor",
-              "a read ceiling, not a store: one index probe and one copy per get, no checksum,"
-                  + " no reader guard, not persistent; never a pick");
+          "a read ceiling, not a store: one index probe and one copy per get, no checksum,"
+              + " no reader guard; never a pick");
 
   /**
    * Engines whose BUFFERED mode loses acknowledged writes to a kill -9, with the TCK rule that
@@ -61,8 +75,10 @@ final class Report {
   private final Map<String, StoreProvider> engines = new LinkedHashMap<>();
   private final List<String> notes;
   private final String environment;
+  private final Map<String, StoreInfo> storeInfos = new LinkedHashMap<>();
   private List<Conformance.Row> conformance;
   private Map<String, String> conformanceDepth;
+  private Quietness.Verdict quietness;
 
   Report(
       Options options,
@@ -92,6 +108,26 @@ final class Report {
   void conformance(List<Conformance.Row> rows, Map<String, String> depth) {
     this.conformance = rows;
     this.conformanceDepth = depth;
+  }
+
+  /**
+   * The {@link StoreInfo} of each engine's store as the run opened it: its features and limits (per
+   * store: an engine opened without checksums does not declare CHECKSUMS) win over the provider's
+   * in the caveats.
+   *
+   * @param infos by engine id
+   */
+  void storeInfos(Map<String, StoreInfo> infos) {
+    storeInfos.putAll(infos);
+  }
+
+  /**
+   * How quiet the machine was: printed above the picks, and each pick marked when it was not.
+   *
+   * @param verdict the verdict of the run
+   */
+  void quietness(Quietness.Verdict verdict) {
+    this.quietness = verdict;
   }
 
   static String micros(double us) {
@@ -351,6 +387,7 @@ final class Report {
           if (safe.isEmpty()) {
             line.append("none measured");
           } else {
+            winners.add(safe.get(0).engine());
             line.append(safe.get(0).engine())
                 .append(", ")
                 .append(rate(safe.get(0).opsPerSec()))
@@ -365,7 +402,7 @@ final class Report {
             }
           }
         }
-        out.add(line.toString());
+        out.add(line.append(noisyMark()).toString());
         winners.add(win.engine());
       }
     }
@@ -386,7 +423,11 @@ final class Report {
                 fp.get(fp.size() - 1).engine(),
                 fp.get(fp.size() - 1).amplification()));
       }
-      out.add(line.toString());
+      winners.add(fp.get(0).engine());
+      out.add(line.append(noisyMark()).toString());
+    }
+    if (quietness != null && !out.isEmpty()) {
+      out.addAll(0, quietness.lines());
     }
     if (out.isEmpty()) {
       out.add(
@@ -397,11 +438,20 @@ final class Report {
     }
     if (!winners.isEmpty()) {
       out.add("");
-      out.add("**Caveats of the winners:**");
+      out.add(
+          "**Caveats of the engines picked above** (what each declares at run time: features it"
+              + " lacks, limits narrower than another engine's here; then what the api cannot"
+              + " declare yet, from its README):");
       out.add("");
       for (String w : winners) {
         String c = caveats(w);
-        out.add("- " + w + ": " + (c.isEmpty() ? "none declared" : c));
+        out.add(
+            "- "
+                + w
+                + ": "
+                + (c.isEmpty()
+                    ? "every feature and the widest limits of this run; no other known caveat"
+                    : c));
       }
     }
     Map<String, Long> wins =
@@ -422,28 +472,114 @@ final class Report {
     return out;
   }
 
+  /** Appended to every pick when the run was not quiet enough to trust it. */
+  private String noisyMark() {
+    return quietness == null || quietness.quiet() ? "" : " [noisy run: not to be trusted]";
+  }
+
   private boolean persistent(String engine) {
     StoreProvider p = engines.get(engine);
     return p != null && p.features().contains(Feature.PERSISTENT);
   }
 
+  /**
+   * What an engine gives up, as one line: first what it declares at run time (the features it lacks
+   * and limits narrower than another engine's in this run, from the {@link StoreInfo} of the store
+   * the run opened, else from its provider), then what the api cannot declare yet ({@link
+   * #UNDECLARED_CAVEATS}). Empty only when the engine declares every feature and the widest limits
+   * of the run and has no undeclared caveat.
+   *
+   * @param engine the engine id
+   * @return the caveats, or empty
+   */
   String caveats(String engine) {
     List<String> c = new ArrayList<>();
-    StoreProvider p = engines.get(engine);
-    if (p != null) {
-      Set<Feature> f = p.features();
+    Set<Feature> f = declaredFeatures(engine);
+    Limits limits = declaredLimits(engine);
+    if (f != null) {
+      if (!f.contains(Feature.PERSISTENT)) {
+        c.add("not persistent");
+      } else if (!f.contains(Feature.CHECKSUMS)) {
+        c.add(
+            "no checksums (does not declare CHECKSUMS): a damaged record can be read back as a"
+                + " wrong value or a missing key");
+      }
       if (!f.contains(Feature.ORDERED_SCAN)) {
         c.add("no ordered scans");
+      } else if (!f.contains(Feature.REVERSE_SCAN)) {
+        c.add("no reverse scans");
+      }
+      if (f.contains(Feature.ORDERED_SCAN) && !f.contains(Feature.SNAPSHOT_SCAN)) {
+        c.add("no snapshot scans: a cursor can see writes made while it runs");
       }
       if (!f.contains(Feature.ATOMIC_BATCH)) {
         c.add("no atomic batches");
       }
     }
-    String known = KNOWN_CAVEATS.get(engine);
+    if (limits != null) {
+      int widestKey = Limits.MIN_MAX_KEY_SIZE;
+      int widestValue = Limits.MIN_MAX_VALUE_SIZE;
+      for (String e : engines.keySet()) {
+        Limits l = declaredLimits(e);
+        if (l != null) {
+          widestKey = Math.max(widestKey, l.maxKeySize());
+          widestValue = Math.max(widestValue, l.maxValueSize());
+        }
+      }
+      if (limits.maxKeySize() < widestKey) {
+        c.add(
+            "keys up to "
+                + bytes(limits.maxKeySize())
+                + " (others here: "
+                + bytes(widestKey)
+                + ")");
+      } else if (limits.maxKeySize() == Limits.MIN_MAX_KEY_SIZE) {
+        c.add("keys up to " + bytes(limits.maxKeySize()) + " (the kv4j minimum)");
+      }
+      if (limits.maxValueSize() < widestValue) {
+        c.add(
+            "values up to "
+                + bytes(limits.maxValueSize())
+                + " (others here: "
+                + bytes(widestValue)
+                + ")");
+      }
+    }
+    String known = UNDECLARED_CAVEATS.get(engine);
     if (known != null) {
       c.add(known);
     }
     return String.join("; ", c);
+  }
+
+  /** The features of the store the run opened, else the provider's; null for an unknown engine. */
+  private Set<Feature> declaredFeatures(String engine) {
+    StoreInfo info = storeInfos.get(engine);
+    if (info != null) {
+      return info.features();
+    }
+    StoreProvider p = engines.get(engine);
+    return p == null ? null : p.features();
+  }
+
+  private Limits declaredLimits(String engine) {
+    StoreInfo info = storeInfos.get(engine);
+    if (info != null) {
+      return info.limits();
+    }
+    StoreProvider p = engines.get(engine);
+    return p == null ? null : p.limits();
+  }
+
+  /** A size in bytes as the README's engine table writes it: 511 B, 64 KiB, 256 MiB. */
+  static String bytes(long n) {
+    if (n >= 1 << 20 && n % (1 << 20) == 0) {
+      return String.format(Locale.ROOT, "%,d MiB", n >> 20);
+    }
+    if (n >= 1 << 10 && n % (1 << 10) == 0) {
+      return String.format(Locale.ROOT, "%,d KiB", n >> 10);
+    }
+    return String.format(Locale.ROOT, "%,d B", n);
   }
 
   /**
@@ -966,6 +1102,18 @@ final class Report {
     StringBuilder b = new StringBuilder("{\n  \"command\": ");
     b.append(str("java -jar bench/target/kv4j-bench.jar " + String.join(" ", options.args)));
     b.append(",\n  \"environment\": ").append(str(environment));
+    b.append(",\n  \"quietness\": ");
+    if (quietness == null) {
+      b.append("null");
+    } else {
+      b.append("{\"quiet\": ")
+          .append(quietness.quiet())
+          .append(", \"problems\": [")
+          .append(quietness.problems().stream().map(Report::str).collect(Collectors.joining(", ")))
+          .append("], \"readings\": ")
+          .append(str(quietness.numbers()))
+          .append('}');
+    }
     b.append(",\n  \"keys\": ").append(options.keys);
     b.append(",\n  \"keySize\": ").append(data.keySize());
     b.append(",\n  \"valueSize\": ").append(data.valueSize());

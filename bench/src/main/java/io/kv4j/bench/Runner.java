@@ -4,6 +4,7 @@ import io.kv4j.Durability;
 import io.kv4j.Feature;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
+import io.kv4j.StoreInfo;
 import io.kv4j.Stores;
 import io.kv4j.spi.OptionSpec;
 import io.kv4j.spi.StoreProvider;
@@ -46,6 +47,7 @@ final class Runner {
   private final Path dataRoot;
   private final List<Result> results = new ArrayList<>();
   private final Map<String, Map<String, String>> settings = new LinkedHashMap<>();
+  private final Map<String, StoreInfo> storeInfos = new LinkedHashMap<>();
   private final List<String> notes = new ArrayList<>();
   private final List<String> skipped = new ArrayList<>();
   private final long startNanos = System.nanoTime();
@@ -69,6 +71,14 @@ final class Runner {
 
   List<String> notes() {
     return notes;
+  }
+
+  /**
+   * The {@link StoreInfo} of each engine's main store as opened: what the engine declares for the
+   * store it measured (the report's caveats read it).
+   */
+  Map<String, StoreInfo> storeInfos() {
+    return storeInfos;
   }
 
   /** Server engines skipped because their server was not reachable. */
@@ -326,7 +336,6 @@ final class Runner {
   private Loaded load(StoreProvider p) {
     String id = p.id();
     List<Scenario> sel = options.scenarios;
-    boolean persistent = p.features().contains(Feature.PERSISTENT);
     boolean server = Servers.isServer(id);
     StoreConfig main = config(p, "main", options.durability);
     if (server) {
@@ -371,6 +380,7 @@ final class Runner {
       delete(main.path());
       throw e;
     }
+    storeInfos.put(id, store.info());
     Loaded l =
         new Loaded(
             p,
@@ -390,7 +400,7 @@ final class Runner {
       if (!fill.ok()) {
         return null;
       }
-      if (sel.contains(Scenario.FOOTPRINT) && persistent && !server) {
+      if (sel.contains(Scenario.FOOTPRINT) && onLocalDisk(p, "footprint", main.durability())) {
         add(footprint(id, store, main, l.wl(), "after-load"));
       }
       keep = true;

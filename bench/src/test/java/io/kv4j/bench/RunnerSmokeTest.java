@@ -171,6 +171,16 @@ class RunnerSmokeTest {
     assertThat(md)
         .contains("3 rounds (`--rounds`)")
         .containsPattern("\\| hashlog \\| readrandom \\| 1 \\| [0-9,]+ \\([0-9,]+–[0-9,]+\\) \\|");
+    // The machine's quietness, measured around the run, stands above the picks (whatever it
+    // was: the verdict's logic is QuietnessTest's), and the caveats of the picks are declared.
+    assertThat(console).contains("machine before the run: load average ");
+    assertThat(md)
+        .containsPattern("## What to pick\n\n\\*\\*(NOT q|Q)uiet enough to trust the picks")
+        .contains("Readings: ")
+        .contains("**Caveats of the engines picked above**")
+        .doesNotContain("none declared");
+    assertThat(Files.readString(out.resolve("results.json")))
+        .contains("\"quietness\": {\"quiet\": ");
     assertThat(tmp.resolve("data")).isEmptyDirectory();
   }
 

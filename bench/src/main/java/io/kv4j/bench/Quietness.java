@@ -1,0 +1,501 @@
+package io.kv4j.bench;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * How quiet the machine was before and during a run, and whether that was quiet enough to trust the
+ * run's picks. Numbers measured on a machine where other processes compete for the CPU can reverse
+ * a ranking (under a load average of 9-16 on 2 cores the runner once printed lmdb 2.25x hashlog on
+ * readrandom, the opposite of quiet runs), so every pick is printed next to this verdict.
+ *
+ * <p>Readings (Linux {@code /proc}; elsewhere only the calibration loop):
+ *
+ * <ul>
+ *   <li>the 1-minute load average just before the run, against the machine's CPUs;
+ *   <li>the CPU time of <em>other</em> processes (all CPUs' busy time from {@code /proc/stat} minus
+ *       this process's CPU time) in cores, over a short window before the run, on average over the
+ *       run and in its worst second;
+ *   <li>steal time (CPU the hypervisor gave to other guests) as a share of all CPU time in the run;
+ *   <li>a fixed single-threaded calibration loop timed several times before and after the run: its
+ *       spread (slowest / fastest - 1) shows preemption and frequency changes, its drift (median
+ *       after / median before - 1) a machine that changed speed during the run.
+ * </ul>
+ *
+ * <p>{@link #judge(Readings)} turns readings into a {@link Verdict} with fixed limits (the
+ * constants below); it is pure, so tests feed it synthetic readings.
+ */
+final class Quietness {
+  /** Largest 1-minute load average per CPU before the run. */
+  static final double MAX_LOAD_PER_CPU = 1.0;
+
+  /** Largest CPU use of other processes, as a share of all CPUs, before and during the run. */
+  static final double MAX_OTHERS_SHARE = 0.10;
+
+  /** Largest share of CPU time stolen by the hypervisor during the run. */
+  static final double MAX_STEAL_SHARE = 0.02;
+
+  /** Largest spread of the calibration loop's times (slowest / fastest - 1), before and after. */
+  static final double MAX_SPREAD = 0.10;
+
+  /** Largest change of the calibration loop's median from before to after the run. */
+  static final double MAX_DRIFT = 0.10;
+
+  /** Timed repetitions of the calibration loop, after {@link #CALIBRATION_WARMUP} untimed ones. */
+  static final int CALIBRATION_REPS = 9;
+
+  static final int CALIBRATION_WARMUP = 4;
+
+  /** Iterations of one calibration repetition: a few milliseconds of integer work. */
+  private static final int CALIBRATION_ITERATIONS = 4_000_000;
+
+  private static final long SAMPLE_MS = 1000;
+
+  private Quietness() {}
+
+  /**
+   * Cumulative CPU time of the whole machine, in {@code /proc/stat} ticks.
+   *
+   * @param busy user, nice, system, irq and softirq time of all CPUs
+   * @param steal time stolen by the hypervisor
+   * @param total all of it, idle and iowait included
+   * @param cpus the number of CPUs the counters cover
+   */
+  record CpuTimes(long busy, long steal, long total, int cpus) {}
+
+  /**
+   * The timed repetitions of the calibration loop.
+   *
+   * @param nanos the time of each repetition, in nanoseconds
+   */
+  record Calibration(long[] nanos) {
+    Calibration {
+      nanos = nanos.clone();
+      Arrays.sort(nanos);
+    }
+
+    double medianMs() {
+      int n = nanos.length;
+      return (n % 2 == 1 ? nanos[n / 2] : (nanos[n / 2 - 1] + nanos[n / 2]) / 2.0) / 1e6;
+    }
+
+    /** Slowest / fastest - 1; NaN without readings. */
+    double spread() {
+      return nanos.length == 0 || nanos[0] <= 0
+          ? Double.NaN
+          : (double) nanos[nanos.length - 1] / nanos[0] - 1;
+    }
+  }
+
+  /**
+   * Everything measured around a run. NaN marks a reading that was not available (no {@code
+   * /proc}).
+   *
+   * @param cpus the machine's CPUs (from {@code /proc/stat}, else the JVM's available processors)
+   * @param loadBefore the 1-minute load average just before the run
+   * @param othersBefore the CPU use of other processes in the short window before the run, in cores
+   * @param othersDuring their average CPU use over the run, in cores
+   * @param othersWorstSecond their CPU use in the worst one-second sample of the run, in cores
+   * @param stealShare stolen CPU time / all CPU time over the run
+   * @param seconds the run's wall time
+   * @param before the calibration loop before the run
+   * @param after the calibration loop after the run
+   */
+  record Readings(
+      int cpus,
+      double loadBefore,
+      double othersBefore,
+      double othersDuring,
+      double othersWorstSecond,
+      double stealShare,
+      double seconds,
+      Calibration before,
+      Calibration after) {}
+
+  /**
+   * Whether a run was quiet enough to trust its picks.
+   *
+   * @param quiet true when every reading was available and within its limit
+   * @param problems what was over its limit or not measured, one phrase each
+   * @param numbers all the readings, as one line
+   */
+  record Verdict(boolean quiet, List<String> problems, String numbers) {
+    Verdict {
+      problems = List.copyOf(problems);
+    }
+
+    /**
+     * The lines printed above the picks: the verdict, then the readings (markdown bold marks; the
+     * console strips them).
+     */
+    List<String> lines() {
+      if (quiet) {
+        return List.of("**Quiet enough to trust the picks: yes.**", "", numbers);
+      }
+      return List.of(
+          "**NOT quiet enough to trust the picks:** "
+              + String.join("; ", problems)
+              + ". Re-run on a quiet machine before believing a ranking (for a ratio between two"
+              + " engines: `--rounds` or `bench/pairs.sh`).",
+          "",
+          numbers);
+    }
+  }
+
+  /**
+   * Judges readings against the limits of this class.
+   *
+   * @param r the readings
+   * @return the verdict
+   */
+  static Verdict judge(Readings r) {
+    List<String> problems = new ArrayList<>();
+    double cpus = r.cpus();
+    if (Double.isNaN(r.loadBefore())) {
+      problems.add("load average not measured (no /proc/loadavg)");
+    } else if (r.loadBefore() > MAX_LOAD_PER_CPU * cpus) {
+      problems.add(
+          String.format(
+              Locale.ROOT,
+              "load average %.2f before the run (limit %.2f for %d CPUs)",
+              r.loadBefore(),
+              MAX_LOAD_PER_CPU * cpus,
+              r.cpus()));
+    }
+    double othersLimit = MAX_OTHERS_SHARE * cpus;
+    if (Double.isNaN(r.othersBefore()) || Double.isNaN(r.othersDuring())) {
+      problems.add("CPU use of other processes not measured (no /proc/stat)");
+    } else {
+      if (r.othersBefore() > othersLimit) {
+        problems.add(
+            String.format(
+                Locale.ROOT,
+                "other processes used %.2f of %d CPUs just before the run (limit %.2f)",
+                r.othersBefore(),
+                r.cpus(),
+                othersLimit));
+      }
+      if (r.othersDuring() > othersLimit) {
+        problems.add(
+            String.format(
+                Locale.ROOT,
+                "other processes used %.2f of %d CPUs on average during the run (limit %.2f)",
+                r.othersDuring(),
+                r.cpus(),
+                othersLimit));
+      }
+    }
+    if (Double.isNaN(r.stealShare())) {
+      problems.add("steal time not measured (no /proc/stat)");
+    } else if (r.stealShare() > MAX_STEAL_SHARE) {
+      problems.add(
+          String.format(
+              Locale.ROOT,
+              "the hypervisor stole %.1f%% of the CPU time (limit %.0f%%)",
+              r.stealShare() * 100,
+              MAX_STEAL_SHARE * 100));
+    }
+    spread(problems, "before", r.before());
+    spread(problems, "after", r.after());
+    double drift = drift(r);
+    if (!Double.isNaN(drift) && Math.abs(drift) > MAX_DRIFT) {
+      problems.add(
+          String.format(
+              Locale.ROOT,
+              "the calibration loop's median moved %+.0f%% from before to after the run (limit"
+                  + " ±%.0f%%)",
+              drift * 100,
+              MAX_DRIFT * 100));
+    }
+    return new Verdict(problems.isEmpty(), problems, numbers(r));
+  }
+
+  private static void spread(List<String> problems, String when, Calibration c) {
+    double s = c.spread();
+    if (Double.isNaN(s)) {
+      problems.add("calibration loop " + when + " the run not measured");
+    } else if (s > MAX_SPREAD) {
+      problems.add(
+          String.format(
+              Locale.ROOT,
+              "the calibration loop's times spread %.0f%% %s the run (limit %.0f%%)",
+              s * 100,
+              when,
+              MAX_SPREAD * 100));
+    }
+  }
+
+  private static double drift(Readings r) {
+    if (r.before().nanos().length == 0 || r.after().nanos().length == 0) {
+      return Double.NaN;
+    }
+    return r.after().medianMs() / r.before().medianMs() - 1;
+  }
+
+  /** All readings as one line, for the report (NaN as "n/a"). */
+  static String numbers(Readings r) {
+    return String.format(
+        Locale.ROOT,
+        "Readings: %d CPUs; before the run: load average %s, other processes %s cores; during"
+            + " the run (%.0f s): other processes %s cores on average, %s in the worst second,"
+            + " steal %s; calibration loop (%d × %,d iterations): median %s ms, spread %s"
+            + " before, median %s ms, spread %s after (drift %s).",
+        r.cpus(),
+        fmt(r.loadBefore(), "%.2f"),
+        fmt(r.othersBefore(), "%.2f"),
+        r.seconds(),
+        fmt(r.othersDuring(), "%.2f"),
+        fmt(r.othersWorstSecond(), "%.2f"),
+        pct(r.stealShare(), "%.1f%%"),
+        CALIBRATION_REPS,
+        CALIBRATION_ITERATIONS,
+        fmt(r.before().nanos().length == 0 ? Double.NaN : r.before().medianMs(), "%.2f"),
+        pct(r.before().spread(), "%.0f%%"),
+        fmt(r.after().nanos().length == 0 ? Double.NaN : r.after().medianMs(), "%.2f"),
+        pct(r.after().spread(), "%.0f%%"),
+        pct(drift(r), "%+.0f%%"));
+  }
+
+  private static String fmt(double v, String format) {
+    return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, format, v);
+  }
+
+  private static String pct(double v, String format) {
+    return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, format, v * 100);
+  }
+
+  /**
+   * Parses the first line of {@code /proc/stat} ({@code cpu user nice system idle iowait irq
+   * softirq steal ...}) and counts the {@code cpuN} lines.
+   *
+   * @param text the file's content
+   * @return the counters
+   * @throws IllegalArgumentException if the text has no {@code cpu} line
+   */
+  static CpuTimes parseStat(String text) {
+    long[] f = null;
+    int cpus = 0;
+    for (String line : text.split("\n")) {
+      if (line.startsWith("cpu ")) {
+        String[] parts = line.trim().split("\\s+");
+        f = new long[10];
+        for (int i = 1; i < parts.length && i <= f.length; i++) {
+          f[i - 1] = Long.parseLong(parts[i]);
+        }
+      } else if (line.startsWith("cpu")) {
+        cpus++;
+      }
+    }
+    if (f == null) {
+      throw new IllegalArgumentException("no 'cpu' line in /proc/stat");
+    }
+    // user nice system idle iowait irq softirq steal (guest time is already in user)
+    long busy = f[0] + f[1] + f[2] + f[5] + f[6];
+    long total = busy + f[3] + f[4] + f[7];
+    return new CpuTimes(busy, f[7], total, cpus);
+  }
+
+  /**
+   * The CPU use of other processes over an interval, in cores: the machine's busy share times its
+   * CPUs, minus this process's CPU time over the wall time.
+   *
+   * @param a the counters at the start
+   * @param b the counters at the end
+   * @param ownCpuNs this process's CPU time in the interval
+   * @param wallNs the interval's wall time
+   * @return cores used by others (at least 0), or NaN for an empty interval
+   */
+  static double othersCores(CpuTimes a, CpuTimes b, long ownCpuNs, long wallNs) {
+    long total = b.total() - a.total();
+    if (total <= 0 || wallNs <= 0) {
+      return Double.NaN;
+    }
+    double machine = (double) (b.busy() - a.busy()) / total * b.cpus();
+    return Math.max(0, machine - (double) ownCpuNs / wallNs);
+  }
+
+  /**
+   * Stolen time / all time over an interval.
+   *
+   * @param a the counters at the start
+   * @param b the counters at the end
+   * @return the share, or NaN for an empty interval
+   */
+  static double stealShare(CpuTimes a, CpuTimes b) {
+    long total = b.total() - a.total();
+    return total <= 0 ? Double.NaN : (double) (b.steal() - a.steal()) / total;
+  }
+
+  /**
+   * Parses the 1-minute load average from {@code /proc/loadavg}.
+   *
+   * @param text the file's content
+   * @return the load average
+   */
+  static double parseLoad(String text) {
+    return Double.parseDouble(text.trim().split("\\s+")[0]);
+  }
+
+  private static CpuTimes cpuTimes() {
+    try {
+      return parseStat(Files.readString(Path.of("/proc/stat"), StandardCharsets.US_ASCII));
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  private static double load() {
+    try {
+      return parseLoad(Files.readString(Path.of("/proc/loadavg"), StandardCharsets.US_ASCII));
+    } catch (IOException | RuntimeException e) {
+      return Double.NaN;
+    }
+  }
+
+  /** Times the calibration loop: untimed warm-up repetitions, then the timed ones. */
+  static Calibration calibrate() {
+    long sink = 0;
+    for (int i = 0; i < CALIBRATION_WARMUP; i++) {
+      sink += loop(CALIBRATION_ITERATIONS, i);
+    }
+    long[] nanos = new long[CALIBRATION_REPS];
+    for (int i = 0; i < nanos.length; i++) {
+      long t0 = System.nanoTime();
+      sink += loop(CALIBRATION_ITERATIONS, i);
+      nanos[i] = System.nanoTime() - t0;
+    }
+    Runner.Blackhole.consume(sink);
+    return new Calibration(nanos);
+  }
+
+  /** Fixed integer work (xorshift and multiply), the same every time; no memory traffic. */
+  private static long loop(int iterations, long seed) {
+    long x = seed * 0x9E3779B97F4A7C15L + 1;
+    long acc = 0;
+    for (int i = 0; i < iterations; i++) {
+      x ^= x << 13;
+      x ^= x >>> 7;
+      x ^= x << 17;
+      acc += x * 0xBF58476D1CE4E5B9L;
+    }
+    return acc;
+  }
+
+  /**
+   * Starts watching: reads the load average, times the calibration loop while measuring the other
+   * processes' CPU use around it, then samples once a second until {@link Watch#stop()}.
+   *
+   * @return the running watch
+   */
+  static Watch watch() {
+    return new Watch();
+  }
+
+  /** The measurement of one run, from {@link #watch()} to {@link #stop()}. */
+  static final class Watch {
+    private final int cpus;
+    private final double loadBefore;
+    private final double othersBefore;
+    private final Calibration before;
+    private final CpuTimes start;
+    private final long startOwn;
+    private final long startNanos;
+    private final Thread sampler;
+    private volatile boolean stopping;
+    private double worst = Double.NaN;
+
+    private Watch() {
+      loadBefore = load();
+      CpuTimes a = cpuTimes();
+      long own0 = Runner.processCpu();
+      long t0 = System.nanoTime();
+      before = calibrate();
+      CpuTimes b = cpuTimes();
+      othersBefore =
+          a == null || b == null
+              ? Double.NaN
+              : othersCores(a, b, Runner.processCpu() - own0, System.nanoTime() - t0);
+      cpus = b != null && b.cpus() > 0 ? b.cpus() : Runtime.getRuntime().availableProcessors();
+      start = cpuTimes();
+      startOwn = Runner.processCpu();
+      startNanos = System.nanoTime();
+      sampler = new Thread(this::sample, "kv4j-bench-quietness");
+      sampler.setDaemon(true);
+      if (start != null) {
+        sampler.start();
+      }
+    }
+
+    /** The readings taken before the run, as one line for the progress output. */
+    String beforeLine() {
+      return String.format(
+          Locale.ROOT,
+          "machine before the run: load average %s on %d CPUs, other processes %s cores,"
+              + " calibration loop %s ms (spread %s)",
+          fmt(loadBefore, "%.2f"),
+          cpus,
+          fmt(othersBefore, "%.2f"),
+          fmt(before.medianMs(), "%.2f"),
+          pct(before.spread(), "%.0f%%"));
+    }
+
+    private void sample() {
+      CpuTimes prev = start;
+      long prevOwn = startOwn;
+      long prevT = startNanos;
+      while (!stopping) {
+        try {
+          TimeUnit.MILLISECONDS.sleep(SAMPLE_MS);
+        } catch (InterruptedException e) {
+          return;
+        }
+        CpuTimes now = cpuTimes();
+        long own = Runner.processCpu();
+        long t = System.nanoTime();
+        if (now == null) {
+          return;
+        }
+        double o = othersCores(prev, now, own - prevOwn, t - prevT);
+        synchronized (this) {
+          if (!Double.isNaN(o) && (Double.isNaN(worst) || o > worst)) {
+            worst = o;
+          }
+        }
+        prev = now;
+        prevOwn = own;
+        prevT = t;
+      }
+    }
+
+    /**
+     * Stops sampling, times the calibration loop again and returns every reading.
+     *
+     * @return the readings of the run
+     */
+    Readings stop() {
+      CpuTimes end = cpuTimes();
+      long own = Runner.processCpu();
+      long wall = System.nanoTime() - startNanos;
+      stopping = true;
+      sampler.interrupt();
+      Runner.joinAll(List.of(sampler));
+      Calibration after = calibrate();
+      double during =
+          start == null || end == null ? Double.NaN : othersCores(start, end, own - startOwn, wall);
+      double steal = start == null || end == null ? Double.NaN : stealShare(start, end);
+      double w;
+      synchronized (this) {
+        w = Double.isNaN(worst) ? during : Math.max(worst, during);
+      }
+      return new Readings(
+          cpus, loadBefore, othersBefore, during, w, steal, wall / 1e9, before, after);
+    }
+  }
+}
