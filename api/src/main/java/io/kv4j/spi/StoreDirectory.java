@@ -49,8 +49,9 @@ import java.util.zip.CRC32C;
  *   <li>Without one: an empty directory (only the lock file, or nothing) is a new store, created
  *       only under the rules above. A directory whose files the engine recognises as its own is a
  *       store made before identities existed: it is adopted, and a read-write open records its
- *       identity. Any other content fails the open with {@link StoreCorruptedException} listing the
- *       files, naming the engine that made them when it can tell.
+ *       identity once the engine has opened it ({@link #created()}). Any other content fails the
+ *       open with {@link StoreCorruptedException} listing the files, naming the engine that made
+ *       them when it can tell.
  * </ul>
  *
  * <p>A new store's engine calls {@link #created()} once its first files are complete; the identity
@@ -295,12 +296,10 @@ public final class StoreDirectory implements AutoCloseable {
       }
     }
     if (foreignNames.isEmpty()) {
-      // A store made before identities existed: adopt it, at the format of that time (1).
-      StoreDirectory d = new StoreDirectory(dir, engine, 1, false, readOnly, lock, false);
-      if (!readOnly) {
-        d.writeIdentity();
-      }
-      return d;
+      // A store made before identities existed: adopt it, at the format of that time (1). Its
+      // identity is written by created(), once the engine has opened and checked the files: a
+      // directory holding a damaged or foreign file of the same name must not be stamped first.
+      return new StoreDirectory(dir, engine, 1, false, readOnly, lock, false);
     }
     for (Map.Entry<String, Predicate<String>> k : KNOWN.entrySet()) {
       if (!k.getKey().equals(engine) && foreignNames.stream().anyMatch(k.getValue())) {
@@ -410,9 +409,10 @@ public final class StoreDirectory implements AutoCloseable {
   }
 
   /**
-   * Records that a new store's first files are complete: writes the identity, atomically. Call it
-   * once, after creating the files and before acknowledging any write. Does nothing for a store
-   * whose identity is already recorded.
+   * Records the store's identity, atomically: call it on every read-write open once the engine's
+   * files are complete — for a new store after creating its first files and before acknowledging
+   * any write, for an adopted store (made before identities existed) once the engine has opened and
+   * checked them. Does nothing for a store whose identity is already recorded.
    *
    * @throws StoreIOException if the identity cannot be written
    * @throws IllegalStateException if the directory is read-only or closed

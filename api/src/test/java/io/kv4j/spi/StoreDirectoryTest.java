@@ -137,6 +137,9 @@ class StoreDirectoryTest {
     assertThat(dir.resolve(DirectoryLock.FILE_NAME)).doesNotExist();
     try (StoreDirectory d = StoreDirectory.open(config(dir, false, false), ALPHA)) {
       assertThat(d.isNew()).isFalse();
+      // Not stamped before the engine has opened and checked the files.
+      assertThat(dir.resolve(StoreDirectory.IDENTITY_FILE)).doesNotExist();
+      d.created();
     }
     assertThat(Files.readString(dir.resolve(StoreDirectory.IDENTITY_FILE)))
         .contains("engine=alpha")

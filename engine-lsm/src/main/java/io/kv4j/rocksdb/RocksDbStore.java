@@ -143,9 +143,7 @@ final class RocksDbStore extends AbstractStore {
       opts.options.setCreateIfMissing(create);
       db = openDb(opts, dir, readOnly, create);
       if (!readOnly) {
-        if (create) {
-          sd.created();
-        }
+        sd.created(); // a new store's, or an adopted one's once RocksDB has opened it
         try {
           CleanClose.remove(dir); // from here on a crash is possible again
         } catch (IOException e) {
