@@ -38,7 +38,16 @@ public final class LmdbProvider implements StoreProvider {
           Feature.REVERSE_SCAN,
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
-          Feature.PERSISTENT);
+          Feature.PERSISTENT,
+          Feature.CHECKSUMS);
+
+  static final OptionSpec<Boolean> CHECKSUMS =
+      OptionSpec.bool(
+          "checksums",
+          true,
+          "New stores only: store a CRC32C of key and value with every value and verify it on every"
+              + " read (4 bytes more per value). An existing store keeps the format it was created"
+              + " with; giving this option with the other value fails the open.");
 
   static final OptionSpec<Long> MAP_SIZE =
       OptionSpec.size(
@@ -109,7 +118,7 @@ public final class LmdbProvider implements StoreProvider {
 
   @Override
   public List<OptionSpec<?>> options() {
-    return List.of(MAP_SIZE, MAP_GROWTH_STEP, MAX_READERS, MAP_GROWTH_TIMEOUT);
+    return List.of(MAP_SIZE, MAP_GROWTH_STEP, MAX_READERS, MAP_GROWTH_TIMEOUT, CHECKSUMS);
   }
 
   @Override
