@@ -104,7 +104,8 @@ final class LmdbStore extends AbstractStore {
       StoreConfig config,
       boolean framed,
       int pageSize,
-      boolean noLock) {
+      boolean noLock,
+      MapBounds bounds) {
     super(info);
     this.directory = storeDir.path();
     this.dataFile = directory.resolve(DATA_FILE);
@@ -123,7 +124,7 @@ final class LmdbStore extends AbstractStore {
     this.parked = new AtomicReferenceArray<>((parkSlots + 1) * PARK_PAD);
     EnvInfo envInfo = env.info();
     this.mapSize = envInfo.mapSize;
-    this.bounds = new MapBounds(dataFile);
+    this.bounds = bounds;
     RandomAccessFile tail = null;
     if (!info.readOnly()) {
       try {
@@ -139,7 +140,7 @@ final class LmdbStore extends AbstractStore {
       closeTail();
       throw e;
     }
-    bounds.mapped(envInfo.mapSize);
+    bounds.refresh();
   }
 
   /**
@@ -208,22 +209,6 @@ final class LmdbStore extends AbstractStore {
       Path d = dir.path();
       String where = "engine '" + LmdbProvider.ID + "' at " + d;
       boolean framed = dir.format() >= FORMAT_FRAMED;
-      if (explicit && wanted != framed) {
-        throw new IllegalArgumentException(
-            where
-                + ": option checksums="
-                + wanted
-                + " conflicts with the store, which has format "
-                + dir.format()
-                + (framed
-                    ? " (every value carries a checksum)"
-                    : " (values stored raw, without checksums)")
-                + "; the store's format cannot change in place: omit the option, or copy the"
-                + " store to a new one with: kv4j copy --from lmdb:"
-                + d
-                + " --to lmdb:<new directory>?checksums="
-                + wanted);
-      }
       boolean readOnly = config.readOnly();
       Path data = d.resolve(DATA_FILE);
       boolean exists = Files.exists(data);
@@ -302,6 +287,29 @@ final class LmdbStore extends AbstractStore {
       if (pageSize == 0) {
         pageSize = env.stat().pageSize;
       }
+      MapBounds bounds = new MapBounds(data);
+      bounds.mapped(env.info().mapSize);
+      if (!framed && looksFramed(env, db, bounds)) {
+        // A framed store whose identity file was lost (then adopted as format 1): read it framed,
+        // or every value would come back with its checksum in front.
+        framed = true;
+      }
+      if (explicit && wanted != framed) {
+        throw new IllegalArgumentException(
+            where
+                + ": option checksums="
+                + wanted
+                + " conflicts with the store, which has format "
+                + (framed ? FORMAT_FRAMED : FORMAT_RAW)
+                + (framed
+                    ? " (every value carries a checksum)"
+                    : " (values stored raw, without checksums)")
+                + "; the store's format cannot change in place: omit the option, or copy the"
+                + " store to a new one with: kv4j copy --from lmdb:"
+                + d
+                + " --to lmdb:<new directory>?checksums="
+                + wanted);
+      }
       Set<Feature> features = EnumSet.copyOf(LmdbProvider.FEATURES);
       if (!framed) {
         features.remove(Feature.CHECKSUMS);
@@ -314,7 +322,7 @@ final class LmdbStore extends AbstractStore {
               config.durability(),
               d.toString(),
               readOnly);
-      LmdbStore store = new LmdbStore(info, dir, env, db, config, framed, pageSize, noLock);
+      LmdbStore store = new LmdbStore(info, dir, env, db, config, framed, pageSize, noLock, bounds);
       env = null;
       claimed = null;
       ok = true;
@@ -337,6 +345,38 @@ final class LmdbStore extends AbstractStore {
         }
       }
     }
+  }
+
+  /** Entries sampled by {@link #looksFramed}. */
+  private static final int FRAME_SAMPLE = 8;
+
+  /**
+   * Whether the first entries of a store opened as format 1 (raw values) all carry valid frames:
+   * the sign of a framed store whose identity file was lost. A raw value passes by chance with
+   * probability 2^-32 (its first 4 bytes would have to equal the CRC32C of its key and the rest),
+   * so up to {@value #FRAME_SAMPLE} passing entries and no failing one settle it.
+   */
+  private static boolean looksFramed(Env<byte[]> env, Dbi<byte[]> db, MapBounds bounds) {
+    int passed = 0;
+    try (Txn<byte[]> txn = env.txnRead();
+        Cursor<byte[]> c = db.openCursor(txn)) {
+      ArrayProxy.beginCursor(bounds, false);
+      for (boolean found = c.first(); found && passed < FRAME_SAMPLE; found = c.next()) {
+        byte[] v = c.val();
+        if (v.length < ValueFrame.HEADER) {
+          return false;
+        }
+        int recorded =
+            (v[0] & 0xFF) | (v[1] & 0xFF) << 8 | (v[2] & 0xFF) << 16 | (v[3] & 0xFF) << 24;
+        if (recorded != ValueFrame.checksum(c.key(), Arrays.copyOfRange(v, 4, v.length))) {
+          return false;
+        }
+        passed++;
+      }
+    } finally {
+      ArrayProxy.release();
+    }
+    return passed > 0;
   }
 
   /**

@@ -23,10 +23,10 @@ final class MapBounds {
   }
 
   /**
-   * Finds where the map lies; called at open and after every remap (map growth), when no read
-   * runs. LMDB does not tell (its {@code me_mapaddr} is only the fixed address of MDB_FIXEDMAP), so
-   * on Linux the map is found in {@code /proc/self/maps} as the mapping of the data file's inode
-   * at offset 0. Where that is not available the check is off: every address is accepted.
+   * Finds where the map lies; called at open and after every remap (map growth), when no read runs.
+   * LMDB does not tell (its {@code me_mapaddr} is only the fixed address of MDB_FIXEDMAP), so on
+   * Linux the map is found in {@code /proc/self/maps} as the mapping of the data file's inode at
+   * offset 0. Where that is not available the check is off: every address is accepted.
    *
    * @param mapSize the map's size
    */
