@@ -693,7 +693,11 @@ final class LmdbStore extends AbstractStore {
         txn.close(); // aborts unless committed
       }
     } catch (RuntimeException e) {
-      // Nothing was committed; every member retries alone and reports its own error.
+      // Nothing was committed; every member retries alone and reports its own error, except after
+      // an error of the environment: then the store is failed and the retries say so.
+      if (failsWrites(e)) {
+        writeError(e);
+      }
     } finally {
       ArrayProxy.release();
       for (PendingWrite w : group) {
@@ -765,23 +769,24 @@ final class LmdbStore extends AbstractStore {
    * reader slot) are thrown as they are and leave the store writable.
    */
   private RuntimeException writeError(RuntimeException e) {
-    if (e instanceof io.kv4j.StoreException
-        || !(e instanceof LmdbException)
-        || e instanceof Dbi.BadValueSizeException
-        || e instanceof Txn.TxFullException
-        || e instanceof Env.ReadersFullException
-        || e instanceof Env.AlreadyClosedException) {
-      return Errors.translate(info().describe(), dataFile, e);
-    }
     RuntimeException t = Errors.translate(info().describe(), dataFile, e);
+    if (!failsWrites(e)) {
+      return t;
+    }
     if (t instanceof StoreCorruptedException) {
       failWrites("a write found " + dataFile + " damaged", t);
       return t;
     }
-    if (e instanceof LmdbNativeException) {
-      return failWrites("commit to " + dataFile, e);
-    }
-    return t;
+    return failWrites("commit to " + dataFile, e);
+  }
+
+  /** Whether a write transaction's exception is one the failure policy applies to. */
+  private static boolean failsWrites(RuntimeException e) {
+    return e instanceof LmdbNativeException
+        && !(e instanceof Env.MapFullException
+            || e instanceof Dbi.BadValueSizeException
+            || e instanceof Txn.TxFullException
+            || e instanceof Env.ReadersFullException);
   }
 
   private void grow(long observed) {
