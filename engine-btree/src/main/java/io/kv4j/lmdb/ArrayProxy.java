@@ -18,6 +18,12 @@ import org.lmdbjava.BufferProxy;
  * the calling thread frees explicitly with {@link #release()} when its native call is done, and
  * copies data coming out of LMDB into fresh arrays (so nothing returned points into the map).
  *
+ * <p>Reads also check what LMDB hands back, since LMDB trusts its pages: a record must lie in the
+ * file-backed part of the map ({@link MapBounds}) before it is copied, and in a store with
+ * checksums a value's {@link ValueFrame} is verified on the one copy made (the thread's current
+ * operation, set by {@link #beginGet} or {@link #beginCursor}, tells keys from values); a failure
+ * throws {@link Damage} out of lmdbjava's call.
+ *
  * <p>Every store operation calls {@link #release()} in a {@code finally} block after its last
  * native call. Operations never nest on one thread, so freeing all of the thread's pending buffers
  * then is safe. Between operations a thread holds no native memory, so a dying thread leaks none.

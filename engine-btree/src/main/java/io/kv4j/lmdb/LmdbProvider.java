@@ -87,6 +87,16 @@ public final class LmdbProvider implements StoreProvider {
           "How long a write that needs a larger map waits for open cursors (read transactions) to"
               + " close, after which it fails instead of waiting forever.");
 
+  static final OptionSpec<Long> OPEN_CHECK_LIMIT =
+      OptionSpec.size(
+          "open-check-limit",
+          64L << 20,
+          0,
+          1L << 44,
+          "Read-write opens walk every page of a data file up to this size (plain file reads, the"
+              + " check verify() makes) before LMDB touches it, so structural damage that would"
+              + " crash LMDB fails the open instead; 0 turns the walk off.");
+
   /** Creates the provider; called by {@link java.util.ServiceLoader}. */
   public LmdbProvider() {}
 
@@ -118,7 +128,8 @@ public final class LmdbProvider implements StoreProvider {
 
   @Override
   public List<OptionSpec<?>> options() {
-    return List.of(MAP_SIZE, MAP_GROWTH_STEP, MAX_READERS, MAP_GROWTH_TIMEOUT, CHECKSUMS);
+    return List.of(
+        MAP_SIZE, MAP_GROWTH_STEP, MAX_READERS, MAP_GROWTH_TIMEOUT, CHECKSUMS, OPEN_CHECK_LIMIT);
   }
 
   @Override

@@ -57,6 +57,11 @@ import org.lmdbjava.Txn;
  * MDB_MAP_FULL is aborted, the map grows by {@code map-growth-step} with no transaction active, and
  * the write is retried.
  *
+ * <p>Damage: the data file is checked before LMDB maps it ({@link MetaPages}, {@link PageWalk}),
+ * values carry a {@link ValueFrame} in format-2 stores, every record is bounds-checked before it is
+ * copied ({@link MapBounds}), and {@link #doVerify()} walks every page; see the README. Write
+ * errors of the environment fail writes until reopened ({@link #failWrites}).
+ *
  * <p>Reads: read transactions are kept in a bounded LIFO pool (MDB_NOTLS, so a transaction is not
  * bound to the thread that created it), reset when returned and renewed when borrowed. No
  * transaction belongs to a thread, so threads that die leak no reader slot.
@@ -218,7 +223,9 @@ final class LmdbStore extends AbstractStore {
       }
       int pageSize = 0;
       if (exists) {
-        pageSize = checkDataFile(data, where).pageSize();
+        // Read-write opens hold the directory lock, so nothing writes the file during the walk.
+        long walkLimit = readOnly ? -1 : config.get(LmdbProvider.OPEN_CHECK_LIMIT);
+        pageSize = checkDataFile(data, where, walkLimit).pageSize();
       }
       if (!OPEN_HERE.add(d)) {
         throw new StoreLockedException(
@@ -386,10 +393,14 @@ final class LmdbStore extends AbstractStore {
    * leaves pages that a transaction allocated and freed again unwritten, so a healthy file may end
    * before its last, free, pages; a truncated one has pages in use past its end.
    */
-  static MetaPages checkDataFile(Path data, String where) {
+  static MetaPages checkDataFile(Path data, String where, long walkLimit) {
     try (FileChannel ch = FileChannel.open(data, StandardOpenOption.READ)) {
       MetaPages m = MetaPages.read(ch, data, where);
-      if (m.fileSize < m.requiredSize()) {
+      if (m.fileSize >= m.requiredSize() && m.requiredSize() <= walkLimit) {
+        // LMDB follows damaged pages without checks, and some damage (a leaf node flagged as
+        // holding duplicates, in a database without them) makes it dereference a null pointer.
+        PageWalk.check(ch, data, where, m.current, m.fileSize);
+      } else if (m.fileSize < m.requiredSize()) {
         try {
           PageWalk.check(ch, data, where, m.current, m.fileSize);
         } catch (StoreCorruptedException e) {

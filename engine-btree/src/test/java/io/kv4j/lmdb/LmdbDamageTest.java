@@ -81,6 +81,16 @@ class LmdbDamageTest {
           "flip the low bit of meta field at " + at,
           c -> flip(c, "data.mdb", at, 0));
     }
+    // A leaf node's flags: 0x04 (duplicates) makes LMDB dereference the duplicate-sort cursor this
+    // database lacks (a SIGSEGV, found by hand); 0x02 (sub-database), 0x01 (overflow value).
+    long flagsAt = leafNodeFlags(ref.resolve("data.mdb"), 5);
+    for (int flag : new int[] {0x04, 0x02, 0x01}) {
+      damage(
+          ref,
+          "data.mdb",
+          "set flag 0x" + flag + " on a leaf node (flags at " + flagsAt + ")",
+          c -> flip(c, "data.mdb", flagsAt, Integer.numberOfTrailingZeros(flag)));
+    }
     damage(ref, "data.mdb", "zero meta page 1", c -> zero(c, "data.mdb", 4096, 4096));
     damage(ref, "data.mdb", "truncate to one page", c -> truncate(c, "data.mdb", 4096));
     damage(
@@ -216,6 +226,28 @@ class LmdbDamageTest {
   private static void zero(Path dir, String f, long at, int len) throws IOException {
     try (FileChannel ch = FileChannel.open(dir.resolve(f), StandardOpenOption.WRITE)) {
       ch.write(ByteBuffer.allocate(len), Math.max(0, at));
+    }
+  }
+
+  /** The file offset of the flags of node {@code index} of the main database's first leaf. */
+  private static long leafNodeFlags(Path data, int index) throws IOException {
+    ByteBuffer d =
+        ByteBuffer.wrap(Files.readAllBytes(data)).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    int ps = d.getInt(40);
+    int meta = d.getLong(144) > d.getLong(ps + 144) ? 0 : ps;
+    long pg = d.getLong(meta + 88 + 40);
+    while (true) {
+      int off = (int) (pg * ps);
+      int flags = d.getShort(off + 10);
+      if ((flags & 1) == 0) {
+        int node = d.getShort(off + 16 + 2 * index) & 0xFFFF;
+        return off + node + 4;
+      }
+      int node = d.getShort(off + 16) & 0xFFFF;
+      pg =
+          (d.getShort(off + node) & 0xFFFFL)
+              | (d.getShort(off + node + 2) & 0xFFFFL) << 16
+              | (d.getShort(off + node + 4) & 0xFFFFL) << 32;
     }
   }
 
