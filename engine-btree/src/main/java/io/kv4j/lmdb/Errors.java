@@ -27,6 +27,19 @@ final class Errors {
    * @return the exception to throw
    */
   static RuntimeException translate(String describe, Path dataFile, RuntimeException e) {
+    if (e instanceof ArrayProxy.Damage) {
+      long offset = ((ArrayProxy.Damage) e).offset;
+      return new StoreCorruptedException(
+          describe
+              + ": "
+              + dataFile
+              + ": "
+              + e.getMessage()
+              + (offset >= 0 ? " (record at offset " + offset + ")" : ""),
+          dataFile,
+          offset,
+          e);
+    }
     if (!(e instanceof LmdbException)) {
       return e;
     }

@@ -2,6 +2,7 @@ package io.kv4j.lmdb;
 
 import io.kv4j.Entry;
 import io.kv4j.KeyRange;
+import io.kv4j.StoreCorruptedException;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.lmdbjava.Cursor;
@@ -30,6 +31,7 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
   private Txn<byte[]> txn;
   private Cursor<byte[]> cursor;
   private boolean started;
+  private byte[] previous; // the last key returned, to check LMDB's order
 
   LmdbCursor(
       LmdbStore store, KeyRange range, Txn<byte[]> txn, int gateToken, AtomicInteger ownerCursors) {
@@ -59,6 +61,7 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
       return null;
     }
     try {
+      ArrayProxy.beginCursor(store.bounds(), store.framed());
       boolean found = started ? (reverse ? cursor.prev() : cursor.next()) : position();
       started = true;
       if (!found) {
@@ -68,6 +71,20 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
       if (!(reverse ? range.aboveLower(key) : range.belowUpper(key))) {
         return null;
       }
+      if (previous != null) {
+        int c = Arrays.compareUnsigned(previous, key);
+        if (reverse ? c <= 0 : c >= 0) {
+          // A damaged branch page can send the cursor back over keys it already returned.
+          throw new StoreCorruptedException(
+              store.info().describe()
+                  + ": "
+                  + store.dataFile()
+                  + ": LMDB returned keys out of order during a scan (a damaged page)",
+              store.dataFile(),
+              -1);
+        }
+      }
+      previous = key;
       return new Entry(key, cursor.val());
     } catch (RuntimeException e) {
       throw Errors.translate(store.info().describe(), store.dataFile(), e);

@@ -38,7 +38,16 @@ public final class LmdbProvider implements StoreProvider {
           Feature.REVERSE_SCAN,
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
-          Feature.PERSISTENT);
+          Feature.PERSISTENT,
+          Feature.CHECKSUMS);
+
+  static final OptionSpec<Boolean> CHECKSUMS =
+      OptionSpec.bool(
+          "checksums",
+          true,
+          "New stores only: store a CRC32C of key and value with every value and verify it on every"
+              + " read (4 bytes more per value). An existing store keeps the format it was created"
+              + " with; giving this option with the other value fails the open.");
 
   static final OptionSpec<Long> MAP_SIZE =
       OptionSpec.size(
@@ -78,6 +87,16 @@ public final class LmdbProvider implements StoreProvider {
           "How long a write that needs a larger map waits for open cursors (read transactions) to"
               + " close, after which it fails instead of waiting forever.");
 
+  static final OptionSpec<Long> OPEN_CHECK_LIMIT =
+      OptionSpec.size(
+          "open-check-limit",
+          64L << 20,
+          0,
+          1L << 44,
+          "Read-write opens walk every page of a data file up to this size (plain file reads, the"
+              + " check verify() makes) before LMDB touches it, so structural damage that would"
+              + " crash LMDB fails the open instead; 0 turns the walk off.");
+
   /** Creates the provider; called by {@link java.util.ServiceLoader}. */
   public LmdbProvider() {}
 
@@ -109,7 +128,8 @@ public final class LmdbProvider implements StoreProvider {
 
   @Override
   public List<OptionSpec<?>> options() {
-    return List.of(MAP_SIZE, MAP_GROWTH_STEP, MAX_READERS, MAP_GROWTH_TIMEOUT);
+    return List.of(
+        MAP_SIZE, MAP_GROWTH_STEP, MAX_READERS, MAP_GROWTH_TIMEOUT, CHECKSUMS, OPEN_CHECK_LIMIT);
   }
 
   @Override

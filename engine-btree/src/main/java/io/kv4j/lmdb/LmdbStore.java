@@ -1,33 +1,45 @@
 package io.kv4j.lmdb;
 
 import io.kv4j.Durability;
+import io.kv4j.Feature;
 import io.kv4j.KeyRange;
 import io.kv4j.StoreConfig;
+import io.kv4j.StoreCorruptedException;
 import io.kv4j.StoreException;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
+import io.kv4j.StoreLockedException;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractStore;
-import io.kv4j.spi.DirectoryLock;
+import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.ReentrantLock;
+import org.lmdbjava.Cursor;
 import org.lmdbjava.Dbi;
 import org.lmdbjava.DbiFlags;
 import org.lmdbjava.Env;
 import org.lmdbjava.EnvFlags;
 import org.lmdbjava.EnvInfo;
 import org.lmdbjava.LmdbException;
+import org.lmdbjava.LmdbNativeException;
 import org.lmdbjava.Stat;
 import org.lmdbjava.Txn;
 
@@ -45,6 +57,11 @@ import org.lmdbjava.Txn;
  * MDB_MAP_FULL is aborted, the map grows by {@code map-growth-step} with no transaction active, and
  * the write is retried.
  *
+ * <p>Damage: the data file is checked before LMDB maps it ({@link MetaPages}, {@link PageWalk}),
+ * values carry a {@link ValueFrame} in format-2 stores, every record is bounds-checked before it is
+ * copied ({@link MapBounds}), and {@link #doVerify()} walks every page; see the README. Write
+ * errors of the environment fail writes until reopened ({@link #failWrites}).
+ *
  * <p>Reads: read transactions are kept in a bounded LIFO pool (MDB_NOTLS, so a transaction is not
  * bound to the thread that created it), reset when returned and renewed when borrowed. No
  * transaction belongs to a thread, so threads that die leak no reader slot.
@@ -55,10 +72,17 @@ final class LmdbStore extends AbstractStore {
 
   private final Path directory;
   private final Path dataFile;
-  private final DirectoryLock dirLock;
+  private final StoreDirectory storeDir;
   private final Env<byte[]> env;
   private final Dbi<byte[]> db;
   private final TxnGate gate;
+  private final boolean framed;
+  private final boolean noLock;
+  private final int pageSize;
+  private final MapBounds bounds;
+  // Read-write stores: the data file, to keep TAIL zero bytes after the last page (see TAIL).
+  private final RandomAccessFile tailFile;
+  private long tailLastPage = -1; // under writerLock
   private final ReentrantLock writerLock = new ReentrantLock();
   private final long growthStep;
   private final long growthTimeoutMillis;
@@ -74,20 +98,28 @@ final class LmdbStore extends AbstractStore {
   private final AtomicLong liveReadTxns = new AtomicLong();
   private final AtomicLong growths = new AtomicLong();
   private volatile long mapSize;
+  // Test hook: runs just before each commit, inside the write transaction.
+  private volatile Runnable beforeCommit;
 
   private LmdbStore(
       StoreInfo info,
-      Path directory,
-      DirectoryLock dirLock,
+      StoreDirectory storeDir,
       Env<byte[]> env,
       Dbi<byte[]> db,
-      StoreConfig config) {
+      StoreConfig config,
+      boolean framed,
+      int pageSize,
+      boolean noLock,
+      MapBounds bounds) {
     super(info);
-    this.directory = directory;
+    this.directory = storeDir.path();
     this.dataFile = directory.resolve(DATA_FILE);
-    this.dirLock = dirLock;
+    this.storeDir = storeDir;
     this.env = env;
     this.db = db;
+    this.framed = framed;
+    this.noLock = noLock;
+    this.pageSize = pageSize;
     this.gate = new TxnGate(info.describe());
     this.growthStep = roundUp(config.get(LmdbProvider.MAP_GROWTH_STEP));
     this.growthTimeoutMillis = config.get(LmdbProvider.MAP_GROWTH_TIMEOUT);
@@ -95,54 +127,128 @@ final class LmdbStore extends AbstractStore {
     this.poolCapacity = Math.max(1, Math.min(64, maxReaders / 2));
     this.parkSlots = Integer.highestOneBit(Math.min(16, poolCapacity));
     this.parked = new AtomicReferenceArray<>((parkSlots + 1) * PARK_PAD);
-    this.mapSize = env.info().mapSize;
+    EnvInfo envInfo = env.info();
+    this.mapSize = envInfo.mapSize;
+    this.bounds = bounds;
+    RandomAccessFile tail = null;
+    if (!info.readOnly()) {
+      try {
+        tail = new RandomAccessFile(dataFile.toFile(), "rw");
+      } catch (IOException e) {
+        throw new StoreIOException(info.describe() + ": cannot open " + dataFile + ": " + e, e);
+      }
+    }
+    this.tailFile = tail;
+    try {
+      keepTail(envInfo.lastPageNumber);
+    } catch (RuntimeException e) {
+      closeTail();
+      throw e;
+    }
+    bounds.refresh();
+  }
+
+  /**
+   * Keeps {@link #TAIL} zero bytes after the last page in use (read-write stores; under the writer
+   * lock or at open). LMDB writes pages at their offsets, so a commit that allocates pages past the
+   * tail extends the file to them, and the tail is restored here after it.
+   */
+  private void keepTail(long lastPage) {
+    if (tailFile == null || lastPage == tailLastPage) {
+      return;
+    }
+    long want = (lastPage + 1) * pageSize + TAIL;
+    try {
+      if (tailFile.length() < want) {
+        tailFile.setLength(want);
+      }
+      tailLastPage = lastPage;
+    } catch (IOException e) {
+      throw failWrites("extend " + dataFile + " to " + want + " bytes", e);
+    }
+  }
+
+  /** Format 1: values stored raw (stores made before identities, or with checksums=false). */
+  static final int FORMAT_RAW = 1;
+
+  /** Format 2: every value stored in a {@link ValueFrame} (checksum, then value). */
+  static final int FORMAT_FRAMED = 2;
+
+  /**
+   * Zero bytes kept after the last page in use: LMDB reads node offsets and key sizes (16 bits
+   * each) from a page without checking them, so a damaged page near the end of the file could make
+   * it read up to 128 KiB past the page; inside the file that is garbage LMDB or the frame check
+   * reports, past its end it would be a SIGBUS. Sparse, so it costs no disk space.
+   */
+  static final long TAIL = 160L << 10;
+
+  /**
+   * Store directories whose LMDB environment is open in this JVM. LMDB forbids opening one
+   * environment twice in a process: its reader-table locks are per process (fcntl), so closing the
+   * second environment would drop the first one's locks.
+   */
+  private static final Set<Path> OPEN_HERE = ConcurrentHashMap.newKeySet();
+
+  static StoreDirectory.Layout layout(int format) {
+    return new StoreDirectory.Layout(
+        LmdbProvider.ID,
+        format,
+        n -> n.equals(DATA_FILE) || n.equals(LOCK_FILE),
+        Set.of(DATA_FILE));
   }
 
   static LmdbStore open(StoreConfig config) {
-    Path path = config.path();
-    if (path == null) {
-      throw new IllegalArgumentException(
-          "engine '" + LmdbProvider.ID + "' needs a path: the directory that holds the store");
-    }
-    String where = "engine '" + LmdbProvider.ID + "' at " + path;
-    boolean readOnly = config.readOnly();
-    if (!Files.isDirectory(path)) {
-      if (Files.exists(path)) {
-        throw new StoreIOException(
-            where + ": the path exists and is not a directory", (Throwable) null);
-      }
-      if (!config.createIfMissing() || readOnly) {
-        throw new StoreIOException(
-            where
-                + ": the directory does not exist"
-                + (readOnly
-                    ? " (read-only stores are never created)"
-                    : " and createIfMissing is false"),
-            (Throwable) null);
-      }
-      try {
-        Files.createDirectories(path);
-      } catch (IOException e) {
-        throw new StoreIOException(where + ": cannot create the directory: " + e, e);
-      }
-    }
-    DirectoryLock lock = DirectoryLock.acquire(path, LmdbProvider.ID);
+    boolean explicit = config.options().containsKey(LmdbProvider.CHECKSUMS.name());
+    boolean wanted = config.get(LmdbProvider.CHECKSUMS);
+    StoreDirectory dir = StoreDirectory.open(config, layout(FORMAT_FRAMED));
     Env<byte[]> env = null;
+    Path claimed = null;
+    boolean ok = false;
     try {
-      Path dir = lock.directory();
-      where = "engine '" + LmdbProvider.ID + "' at " + dir;
-      Path data = dir.resolve(DATA_FILE);
-      if (readOnly && !Files.isRegularFile(data)) {
+      if (dir.isNew() && !wanted) {
+        // A new store without checksums records format 1; the layout fixes the format written.
+        dir.close();
+        dir = null;
+        dir = StoreDirectory.open(config, layout(FORMAT_RAW));
+      }
+      Path d = dir.path();
+      String where = "engine '" + LmdbProvider.ID + "' at " + d;
+      boolean framed = dir.format() >= FORMAT_FRAMED;
+      boolean readOnly = config.readOnly();
+      Path data = d.resolve(DATA_FILE);
+      boolean exists = Files.exists(data);
+      if (readOnly && !exists) {
         throw new StoreIOException(
             where + ": no LMDB data file " + data + " to open read-only", (Throwable) null);
       }
+      int pageSize = 0;
+      if (exists) {
+        // Read-write opens hold the directory lock, so nothing writes the file during the walk.
+        long walkLimit = readOnly ? -1 : config.get(LmdbProvider.OPEN_CHECK_LIMIT);
+        pageSize = checkDataFile(data, where, walkLimit).pageSize();
+      }
+      if (!OPEN_HERE.add(d)) {
+        throw new StoreLockedException(
+            where
+                + ": the store is already open in this JVM (LMDB allows one environment per file"
+                + " and process; share the open Store instead of opening it again)",
+            d);
+      }
+      claimed = d;
       List<EnvFlags> flags = new ArrayList<>();
       flags.add(EnvFlags.MDB_NOTLS);
       if (config.durability() == Durability.BUFFERED) {
         flags.add(EnvFlags.MDB_NOSYNC);
       }
+      boolean noLock = false;
       if (readOnly) {
         flags.add(EnvFlags.MDB_RDONLY_ENV);
+        // LMDB would create lock.mdb (a read-only open creates nothing) or fail to open it for
+        // writing (read-only media, unwritable directory): then read without the reader table.
+        noLock = !Files.isWritable(d.resolve(LOCK_FILE));
+        if (noLock) {
+          flags.add(EnvFlags.MDB_NOLOCK);
+        }
       }
       try {
         env =
@@ -150,7 +256,7 @@ final class LmdbStore extends AbstractStore {
                 .setMapSize(roundUp(config.get(LmdbProvider.MAP_SIZE)))
                 .setMaxReaders(config.get(LmdbProvider.MAX_READERS))
                 .setMaxDbs(1)
-                .open(dir.toFile(), 0644, flags.toArray(new EnvFlags[0]));
+                .open(d.toFile(), 0644, flags.toArray(new EnvFlags[0]));
       } catch (LinkageError e) {
         throw Errors.initFailure(where, e);
       } catch (RuntimeException e) {
@@ -171,34 +277,158 @@ final class LmdbStore extends AbstractStore {
       }
       Dbi<byte[]> db;
       try {
-        if (!readOnly) {
+        if (!readOnly && !noLock) {
           env.readerCheck(); // frees slots left by dead processes
         }
         db =
             readOnly ? env.openDbi((byte[]) null) : env.openDbi((byte[]) null, DbiFlags.MDB_CREATE);
+        if (dir.isNew()) {
+          env.sync(true); // the meta pages LMDB wrote at creation, durable before the identity
+        }
       } catch (RuntimeException e) {
         throw Errors.translate(where, data, e);
+      }
+      if (dir.isNew()) {
+        dir.created();
+      }
+      if (pageSize == 0) {
+        pageSize = env.stat().pageSize;
+      }
+      MapBounds bounds = new MapBounds(data);
+      bounds.mapped(env.info().mapSize);
+      if (!framed && looksFramed(env, db, bounds)) {
+        // A framed store whose identity file was lost (then adopted as format 1): read it framed,
+        // or every value would come back with its checksum in front.
+        framed = true;
+      }
+      if (explicit && wanted != framed) {
+        throw new IllegalArgumentException(
+            where
+                + ": option checksums="
+                + wanted
+                + " conflicts with the store, which has format "
+                + (framed ? FORMAT_FRAMED : FORMAT_RAW)
+                + (framed
+                    ? " (every value carries a checksum)"
+                    : " (values stored raw, without checksums)")
+                + "; the store's format cannot change in place: omit the option, or copy the"
+                + " store to a new one with: kv4j copy --from lmdb:"
+                + d
+                + " --to lmdb:<new directory>?checksums="
+                + wanted);
+      }
+      Set<Feature> features = EnumSet.copyOf(LmdbProvider.FEATURES);
+      if (!framed) {
+        features.remove(Feature.CHECKSUMS);
       }
       StoreInfo info =
           new StoreInfo(
               LmdbProvider.ID,
-              LmdbProvider.FEATURES,
+              features,
               LmdbProvider.LIMITS,
               config.durability(),
-              dir.toString(),
+              d.toString(),
               readOnly);
-      LmdbStore store = new LmdbStore(info, dir, lock, env, db, config);
+      LmdbStore store = new LmdbStore(info, dir, env, db, config, framed, pageSize, noLock, bounds);
       env = null;
+      claimed = null;
+      ok = true;
       return store;
-    } catch (RuntimeException | Error e) {
-      try {
-        if (env != null) {
-          env.close();
+    } finally {
+      if (!ok) {
+        try {
+          if (env != null) {
+            env.close();
+          }
+        } catch (RuntimeException ignored) {
+          // Closing is best effort after a failed open.
+        } finally {
+          if (claimed != null) {
+            OPEN_HERE.remove(claimed);
+          }
+          if (dir != null) {
+            dir.close();
+          }
         }
-      } finally {
-        lock.close();
       }
-      throw e;
+    }
+  }
+
+  /** Entries sampled by {@link #looksFramed}. */
+  private static final int FRAME_SAMPLE = 8;
+
+  /**
+   * Whether the first entries of a store opened as format 1 (raw values) all carry valid frames:
+   * the sign of a framed store whose identity file was lost. A raw value passes by chance with
+   * probability 2^-32 (its first 4 bytes would have to equal the CRC32C of its key and the rest),
+   * so up to {@value #FRAME_SAMPLE} passing entries and no failing one settle it.
+   */
+  private static boolean looksFramed(Env<byte[]> env, Dbi<byte[]> db, MapBounds bounds) {
+    int passed = 0;
+    try (Txn<byte[]> txn = env.txnRead();
+        Cursor<byte[]> c = db.openCursor(txn)) {
+      ArrayProxy.beginCursor(bounds, false);
+      for (boolean found = c.first(); found && passed < FRAME_SAMPLE; found = c.next()) {
+        byte[] v = c.val();
+        if (v.length < ValueFrame.HEADER) {
+          return false;
+        }
+        int recorded =
+            (v[0] & 0xFF) | (v[1] & 0xFF) << 8 | (v[2] & 0xFF) << 16 | (v[3] & 0xFF) << 24;
+        if (recorded != ValueFrame.checksum(c.key(), Arrays.copyOfRange(v, 4, v.length))) {
+          return false;
+        }
+        passed++;
+      }
+    } finally {
+      ArrayProxy.release();
+    }
+    return passed > 0;
+  }
+
+  /**
+   * Checks an existing data file before LMDB maps it: both meta pages, and that the file holds
+   * every page the current meta says is in use (LMDB maps the file and would crash the JVM with
+   * SIGBUS on touching a page past its end). A file shorter than that is walked page by page: LMDB
+   * leaves pages that a transaction allocated and freed again unwritten, so a healthy file may end
+   * before its last, free, pages; a truncated one has pages in use past its end.
+   */
+  static MetaPages checkDataFile(Path data, String where, long walkLimit) {
+    try (FileChannel ch = FileChannel.open(data, StandardOpenOption.READ)) {
+      MetaPages m = MetaPages.read(ch, data, where);
+      if (m.fileSize >= m.requiredSize() && m.requiredSize() <= walkLimit) {
+        // LMDB follows damaged pages without checks, and some damage (a leaf node flagged as
+        // holding duplicates, in a database without them) makes it dereference a null pointer.
+        PageWalk.check(ch, data, where, m.current, m.fileSize);
+      } else if (m.fileSize < m.requiredSize()) {
+        try {
+          PageWalk.check(ch, data, where, m.current, m.fileSize);
+        } catch (StoreCorruptedException e) {
+          throw new StoreCorruptedException(
+              where
+                  + ": "
+                  + data
+                  + " is "
+                  + m.fileSize
+                  + " bytes, but its meta page (transaction "
+                  + m.current.txnId()
+                  + ") records pages 0.."
+                  + m.current.lastPage()
+                  + " of "
+                  + m.pageSize()
+                  + " bytes, "
+                  + m.requiredSize()
+                  + " bytes: the file was truncated or damaged ("
+                  + e.getMessage()
+                  + ")",
+              data,
+              m.fileSize,
+              e);
+        }
+      }
+      return m;
+    } catch (IOException e) {
+      throw new StoreIOException(where + ": cannot read " + data + ": " + e, e);
     }
   }
 
@@ -210,6 +440,7 @@ final class LmdbStore extends AbstractStore {
     Txn<byte[]> txn = null;
     try {
       txn = borrowReadTxn();
+      ArrayProxy.beginGet(bounds, framed, key);
       return db.get(txn, key);
     } catch (RuntimeException e) {
       throw Errors.translate(info().describe(), dataFile, e);
@@ -252,6 +483,14 @@ final class LmdbStore extends AbstractStore {
 
   Dbi<byte[]> db() {
     return db;
+  }
+
+  MapBounds bounds() {
+    return bounds;
+  }
+
+  boolean framed() {
+    return framed;
   }
 
   Path dataFile() {
@@ -373,7 +612,8 @@ final class LmdbStore extends AbstractStore {
 
   @Override
   protected void doPut(byte[] key, byte[] value) {
-    submit(txn -> db.put(txn, key, value), key.length + (long) value.length);
+    byte[] stored = framed ? ValueFrame.encode(key, value) : value;
+    submit(txn -> db.put(txn, key, stored), key.length + (long) stored.length);
   }
 
   @Override
@@ -390,7 +630,8 @@ final class LmdbStore extends AbstractStore {
               if (batch.isDelete(i)) {
                 db.delete(txn, batch.key(i));
               } else {
-                db.put(txn, batch.key(i), batch.value(i));
+                byte[] key = batch.key(i);
+                db.put(txn, key, framed ? ValueFrame.encode(key, batch.value(i)) : batch.value(i));
               }
             } finally {
               ArrayProxy.release();
@@ -457,13 +698,17 @@ final class LmdbStore extends AbstractStore {
           w.body.apply(txn);
           ArrayProxy.release();
         }
-        txn.commit();
+        commit(txn);
         outcome = DONE;
       } finally {
         txn.close(); // aborts unless committed
       }
     } catch (RuntimeException e) {
-      // Nothing was committed; every member retries alone and reports its own error.
+      // Nothing was committed; every member retries alone and reports its own error, except after
+      // an error of the environment: then the store is failed and the retries say so.
+      if (failsWrites(e)) {
+        writeError(e);
+      }
     } finally {
       ArrayProxy.release();
       for (PendingWrite w : group) {
@@ -486,10 +731,13 @@ final class LmdbStore extends AbstractStore {
         observed = mapSize; // stable: growth needs every section closed, and this is one
         writerLock.lock();
         try {
+          if (writeFailure() != null) {
+            throw failWrites("an earlier write", null); // a group member that retried alone
+          }
           Txn<byte[]> txn = env.txnWrite();
           try {
             body.apply(txn);
-            txn.commit();
+            commit(txn);
             return;
           } finally {
             txn.close(); // aborts unless committed
@@ -497,7 +745,7 @@ final class LmdbStore extends AbstractStore {
         } catch (Env.MapFullException e) {
           // Leave the writer lock and the gate, grow, retry.
         } catch (RuntimeException e) {
-          throw Errors.translate(info().describe(), dataFile, e);
+          throw writeError(e);
         } finally {
           ArrayProxy.release();
           writerLock.unlock();
@@ -507,6 +755,49 @@ final class LmdbStore extends AbstractStore {
       }
       grow(observed);
     }
+  }
+
+  /** Commits a write transaction (caller holds the writer lock), then restores the file's tail. */
+  private void commit(Txn<byte[]> txn) {
+    Runnable hook = beforeCommit;
+    if (hook != null) {
+      hook.run();
+    }
+    txn.commit();
+    try {
+      keepTail(env.info().lastPageNumber);
+    } catch (StoreIOException e) {
+      // The commit is durable and acknowledged; the store is failed for the writes after it.
+    }
+  }
+
+  /**
+   * What a failed write transaction throws, under the one failure policy ({@link
+   * #failWrites(String, Throwable)}): an error of the environment (an errno from LMDB's writes or
+   * fsync: ENOSPC, EIO, EFBIG; MDB_PANIC after a failed meta page write) fails the store's writes
+   * until it is reopened; so does damage met while writing, which a write could spread. Misuse and
+   * limits the caller can act on (a value LMDB refuses, a transaction with too many dirty pages, no
+   * reader slot) are thrown as they are and leave the store writable.
+   */
+  private RuntimeException writeError(RuntimeException e) {
+    RuntimeException t = Errors.translate(info().describe(), dataFile, e);
+    if (!failsWrites(e)) {
+      return t;
+    }
+    if (t instanceof StoreCorruptedException) {
+      failWrites("a write found " + dataFile + " damaged", t);
+      return t;
+    }
+    return failWrites("commit to " + dataFile, e);
+  }
+
+  /** Whether a write transaction's exception is one the failure policy applies to. */
+  private static boolean failsWrites(RuntimeException e) {
+    return e instanceof LmdbNativeException
+        && !(e instanceof Env.MapFullException
+            || e instanceof Dbi.BadValueSizeException
+            || e instanceof Txn.TxFullException
+            || e instanceof Env.ReadersFullException);
   }
 
   private void grow(long observed) {
@@ -521,9 +812,22 @@ final class LmdbStore extends AbstractStore {
               try {
                 env.setMapSize(target);
               } catch (RuntimeException e) {
-                throw Errors.translate(info().describe(), dataFile, e);
+                // LMDB unmapped the file before mapping it anew; a failed map leaves it with none,
+                // which no call may touch again.
+                StoreIOException lost =
+                    failWrites(
+                        "remapping "
+                            + dataFile
+                            + " to "
+                            + target
+                            + " bytes failed; reopen the store",
+                        e);
+                gate.poison(lost);
+                throw lost;
               }
-              mapSize = env.info().mapSize;
+              EnvInfo grown = env.info();
+              mapSize = grown.mapSize;
+              bounds.mapped(grown.mapSize);
               growths.incrementAndGet();
             });
     if (!done) {
@@ -564,9 +868,100 @@ final class LmdbStore extends AbstractStore {
     try {
       env.sync(true);
     } catch (RuntimeException e) {
+      if (e instanceof LmdbNativeException) {
+        throw failWrites("fsync of " + dataFile, e);
+      }
       throw Errors.translate(info().describe(), dataFile, e);
     } finally {
       gate.exit(token);
+    }
+  }
+
+  /**
+   * Checks what a scan does not: both meta pages, the file's length against the last page in use,
+   * and the structure of every page of the snapshot (see {@link PageWalk}), read from the file
+   * rather than the map; then walks every entry through LMDB over the same snapshot, checking key
+   * order and, in a store with checksums, every value's frame.
+   */
+  @Override
+  protected void doVerify() {
+    String describe = info().describe();
+    int token = gate.enter();
+    Txn<byte[]> txn = null;
+    try {
+      long entries = -1;
+      for (int attempt = 0; entries < 0; attempt++) {
+        if (txn != null) {
+          returnReadTxn(txn);
+          txn = null;
+        }
+        if (attempt == 100) {
+          throw new StoreException(
+              describe + ": " + dataFile + " changed under every attempt to verify it");
+        }
+        // Pin a snapshot with a read transaction (its pages are not reused while it lives), then
+        // find the meta page that describes it; commits in between move it, so try again then.
+        boolean locked = !info().readOnly();
+        if (locked) {
+          writerLock.lock();
+        }
+        MetaPages m;
+        try (FileChannel ch = FileChannel.open(dataFile, StandardOpenOption.READ)) {
+          try {
+            txn = borrowReadTxn();
+            m = MetaPages.read(ch, dataFile, describe);
+          } finally {
+            if (locked) {
+              writerLock.unlock();
+            }
+          }
+          long id = txn.getId();
+          MetaPages.Meta snap =
+              m.current.txnId() == id ? m.current : m.other.txnId() == id ? m.other : null;
+          if (snap != null) {
+            entries = PageWalk.check(ch, dataFile, describe, snap, ch.size());
+          }
+        } catch (IOException e) {
+          throw new StoreIOException(describe + ": cannot read " + dataFile + ": " + e, e);
+        }
+      }
+      long seen = 0;
+      try (Cursor<byte[]> c = db.openCursor(txn)) {
+        ArrayProxy.beginCursor(bounds, framed);
+        byte[] prev = null;
+        for (boolean found = c.first(); found; found = c.next()) {
+          byte[] key = c.key();
+          if (prev != null && Arrays.compareUnsigned(prev, key) >= 0) {
+            throw new StoreCorruptedException(
+                describe + ": " + dataFile + ": LMDB returned keys out of order", dataFile, -1);
+          }
+          prev = key;
+          seen++;
+        }
+      }
+      if (seen != entries) {
+        throw new StoreCorruptedException(
+            describe
+                + ": "
+                + dataFile
+                + ": a walk through LMDB met "
+                + seen
+                + " entries, the pages hold "
+                + entries,
+            dataFile,
+            -1);
+      }
+    } catch (RuntimeException e) {
+      throw Errors.translate(describe, dataFile, e);
+    } finally {
+      ArrayProxy.release();
+      try {
+        if (txn != null) {
+          returnReadTxn(txn);
+        }
+      } finally {
+        gate.exit(token);
+      }
     }
   }
 
@@ -633,8 +1028,25 @@ final class LmdbStore extends AbstractStore {
         // Closing is best effort; the OS reclaims the map with the process anyway.
       }
     } finally {
-      dirLock.close();
+      OPEN_HERE.remove(directory);
+      closeTail();
+      storeDir.close();
     }
+  }
+
+  private void closeTail() {
+    if (tailFile != null) {
+      try {
+        tailFile.close();
+      } catch (IOException ignored) {
+        // Nothing was written through it that a close could lose.
+      }
+    }
+  }
+
+  /** For tests: runs {@code hook} inside every write transaction just before its commit. */
+  void beforeCommit(Runnable hook) {
+    this.beforeCommit = hook;
   }
 
   private static long roundUp(long bytes) {

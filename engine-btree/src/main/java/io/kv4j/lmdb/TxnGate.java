@@ -37,6 +37,7 @@ final class TxnGate {
   private final CallGate active = new CallGate();
   private volatile boolean exclusive;
   private volatile boolean closed;
+  private volatile RuntimeException poisoned;
 
   TxnGate(String describe) {
     this.describe = describe;
@@ -68,12 +69,32 @@ final class TxnGate {
         changed.awaitUninterruptibly();
       }
       if (closed) {
-        throw new StoreClosedException(describe + " is closed");
+        throw closedOrPoisoned();
       }
       return active.enter();
     } finally {
       lock.unlock();
     }
+  }
+
+  private RuntimeException closedOrPoisoned() {
+    RuntimeException p = poisoned;
+    if (p instanceof io.kv4j.StoreIOException) {
+      return new io.kv4j.StoreIOException(p.getMessage(), p);
+    }
+    return new StoreClosedException(describe + " is closed");
+  }
+
+  /**
+   * Refuses every later section for good, as if closed but with {@code why} as the reason: for an
+   * environment that can no longer be touched safely (its map was lost when a remap failed). Called
+   * from inside {@link #runExclusive}, so no section is active.
+   *
+   * @param why the reason, a {@link io.kv4j.StoreIOException}
+   */
+  void poison(RuntimeException why) {
+    poisoned = why;
+    closed = true;
   }
 
   /**

@@ -33,7 +33,8 @@ class LmdbSmokeTest {
             Feature.REVERSE_SCAN,
             Feature.SNAPSHOT_SCAN,
             Feature.ATOMIC_BATCH,
-            Feature.PERSISTENT);
+            Feature.PERSISTENT,
+            Feature.CHECKSUMS);
     assertThat(Stores.provider("lmdb").limits().maxKeySize()).isEqualTo(511);
   }
 }
