@@ -97,7 +97,7 @@ public final class StoreDirectory implements AutoCloseable {
 
   private final Path path;
   private final String engine;
-  private final int format;
+  private int format;
   private final boolean isNew;
   private final boolean readOnly;
   private final DirectoryLock lock;
@@ -427,6 +427,24 @@ public final class StoreDirectory implements AutoCloseable {
     if (!identityWritten) {
       writeIdentity();
     }
+  }
+
+  /**
+   * Like {@link #created()}, recording {@code format} for a store whose identity is not yet
+   * written: for an adopted store whose format the engine recognised from its files (it is 1 by
+   * default), or a new one created in an older format on request.
+   *
+   * @param format the format version to record, positive
+   * @throws IllegalArgumentException if format is not positive
+   */
+  public void created(int format) {
+    if (format < 1) {
+      throw new IllegalArgumentException("format must be positive, got " + format);
+    }
+    if (!identityWritten && !readOnly && !closed) {
+      this.format = format;
+    }
+    created();
   }
 
   private void writeIdentity() {

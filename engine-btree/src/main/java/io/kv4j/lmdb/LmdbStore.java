@@ -329,6 +329,10 @@ final class LmdbStore extends AbstractStore {
               config.durability(),
               d.toString(),
               readOnly);
+      if (!readOnly) {
+        // An adopted store's identity, once LMDB has opened and kv4j checked its files.
+        dir.created(framed ? FORMAT_FRAMED : FORMAT_RAW);
+      }
       LmdbStore store = new LmdbStore(info, dir, env, db, config, framed, pageSize, noLock, bounds);
       env = null;
       claimed = null;
