@@ -367,8 +367,12 @@ class DamageTest {
     Path image = dir.resolveSibling(dir.getFileName() + "-crash");
     Files.createDirectories(image);
     try (HashLogStore s = open()) {
-      for (int i = 0; i < 1500; i++) {
-        s.put(bytes(String.format("more-%06d", i)), new byte[100]);
+      for (int i = 0; i < 1500; i += 50) {
+        io.kv4j.WriteBatch b = new io.kv4j.WriteBatch();
+        for (int j = i; j < i + 50; j++) {
+          b.put(bytes(String.format("more-%06d", j)), new byte[100]);
+        }
+        s.write(b);
       }
       // Quiescent and synced: copying the files now gives what a kill -9 would leave.
       try (Stream<Path> files = Files.list(dir)) {
