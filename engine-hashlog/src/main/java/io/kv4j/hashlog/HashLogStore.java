@@ -377,7 +377,8 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     if (plan.clean) {
       long beyond = Recovery.garbageBytes(seg.map, limit, (int) fileLen);
       if (validEnd != limit || beyond > 0) {
-        int at = validEnd != limit ? validEnd : limit;
+        // A bad member of a batch is named itself, not the batch's header.
+        int at = validEnd != limit ? (tornAt[0] >= 0 ? tornAt[0] : validEnd) : limit;
         throw new StoreCorruptedException(
             "hashlog: invalid record (bad checksum or header) in segment "
                 + path
@@ -399,13 +400,13 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
             "hashlog: invalid record (bad checksum or header) in segment "
                 + path
                 + " at offset "
-                + validEnd
+                + from
                 + ", followed by a valid record at offset "
                 + later
                 + ": a crash tears only the last write, so this is damage, not a torn tail;"
                 + " nothing was truncated",
             path,
-            validEnd);
+            from);
       }
     }
     long garbage = Recovery.garbageBytes(seg.map, validEnd, (int) fileLen);

@@ -229,6 +229,9 @@ class DamageTest {
     int victim = records(newest).get(1);
     flipBit(newest, victim + RecordCodec.RECORD_HEADER + 2);
     assertOpenFails(newest, "bit flip after a crash, valid records after it");
+    assertThatThrownBy(() -> open().close())
+        .isInstanceOfSatisfying(
+            StoreCorruptedException.class, e -> assertThat(e.offset()).isEqualTo(victim));
   }
 
   @Test
