@@ -39,15 +39,19 @@ import java.util.concurrent.locks.LockSupport;
  * The writer leaves room for such ids: active segments take ids that are multiples of {@link
  * HashLogStore#ID_STRIDE}, and a run takes the lowest unused id above its victims and every output
  * before it. Only when none is left below the active segment does a run roll it to make one (sealed
- * A, output A+1, new active above; an empty active A is moved up instead, the output taking A) —
- * which cuts the active segment short and puts a seal, with its force, under the writer lock.
+ * A, output A+1, new active above) — which cuts the active segment short and puts a seal, with its
+ * force, under the writer lock.
  *
  * <p><b>Steps</b> (each is a crash point, see {@link Step}): write {@code seg-X.log.tmp} → fsync →
  * rename to {@code seg-X.log} + directory fsync → hint → switch the index (only entries still
  * pointing at the copied record move) → force the active segment (so any newer write that made a
- * copy unnecessary is durable) → delete the victims in ascending id order → directory fsync. At
- * every point the files on disk describe the same contents: before the rename the temporary file is
- * ignored (deleted on open); after it the copies coexist with the victims and hold the same values.
+ * copy unnecessary is durable) → write the {@link Manifest} listing the output and retiring the
+ * victims (the commit point) → delete the victims in ascending id order → directory fsync. At every
+ * point the files on disk describe the same contents: before the rename the temporary file is
+ * ignored (deleted on open); after it and before the commit the output is unlisted, marked as a
+ * compaction output in its header, and deleted at open (its victims are still listed and hold the
+ * same values); after the commit the victims are retired, deleted at open if still present. So a
+ * deleted segment is never taken for a compacted one.
  *
  * <p><b>Tombstones</b> are dropped only when no older segment can hold their key: every live
  * segment (or reserved output) with a lower id is a victim of the same run, whose files are deleted
@@ -81,6 +85,8 @@ final class Compactor {
     INDEX_SWITCHED,
     /** Active segment forced. */
     WRITES_DURABLE,
+    /** Manifest written: the output listed, the victims retired (the run's commit point). */
+    MANIFEST_WRITTEN,
     /** The oldest victim's segment file deleted. */
     FIRST_VICTIM_DELETED,
     /** Every victim file deleted, directory not yet forced. */
@@ -589,23 +595,13 @@ final class Compactor {
    */
   private int rollForOutput(Mode mode) throws IOException {
     Segment a = store.active;
-    int out;
-    if (a.end <= RecordCodec.FILE_HEADER) {
-      // Nothing was written to it: give its id to the output, reopen the active one higher.
-      out = a.id;
-      a.closeFile();
-      store.uninstall(a);
-      Files.deleteIfExists(a.path);
-      // It never held a record, so no index entry, view or reader holds a location in it.
-      Mappings.unmap(a.map);
-      store.createActive(HashLogStore.nextWriteId(out), store.segmentSize);
-    } else {
-      // A background run need not wait for the force of the segment it seals: it does not take
-      // that segment as a victim before the sealer is done with it.
-      boolean deferred = store.sealActive(mode == Mode.BACKGROUND);
-      out = a.id + 1;
-      store.createActive(HashLogStore.nextWriteId(out), store.segmentSize, deferred);
-    }
+    // Sealed even when empty (it then goes with the next run): reusing its id for the output
+    // would delete a file the manifest may list as the active segment.
+    // A background run need not wait for the force of the segment it seals: it does not take
+    // that segment as a victim before the sealer is done with it.
+    boolean deferred = store.sealActive(mode == Mode.BACKGROUND);
+    int out = a.id + 1;
+    store.createActive(HashLogStore.nextWriteId(out), store.segmentSize, deferred);
     reserved.add(out);
     highestOutput = Math.max(highestOutput, out);
     return out;
@@ -636,7 +632,7 @@ final class Compactor {
         ByteBuffer polled = copyBuffers.poll();
         ByteBuffer buf = polled != null ? polled.clear() : ByteBuffer.allocateDirect(COPY_BUFFER);
         copyBuffer = buf;
-        buf.put(RecordCodec.fileHeader(RecordCodec.SEGMENT_MAGIC, outId, 0, 0));
+        buf.put(RecordCodec.segmentHeader(outId, 0, true));
         long[] pos = {RecordCodec.FILE_HEADER};
         HintFile.Entries hints = new HintFile.Entries();
         outHints = hints;
@@ -756,6 +752,8 @@ final class Compactor {
       // victim holding the older record disappears.
       store.commit.await(HashLogStore.location(store.active.id, store.active.end));
       step(Step.WRITES_DURABLE);
+      store.commitCompaction(victims);
+      step(Step.MANIFEST_WRITTEN);
       long freed = 0;
       for (int i = 0; i < victims.size(); i++) {
         Segment v = victims.get(i);
@@ -768,6 +766,7 @@ final class Compactor {
       }
       step(Step.VICTIMS_DELETED);
       store.syncDirectory();
+      store.deletionsDurable(victims);
       step(Step.DIRECTORY_SYNCED);
       long written = out == null ? 0 : out.end;
       bytesWritten.addAndGet(written);

@@ -33,7 +33,8 @@ public final class HashLogProvider implements StoreProvider {
           Feature.REVERSE_SCAN,
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
-          Feature.PERSISTENT);
+          Feature.PERSISTENT,
+          Feature.CHECKSUMS);
 
   static final OptionSpec<Long> SEGMENT_SIZE =
       OptionSpec.size(
@@ -130,12 +131,9 @@ public final class HashLogProvider implements StoreProvider {
     Path path = config.path();
     Objects.requireNonNull(path, "engine 'hashlog' needs a path (a directory)");
     return HashLogStore.open(
-        path.toAbsolutePath(),
+        config,
         FEATURES,
         LIMITS,
-        config.durability(),
-        config.createIfMissing(),
-        config.readOnly(),
         config.get(VERIFY_CHECKSUMS),
         (int) (long) config.get(SEGMENT_SIZE),
         config.get(INITIAL_INDEX_CAPACITY),

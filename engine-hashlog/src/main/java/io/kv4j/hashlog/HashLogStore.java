@@ -13,6 +13,7 @@ import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractStore;
 import io.kv4j.spi.CallGate;
 import io.kv4j.spi.DirectoryLock;
+import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.invoke.MethodHandles;
@@ -73,7 +74,6 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   static final int MAX_SEGMENT = Integer.MAX_VALUE - 4096;
 
   final Path dir;
-  private final DirectoryLock dirLock;
   private final Durability durability;
   private final boolean readOnly;
   private final boolean verifyOnRead;
@@ -97,7 +97,23 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   private volatile SegmentTable table = SegmentTable.EMPTY;
 
   volatile Segment active;
-  private volatile StoreIOException failure;
+
+  /** The store format: 2 for stores this version creates, 1 for older ones (see RecordCodec). */
+  private final StoreDirectory directory;
+
+  /**
+   * Serialises manifest writes (open, compaction commits, close). Taken before the writer lock,
+   * never while holding it.
+   */
+  private final Object manifestLock = new Object();
+
+  /** Compacted segments whose deletion is not yet durable: the manifest lists them as retired. */
+  private final java.util.TreeSet<Integer> pendingDeletes = new java.util.TreeSet<>();
+
+  private long manifestGeneration; // guarded by manifestLock
+
+  /** Test hook: runs right after the directory is opened (a test throws an Error from it). */
+  static volatile Runnable openHook;
 
   /** Test hook: runs in the middle of writing a large value (crash tests block in it). */
   static volatile Runnable midWriteHook;
@@ -107,19 +123,23 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
 
   long truncatedTailBytes;
   int hintsRebuilt;
+  int leftoversRemoved;
+
+  /** The layout every hashlog directory has, for {@link StoreDirectory}. */
+  static final StoreDirectory.Layout LAYOUT =
+      new StoreDirectory.Layout("hashlog", 2, Recovery::ownsFile, Set.of());
 
   private HashLogStore(
       StoreInfo info,
-      Path dir,
-      DirectoryLock dirLock,
+      StoreDirectory directory,
       boolean verifyOnRead,
       int segmentSize,
       int initialKeys,
       KeyDir.Hasher hasher,
       Compactor.Settings compaction) {
     super(info);
-    this.dir = dir;
-    this.dirLock = dirLock;
+    this.dir = directory.path();
+    this.directory = directory;
     this.durability = info.durability();
     this.readOnly = info.readOnly();
     this.verifyOnRead = verifyOnRead;
@@ -129,54 +149,117 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     this.compactor = new Compactor(this, compaction);
   }
 
-  /** Opens or creates a store in {@code dir}. */
+  /**
+   * Heap bytes the index of {@code initialKeys} takes at once; an open asking for more than the
+   * JVM's maximum heap fails with {@link IllegalArgumentException} before allocating anything.
+   */
+  static void checkIndexCapacity(int initialKeys, long maxHeap) {
+    long bytes = KeyDir.initialBytes(initialKeys);
+    if (bytes > maxHeap) {
+      throw new IllegalArgumentException(
+          "hashlog: initial-index-capacity="
+              + initialKeys
+              + " keys needs "
+              + bytes
+              + " bytes of heap for the index at once, more than this JVM's maximum heap of "
+              + maxHeap
+              + " bytes (-Xmx); choose a smaller capacity (the index grows by itself)");
+    }
+  }
+
+  /** Opens or creates a store in the config's directory (see {@link StoreDirectory}). */
   static HashLogStore open(
-      Path dir,
+      io.kv4j.StoreConfig config,
       Set<Feature> features,
       io.kv4j.Limits limits,
-      Durability durability,
-      boolean createIfMissing,
-      boolean readOnly,
       boolean verifyOnRead,
       int segmentSize,
       int initialKeys,
       KeyDir.Hasher hasher,
       Compactor.Settings compaction) {
-    if (!Files.isDirectory(dir)) {
-      if (!createIfMissing || readOnly || Files.exists(dir)) {
-        throw new StoreIOException(
-            "engine 'hashlog': store directory "
-                + dir
-                + (Files.exists(dir) ? " is not a directory" : " does not exist"),
-            new java.io.FileNotFoundException(dir.toString()));
-      }
-      try {
-        Files.createDirectories(dir);
-      } catch (IOException e) {
-        throw new StoreIOException("engine 'hashlog': cannot create store directory " + dir, e);
-      }
-    }
-    DirectoryLock lock = DirectoryLock.acquire(dir, "hashlog");
-    Path real = lock.directory();
-    StoreInfo info =
-        new StoreInfo("hashlog", features, limits, durability, real.toString(), readOnly);
-    HashLogStore s =
-        new HashLogStore(
-            info, real, lock, verifyOnRead, segmentSize, initialKeys, hasher, compaction);
+    checkIndexCapacity(initialKeys, Runtime.getRuntime().maxMemory());
+    StoreDirectory directory = StoreDirectory.open(config, LAYOUT);
+    HashLogStore s = null;
     boolean ok = false;
     try {
+      Path real = directory.path();
+      if (config.readOnly()) {
+        refuseLiveWriter(real);
+      }
+      Runnable hook = openHook;
+      if (hook != null) {
+        hook.run();
+      }
+      Set<Feature> f = java.util.EnumSet.copyOf(features);
+      if (!verifyOnRead) {
+        f.remove(Feature.CHECKSUMS); // reads do not verify: the store promises no detection
+      }
+      StoreInfo info =
+          new StoreInfo(
+              "hashlog", f, limits, config.durability(), real.toString(), config.readOnly());
+      s =
+          new HashLogStore(
+              info, directory, verifyOnRead, segmentSize, initialKeys, hasher, compaction);
       s.recover();
-      if (!readOnly) {
+      if (!config.readOnly()) {
         s.sealer.start();
         s.compactor.start();
       }
       ok = true;
       return s;
     } catch (IOException e) {
-      throw new StoreIOException("engine 'hashlog': cannot open store at " + real + ": " + e, e);
+      throw new StoreIOException(
+          "engine 'hashlog': cannot open store at " + directory.path() + ": " + e, e);
     } finally {
+      // Also for an Error (OutOfMemoryError, a test hook's): the directory lock must not leak.
       if (!ok) {
-        s.releaseAll();
+        if (s != null) {
+          s.releaseAll();
+        } else {
+          directory.close();
+        }
+      }
+    }
+  }
+
+  /** Read-only opens check for a live writer one at a time in this JVM (see refuseLiveWriter). */
+  private static final Object READ_ONLY_CHECK = new Object();
+
+  /**
+   * A read-only open of a store that a writer holds is refused: the writer appends to the newest
+   * segment, and its compaction deletes segments and rewrites the manifest, so what this open would
+   * read is not a consistent state of the store. Detected with a shared lock on the lock file,
+   * opened for reading only (nothing is created or changed): it fails while a writer, in this JVM
+   * or another process, holds its exclusive lock. Nothing keeps a writer from opening the store
+   * afterwards; the read-only store then keeps reading the files it mapped at open.
+   */
+  private static void refuseLiveWriter(Path dir) {
+    Path lockFile = dir.resolve(DirectoryLock.FILE_NAME);
+    if (!Files.exists(lockFile)) {
+      return;
+    }
+    synchronized (READ_ONLY_CHECK) {
+      try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.READ)) {
+        java.nio.channels.FileLock l;
+        try {
+          l = ch.tryLock(0, Long.MAX_VALUE, true);
+        } catch (java.nio.channels.OverlappingFileLockException e) {
+          l = null;
+        }
+        if (l == null) {
+          throw new io.kv4j.StoreLockedException(
+              "engine 'hashlog': directory "
+                  + dir
+                  + " is open for writing (in this or another process); a read-only open needs"
+                  + " the writer to close first, since the writer changes the files under it",
+              dir);
+        }
+        l.release();
+      } catch (java.nio.file.NoSuchFileException e) {
+        // Gone meanwhile: no writer.
+      } catch (IOException e) {
+        // A file system without locks: nothing to detect a writer with.
+        LOG.log(Level.DEBUG, "hashlog: cannot test the lock of " + dir + ": " + e);
       }
     }
   }
@@ -184,26 +267,77 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   // ---------------------------------------------------------------- recovery
 
   private void recover() throws IOException {
-    List<Integer> ids = Recovery.segmentIds(dir, readOnly);
-    for (int i = 0; i < ids.size(); i++) {
-      int id = ids.get(i);
+    Recovery.Listing files = Recovery.list(dir);
+    List<Integer> ids = files.segments;
+    Manifest manifest = Manifest.read(dir);
+    Path mp = Manifest.path(dir);
+    if (manifest == null && directory.format() >= 2 && !directory.isNew()) {
+      throw new StoreCorruptedException(
+          "hashlog: the segment manifest "
+              + mp
+              + " is missing, but the store's identity (format "
+              + directory.format()
+              + ") says it has one: without it deleted segments cannot be detected; restore it",
+          mp,
+          -1);
+    }
+    if (ids.isEmpty() && !directory.isNew()) {
+      throw new StoreCorruptedException(
+          "hashlog: no segment files in "
+              + dir
+              + ", but a store was created here (identity or manifest present): every record is"
+              + " gone; refusing to start an empty store in its place",
+          dir,
+          -1);
+    }
+    Recovery.Plan plan = Recovery.plan(dir, ids, manifest);
+    List<Integer> load = plan.load;
+    for (int i = 0; i < load.size(); i++) {
+      int id = load.get(i);
       Path path = dir.resolve(Segment.fileName(id));
-      boolean newest = i == ids.size() - 1;
+      boolean newest = i == load.size() - 1;
       if (!newest) {
         Segment seg = Segment.openSealed(id, path, !readOnly);
         install(seg);
         Recovery.loadSealed(this, seg, readOnly);
       } else {
-        recoverNewest(id, path);
+        recoverNewest(id, path, plan);
       }
     }
-    if (!readOnly && active == null) {
-      int id = ids.isEmpty() ? 1 : ids.get(ids.size() - 1) + 1;
+    if (readOnly) {
+      return;
+    }
+    // Everything checked: now (and only now) tidy up, so that a failed open changes nothing.
+    for (int id : plan.leftovers) {
+      Files.deleteIfExists(dir.resolve(Segment.fileName(id)));
+      Files.deleteIfExists(HintFile.path(dir, id));
+      leftoversRemoved++;
+      LOG.log(
+          Level.INFO,
+          "hashlog: removed {0}, compacted away before the last close",
+          dir.resolve(Segment.fileName(id)));
+    }
+    for (Path t : files.temps) {
+      Files.deleteIfExists(t);
+    }
+    java.util.Set<Integer> loaded = new java.util.HashSet<>(load);
+    for (int h : files.hints) {
+      if (!loaded.contains(h)) {
+        Files.deleteIfExists(HintFile.path(dir, h));
+      }
+    }
+    if (active == null) {
+      int id = ids.isEmpty() ? 1 : nextWriteId(ids.get(ids.size() - 1));
       createActive(id, segmentSize);
+    }
+    manifestGeneration = manifest == null ? 0 : manifest.generation;
+    writeManifest(false); // from now on the newest segment may have a torn tail
+    if (directory.isNew()) {
+      directory.created();
     }
   }
 
-  private void recoverNewest(int id, Path path) throws IOException {
+  private void recoverNewest(int id, Path path, Recovery.Plan plan) throws IOException {
     long fileLen = Files.size(path);
     if (fileLen > MAX_SEGMENT) {
       throw new StoreCorruptedException(
@@ -212,11 +346,11 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     Segment seg =
         readOnly
             ? Segment.openSealed(id, path)
-            : Segment.openActive(
-                id, path, (int) Math.max(segmentSize, fileLen), (int) fileLen, false);
+            : Segment.openActive(id, path, (int) Math.max(segmentSize, fileLen), (int) fileLen);
     install(seg);
-    if (fileLen < RecordCodec.FILE_HEADER
-        || Recovery.garbageBytes(seg.map, 0, RecordCodec.FILE_HEADER) == 0) {
+    if (!plan.clean
+        && (fileLen < RecordCodec.FILE_HEADER
+            || Recovery.garbageBytes(seg.map, 0, RecordCodec.FILE_HEADER) == 0)) {
       // Crashed while creating the segment: nothing was ever written to it.
       long garbage = Recovery.garbageBytes(seg.map, 0, (int) fileLen);
       if (garbage > 0) {
@@ -229,12 +363,52 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       uninstall(seg);
       seg.closeFile();
       Mappings.unmap(seg.map);
-      Files.delete(path);
-      HashLogStore.LOG.log(Level.INFO, "hashlog: removed empty segment {0}", path);
-      createActive(id, segmentSize);
+      // Rewritten in place rather than deleted and created: the manifest may list it.
+      Segment fresh = Segment.create(id, path, segmentSize, plan.newestPrevious, true);
+      install(fresh);
+      fresh.hintEntries = new HintFile.Entries();
+      active = fresh;
+      HashLogStore.LOG.log(Level.INFO, "hashlog: rewrote the header of empty segment {0}", path);
       return;
     }
-    int validEnd = Recovery.loadNewest(this, seg);
+    int limit = plan.clean ? plan.newestLength : (int) fileLen;
+    int[] tornAt = new int[1];
+    int validEnd = Recovery.loadNewest(this, seg, limit, tornAt);
+    if (plan.clean) {
+      long beyond = Recovery.garbageBytes(seg.map, limit, (int) fileLen);
+      if (validEnd != limit || beyond > 0) {
+        // A bad member of a batch is named itself, not the batch's header.
+        int at = validEnd != limit ? (tornAt[0] >= 0 ? tornAt[0] : validEnd) : limit;
+        throw new StoreCorruptedException(
+            "hashlog: invalid record (bad checksum or header) in segment "
+                + path
+                + " at offset "
+                + at
+                + (validEnd != limit
+                    ? ""
+                    : " (" + beyond + " bytes after the end recorded at the clean close)")
+                + ": the store was closed cleanly, so this is damage, not a torn write; nothing"
+                + " was truncated",
+            path,
+            at);
+      }
+    } else {
+      int from = tornAt[0] >= 0 ? tornAt[0] : validEnd;
+      int later = RecordCodec.findValidRecord(seg.map, from + 1, (int) fileLen);
+      if (later >= 0) {
+        throw new StoreCorruptedException(
+            "hashlog: invalid record (bad checksum or header) in segment "
+                + path
+                + " at offset "
+                + from
+                + ", followed by a valid record at offset "
+                + later
+                + ": a crash tears only the last write, so this is damage, not a torn tail;"
+                + " nothing was truncated",
+            path,
+            from);
+      }
+    }
     long garbage = Recovery.garbageBytes(seg.map, validEnd, (int) fileLen);
     if (garbage > 0) {
       noteTruncation(seg, validEnd, garbage);
@@ -258,6 +432,78 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
         Long.toString(garbage),
         Integer.toString(at),
         readOnly ? "; read-only, file left unchanged" : "");
+  }
+
+  // ---------------------------------------------------------------- manifest
+
+  /**
+   * Writes the manifest from the installed segments: every sealed one not committed as compacted
+   * ({@link Segment#dropped}) with its length, the active one, the retired ids whose deletion is
+   * not yet durable. With {@code clean} (close, after the active segment was truncated to its data
+   * and forced) the active segment's length too.
+   */
+  void writeManifest(boolean clean) throws IOException {
+    synchronized (manifestLock) {
+      writeManifestLocked(clean);
+    }
+  }
+
+  private void writeManifestLocked(boolean clean) throws IOException {
+    Manifest m;
+    writeLock.lock();
+    try {
+      Segment act = active;
+      Segment[] all = segments();
+      int[] ids = new int[all.length];
+      int[] lengths = new int[all.length];
+      int n = 0;
+      for (Segment g : all) {
+        if (g != act && !g.dropped && g.sealed && g.end >= RecordCodec.FILE_HEADER) {
+          ids[n] = g.id;
+          lengths[n++] = g.end;
+        }
+      }
+      int[] retired = new int[pendingDeletes.size()];
+      int r = 0;
+      for (int id : pendingDeletes) {
+        retired[r++] = id;
+      }
+      m =
+          new Manifest(
+              clean,
+              ++manifestGeneration,
+              act.id,
+              act.end,
+              java.util.Arrays.copyOf(ids, n),
+              java.util.Arrays.copyOf(lengths, n),
+              retired);
+    } finally {
+      writeLock.unlock();
+    }
+    m.write(dir);
+  }
+
+  /**
+   * Commits a compaction run: its victims are no longer listed, but retired until their deletion is
+   * durable. After this the run's output is the live copy, whatever a crash interrupts.
+   */
+  void commitCompaction(List<Segment> victims) throws IOException {
+    synchronized (manifestLock) {
+      for (Segment v : victims) {
+        v.dropped = true;
+        pendingDeletes.add(v.id);
+      }
+      writeManifestLocked(false);
+    }
+  }
+
+  /** The victims' files are deleted and the directory forced: no manifest need name them. */
+  void deletionsDurable(List<Segment> victims) {
+    synchronized (manifestLock) {
+      for (Segment v : victims) {
+        pendingDeletes.remove(v.id);
+      }
+    }
   }
 
   /** Applies one recovered record. {@code key} is null when it must be read from the segment. */
@@ -313,7 +559,8 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       throw new IOException("segment ids exhausted in " + dir + "; copy the data to a new store");
     }
     Path path = dir.resolve(Segment.fileName(id));
-    Segment seg = Segment.openActive(id, path, capacity, 0, true);
+    Segment prev = active;
+    Segment seg = Segment.create(id, path, capacity, prev == null ? 0 : prev.id, false);
     seg.hintEntries = new HintFile.Entries();
     if (deferDirectorySync) {
       seg.directoryPending = true;
@@ -433,8 +680,8 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     ByteBuffer mb = sb.map;
     int oa = (int) a;
     int ob = (int) b;
-    int ka = RecordCodec.keyLength(ma, oa);
-    int kb = RecordCodec.keyLength(mb, ob);
+    int ka = keyLengthWithin(sa, oa);
+    int kb = keyLengthWithin(sb, ob);
     oa += RecordCodec.RECORD_HEADER;
     ob += RecordCodec.RECORD_HEADER;
     int n = Math.min(ka, kb);
@@ -460,7 +707,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     Segment s = segment(loc);
     ByteBuffer m = s.map;
     int off = (int) loc;
-    int k = RecordCodec.keyLength(m, off);
+    int k = keyLengthWithin(s, off);
     off += RecordCodec.RECORD_HEADER;
     if (k >= 8) {
       return m.getLong(off);
@@ -477,7 +724,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     Segment s = segment(loc);
     ByteBuffer m = s.map;
     int off = (int) loc;
-    int k = RecordCodec.keyLength(m, off);
+    int k = keyLengthWithin(s, off);
     off += RecordCodec.RECORD_HEADER;
     int n = Math.min(k, key.length);
     int i = 0;
@@ -503,9 +750,24 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     return k;
   }
 
+  /**
+   * A record's key length, cut to what the mapping holds: orderings (scan views, cursor bounds)
+   * never fail on a damaged length; the record itself is checked when a cursor reaches it.
+   */
+  private static int keyLengthWithin(Segment s, int off) {
+    int k = RecordCodec.keyLength(s.map, off);
+    int room = s.capacity - off - RecordCodec.RECORD_HEADER;
+    return k <= room ? k : Math.max(0, room);
+  }
+
+  /** The key of the record at {@code loc}; a record whose lengths are damaged is corruption. */
   byte[] keyAt(long loc) {
     Segment s = segment(loc);
     int off = (int) loc;
+    String bad = recordProblem(s, off);
+    if (bad != null) {
+      throw corrupt(s, off, bad);
+    }
     return keyAt(s, off, RecordCodec.keyLength(s.map, off));
   }
 
@@ -531,6 +793,14 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     long lengths = m.getLong(off + 4); // type and key length, value length
     int k = (int) (lengths >>> 32) & 0xFFFFFF;
     int v = (int) lengths;
+    // Lengths read from disk: a damaged one must be an error, never a huge array or an
+    // IndexOutOfBoundsException. Two compares against final fields; the CRC then checks the rest.
+    if (v < 0
+        || v > RecordCodec.MAX_VALUE
+        || off + RecordCodec.RECORD_HEADER + k + v > s.capacity) {
+      throw corrupt(
+          s, off, "key length " + k + " or value length " + (v & 0xFFFFFFFFL) + " out of range");
+    }
     byte[] out = new byte[v];
     m.get(off + RecordCodec.RECORD_HEADER + k, out, 0, v);
     if (verifyOnRead) {
@@ -545,8 +815,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       }
       crc.update(out, 0, v);
       if ((int) crc.getValue() != m.getInt(off)) {
-        throw new StoreCorruptedException(
-            "hashlog: checksum mismatch in record at offset " + off + " of " + s.path, s.path, off);
+        throw corrupt(s, off, "checksum mismatch");
       }
     }
     return out;
@@ -609,8 +878,15 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   protected byte[] doGet(byte[] key) {
     int token = enter();
     try {
-      long loc = lookup(KeyDir.fix(hasher.hash(key)), key, true);
-      return loc == 0 ? null : readValue(loc, key);
+      long h = KeyDir.fix(hasher.hash(key));
+      long loc = lookup(h, key, true);
+      if (loc > 0) {
+        return readValue(loc, key);
+      }
+      if (loc < 0) {
+        checkSuspect(loc & ~KeyDir.SUSPECT, h);
+      }
+      return null;
     } finally {
       exit(token);
     }
@@ -638,13 +914,73 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
 
   /** The location of a key's current put record, or 0. Safe without locks. */
   long locate(long hash, byte[] key) {
-    return lookup(hash, key, false);
+    return Math.max(0, lookup(hash, key, false));
+  }
+
+  /**
+   * A get did not find its key, but an index entry with the key's hash points at a record holding
+   * other key bytes (a {@link KeyDir#SUSPECT}). Two keys sharing a 60-bit hash are fine; anything
+   * else means the record no longer holds the key the index (built from a hint, or from the record
+   * itself when it was intact) says it does: its key was damaged, and "absent" would be silent
+   * loss. The location came from a validated read of the index, so it names a real record.
+   *
+   * @throws StoreCorruptedException naming the file and the record's offset
+   */
+  private void checkSuspect(long loc, long hash) {
+    Segment s = segment(loc);
+    if (s == null) {
+      return;
+    }
+    int off = (int) loc;
+    String bad = recordProblem(s, off);
+    if (bad == null) {
+      byte[] k = keyAt(s, off, RecordCodec.keyLength(s.map, off));
+      if (KeyDir.fix(hasher.hash(k)) == hash) {
+        return; // another key with the same hash: the key asked for is absent
+      }
+      bad =
+          RecordCodec.crcMatches(s.map, off, (int) RecordCodec.size(s.map, off))
+              ? "its key does not match the index entry built from it"
+              : "checksum mismatch";
+    }
+    throw corrupt(s, off, bad + "; the index points a key at it, which now cannot be read");
+  }
+
+  /**
+   * What is wrong with the lengths or type of the record at {@code off}, or null if it is a put or
+   * delete record that fits in the segment (its checksum is not checked).
+   */
+  static String recordProblem(Segment s, int off) {
+    int end = s.end;
+    if (off < RecordCodec.FILE_HEADER || off > end - RecordCodec.RECORD_HEADER) {
+      return "record offset outside the segment's " + end + " bytes";
+    }
+    int type = RecordCodec.type(s.map, off);
+    int k = RecordCodec.keyLength(s.map, off);
+    long v = RecordCodec.valueLength(s.map, off) & 0xFFFFFFFFL;
+    if (type != RecordCodec.PUT && type != RecordCodec.DELETE) {
+      return "record type " + type + " is not a put or delete";
+    }
+    if (k < 1 || k > RecordCodec.MAX_KEY || v > RecordCodec.MAX_VALUE) {
+      return "key length " + k + " or value length " + v + " out of range";
+    }
+    if (off + RecordCodec.RECORD_HEADER + k + v > end) {
+      return "record of "
+          + (RecordCodec.RECORD_HEADER + k + v)
+          + " bytes runs past the segment's end";
+    }
+    return null;
+  }
+
+  StoreCorruptedException corrupt(Segment s, long off, String what) {
+    return new StoreCorruptedException(
+        "hashlog: corrupt record in " + s.path + " at offset " + off + ": " + what, s.path, off);
   }
 
   // ---------------------------------------------------------------- writes
 
   boolean isFailed() {
-    return failure != null;
+    return writeFailure() != null;
   }
 
   boolean closed() {
@@ -670,22 +1006,21 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   }
 
   void checkNotFailed() {
-    StoreIOException f = failure;
+    StoreIOException f = writeFailure();
     if (f != null) {
-      throw new StoreIOException(
-          info().describe() + " has failed and is read-only until reopened: " + f.getMessage(), f);
+      throw new StoreIOException(f.getMessage(), f);
     }
   }
 
-  /** Puts the store into its failed, read-only state. Never retried. */
+  /**
+   * Puts the store into its failed state ({@link AbstractStore#failWrites}: writes and sync
+   * refused, "failed until reopened", reads go on). Never retried.
+   */
   StoreIOException fail(String what, Throwable cause) {
-    StoreIOException e =
-        new StoreIOException(info().describe() + ": " + what + ": " + cause, cause);
-    synchronized (this) {
-      if (failure == null) {
-        failure = e;
-        LOG.log(Level.ERROR, "hashlog: store failed, now read-only: " + e.getMessage(), cause);
-      }
+    boolean first = writeFailure() == null;
+    StoreIOException e = failWrites(what, cause);
+    if (first) {
+      LOG.log(Level.ERROR, "hashlog: " + e.getMessage(), cause);
     }
     return e;
   }
@@ -698,8 +1033,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       checkOpen();
       throw new StoreClosedException(info().describe() + " is closed");
     }
-    StoreIOException f = failure;
-    if (f != null) {
+    if (writeFailure() != null) {
       writeLock.unlock();
       checkNotFailed();
     }
@@ -886,7 +1220,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     long lsn;
     beginWrite();
     try {
-      if (keyDir.find(h, key, this, false) == 0) {
+      if (keyDir.find(h, key, this, false) <= 0) {
         Segment s = active;
         lsn = location(s.id, s.end); // nothing to write; still wait for earlier writes
       } else {
@@ -1016,7 +1350,9 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   /** Moves a superseded put record's bytes from live to dead. Caller holds the write lock. */
   void retire(long loc) {
     Segment s = segment(loc);
-    s.liveBytes -= RecordCodec.size(s.map, (int) loc);
+    int off = (int) loc;
+    // A damaged header (the entry came from a hint) must not wreck the accounting: stay in bounds.
+    s.liveBytes -= Math.min(RecordCodec.size(s.map, off), Math.max(0, s.end - off));
   }
 
   @Override
@@ -1042,6 +1378,144 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       return c;
     } finally {
       exit(token);
+    }
+  }
+
+  // ---------------------------------------------------------------- verify
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>hashlog: the segment files against the manifest (every listed segment present at its sealed
+   * length, the chain of segments rolled since, nothing unexpected), then every segment in full:
+   * its header, every record's CRC (batches whole), the records ending exactly at the segment's
+   * end, and a valid hint file entry by entry against the records it describes. A damaged or
+   * missing hint is not an error: it is only an accelerator, rebuilt at the next read-write open.
+   */
+  @Override
+  protected void doVerify() {
+    Segment[] segs;
+    try {
+      synchronized (manifestLock) { // no compaction commits meanwhile
+        writeLock.lock(); // no rolls meanwhile
+        try {
+          segs = segments().clone();
+          Manifest m = Manifest.read(dir);
+          if (m != null) {
+            Recovery.plan(dir, Recovery.list(dir).segments, m);
+          } else if (!readOnly || directory.format() >= 2) {
+            throw new StoreCorruptedException(
+                "hashlog: the segment manifest " + Manifest.path(dir) + " is missing",
+                Manifest.path(dir),
+                -1);
+          }
+          for (Segment g : segs) {
+            if (g.retired || g.dropped) {
+              continue;
+            }
+            long size;
+            try {
+              size = Files.size(g.path);
+            } catch (java.nio.file.NoSuchFileException e) {
+              throw new StoreCorruptedException(
+                  "hashlog: segment file " + g.path + " is missing", g.path, -1);
+            }
+            if (g.sealed ? size != g.end : size < g.end) {
+              throw new StoreCorruptedException(
+                  "hashlog: segment "
+                      + g.path
+                      + " is "
+                      + size
+                      + " bytes on disk, but holds "
+                      + g.end
+                      + " bytes of records",
+                  g.path,
+                  Math.min(size, g.end));
+            }
+          }
+        } finally {
+          writeLock.unlock();
+        }
+      }
+    } catch (IOException e) {
+      throw new StoreIOException(
+          info().describe() + ": verify could not read " + dir + ": " + e, e);
+    }
+    for (Segment g : segs) {
+      if (g.retired || g.dropped || g.end < RecordCodec.FILE_HEADER) {
+        continue;
+      }
+      int token = enter();
+      try {
+        verifySegment(g);
+      } catch (StoreCorruptedException e) {
+        if (!g.retired) { // compacted away meanwhile: its copies were checked on the way
+          throw e;
+        }
+      } finally {
+        exit(token);
+      }
+    }
+  }
+
+  private void verifySegment(Segment g) {
+    Recovery.checkHeader(g);
+    int end = g.end;
+    List<long[]> records = new java.util.ArrayList<>();
+    int stop =
+        Recovery.scan(
+            g.map,
+            RecordCodec.FILE_HEADER,
+            end,
+            (type, off, k, v) -> records.add(new long[] {type, off, k, v}),
+            null);
+    if (stop != end) {
+      throw corrupt(g, stop, "invalid record (bad checksum or header)");
+    }
+    if (!g.sealed) {
+      return;
+    }
+    // The hint, if usable, must describe exactly these records.
+    int[] i = {0};
+    Path hint = HintFile.path(dir, g.id);
+    String unused =
+        HintFile.read(
+            dir,
+            g,
+            (type, off, k, v, key) -> {
+              int at = i[0]++;
+              long[] r = at < records.size() ? records.get(at) : null;
+              if (r == null
+                  || r[0] != type
+                  || r[1] != off
+                  || r[2] != k
+                  || r[3] != v
+                  || !keyEquals(location(g.id, off), key, 0)) {
+                throw new StoreCorruptedException(
+                    "hashlog: hint file "
+                        + hint
+                        + " entry "
+                        + at
+                        + " does not match the record "
+                        + (r == null ? "count" : "at offset " + r[1])
+                        + " of "
+                        + g.path,
+                    hint,
+                    -1);
+              }
+            });
+    if (unused == null && i[0] != records.size()) {
+      throw new StoreCorruptedException(
+          "hashlog: hint file "
+              + hint
+              + " lists "
+              + i[0]
+              + " records, "
+              + g.path
+              + " holds "
+              + records.size(),
+          hint,
+          -1);
     }
   }
 
@@ -1093,7 +1567,8 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     f.put("hint-files-rebuilt", hintsRebuilt);
     f.put("scan-view-builds", order.rebuilds());
     f.put("fsyncs", commit.forces());
-    f.put("failed", failure == null ? 0 : 1);
+    f.put("failed", writeFailure() == null ? 0 : 1);
+    f.put("leftover-segments-removed", leftoversRemoved);
     compactor.figures(f, disk, live);
     return new StoreStats(keys, true, disk, f);
   }
@@ -1113,23 +1588,37 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
   protected void doClose() {
     compactor.stop();
     sealer.stop();
+    boolean whole = false;
     writeLock.lock();
     try {
       Segment s = active;
-      if (s != null && !readOnly && failure == null) {
+      if (s != null && !readOnly && writeFailure() == null) {
         try {
           if (s.directoryPending) {
             syncDirectory();
             s.directoryPending = false;
           }
+          // Cut the sparse preallocation first, so that the length the clean manifest records is
+          // the file's length on disk too.
+          s.truncateTo(s.end);
           s.force();
           commit.durableUpTo(location(s.id, s.end));
+          whole = true;
         } catch (IOException e) {
           fail("fsync of " + s.path + " at close failed", e);
         }
       }
     } finally {
       writeLock.unlock();
+    }
+    if (whole) {
+      try {
+        // The clean-close marker: the next open treats any bad record as damage, not a torn tail.
+        writeManifest(true);
+      } catch (IOException e) {
+        // The manifest still says "not clean": the next open merely tolerates a torn tail.
+        LOG.log(Level.WARNING, "hashlog: could not record the clean close of " + dir, e);
+      }
     }
     releaseAll();
   }
@@ -1158,7 +1647,7 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
       active = null;
     } finally {
       writeLock.unlock();
-      dirLock.close();
+      directory.close();
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.kv4j.hashlog;
 
+import io.kv4j.StoreCorruptedException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -173,6 +174,26 @@ final class HintFile {
     if (bad != null) {
       return bad;
     }
+    if (b.getLong(16) > seg.end && b.limit() >= RecordCodec.FILE_HEADER + 4) {
+      // A hint is written only after its segment was sealed (truncated to its data and forced), and
+      // its header is checksummed: a valid one describing more bytes proves the segment was cut.
+      CRC32C all = new CRC32C();
+      all.update(b.slice(RecordCodec.FILE_HEADER, b.limit() - 4 - RecordCodec.FILE_HEADER));
+      if ((int) all.getValue() == b.getInt(b.limit() - 4)) {
+        throw new StoreCorruptedException(
+            "hashlog: segment "
+                + seg.path
+                + " is "
+                + seg.end
+                + " bytes, but its hint file "
+                + p
+                + " describes it sealed at "
+                + b.getLong(16)
+                + " bytes: the segment was cut short after it was sealed",
+            seg.path,
+            seg.end);
+      }
+    }
     if (b.getLong(16) != seg.end) {
       return "hint describes " + b.getLong(16) + " bytes, segment has " + seg.end;
     }
@@ -192,10 +213,19 @@ final class HintFile {
       if (q + RecordCodec.HINT_ENTRY_HEADER > entriesEnd) {
         return "hint entry " + i + " truncated";
       }
+      int type = b.get(q) & 0xFF;
       int k = b.getInt(q) & 0xFFFFFF;
       int off = b.getInt(q + 4);
+      long v = b.getInt(q + 8) & 0xFFFFFFFFL;
       q += RecordCodec.HINT_ENTRY_HEADER + k;
-      if (q > entriesEnd || off < RecordCodec.FILE_HEADER || off >= seg.end) {
+      if (q > entriesEnd
+          || off < RecordCodec.FILE_HEADER
+          || (long) off + RecordCodec.RECORD_HEADER + k + v > seg.end
+          || k < 1
+          || k > RecordCodec.MAX_KEY
+          || v > RecordCodec.MAX_VALUE
+          || (type != RecordCodec.PUT && type != RecordCodec.DELETE)
+          || (type == RecordCodec.DELETE && v != 0)) {
         return "hint entry " + i + " out of bounds";
       }
     }

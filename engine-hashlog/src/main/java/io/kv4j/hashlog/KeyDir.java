@@ -45,11 +45,7 @@ final class KeyDir {
   private int size;
 
   KeyDir(int initialKeys) {
-    int cap =
-        Integer.highestOneBit(Math.max(16, (int) Math.min(1 << 29, initialKeys * 4L / 3 + 1)));
-    if (cap < initialKeys * 4L / 3 + 1) {
-      cap <<= 1;
-    }
+    int cap = capacityFor(initialKeys);
     this.minCapacity = cap;
     this.table = new long[cap * 2];
   }
@@ -94,8 +90,16 @@ final class KeyDir {
     return (long) table.length * Long.BYTES;
   }
 
+  /** Marks a {@link #find} result as a suspect: not found, but an entry of the hash disagreed. */
+  static final long SUSPECT = Long.MIN_VALUE;
+
   /**
    * The location for a key, or 0. Safe to call concurrently with a writer (see class comment).
+   *
+   * <p>When the key is not found but an entry with its hash pointed at a record holding another
+   * key, the result is that entry's location with {@link #SUSPECT} set (negative): usually two keys
+   * sharing a 60-bit hash, but also what a damaged key in a segment looks like, which the caller
+   * then checks. Only a failed key comparison costs anything extra.
    *
    * @param hash {@link #fix fixed} hash of the key
    * @param readAhead whether to hand the record's span to {@code src} (0 otherwise)
@@ -105,20 +109,40 @@ final class KeyDir {
     int cap = t.length >> 1;
     int mask = cap - 1;
     int i = home(hash, mask);
+    long suspect = 0;
     for (int probes = 0; probes < cap; probes++) {
       long h = t[2 * i];
       if (h == 0) {
-        return 0;
+        break;
       }
       if ((h & HASH_BITS) == hash) {
         long loc = t[2 * i + 1];
-        if (loc != 0 && src.keyEquals(loc, key, readAhead ? (int) (h >>> SPAN_SHIFT) : 0)) {
-          return loc;
+        if (loc != 0) {
+          if (src.keyEquals(loc, key, readAhead ? (int) (h >>> SPAN_SHIFT) : 0)) {
+            return loc;
+          }
+          if (suspect == 0) {
+            suspect = loc | SUSPECT;
+          }
         }
       }
       i = (i + 1) & mask;
     }
-    return 0;
+    return suspect;
+  }
+
+  /** Heap bytes of the table a {@code KeyDir(initialKeys)} allocates. */
+  static long initialBytes(int initialKeys) {
+    return 2L * Long.BYTES * capacityFor(initialKeys);
+  }
+
+  private static int capacityFor(int initialKeys) {
+    int cap =
+        Integer.highestOneBit(Math.max(16, (int) Math.min(1 << 29, initialKeys * 4L / 3 + 1)));
+    if (cap < initialKeys * 4L / 3 + 1) {
+      cap <<= 1;
+    }
+    return cap;
   }
 
   /**

@@ -193,38 +193,44 @@ final class KeyOrder {
     } finally {
       store.writeLock.unlock();
     }
-    LongSort.Comparator byKey = store::compareRecords;
-    if (full != null) {
-      rebuilds++; // only under this object's monitor
-      long[] p = prefixes(full);
-      LongSort.sort(full, p, byKey);
-      base = new Run(full, p);
-      recent = Run.NONE;
-    } else {
-      if (moved != null) {
-        base = relocate(base, moved);
-        recent = relocate(recent, moved);
-        if (d != null) {
-          d = relocate(new Run(d, null), moved).locs(); // no prefixes yet
+    try {
+      LongSort.Comparator byKey = store::compareRecords;
+      if (full != null) {
+        rebuilds++; // only under this object's monitor
+        long[] p = prefixes(full);
+        LongSort.sort(full, p, byKey);
+        base = new Run(full, p);
+        recent = Run.NONE;
+      } else {
+        if (moved != null) {
+          base = relocate(base, moved);
+          recent = relocate(recent, moved);
+          if (d != null) {
+            d = relocate(new Run(d, null), moved).locs(); // no prefixes yet
+          }
         }
-      }
-      if (d != null && d.length > 0) {
-        long[] p = prefixes(d);
-        LongSort.sort(d, p, byKey);
-        recent = merge(recent, newestPerKey(new Run(d, p)), false);
-        if (recent.locs().length > base.locs().length / 8 + 256) {
-          base = merge(base, recent, true);
-          recent = Run.NONE;
-        }
-        if (base.locs().length + recent.locs().length > 2 * live + 4096) {
-          store.writeLock.lock();
-          try {
-            dropAll();
-          } finally {
-            store.writeLock.unlock();
+        if (d != null && d.length > 0) {
+          long[] p = prefixes(d);
+          LongSort.sort(d, p, byKey);
+          recent = merge(recent, newestPerKey(new Run(d, p)), false);
+          if (recent.locs().length > base.locs().length / 8 + 256) {
+            base = merge(base, recent, true);
+            recent = Run.NONE;
+          }
+          if (base.locs().length + recent.locs().length > 2 * live + 4096) {
+            store.writeLock.lock();
+            try {
+              dropAll();
+            } finally {
+              store.writeLock.unlock();
+            }
           }
         }
       }
+    } catch (RuntimeException | Error e) {
+      // The entries taken from the index above are in no view now: the next scan starts over.
+      rebuild = true;
+      throw e;
     }
     return new View(base.locs(), base.prefixes(), recent.locs(), recent.prefixes());
   }

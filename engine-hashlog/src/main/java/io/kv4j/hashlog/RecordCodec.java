@@ -7,9 +7,16 @@ import java.nio.ByteOrder;
 import java.util.zip.CRC32C;
 
 /**
- * The on-disk format of segment files, version 1. All integers are big-endian; lengths are
- * unsigned. Every file starts with a magic number and a format version so that a later version can
- * read or refuse it.
+ * The on-disk format of segment and hint files. All integers are big-endian; lengths are unsigned.
+ * Every file starts with a magic number and a format version so that a later version can read or
+ * refuse it. The store-wide list of segments, {@code hashlog.manifest}, is described in {@link
+ * Manifest}.
+ *
+ * <p><b>Format history.</b> Store format 1: segment headers of version 1, no manifest. Store format
+ * 2 (the identity file's {@code format=2}): segment headers of version 2, which add the predecessor
+ * id and the compaction-output flag, and a manifest. Both are read; format-1 stores get a manifest
+ * at their first read-write open and version-2 headers in every segment written from then on. Hint
+ * files are version 1 in both.
  *
  * <p><b>Segment file</b> {@code seg-<id as 8 hex digits>.log}: a 32-byte header, then records back
  * to back.
@@ -18,12 +25,19 @@ import java.util.zip.CRC32C;
  *   <caption>Segment header (32 bytes)</caption>
  *   <tr><th>offset</th><th>width</th><th>field</th></tr>
  *   <tr><td>0</td><td>4</td><td>magic {@code 0x4B56484C} ("KVHL")</td></tr>
- *   <tr><td>4</td><td>2</td><td>format version, 1</td></tr>
- *   <tr><td>6</td><td>2</td><td>flags, 0</td></tr>
+ *   <tr><td>4</td><td>2</td><td>header version: 1 (store format 1) or 2</td></tr>
+ *   <tr><td>6</td><td>2</td><td>flags: bit 0 set in a compaction output (version 2), else 0</td></tr>
  *   <tr><td>8</td><td>4</td><td>segment id (equal to the id in the file name)</td></tr>
- *   <tr><td>12</td><td>16</td><td>reserved, 0</td></tr>
+ *   <tr><td>12</td><td>4</td><td>version 2: the predecessor, i.e. the id of the segment that was
+ *       active when this one was created (0 for the first segment and for compaction outputs);
+ *       version 1: 0</td></tr>
+ *   <tr><td>16</td><td>12</td><td>reserved, 0</td></tr>
  *   <tr><td>28</td><td>4</td><td>CRC32C of bytes 0..27</td></tr>
  * </table>
+ *
+ * <p>The predecessor ids chain the segments written since the manifest was last written: recovery
+ * after a crash checks that each one names the one before it, so a deleted segment in the middle is
+ * found (see {@link Manifest}).
  *
  * <table>
  *   <caption>Record (12-byte header, then key, then value)</caption>
@@ -71,15 +85,25 @@ import java.util.zip.CRC32C;
  *   <tr><td>12</td><td>k</td><td>key</td></tr>
  * </table>
  *
- * <p>A hint whose header, length or CRC does not match its segment is ignored and rebuilt from the
- * segment.
+ * <p>A hint whose header, entries or CRC is damaged, or that describes a shorter segment, is
+ * ignored and rebuilt from the segment. A valid hint that describes a <i>longer</i> segment than
+ * the file is proof that the segment was cut short after it was sealed: that is corruption.
  */
 final class RecordCodec {
   private static final VarHandle INT_BE =
       MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
   static final int SEGMENT_MAGIC = 0x4B56484C;
   static final int HINT_MAGIC = 0x4B564849;
+
+  /** Header version of hint files, and of segments in store format 1. */
   static final short VERSION = 1;
+
+  /** Header version of segments written in store format 2. */
+  static final short SEGMENT_VERSION = 2;
+
+  /** Segment header flag: the segment is a compaction output. */
+  static final int FLAG_OUTPUT = 1;
+
   static final int FILE_HEADER = 32;
   static final int RECORD_HEADER = 12;
   static final int HINT_ENTRY_HEADER = 12;
@@ -97,12 +121,28 @@ final class RecordCodec {
     return (long) RECORD_HEADER + keyLen + valueLen;
   }
 
-  /** Writes a segment or hint file header into {@code b} at position 0..31. */
+  /** A hint file header. */
   static ByteBuffer fileHeader(int magic, int segmentId, int count, long length) {
+    return fileHeader(magic, VERSION, 0, segmentId, count, length);
+  }
+
+  /**
+   * A version-2 segment header.
+   *
+   * @param previous the id of the segment active when this one is created; 0 for none
+   * @param output whether the segment is a compaction output
+   */
+  static ByteBuffer segmentHeader(int segmentId, int previous, boolean output) {
+    return fileHeader(
+        SEGMENT_MAGIC, SEGMENT_VERSION, output ? FLAG_OUTPUT : 0, segmentId, previous, 0);
+  }
+
+  private static ByteBuffer fileHeader(
+      int magic, short version, int flags, int segmentId, int count, long length) {
     ByteBuffer b = ByteBuffer.allocate(FILE_HEADER).order(ByteOrder.BIG_ENDIAN);
     b.putInt(0, magic);
-    b.putShort(4, VERSION);
-    b.putShort(6, (short) 0);
+    b.putShort(4, version);
+    b.putShort(6, (short) flags);
     b.putInt(8, segmentId);
     b.putInt(12, count);
     b.putLong(16, length);
@@ -119,6 +159,11 @@ final class RecordCodec {
    * @return null if valid, else what is wrong
    */
   static String checkFileHeader(ByteBuffer b, int magic, int segmentId) {
+    return checkFileHeader(b, magic, segmentId, magic == SEGMENT_MAGIC ? SEGMENT_VERSION : VERSION);
+  }
+
+  /** Like {@link #checkFileHeader(ByteBuffer, int, int)}, accepting versions 1..{@code newest}. */
+  static String checkFileHeader(ByteBuffer b, int magic, int segmentId, int newest) {
     if (b.limit() < FILE_HEADER) {
       return "file is shorter than its 32-byte header";
     }
@@ -130,8 +175,12 @@ final class RecordCodec {
     if ((int) crc.getValue() != b.getInt(28)) {
       return "header checksum mismatch";
     }
-    if (b.getShort(4) != VERSION) {
-      return "unsupported format version " + b.getShort(4) + " (this build reads " + VERSION + ")";
+    if (b.getShort(4) < 1 || b.getShort(4) > newest) {
+      return "unsupported format version "
+          + b.getShort(4)
+          + " (this build reads 1.."
+          + newest
+          + ")";
     }
     if (b.getInt(8) != segmentId) {
       return "header names segment " + b.getInt(8) + ", file name says " + segmentId;
@@ -178,6 +227,16 @@ final class RecordCodec {
     }
     INT_BE.set(h, 0, (int) crc.getValue());
     return h;
+  }
+
+  /** The predecessor id of a checked segment header, or -1 for a version-1 header. */
+  static int previousSegment(ByteBuffer seg) {
+    return seg.getShort(4) >= SEGMENT_VERSION ? seg.getInt(12) : -1;
+  }
+
+  /** Whether a checked segment header marks a compaction output. */
+  static boolean isOutput(ByteBuffer seg) {
+    return seg.getShort(4) >= SEGMENT_VERSION && (seg.getShort(6) & FLAG_OUTPUT) != 0;
   }
 
   static int type(ByteBuffer seg, int offset) {
@@ -236,6 +295,30 @@ final class RecordCodec {
       return -1;
     }
     return size;
+  }
+
+  /**
+   * The first offset in {@code [from, limit)} where a whole, valid record (lengths in range, CRC
+   * matching) starts, or -1. Used after an invalid record in the newest segment: a valid record
+   * after it means the invalid one was damaged, not torn by a crash (a crash can only tear the last
+   * write; nothing valid is ever written after it). Runs of zero words are skipped 8 bytes at a
+   * time (the sparse tail of an active segment).
+   */
+  static int findValidRecord(ByteBuffer seg, int from, int limit) {
+    int p = Math.max(from, 0);
+    while (p + RECORD_HEADER <= limit) {
+      int q = p + 4; // the type byte
+      if (q + 8 <= limit && seg.getLong(q) == 0) {
+        p += 8;
+        continue;
+      }
+      int t = seg.get(q) & 0xFF;
+      if (t >= PUT && t <= BATCH && validRecord(seg, p, limit) > 0) {
+        return p;
+      }
+      p++;
+    }
+    return -1;
   }
 
   static boolean crcMatches(ByteBuffer seg, int offset, int size) {

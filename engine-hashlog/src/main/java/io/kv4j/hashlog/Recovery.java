@@ -4,9 +4,11 @@ import io.kv4j.StoreCorruptedException;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -14,16 +16,29 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Rebuilds a store's index when it opens. Sealed segments (all but the newest) are loaded from
- * their hint files; a missing or damaged hint is rebuilt by reading the segment, in which every
- * record must be valid: a bad checksum there is a {@link StoreCorruptedException} naming file and
- * offset. The newest segment is read record by record; the first invalid record (a torn or garbage
- * tail after a crash, or an incomplete batch) ends the log, and what follows is discarded, logged
- * and counted.
+ * Rebuilds a store's index when it opens, and decides what the files on disk are allowed to be.
+ *
+ * <p><b>Which segments</b> ({@link #plan}): with a {@link Manifest}, every segment it lists must
+ * exist, sealed ones at their recorded length; unlisted segments must be compaction outputs whose
+ * run never committed (left out and deleted: their victims are still listed) or, after a crash,
+ * segments rolled since the manifest was written, each naming its predecessor in its header, the
+ * first naming the listed active segment. Anything else — a listed segment missing, a gap in the
+ * chain, a sealed segment of another length — is a {@link StoreCorruptedException} naming the file.
+ * A store of format 1 without a manifest loads whatever segments exist.
+ *
+ * <p><b>Sealed segments</b> (all but the newest) are loaded from their hint files; a missing or
+ * damaged hint is rebuilt by reading the segment, in which every record must be valid: a bad
+ * checksum there is corruption. <b>The newest segment</b> is read record by record. After a clean
+ * close (the manifest says so) it must hold exactly its recorded length of valid records: any bad
+ * record is corruption. Otherwise (a crash) the first invalid record ends the log, but only if no
+ * valid record follows it anywhere in the segment: a crash tears only the last write, so a valid
+ * record after a bad one means the bad one was damaged, which is corruption, never a torn tail.
+ * What a torn tail discards is logged and counted.
  */
 final class Recovery {
   static final Pattern SEGMENT = Pattern.compile("seg-([0-9a-f]{8})\\.log");
   static final Pattern HINT = Pattern.compile("seg-([0-9a-f]{8})\\.hint");
+  static final Pattern TEMP = Pattern.compile("seg-[0-9a-f]{8}\\.(log|hint)\\.tmp");
 
   /** Receives each valid put or delete record, in log order. */
   interface Visitor {
@@ -32,35 +47,219 @@ final class Recovery {
 
   private Recovery() {}
 
-  /** Segment ids present in the directory, ascending; deletes leftover temporary files. */
-  static List<Integer> segmentIds(Path dir, boolean readOnly) throws IOException {
-    List<Integer> ids = new ArrayList<>();
-    List<Integer> hints = new ArrayList<>();
+  /** Whether a file name is one of the engine's files (for {@link io.kv4j.spi.StoreDirectory}). */
+  static boolean ownsFile(String name) {
+    return SEGMENT.matcher(name).matches()
+        || HINT.matcher(name).matches()
+        || TEMP.matcher(name).matches()
+        || name.equals(Manifest.FILE_NAME)
+        || name.equals(Manifest.TEMP_NAME);
+  }
+
+  /** The engine's files in a directory. */
+  static final class Listing {
+    final List<Integer> segments = new ArrayList<>(); // ascending
+    final List<Integer> hints = new ArrayList<>();
+    final List<Path> temps = new ArrayList<>();
+  }
+
+  /** Lists the directory; changes nothing. */
+  static Listing list(Path dir) throws IOException {
+    Listing l = new Listing();
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
       for (Path p : ds) {
         String name = p.getFileName().toString();
         Matcher m = SEGMENT.matcher(name);
         if (m.matches()) {
-          ids.add(Integer.parseUnsignedInt(m.group(1), 16));
+          l.segments.add(Integer.parseUnsignedInt(m.group(1), 16));
           continue;
         }
         Matcher h = HINT.matcher(name);
         if (h.matches()) {
-          hints.add(Integer.parseUnsignedInt(h.group(1), 16));
-        } else if (name.endsWith(".tmp") && !readOnly) {
-          Files.deleteIfExists(p);
+          l.hints.add(Integer.parseUnsignedInt(h.group(1), 16));
+        } else if (TEMP.matcher(name).matches() || name.equals(Manifest.TEMP_NAME)) {
+          l.temps.add(p);
         }
       }
     }
-    Collections.sort(ids);
-    if (!readOnly) {
-      for (int h : hints) {
-        if (Collections.binarySearch(ids, h) < 0) {
-          Files.deleteIfExists(HintFile.path(dir, h));
-        }
+    Collections.sort(l.segments);
+    return l;
+  }
+
+  /** What recovery loads and what a successful read-write open deletes. */
+  static final class Plan {
+    /** Segment ids to load, ascending; the last is the newest. */
+    final List<Integer> load = new ArrayList<>();
+
+    /** Retired segments still present and outputs of uncommitted compaction runs. */
+    final List<Integer> leftovers = new ArrayList<>();
+
+    /** The manifest says the store was closed cleanly: the newest segment has no torn tail. */
+    boolean clean;
+
+    /** With {@link #clean}: the newest segment's length of valid records. */
+    int newestLength = -1;
+
+    /** The predecessor to give the newest segment if its header must be rewritten. */
+    int newestPrevious;
+  }
+
+  /**
+   * Decides which segments make up the store (see the class comment).
+   *
+   * @param manifest the manifest, or null for a format-1 store without one
+   * @throws StoreCorruptedException if a segment is missing, of the wrong length, or not expected
+   */
+  static Plan plan(Path dir, List<Integer> present, Manifest manifest) throws IOException {
+    Plan plan = new Plan();
+    if (manifest == null) {
+      plan.load.addAll(present);
+      plan.newestPrevious = present.size() < 2 ? 0 : present.get(present.size() - 2);
+      return plan;
+    }
+    Path mp = Manifest.path(dir);
+    java.util.TreeSet<Integer> rest = new java.util.TreeSet<>(present);
+    for (int r : manifest.retired) {
+      if (rest.remove(r)) {
+        plan.leftovers.add(r);
       }
     }
-    return ids;
+    java.util.TreeSet<Integer> listed = new java.util.TreeSet<>();
+    for (int i = 0; i < manifest.liveIds.length; i++) {
+      listed.add(manifest.liveIds[i]);
+    }
+    listed.add(manifest.active);
+    for (int id : listed) {
+      Path p = dir.resolve(Segment.fileName(id));
+      if (!rest.contains(id)) {
+        throw new StoreCorruptedException(
+            "hashlog: segment file "
+                + p
+                + " is missing: the manifest "
+                + mp
+                + " lists it"
+                + (id == manifest.active ? " as the active (newest) segment" : "")
+                + "; its records are lost (restore the file from a backup)",
+            p,
+            -1);
+      }
+      long size = Files.size(p);
+      int want = id == manifest.active ? -1 : manifest.sealedLength(id);
+      if (want >= 0 && size != want) {
+        throw new StoreCorruptedException(
+            "hashlog: sealed segment "
+                + p
+                + " is "
+                + size
+                + " bytes, but it was "
+                + want
+                + " bytes when sealed (manifest "
+                + mp
+                + "): the file was "
+                + (size < want ? "cut short" : "extended")
+                + " after it was written",
+            p,
+            Math.min(size, want));
+      }
+      if (id == manifest.active && manifest.clean && size < manifest.activeLength) {
+        throw new StoreCorruptedException(
+            "hashlog: segment "
+                + p
+                + " is "
+                + size
+                + " bytes, but the store was closed cleanly with "
+                + manifest.activeLength
+                + " bytes in it (manifest "
+                + mp
+                + "): the file was cut short",
+            p,
+            size);
+      }
+    }
+    rest.removeAll(listed);
+    int chainTop = manifest.active;
+    List<Integer> chained = new ArrayList<>();
+    for (int id : rest) {
+      Path p = dir.resolve(Segment.fileName(id));
+      ByteBuffer h = readHeader(p);
+      String bad = RecordCodec.checkFileHeader(h, RecordCodec.SEGMENT_MAGIC, id);
+      if (bad == null && RecordCodec.isOutput(h)) {
+        plan.leftovers.add(id); // a run that never committed: its victims are still listed
+        continue;
+      }
+      boolean last = id == rest.last();
+      boolean headerless = h.limit() < RecordCodec.FILE_HEADER || Recovery.allZero(h);
+      if (!manifest.clean && last && headerless && id > chainTop) {
+        chained.add(id); // created just before a crash; its header never reached the disk
+        continue;
+      }
+      if (manifest.clean || id < manifest.active) {
+        throw new StoreCorruptedException(
+            "hashlog: segment file "
+                + p
+                + " is not listed in the manifest "
+                + mp
+                + (manifest.clean ? " of a cleanly closed store" : "")
+                + "; it does not belong to this store as recorded",
+            p,
+            -1);
+      }
+      if (bad != null) {
+        throw new StoreCorruptedException(
+            "hashlog: segment " + p + " has a bad header: " + bad, p, 0);
+      }
+      int prev = RecordCodec.previousSegment(h);
+      if (prev != chainTop) {
+        throw new StoreCorruptedException(
+            "hashlog: segment "
+                + p
+                + " was created after segment "
+                + Segment.fileName(prev)
+                + ", but the segment before it is "
+                + Segment.fileName(chainTop)
+                + ": "
+                + (prev > chainTop ? "segment " + Segment.fileName(prev) + " is missing" : "")
+                + (prev > chainTop ? "" : "the chain of segments is broken")
+                + " (written since the manifest "
+                + mp
+                + ")",
+            p,
+            12);
+      }
+      chainTop = id;
+      chained.add(id);
+    }
+    plan.load.addAll(listed);
+    plan.load.addAll(chained);
+    Collections.sort(plan.load);
+    int newest = plan.load.get(plan.load.size() - 1);
+    plan.newestPrevious = plan.load.size() < 2 ? 0 : plan.load.get(plan.load.size() - 2);
+    plan.clean = manifest.clean && newest == manifest.active;
+    if (plan.clean) {
+      plan.newestLength = manifest.activeLength;
+    }
+    return plan;
+  }
+
+  /** The first 32 bytes of a file (fewer if it is shorter). */
+  static ByteBuffer readHeader(Path p) throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(RecordCodec.FILE_HEADER);
+    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+      while (b.hasRemaining() && ch.read(b) >= 0) {
+        // keep reading
+      }
+    }
+    b.flip();
+    return b;
+  }
+
+  static boolean allZero(ByteBuffer b) {
+    for (int i = 0; i < b.limit(); i++) {
+      if (b.get(i) != 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
@@ -69,6 +268,18 @@ final class Recovery {
    * @return the offset where the valid log ends
    */
   static int scan(ByteBuffer m, int start, long limit, Visitor v) {
+    return scan(m, start, limit, v, null);
+  }
+
+  /**
+   * Like {@link #scan(ByteBuffer, int, long, Visitor)}; {@code tornAt[0]} receives where the first
+   * invalid bytes begin: the returned offset, or, for a batch whose header is valid, its first
+   * invalid member (its valid members before that are not evidence of later writes).
+   */
+  static int scan(ByteBuffer m, int start, long limit, Visitor v, int[] tornAt) {
+    if (tornAt != null) {
+      tornAt[0] = -1;
+    }
     int p = start;
     while (p < limit) {
       long size = RecordCodec.validRecord(m, p, limit);
@@ -81,18 +292,22 @@ final class Recovery {
         long bytes = RecordCodec.batchBytes(m, p);
         long membersStart = p + size;
         long membersEnd = membersStart + bytes;
-        if (count < 1 || bytes < 0 || membersEnd > limit) {
-          return p;
-        }
         long q = membersStart;
-        for (int i = 0; i < count; i++) {
-          long s = q >= membersEnd ? -1 : RecordCodec.validRecord(m, (int) q, membersEnd);
+        boolean sane = count >= 1 && bytes >= 0;
+        for (int i = 0; sane && i < count; i++) {
+          long s =
+              q >= Math.min(membersEnd, limit)
+                  ? -1
+                  : RecordCodec.validRecord(m, (int) q, Math.min(membersEnd, limit));
           if (s < 0 || RecordCodec.type(m, (int) q) == RecordCodec.BATCH) {
+            if (tornAt != null) {
+              tornAt[0] = (int) Math.min(q, limit);
+            }
             return p;
           }
           q += s;
         }
-        if (q != membersEnd) {
+        if (!sane || q != membersEnd || membersEnd > limit) {
           return p;
         }
         for (int r = (int) membersStart; r < membersEnd; ) {
@@ -205,13 +420,14 @@ final class Recovery {
    *
    * @return the end of the valid log; bytes after it are garbage or preallocated zeros
    */
-  static int loadNewest(HashLogStore store, Segment seg) {
+  static int loadNewest(HashLogStore store, Segment seg, int limit, int[] tornAt) {
     checkHeader(seg);
     return scan(
         seg.map,
         RecordCodec.FILE_HEADER,
-        seg.end,
-        (type, off, k, v) -> store.recover(seg, type, off, k, v, null));
+        limit,
+        (type, off, k, v) -> store.recover(seg, type, off, k, v, null),
+        tornAt);
   }
 
   /** Bytes in {@code [from, to)} up to and including the last non-zero byte. */

@@ -85,6 +85,12 @@ final class Segment {
   boolean unreadable;
 
   /**
+   * Committed as compacted away in the manifest (guarded by the store's manifest lock): no longer
+   * listed as live; its file is deleted or about to be.
+   */
+  volatile boolean dropped;
+
+  /**
    * Compacted away: its file is deleted (or about to be) and no index entry points here any more,
    * but the mapping stays installed until no reader or cursor can still hold one of its locations.
    */
@@ -136,19 +142,35 @@ final class Segment {
   }
 
   /**
-   * Opens a segment for appending at {@code end}. The mapping covers {@code capacity} bytes, which
-   * extends the file (sparse) to that length until {@link #seal} truncates it.
+   * Opens an existing segment for appending at {@code end}. The mapping covers {@code capacity}
+   * bytes, which extends the file (sparse) to that length until {@link #seal} truncates it.
    */
-  static Segment openActive(int id, Path path, int capacity, int end, boolean create)
+  static Segment openActive(int id, Path path, int capacity, int end) throws IOException {
+    return openActive(id, path, capacity, end, false, false, 0);
+  }
+
+  /**
+   * Creates a segment file holding only its header, {@code previous} naming the segment active
+   * before it (see {@link RecordCodec}), and opens it for appending. With {@code replace} an
+   * existing file (a newest segment whose header never reached the disk) is rewritten in place, so
+   * that the file never disappears; otherwise the file must not exist.
+   */
+  static Segment create(int id, Path path, int capacity, int previous, boolean replace)
       throws IOException {
-    if (create && path.toFile().exists()) {
+    return openActive(id, path, capacity, RecordCodec.FILE_HEADER, true, replace, previous);
+  }
+
+  private static Segment openActive(
+      int id, Path path, int capacity, int end, boolean create, boolean replace, int previous)
+      throws IOException {
+    if (create && !replace && path.toFile().exists()) {
       throw new IOException("segment file " + path + " already exists");
     }
     RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw");
     try {
       if (create) {
         raf.setLength(0);
-        raf.write(RecordCodec.fileHeader(RecordCodec.SEGMENT_MAGIC, id, 0, 0).array());
+        raf.write(RecordCodec.segmentHeader(id, previous, false).array());
         end = RecordCodec.FILE_HEADER;
       }
       MappedByteBuffer m = Mappings.map(raf.getChannel(), FileChannel.MapMode.READ_WRITE, capacity);

@@ -70,10 +70,10 @@ class DiskFullTest {
       assertThat(failure).as("4 MiB cannot hold 10,000 KiB").isNotNull();
       assertThat(failure.getMessage()).contains("hashlog").contains(mount.toString());
       assertThat(stored.size()).as("most of the space was used first").isGreaterThan(1000);
-      // Failed and read-only now, with a clear error; reads go on and see every stored value.
+      // Failed until reopened, with a clear error; reads go on and see every stored value.
       assertThatThrownBy(() -> s.put(bytes("after"), new byte[1]))
           .isInstanceOf(StoreIOException.class)
-          .hasMessageContaining("read-only until reopened");
+          .hasMessageContaining("failed until reopened");
       for (int i = 0; i < stored.size(); i++) {
         assertThat(s.get(bytes("k" + i))).as("key k%d", i).isEqualTo(stored.get(i));
       }

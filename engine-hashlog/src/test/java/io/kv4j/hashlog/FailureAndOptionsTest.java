@@ -20,7 +20,7 @@ class FailureAndOptionsTest {
   @TempDir Path dir;
 
   @Test
-  void fsyncFailure_makesTheStoreFailedAndReadOnly_withoutRetry() {
+  void fsyncFailure_failsWritesAndSyncUntilReopened_readsGoOn() {
     try (HashLogStore s = TestStores.open(dir, Durability.SYNC)) {
       s.put(bytes("a"), bytes("1"));
       s.injectForceFailure = true;
@@ -31,10 +31,13 @@ class FailureAndOptionsTest {
       s.injectForceFailure = false;
       assertThatThrownBy(() -> s.put(bytes("c"), bytes("3")))
           .isInstanceOf(StoreIOException.class)
-          .hasMessageContaining("read-only");
+          .hasMessageContaining("failed until reopened");
       assertThatThrownBy(() -> s.write(new WriteBatch().delete(bytes("a"))))
           .isInstanceOf(StoreIOException.class);
       assertThatThrownBy(() -> s.delete(bytes("a"))).isInstanceOf(StoreIOException.class);
+      assertThatThrownBy(s::sync)
+          .isInstanceOf(StoreIOException.class)
+          .hasMessageContaining("failed until reopened");
       assertThat(s.get(bytes("a"))).isEqualTo(bytes("1"));
       assertThat(TestStores.figure(s, "failed")).isEqualTo(1);
     }
@@ -162,6 +165,7 @@ class FailureAndOptionsTest {
       s.put(bytes("a"), bytes("1"));
     }
     Path seg = d.resolve(Segment.fileName(1));
+    TestStores.markCrashed(d);
     Files.write(seg, new byte[] {9, 9, 9}, java.nio.file.StandardOpenOption.APPEND);
     byte[] before = Files.readAllBytes(seg);
     try (var s = Stores.open(StoreConfig.builder("hashlog").path(d).readOnly(true).build())) {

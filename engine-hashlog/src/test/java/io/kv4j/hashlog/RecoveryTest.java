@@ -43,6 +43,7 @@ class RecoveryTest {
       }
     }
     long size = Files.size(seg(1));
+    TestStores.markCrashed(dir);
     byte[] garbage = new byte[100];
     Arrays.fill(garbage, (byte) 0x5A);
     Files.write(seg(1), garbage, java.nio.file.StandardOpenOption.APPEND);
@@ -70,6 +71,7 @@ class RecoveryTest {
       }
     }
     long size = Files.size(seg(1));
+    TestStores.markCrashed(dir);
     try (RandomAccessFile f = new RandomAccessFile(seg(1).toFile(), "rw")) {
       f.setLength(size - 30); // the last record (12 + 2 + 100 bytes) loses its end
     }
@@ -236,6 +238,7 @@ class RecoveryTest {
     // Tear the batch: cut the second segment inside its last member. Recovery must drop the whole
     // batch.
     long size = Files.size(seg(TestStores.writeSegment(2)));
+    TestStores.markCrashed(dir);
     try (RandomAccessFile f =
         new RandomAccessFile(seg(TestStores.writeSegment(2)).toFile(), "rw")) {
       f.setLength(size - 10);
@@ -286,6 +289,7 @@ class RecoveryTest {
     }
     // A crash right after creating the third segment: the file exists, its header never reached the
     // disk.
+    TestStores.markCrashed(dir);
     Files.write(seg(TestStores.writeSegment(3)), new byte[4096]);
     try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
       assertThat(s.get(bytes("a"))).isEqualTo(value(1, 3000));

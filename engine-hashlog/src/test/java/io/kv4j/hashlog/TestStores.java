@@ -62,6 +62,20 @@ final class TestStores {
     return newest;
   }
 
+  /**
+   * Makes a cleanly closed store look as if its last session had crashed (the manifest no longer
+   * says "clean"), for tests that then tear the newest segment the way a crash would.
+   */
+  static void markCrashed(Path dir) {
+    try {
+      Manifest m = Manifest.read(dir);
+      new Manifest(false, m.generation + 1, m.active, 0, m.liveIds, m.liveLengths, m.retired)
+          .write(dir);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
   static long figure(Store s, String name) {
     return s.stats().figures().get(name).longValue();
   }
