@@ -332,9 +332,9 @@ final class HashLogStore extends AbstractStore implements KeyDir.KeySource {
     }
     manifestGeneration = manifest == null ? 0 : manifest.generation;
     writeManifest(false); // from now on the newest segment may have a torn tail
-    if (directory.isNew()) {
-      directory.created();
-    }
+    // A new store's identity, or an adopted (pre-identity, format 1) store's once its files
+    // passed recovery; a no-op when the identity is already recorded.
+    directory.created();
   }
 
   private void recoverNewest(int id, Path path, Recovery.Plan plan) throws IOException {
