@@ -40,6 +40,9 @@ abstract class TckBase {
   static final int CRASH_ROUNDS = Integer.getInteger("kv4j.tck.crashRounds", 2);
   static final int MANY_KEYS = Integer.getInteger("kv4j.tck.manyKeys", 100_000);
 
+  /** How long the kit waits for threads it started (a deadlocked engine fails, never hangs). */
+  static final long TIMEOUT_SECONDS = Long.getLong("kv4j.tck.timeoutSeconds", 600);
+
   @TempDir Path tempDir;
 
   private final List<Store> opened = new ArrayList<>();
