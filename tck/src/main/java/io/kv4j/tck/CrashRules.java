@@ -89,7 +89,7 @@ abstract class CrashRules extends DurabilityRules {
   }
 
   /** Starts a child JVM running {@code main} with this JVM's class path and options. */
-  private Process child(Class<?> main, Path err, String... args) throws IOException {
+  Process child(Class<?> main, Path err, String... args) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(childJvmOptions());
@@ -348,7 +348,7 @@ abstract class CrashRules extends DurabilityRules {
         + Arrays.mismatch(v, OverwriteWorker.value(seed, thread, acked));
   }
 
-  private static String readQuietly(Path p) {
+  static String readQuietly(Path p) {
     try {
       return Files.readString(p, StandardCharsets.UTF_8);
     } catch (IOException e) {

@@ -23,7 +23,8 @@ public final class RefProvider implements StoreProvider {
           Feature.REVERSE_SCAN,
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
-          Feature.PERSISTENT);
+          Feature.PERSISTENT,
+          Feature.CHECKSUMS);
   static final OptionSpec<String> DEFECT =
       OptionSpec.choice("defect", "none", Defect.names(), "which deliberate bug to exhibit");
 

@@ -1,0 +1,485 @@
+package io.kv4j.tck;
+
+import static org.assertj.core.api.Assertions.fail;
+
+import io.kv4j.Durability;
+import io.kv4j.Feature;
+import io.kv4j.Store;
+import io.kv4j.spi.DirectoryLock;
+import io.kv4j.spi.StoreDirectory;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Group 12: damage. A store written with durability SYNC and closed cleanly is copied once per
+ * case; one file of each copy is damaged; a child JVM opens every copy in turn (read-write, same
+ * config) and checks it against the data set (see {@link DamageWorker}). Each case must end in a
+ * refused open that deleted and shortened nothing, or in a store that returns every value exactly
+ * or reports corruption, never a wrong value and never a silent loss. A child that dies (a native
+ * crash such as SIGBUS) or hangs fails the rule, naming the case it was running.
+ */
+abstract class DamageRules extends ModelRules {
+  /** The engine id written into the foreign store of rule 12.6. */
+  static final String FOREIGN_ENGINE = "tck-foreign";
+
+  /** Fixed by default so a failure replays as is; {@code kv4j.tck.seed} changes the data set. */
+  private static final long DEFAULT_SEED = 20;
+
+  @Test
+  void required_r12_1_fileTruncatedToHalf() throws Exception {
+    damageRule("12.1", Damage.TRUNCATE_HALF);
+  }
+
+  @Test
+  void required_r12_2_fileTruncatedToZero() throws Exception {
+    damageRule("12.2", Damage.TRUNCATE_ZERO);
+  }
+
+  @Test
+  void required_r12_3_fileDeleted() throws Exception {
+    damageRule("12.3", Damage.DELETE);
+  }
+
+  @Test
+  void required_r12_4_bitFlipped() throws Exception {
+    damageRule("12.4", Damage.FLIP_BIT);
+  }
+
+  @Test
+  void required_r12_5_blockZeroed() throws Exception {
+    damageRule("12.5", Damage.ZERO_BLOCK);
+  }
+
+  @Test
+  void required_r12_6_foreignStoreRefused() throws Exception {
+    damageRule("12.6", Damage.FOREIGN);
+  }
+
+  /** See {@link StoreTck#isDiagnosticFile(String)}. */
+  protected boolean isDiagnosticFile(String fileName) {
+    return false;
+  }
+
+  /**
+   * How long the child JVM of one damage rule may run before it is killed and the rule fails:
+   * {@code kv4j.tck.childTimeoutSeconds}, default 300.
+   */
+  Duration damageChildTimeout() {
+    return Duration.ofSeconds(Long.getLong("kv4j.tck.childTimeoutSeconds", 300));
+  }
+
+  /** The damages, each applied to one file of a copy of the store. */
+  enum Damage {
+    TRUNCATE_HALF("truncate-half", false),
+    TRUNCATE_ZERO("truncate-zero", false),
+    DELETE("delete", false),
+    FLIP_BIT("flip-bit", true),
+    ZERO_BLOCK("zero-4k", true),
+    FOREIGN(DamageWorker.FOREIGN, false);
+
+    final String kind;
+    final boolean needsChecksums;
+
+    Damage(String kind, boolean needsChecksums) {
+      this.kind = kind;
+      this.needsChecksums = needsChecksums;
+    }
+
+    /**
+     * Damages a file.
+     *
+     * @return what was done, for messages, or null when this damage would change nothing (an empty
+     *     file cannot be truncated, flipped or zeroed)
+     */
+    String apply(Path file) throws IOException {
+      long size = Files.size(file);
+      if (this == DELETE) {
+        Files.delete(file);
+        return "deleted (it had " + size + " bytes)";
+      }
+      if (size == 0) {
+        return null;
+      }
+      try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+        switch (this) {
+          case TRUNCATE_HALF -> {
+            ch.truncate(size / 2);
+            return "truncated from " + size + " to " + size / 2 + " bytes";
+          }
+          case TRUNCATE_ZERO -> {
+            ch.truncate(0);
+            return "truncated from " + size + " to 0 bytes";
+          }
+          case FLIP_BIT -> {
+            long at = size / 2;
+            ByteBuffer one = ByteBuffer.allocate(1);
+            try (FileChannel r = FileChannel.open(file, StandardOpenOption.READ)) {
+              r.read(one, at);
+            }
+            int old = one.get(0) & 0xff;
+            int now = old ^ 0x10;
+            ch.write(ByteBuffer.wrap(new byte[] {(byte) now}), at);
+            return String.format(
+                "with bit 4 of the byte at offset %d flipped (0x%02x -> 0x%02x; %d bytes)",
+                at, old, now, size);
+          }
+          case ZERO_BLOCK -> {
+            long from = Math.max(0, size / 2 - 2048);
+            long to = Math.min(size, from + 4096);
+            ch.write(ByteBuffer.allocate((int) (to - from)), from);
+            return "with bytes "
+                + from
+                + ".."
+                + (to - 1)
+                + " zeroed ("
+                + (to - from)
+                + " bytes in the middle of "
+                + size
+                + ")";
+          }
+          default -> throw new IllegalStateException(name());
+        }
+      }
+    }
+  }
+
+  /** One damaged copy: its number, the damaged file, what was done, and the files before. */
+  private record Case(int n, String file, String damage, Path dir, Map<String, Long> before) {
+    String describe() {
+      return file + " " + damage + " (case " + n + ")";
+    }
+  }
+
+  private void damageRule(String id, Damage damage) throws Exception {
+    require(id, Feature.PERSISTENT);
+    Assumptions.assumeTrue(
+        dataLivesInLocationFiles(),
+        "["
+            + id
+            + "] skipped: engine '"
+            + engine()
+            + "' keeps its data on a server, not in files under the location");
+    long seed = Long.getLong("kv4j.tck.seed", DEFAULT_SEED);
+    String seedNote = "data set seed " + seed + " (replay with -Dkv4j.tck.seed=" + seed + ")";
+    Path pristine = tempDir.resolve("pristine");
+    long started = System.nanoTime();
+    Store s = open(config(pristine, Durability.SYNC));
+    if (damage.needsChecksums && !s.info().has(Feature.CHECKSUMS)) {
+      close(s);
+      Assumptions.abort(
+          "["
+              + id
+              + "] skipped: engine '"
+              + engine()
+              + "' does not declare CHECKSUMS (in this config), so a flipped bit or zeroed block"
+              + " inside a value may be returned as the value");
+    }
+    DamageWorker.write(s, seed, s.info().has(Feature.ATOMIC_BATCH));
+    close(s);
+    long written = System.nanoTime();
+
+    Path work = tempDir.resolve("damage-" + id);
+    List<Case> cases = new ArrayList<>();
+    if (damage == Damage.FOREIGN) {
+      Path dir = work.resolve("case-1");
+      Files.createDirectories(dir);
+      writeForeignStore(dir, seed);
+      cases.add(
+          new Case(
+              1,
+              "(whole directory)",
+              "replaced by a '" + FOREIGN_ENGINE + "' store (identity and one data file)",
+              dir,
+              sizes(dir)));
+    } else {
+      Map<String, Long> files = sizes(pristine);
+      if (files.isEmpty()) {
+        fail(rule(id, "the store directory " + pristine + " holds no file to damage"));
+      }
+      for (String f : files.keySet()) {
+        Path dir = work.resolve("case-" + (cases.size() + 1));
+        copyTree(pristine, dir);
+        String what = damage.apply(dir.resolve(f));
+        if (what == null) {
+          deleteTree(dir);
+          continue;
+        }
+        cases.add(new Case(cases.size() + 1, f, what, dir, sizes(dir)));
+      }
+      if (cases.isEmpty()) {
+        fail(rule(id, "every file of the store directory is empty: " + files));
+      }
+    }
+    long prepared = System.nanoTime();
+    runCases(id, damage, cases, work, seed, seedNote);
+    System.out.printf(
+        "[%s] %d cases: data set written in %d ms, copies damaged in %d ms, child JVM %d ms%n",
+        id,
+        cases.size(),
+        TimeUnit.NANOSECONDS.toMillis(written - started),
+        TimeUnit.NANOSECONDS.toMillis(prepared - written),
+        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - prepared));
+  }
+
+  private void runCases(
+      String id, Damage damage, List<Case> cases, Path work, long seed, String seedNote)
+      throws Exception {
+    StringBuilder lines = new StringBuilder();
+    for (Case c : cases) {
+      lines
+          .append(c.n())
+          .append('\t')
+          .append(damage.kind)
+          .append('\t')
+          .append(c.file().replace(' ', '_'))
+          .append('\t')
+          .append(config(c.dir(), Durability.SYNC).toUri())
+          .append('\n');
+    }
+    Path caseFile = work.resolve("cases.tsv");
+    Files.writeString(caseFile, lines, StandardCharsets.UTF_8);
+    Path err = work.resolve("child.stderr");
+    Duration timeout = damageChildTimeout();
+    Process p = child(DamageWorker.class, err, caseFile.toString(), Long.toString(seed));
+    AtomicBoolean timedOut = new AtomicBoolean();
+    Thread watchdog =
+        new Thread(
+            () -> {
+              try {
+                if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                  timedOut.set(true);
+                  // Through the handle: Process.destroyForcibly would also close our end of the
+                  // pipe and lose the last "case" line, the one that names the culprit.
+                  p.toHandle().destroyForcibly();
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            },
+            "kv4j-tck-damage-watchdog");
+    watchdog.setDaemon(true);
+    watchdog.start();
+    Map<Integer, String> results = new HashMap<>();
+    int running = -1;
+    boolean done = false;
+    int exit;
+    try (BufferedReader r =
+        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = r.readLine()) != null) {
+        if (line.startsWith("case ")) {
+          running = Integer.parseInt(line.split(" ", 3)[1]);
+        } else if (line.startsWith("result ")) {
+          String[] f = line.split(" ", 3);
+          results.put(Integer.parseInt(f[1]), f.length > 2 ? f[2] : "");
+          running = -1;
+        } else if (line.equals("done")) {
+          done = true;
+        }
+      }
+      if (!p.waitFor(30, TimeUnit.SECONDS)) {
+        p.toHandle().destroyForcibly();
+        p.waitFor(30, TimeUnit.SECONDS);
+      }
+      exit = p.isAlive() ? -1 : p.exitValue();
+    } finally {
+      p.destroyForcibly();
+      watchdog.interrupt();
+    }
+
+    List<String> problems = new ArrayList<>();
+    if (timedOut.get() || exit != 0 || !done) {
+      Case culprit = running < 0 ? null : cases.get(running - 1);
+      String why =
+          timedOut.get()
+              ? "did not finish within " + timeout.toSeconds() + " s and was killed"
+              : "died with " + exitDescription(exit);
+      problems.add(
+          rule(
+              id,
+              (culprit == null
+                      ? "the child JVM " + why + " outside any case"
+                      : culprit.describe() + ": the child JVM opening it " + why)
+                  + "; never a crash or a hang on damaged files; its stderr ends with:\n"
+                  + tail(err)));
+    }
+    for (Case c : cases) {
+      String result = results.get(c.n());
+      if (result == null) {
+        continue; // not reached, or the one the child died in (reported above)
+      }
+      System.out.println("[" + id + "] " + c.describe() + ": " + result);
+      String problem = judge(damage, c, result);
+      if (problem != null) {
+        problems.add(rule(id, c.describe() + ": " + problem));
+      }
+    }
+    if (!problems.isEmpty()) {
+      StringBuilder msg = new StringBuilder(problems.get(0));
+      if (problems.size() > 1) {
+        msg.append("\n")
+            .append(problems.size() - 1)
+            .append(" more of ")
+            .append(cases.size())
+            .append(" cases broke the damage contract:");
+        for (String more : problems.subList(1, Math.min(problems.size(), 21))) {
+          msg.append("\n  ").append(more);
+        }
+      }
+      msg.append("\n").append(seedNote);
+      fail(msg.toString());
+    }
+  }
+
+  /** What is wrong with one case's result, or null if it kept the contract. */
+  private String judge(Damage damage, Case c, String result) throws IOException {
+    String[] f = result.split(" ", 2);
+    String status = f[0];
+    String detail = f.length > 1 ? f[1] : "";
+    switch (status) {
+      case "violation":
+        return detail;
+      case "opened":
+        if (damage == Damage.FOREIGN) {
+          return "the engine opened a directory holding a '"
+              + FOREIGN_ENGINE
+              + "' store (its identity file "
+              + StoreDirectory.IDENTITY_FILE
+              + " says so) instead of refusing it with a StoreException naming that engine";
+        }
+        return null;
+      case "open-failed":
+        if (damage == Damage.FOREIGN && !detail.contains("'" + FOREIGN_ENGINE + "'")) {
+          return "the open failed as it must, but its message does not name the engine '"
+              + FOREIGN_ENGINE
+              + "' that made the store: "
+              + detail;
+        }
+        Map<String, Long> after = sizes(c.dir());
+        for (Map.Entry<String, Long> e : c.before().entrySet()) {
+          Long now = after.get(e.getKey());
+          if (now == null) {
+            return "the failed open deleted " + e.getKey() + "; a failed open changes nothing";
+          }
+          if (now < e.getValue()) {
+            return "the failed open shortened "
+                + e.getKey()
+                + " from "
+                + e.getValue()
+                + " to "
+                + now
+                + " bytes; a failed open changes nothing";
+          }
+        }
+        return null;
+      default:
+        return "unreadable result from the child JVM: " + result;
+    }
+  }
+
+  /**
+   * The store's files (paths relative to {@code dir}, '/'-separated) and sizes, without the lock
+   * file and the engine's diagnostic files.
+   */
+  private Map<String, Long> sizes(Path dir) throws IOException {
+    Map<String, Long> out = new TreeMap<>();
+    try (Stream<Path> all = Files.walk(dir)) {
+      for (Path p : all.filter(Files::isRegularFile).toList()) {
+        String rel = dir.relativize(p).toString().replace(p.getFileSystem().getSeparator(), "/");
+        if (rel.equals(DirectoryLock.FILE_NAME) || isDiagnosticFile(rel)) {
+          continue;
+        }
+        out.put(rel, Files.size(p));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * A store made by another engine, as {@link StoreDirectory} writes it: an identity file naming
+   * {@value #FOREIGN_ENGINE} (format 1, with its CRC32C line) and one data file.
+   */
+  static void writeForeignStore(Path dir, long seed) throws IOException {
+    String body =
+        "# kv4j store identity: written once when the store was created; do not edit\n"
+            + "engine="
+            + FOREIGN_ENGINE
+            + "\nformat=1\ncreated=2024-01-01T00:00:00Z\n";
+    CRC32C crc = new CRC32C();
+    crc.update(body.getBytes(StandardCharsets.UTF_8));
+    Files.writeString(
+        dir.resolve(StoreDirectory.IDENTITY_FILE),
+        body + "crc32c=" + String.format("%08x", crc.getValue()) + "\n",
+        StandardCharsets.UTF_8);
+    Files.write(dir.resolve("foreign.dat"), value(new SplittableRandom(seed), 4096));
+  }
+
+  private static void copyTree(Path from, Path to) throws IOException {
+    try (Stream<Path> all = Files.walk(from)) {
+      for (Path p : all.toList()) {
+        Path target = to.resolve(from.relativize(p).toString());
+        if (Files.isDirectory(p)) {
+          Files.createDirectories(target);
+        } else if (Files.isRegularFile(p)) {
+          Files.copy(p, target);
+        }
+      }
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> all = Files.walk(dir)) {
+      for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+  }
+
+  /** An exit code in words: above 128 it is 128 plus the signal that ended the process. */
+  static String exitDescription(int code) {
+    if (code == -1) {
+      return "no exit (still running after being killed)";
+    }
+    if (code <= 128) {
+      return "exit code " + code;
+    }
+    int sig = code - 128;
+    String name =
+        switch (sig) {
+          case 6 -> "SIGABRT: the JVM aborted, as it does after a SIGBUS or SIGSEGV in native code";
+          case 7 -> "SIGBUS";
+          case 9 -> "SIGKILL";
+          case 11 -> "SIGSEGV";
+          default -> "signal " + sig;
+        };
+    return "exit code " + code + " (" + name + ")";
+  }
+
+  /** The last lines of a child's stderr. */
+  static String tail(Path err) {
+    String all = readQuietly(err);
+    List<String> lines = List.of(all.split("\n"));
+    String last = String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+    return last.length() > 4000 ? "..." + last.substring(last.length() - 4000) : last;
+  }
+}
