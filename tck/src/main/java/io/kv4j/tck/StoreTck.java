@@ -21,8 +21,8 @@ import java.nio.file.Path;
  * never counted as passed. A summary (passed / failed / skipped with reasons) is written to {@code
  * target/kv4j-tck/<TestClass>.md} and {@code .json}.
  *
- * <p>The config is used, not an object: the crash rules open the engine in a child JVM from {@link
- * StoreConfig#toUri()}, on this JVM's classpath and with its module flags (see {@code
+ * <p>The config is used, not an object: the crash and damage rules open the engine in a child JVM
+ * from {@link StoreConfig#toUri()}, on this JVM's classpath and with its module flags (see {@code
  * childJvmOptions()}). Depth is set with system properties: {@code kv4j.tck.ops} (random
  * operations, default 3000), {@code kv4j.tck.threads} (default 4), {@code kv4j.tck.crashRounds}
  * (per durability, default 2), {@code kv4j.tck.manyKeys} (default 100000), {@code kv4j.tck.seed}

@@ -259,6 +259,10 @@ class BrokenEnginesTest {
             "required_r12_3_fileDeleted",
             List.of("ref.log deleted", "key d/", "is silently lost")),
         Arguments.of(
+            LostDeletes.class,
+            "required_r12_3_fileDeleted",
+            List.of("kv4j.store deleted", "deleted key d/", "reads a value")),
+        Arguments.of(
             NoChecksumCheck.class,
             "required_r12_4_bitFlipped",
             List.of("ref.log with bit 4 of the byte at offset", "key d/", "wrong value")),
