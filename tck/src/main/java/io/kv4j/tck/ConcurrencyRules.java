@@ -28,12 +28,11 @@ abstract class ConcurrencyRules extends CrashRules {
 
   /**
    * Runs {@code task} on n threads started together and returns their failures. Waits at most
-   * {@code kv4j.tck.timeoutSeconds} (default 600) for the threads to meet and to finish: a
-   * deadlocked engine fails the rule, naming the threads still running and where they are stuck,
-   * instead of hanging the build.
+   * {@link #threadTimeout()} for the threads to meet and to finish: a deadlocked engine fails the
+   * rule, naming the threads still running and where they are stuck, instead of hanging the build.
    */
-  static List<Throwable> runThreads(String ruleId, int n, Task task) throws InterruptedException {
-    long timeoutNanos = TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
+  List<Throwable> runThreads(String ruleId, int n, Task task) throws InterruptedException {
+    long timeoutNanos = threadTimeout().toNanos();
     CyclicBarrier start = new CyclicBarrier(n);
     ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
     List<Thread> threads = new ArrayList<>();
@@ -76,7 +75,7 @@ abstract class ConcurrencyRules extends CrashRules {
                   + " of "
                   + n
                   + " threads did not finish within "
-                  + TIMEOUT_SECONDS
+                  + threadTimeout().toSeconds()
                   + " s (kv4j.tck.timeoutSeconds): the engine deadlocked or stalled:\n"
                   + String.join("\n", stuck)));
     }

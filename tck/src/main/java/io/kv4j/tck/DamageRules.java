@@ -183,19 +183,21 @@ abstract class DamageRules extends ModelRules {
     String seedNote = "data set seed " + seed + " (replay with -Dkv4j.tck.seed=" + seed + ")";
     Path pristine = tempDir.resolve("pristine");
     long started = System.nanoTime();
-    Store s = open(config(pristine, Durability.SYNC));
-    if (damage.needsChecksums && !s.info().has(Feature.CHECKSUMS)) {
+    if (damage != Damage.FOREIGN) { // 12.6 replaces the whole directory: no data set needed
+      Store s = open(config(pristine, Durability.SYNC));
+      if (damage.needsChecksums && !s.info().has(Feature.CHECKSUMS)) {
+        close(s);
+        Assumptions.abort(
+            "["
+                + id
+                + "] skipped: engine '"
+                + engine()
+                + "' does not declare CHECKSUMS (in this config), so a flipped bit or zeroed"
+                + " block inside a value may be returned as the value");
+      }
+      DamageWorker.write(s, seed, s.info().has(Feature.ATOMIC_BATCH));
       close(s);
-      Assumptions.abort(
-          "["
-              + id
-              + "] skipped: engine '"
-              + engine()
-              + "' does not declare CHECKSUMS (in this config), so a flipped bit or zeroed block"
-              + " inside a value may be returned as the value");
     }
-    DamageWorker.write(s, seed, s.info().has(Feature.ATOMIC_BATCH));
-    close(s);
     long written = System.nanoTime();
 
     Path work = tempDir.resolve("damage-" + id);
@@ -241,8 +243,112 @@ abstract class DamageRules extends ModelRules {
         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - prepared));
   }
 
+  /**
+   * Runs the cases in a child JVM and fails the rule with every case that broke the contract. A
+   * child that crashes in a case is reported for that case, and a new child runs the cases after
+   * it, so one crash does not hide the outcome of the rest; after a timeout the rest is not run
+   * (each would wait as long).
+   */
   private void runCases(
       String id, Damage damage, List<Case> cases, Path work, long seed, String seedNote)
+      throws Exception {
+    Map<Integer, String> results = new HashMap<>();
+    Map<Integer, String> deaths = new HashMap<>();
+    List<String> problems = new ArrayList<>();
+    int from = 0;
+    for (int child = 1; from < cases.size(); child++) {
+      ChildRun run = runChild(damage, cases.subList(from, cases.size()), work, child, seed);
+      results.putAll(run.results());
+      if (run.ok()) {
+        break;
+      }
+      Duration timeout = damageChildTimeout();
+      String why =
+          run.timedOut()
+              ? "did not finish within " + timeout.toSeconds() + " s and was killed"
+              : "died with " + exitDescription(run.exit());
+      String stderr = "; never a crash or a hang on damaged files; its stderr ends with:\n";
+      if (run.running() < 0) {
+        problems.add(
+            rule(id, "the child JVM " + why + " outside any case" + stderr + tail(run.err())));
+        break;
+      }
+      Case culprit = cases.get(run.running() - 1);
+      String rest =
+          !run.timedOut() && culprit.n() < cases.size()
+              ? " (a new child JVM ran the cases after it)"
+              : "";
+      deaths.put(
+          culprit.n(),
+          rule(id, culprit.describe() + ": the child JVM opening it " + why + rest + stderr)
+              + tail(run.err()));
+      if (run.timedOut()) {
+        if (culprit.n() < cases.size()) {
+          problems.add(
+              rule(
+                  id,
+                  "cases "
+                      + (culprit.n() + 1)
+                      + ".."
+                      + cases.size()
+                      + " were not run after the timeout in case "
+                      + culprit.n()));
+        }
+        break;
+      }
+      from = culprit.n(); // the next case's index: cases are numbered from 1
+    }
+    List<String> byCase = new ArrayList<>();
+    for (Case c : cases) {
+      String death = deaths.get(c.n());
+      if (death != null) {
+        System.out.println("[" + id + "] " + c.describe() + ": child JVM died or hung");
+        byCase.add(death);
+        continue;
+      }
+      String result = results.get(c.n());
+      if (result == null) {
+        continue; // not run (reported above)
+      }
+      System.out.println("[" + id + "] " + c.describe() + ": " + result);
+      String problem = judge(damage, c, result);
+      if (problem != null) {
+        byCase.add(rule(id, c.describe() + ": " + problem));
+      }
+    }
+    problems.addAll(0, byCase);
+    if (!problems.isEmpty()) {
+      StringBuilder msg = new StringBuilder(problems.get(0));
+      if (problems.size() > 1) {
+        msg.append("\n")
+            .append(problems.size() - 1)
+            .append(" more problem(s) in ")
+            .append(cases.size())
+            .append(" cases:");
+        for (String more : problems.subList(1, Math.min(problems.size(), 21))) {
+          msg.append("\n  ").append(more);
+        }
+      }
+      msg.append("\n").append(seedNote);
+      fail(msg.toString());
+    }
+  }
+
+  /** What one child JVM did: results by case, the case it was in when it ended, how it ended. */
+  private record ChildRun(
+      Map<Integer, String> results,
+      int running,
+      boolean done,
+      int exit,
+      boolean timedOut,
+      Path err) {
+    boolean ok() {
+      return done && exit == 0 && !timedOut;
+    }
+  }
+
+  /** Runs some cases in one child JVM, killed after {@link #damageChildTimeout()}. */
+  private ChildRun runChild(Damage damage, List<Case> cases, Path work, int child, long seed)
       throws Exception {
     StringBuilder lines = new StringBuilder();
     for (Case c : cases) {
@@ -256,9 +362,9 @@ abstract class DamageRules extends ModelRules {
           .append(config(c.dir(), Durability.SYNC).toUri())
           .append('\n');
     }
-    Path caseFile = work.resolve("cases.tsv");
+    Path caseFile = work.resolve("cases-" + child + ".tsv");
     Files.writeString(caseFile, lines, StandardCharsets.UTF_8);
-    Path err = work.resolve("child.stderr");
+    Path err = work.resolve("child-" + child + ".stderr");
     Duration timeout = damageChildTimeout();
     Process p = child(DamageWorker.class, err, caseFile.toString(), Long.toString(seed));
     AtomicBoolean timedOut = new AtomicBoolean();
@@ -306,49 +412,7 @@ abstract class DamageRules extends ModelRules {
       p.destroyForcibly();
       watchdog.interrupt();
     }
-
-    List<String> problems = new ArrayList<>();
-    if (timedOut.get() || exit != 0 || !done) {
-      Case culprit = running < 0 ? null : cases.get(running - 1);
-      String why =
-          timedOut.get()
-              ? "did not finish within " + timeout.toSeconds() + " s and was killed"
-              : "died with " + exitDescription(exit);
-      problems.add(
-          rule(
-              id,
-              (culprit == null
-                      ? "the child JVM " + why + " outside any case"
-                      : culprit.describe() + ": the child JVM opening it " + why)
-                  + "; never a crash or a hang on damaged files; its stderr ends with:\n"
-                  + tail(err)));
-    }
-    for (Case c : cases) {
-      String result = results.get(c.n());
-      if (result == null) {
-        continue; // not reached, or the one the child died in (reported above)
-      }
-      System.out.println("[" + id + "] " + c.describe() + ": " + result);
-      String problem = judge(damage, c, result);
-      if (problem != null) {
-        problems.add(rule(id, c.describe() + ": " + problem));
-      }
-    }
-    if (!problems.isEmpty()) {
-      StringBuilder msg = new StringBuilder(problems.get(0));
-      if (problems.size() > 1) {
-        msg.append("\n")
-            .append(problems.size() - 1)
-            .append(" more of ")
-            .append(cases.size())
-            .append(" cases broke the damage contract:");
-        for (String more : problems.subList(1, Math.min(problems.size(), 21))) {
-          msg.append("\n  ").append(more);
-        }
-      }
-      msg.append("\n").append(seedNote);
-      fail(msg.toString());
-    }
+    return new ChildRun(results, running, done, exit, timedOut.get(), err);
   }
 
   /** What is wrong with one case's result, or null if it kept the contract. */

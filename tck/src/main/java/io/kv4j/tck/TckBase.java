@@ -40,9 +40,6 @@ abstract class TckBase {
   static final int CRASH_ROUNDS = Integer.getInteger("kv4j.tck.crashRounds", 2);
   static final int MANY_KEYS = Integer.getInteger("kv4j.tck.manyKeys", 100_000);
 
-  /** How long the kit waits for threads it started (a deadlocked engine fails, never hangs). */
-  static final long TIMEOUT_SECONDS = Long.getLong("kv4j.tck.timeoutSeconds", 600);
-
   @TempDir Path tempDir;
 
   private final List<Store> opened = new ArrayList<>();
@@ -61,6 +58,14 @@ abstract class TckBase {
   /** See {@link StoreTck#dataLivesInLocationFiles()}. */
   protected boolean dataLivesInLocationFiles() {
     return true;
+  }
+
+  /**
+   * How long the kit waits for threads it started to meet and to finish: {@code
+   * kv4j.tck.timeoutSeconds}, default 600. A deadlocked engine fails the rule, never hangs it.
+   */
+  java.time.Duration threadTimeout() {
+    return java.time.Duration.ofSeconds(Long.getLong("kv4j.tck.timeoutSeconds", 600));
   }
 
   @AfterEach

@@ -214,6 +214,19 @@ class BrokenEnginesTest {
     }
   }
 
+  static final class StalledWrites extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.STALLED_WRITES;
+    }
+
+    /** Short, so that proving the time limit costs seconds; the stall is certain. */
+    @Override
+    Duration threadTimeout() {
+      return Duration.ofSeconds(5);
+    }
+  }
+
   /**
    * Each broken engine, the rule that must catch it, and a fragment its failure message must hold
    * (empty when the rule's tag is enough).
@@ -243,21 +256,28 @@ class BrokenEnginesTest {
             "required_r7_5_killDuringOverwritesLeavesOldOrNewValue",
             List.of()),
         Arguments.of(
+            StalledWrites.class,
+            "required_r8_1_threadsOnDisjointKeys",
+            List.of("threads did not finish within 5 s", "kv4j-tck-")),
+        Arguments.of(
             ShortLogAsTornTail.class,
             "required_r12_1_fileTruncatedToHalf",
-            List.of("ref.log truncated from", "key d/")),
+            List.of("data.log truncated from", "key d/")),
         Arguments.of(
             CrashOnShortLog.class,
             "required_r12_1_fileTruncatedToHalf",
-            List.of("ref.log truncated from", "exit code 134")),
+            List.of(
+                "data.log truncated from",
+                "exit code 134",
+                "a new child JVM ran the cases after it")),
         Arguments.of(
             MissingLogAsNewStore.class,
             "required_r12_2_fileTruncatedToZero",
-            List.of("ref.log truncated from", "to 0 bytes", "key d/", "is silently lost")),
+            List.of("data.log truncated from", "to 0 bytes", "key d/", "is silently lost")),
         Arguments.of(
             MissingLogAsNewStore.class,
             "required_r12_3_fileDeleted",
-            List.of("ref.log deleted", "key d/", "is silently lost")),
+            List.of("data.log deleted", "key d/", "is silently lost")),
         Arguments.of(
             LostDeletes.class,
             "required_r12_3_fileDeleted",
@@ -265,19 +285,22 @@ class BrokenEnginesTest {
         Arguments.of(
             NoChecksumCheck.class,
             "required_r12_4_bitFlipped",
-            List.of("ref.log with bit 4 of the byte at offset", "key d/", "wrong value")),
+            List.of("data.log with bit 4 of the byte at offset", "key d/", "wrong value")),
         Arguments.of(
             ShrinksOnFailedOpen.class,
             "required_r12_4_bitFlipped",
-            List.of("ref.log with bit 4", "the failed open shortened ref.log")),
+            List.of("data.log with bit 4", "the failed open shortened data.log")),
         Arguments.of(
             DamageAsIllegalState.class,
             "required_r12_5_blockZeroed",
-            List.of("ref.log with bytes", "java.lang.IllegalStateException")),
+            List.of("data.log with bytes", "java.lang.IllegalStateException")),
         Arguments.of(
             HangOnDamage.class,
             "required_r12_5_blockZeroed",
-            List.of("ref.log with bytes", "did not finish within 10 s")),
+            List.of(
+                "data.log with bytes",
+                "did not finish within 10 s",
+                "cases 2..2 were not run after the timeout in case 1")),
         Arguments.of(
             IgnoresIdentity.class,
             "required_r12_6_foreignStoreRefused",

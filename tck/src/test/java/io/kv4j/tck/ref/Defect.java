@@ -76,7 +76,12 @@ public enum Defect {
    * The directory is opened without its identity (lock only, a missing log is a new store), so
    * another engine's store is taken for an empty ref store and a log is created beside its files.
    */
-  IGNORES_IDENTITY;
+  IGNORES_IDENTITY,
+  /**
+   * After 100 writes every write waits forever (outside the store's lock, until interrupted), as in
+   * an engine that deadlocked.
+   */
+  STALLED_WRITES;
 
   static List<String> names() {
     List<String> out = new ArrayList<>();

@@ -35,17 +35,18 @@ import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
 
 /**
- * A TreeMap plus a redo log, {@code ref.log}, in a directory opened through {@link StoreDirectory}
+ * A TreeMap plus a redo log, {@code data.log}, in a directory opened through {@link StoreDirectory}
  * (identity file, lock, create rules). Simple on purpose; correctness is what it is for.
  *
  * <p>Log format (big-endian):
  *
  * <table>
- *   <caption>ref.log</caption>
+ *   <caption>data.log</caption>
  *   <tr><th>offset</th><th>width</th><th>field</th></tr>
  *   <tr><td>0</td><td>8</td><td>magic {@code KV4JREF2}</td></tr>
  *   <tr><td>8</td><td>8</td><td>clean length: the file's length at its last clean close, or -1
@@ -63,11 +64,11 @@ import java.util.zip.CRC32C;
  * StoreCorruptedException} and changes nothing — damage is never mistaken for a torn tail. After a
  * crash (clean length -1) the first record that fails its check ends the log: a torn tail,
  * truncated by a read-write open. {@link #compact()} writes the live entries to {@code
- * ref.log.compact} and renames it over the log.
+ * data.log.compact} and renames it over the log.
  */
 final class RefStore implements Store {
-  static final String LOG = "ref.log";
-  static final String COMPACTING = "ref.log.compact";
+  static final String LOG = "data.log";
+  static final String COMPACTING = "data.log.compact";
   private static final byte[] MAGIC = "KV4JREF2".getBytes(StandardCharsets.US_ASCII);
   private static final int HEADER = 20;
   private static final long DIRTY = -1;
@@ -82,6 +83,7 @@ final class RefStore implements Store {
   private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
   private volatile TreeMap<byte[], byte[]> map;
   private volatile boolean closed;
+  private final AtomicLong writes = new AtomicLong(); // for STALLED_WRITES
 
   private RefStore(
       StoreInfo info,
@@ -488,6 +490,12 @@ final class RefStore implements Store {
   @Override
   public void write(WriteBatch batch) {
     Objects.requireNonNull(batch, "batch");
+    if (defect == Defect.STALLED_WRITES && writes.incrementAndGet() > 100) {
+      while (!Thread.currentThread().isInterrupted()) {
+        LockSupport.parkNanos(1_000_000_000L);
+      }
+      throw new StoreIOException("engine 'ref': a stalled write was interrupted", (Throwable) null);
+    }
     if (defect == Defect.NON_ATOMIC_BATCH) {
       checkWritable();
       synchronized (this) {
