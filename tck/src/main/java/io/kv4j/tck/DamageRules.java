@@ -267,10 +267,9 @@ abstract class DamageRules extends ModelRules {
           run.timedOut()
               ? "did not finish within " + timeout.toSeconds() + " s and was killed"
               : "died with " + exitDescription(run.exit());
-      String stderr = "; never a crash or a hang on damaged files; its stderr ends with:\n";
+      String said = "; never a crash or a hang on damaged files" + run.said();
       if (run.running() < 0) {
-        problems.add(
-            rule(id, "the child JVM " + why + " outside any case" + stderr + tail(run.err())));
+        problems.add(rule(id, "the child JVM " + why + " outside any case" + said));
         break;
       }
       Case culprit = cases.get(run.running() - 1);
@@ -280,8 +279,7 @@ abstract class DamageRules extends ModelRules {
               : "";
       deaths.put(
           culprit.n(),
-          rule(id, culprit.describe() + ": the child JVM opening it " + why + rest + stderr)
-              + tail(run.err()));
+          rule(id, culprit.describe() + ": the child JVM opening it " + why + rest + said));
       if (run.timedOut()) {
         if (culprit.n() < cases.size()) {
           problems.add(
@@ -341,9 +339,28 @@ abstract class DamageRules extends ModelRules {
       boolean done,
       int exit,
       boolean timedOut,
-      Path err) {
+      Path err,
+      List<String> output,
+      long pid) {
     boolean ok() {
       return done && exit == 0 && !timedOut;
+    }
+
+    /**
+     * What the child printed besides its protocol (a JVM crash banner goes to stdout), its stderr,
+     * and where the crash report of a JVM that crashed is.
+     */
+    String said() throws IOException {
+      StringBuilder sb = new StringBuilder();
+      if (!output.isEmpty()) {
+        sb.append("; its output ends with:\n").append(String.join("\n", output));
+      }
+      sb.append("\nits stderr ends with:\n").append(tail(err));
+      Path report = crashReport(Long.toString(pid));
+      if (Files.exists(report)) {
+        sb.append("\nJVM crash report: ").append(report);
+      }
+      return sb.toString();
     }
   }
 
@@ -386,6 +403,7 @@ abstract class DamageRules extends ModelRules {
     watchdog.setDaemon(true);
     watchdog.start();
     Map<Integer, String> results = new HashMap<>();
+    List<String> output = new ArrayList<>();
     int running = -1;
     boolean done = false;
     int exit;
@@ -401,6 +419,11 @@ abstract class DamageRules extends ModelRules {
           running = -1;
         } else if (line.equals("done")) {
           done = true;
+        } else {
+          output.add(line);
+          if (output.size() > 30) {
+            output.remove(0);
+          }
         }
       }
       if (!p.waitFor(30, TimeUnit.SECONDS)) {
@@ -412,7 +435,7 @@ abstract class DamageRules extends ModelRules {
       p.destroyForcibly();
       watchdog.interrupt();
     }
-    return new ChildRun(results, running, done, exit, timedOut.get(), err);
+    return new ChildRun(results, running, done, exit, timedOut.get(), err, output, p.pid());
   }
 
   /** What is wrong with one case's result, or null if it kept the contract. */
