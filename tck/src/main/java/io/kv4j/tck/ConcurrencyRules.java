@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
@@ -25,8 +26,13 @@ abstract class ConcurrencyRules extends CrashRules {
     void run(int thread) throws Exception;
   }
 
-  /** Runs {@code task} on n threads and returns the failures. */
-  static List<Throwable> runThreads(int n, Task task) throws InterruptedException {
+  /**
+   * Runs {@code task} on n threads started together and returns their failures. Waits at most
+   * {@link #threadTimeout()} for the threads to meet and to finish: a deadlocked engine fails the
+   * rule, naming the threads still running and where they are stuck, instead of hanging the build.
+   */
+  List<Throwable> runThreads(String ruleId, int n, Task task) throws InterruptedException {
+    long timeoutNanos = threadTimeout().toNanos();
     CyclicBarrier start = new CyclicBarrier(n);
     ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
     List<Thread> threads = new ArrayList<>();
@@ -36,18 +42,42 @@ abstract class ConcurrencyRules extends CrashRules {
           new Thread(
               () -> {
                 try {
-                  start.await();
+                  start.await(timeoutNanos, TimeUnit.NANOSECONDS);
                   task.run(id);
                 } catch (Throwable e) {
                   errors.add(e);
                 }
               },
               "kv4j-tck-" + t);
+      th.setDaemon(true); // a thread stuck in the engine must not keep the test JVM alive
       threads.add(th);
       th.start();
     }
+    long deadline = System.nanoTime() + timeoutNanos;
+    List<String> stuck = new ArrayList<>();
     for (Thread th : threads) {
-      th.join();
+      long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+      th.join(Math.max(1, left));
+      if (th.isAlive()) {
+        StringBuilder where = new StringBuilder(th.getName());
+        for (StackTraceElement e : th.getStackTrace()) {
+          where.append("\n    at ").append(e);
+        }
+        stuck.add(where.toString());
+        th.interrupt();
+      }
+    }
+    if (!stuck.isEmpty()) {
+      throw new AssertionError(
+          rule(
+              ruleId,
+              stuck.size()
+                  + " of "
+                  + n
+                  + " threads did not finish within "
+                  + threadTimeout().toSeconds()
+                  + " s (kv4j.tck.timeoutSeconds): the engine deadlocked or stalled:\n"
+                  + String.join("\n", stuck)));
     }
     return new ArrayList<>(errors);
   }
@@ -58,6 +88,7 @@ abstract class ConcurrencyRules extends CrashRules {
     int per = 500;
     List<Throwable> errors =
         runThreads(
+            "8.1",
             THREADS,
             t -> {
               for (int i = 0; i < per; i++) {
@@ -98,6 +129,7 @@ abstract class ConcurrencyRules extends CrashRules {
     int rounds = 300;
     List<Throwable> errors =
         runThreads(
+            "8.2",
             THREADS,
             t -> {
               for (int r = 0; r < rounds; r++) {
@@ -145,21 +177,25 @@ abstract class ConcurrencyRules extends CrashRules {
     int writers = Math.max(1, THREADS / 2);
     List<Throwable> errors =
         runThreads(
+            "8.3",
             THREADS,
             t -> {
               if (t < writers) {
-                for (int i = 0; i < 1500; i++) {
-                  int k = (i * 31 + t) % 400;
-                  if (i % 3 == 0) {
-                    s.delete(key(k));
-                  } else {
-                    s.put(key(k), b("w" + t));
+                try {
+                  for (int i = 0; i < 1500; i++) {
+                    int k = (i * 31 + t) % 400;
+                    if (i % 3 == 0) {
+                      s.delete(key(k));
+                    } else {
+                      s.put(key(k), b("w" + t));
+                    }
                   }
+                } finally {
+                  done.set(true); // also when a write fails: the scanners must stop
                 }
-                done.set(true);
               } else {
                 int scans = 0;
-                while (!done.get() || scans < 3) {
+                while ((!done.get() || scans < 3) && !Thread.currentThread().isInterrupted()) {
                   boolean reverse = has(Feature.REVERSE_SCAN) && scans % 2 == 1;
                   byte[] prev = null;
                   try (Cursor c = s.scan(reverse ? KeyRange.all().reverse() : KeyRange.all())) {
@@ -193,6 +229,7 @@ abstract class ConcurrencyRules extends CrashRules {
     int per = 200;
     List<Throwable> errors =
         runThreads(
+            "8.4",
             THREADS,
             t -> {
               for (int i = 0; i < per; i++) {

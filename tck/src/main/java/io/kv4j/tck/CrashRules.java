@@ -89,15 +89,25 @@ abstract class CrashRules extends DurabilityRules {
   }
 
   /** Starts a child JVM running {@code main} with this JVM's class path and options. */
-  private Process child(Class<?> main, Path err, String... args) throws IOException {
+  Process child(Class<?> main, Path err, String... args) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(childJvmOptions());
+    // A JVM crash report goes where the kit's report goes and outlives the test's temporary
+    // directory; never into the working directory (an engine module's sources under Maven).
+    cmd.add("-XX:ErrorFile=" + crashReport("%p"));
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(main.getName());
     cmd.addAll(List.of(args));
     return new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+  }
+
+  /** Where a child JVM that crashes writes its crash report. */
+  static Path crashReport(String pid) throws IOException {
+    Path dir = Path.of(System.getProperty("kv4j.tck.reportDir", "target/kv4j-tck"));
+    Files.createDirectories(dir);
+    return dir.toAbsolutePath().resolve("hs_err_pid" + pid + ".log");
   }
 
   private long runAndKill(String ruleId, StoreConfig cfg, long seed, long target, Path dir)
@@ -348,7 +358,7 @@ abstract class CrashRules extends DurabilityRules {
         + Arrays.mismatch(v, OverwriteWorker.value(seed, thread, acked));
   }
 
-  private static String readQuietly(Path p) {
+  static String readQuietly(Path p) {
     try {
       return Files.readString(p, StandardCharsets.UTF_8);
     } catch (IOException e) {

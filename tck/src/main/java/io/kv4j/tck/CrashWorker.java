@@ -7,6 +7,7 @@ import io.kv4j.WriteBatch;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The child JVM of the crash rules. Opens the store from a config URI, then performs a
@@ -33,7 +34,13 @@ public final class CrashWorker {
       boolean batches = s.info().has(Feature.ATOMIC_BATCH);
       out.println("ready");
       out.flush();
+      // The parent kills this JVM within seconds; the limit only stops an orphan whose parent died.
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
       for (long n = 0; ; n++) {
+        if (System.nanoTime() > deadline || out.checkError()) {
+          System.err.println("crash worker: not killed within 10 minutes, or the parent is gone");
+          System.exit(3);
+        }
         if (isBatch(n, batches)) {
           WriteBatch b = new WriteBatch();
           for (int i = 0; i < 8; i++) {

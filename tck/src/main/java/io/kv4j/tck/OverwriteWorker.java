@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The child JVM of rule 7.5: {@value #THREADS} threads overwrite keys of their own in a tight loop
@@ -88,9 +89,14 @@ public final class OverwriteWorker {
             });
         threads[t].start();
       }
+      // The threads run until the parent kills this JVM, within seconds; the limit only stops an
+      // orphan whose parent died.
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
       for (Thread t : threads) {
-        t.join();
+        t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
       }
+      System.err.println("overwrite worker: not killed within 10 minutes");
+      Runtime.getRuntime().halt(3);
     }
   }
 

@@ -21,14 +21,19 @@ import java.nio.file.Path;
  * never counted as passed. A summary (passed / failed / skipped with reasons) is written to {@code
  * target/kv4j-tck/<TestClass>.md} and {@code .json}.
  *
- * <p>The config is used, not an object: the crash rules open the engine in a child JVM from {@link
- * StoreConfig#toUri()}, on this JVM's classpath and with its module flags (see {@code
+ * <p>The config is used, not an object: the crash and damage rules open the engine in a child JVM
+ * from {@link StoreConfig#toUri()}, on this JVM's classpath and with its module flags (see {@code
  * childJvmOptions()}). Depth is set with system properties: {@code kv4j.tck.ops} (random
  * operations, default 3000), {@code kv4j.tck.threads} (default 4), {@code kv4j.tck.crashRounds}
  * (per durability, default 2), {@code kv4j.tck.manyKeys} (default 100000), {@code kv4j.tck.seed}
- * (replay a failing seed).
+ * (replay a failing seed), {@code kv4j.tck.childTimeoutSeconds} (how long a damage rule's child JVM
+ * may run, default 300), {@code kv4j.tck.timeoutSeconds} (how long the kit waits for the threads of
+ * a concurrency rule, default 600).
+ *
+ * <p>The damage rules (group 12) need to know which files of the store directory are diagnostic
+ * logs rather than data: override {@link #isDiagnosticFile(String)}.
  */
-public abstract class StoreTck extends ModelRules {
+public abstract class StoreTck extends DamageRules {
 
   /** For subclasses. */
   protected StoreTck() {}
@@ -44,14 +49,29 @@ public abstract class StoreTck extends ModelRules {
   protected abstract StoreConfig config(Path directory, Durability durability);
 
   /**
-   * Whether the engine keeps its data in files under the configured path. Rule 10.7 damages those
-   * files; an engine whose data lives elsewhere (a database server) returns false and the rule is
-   * skipped with that reason.
+   * Whether the engine keeps its data in files under the configured path. Rules 10.7 and 12.x
+   * damage those files; an engine whose data lives elsewhere (a database server) returns false and
+   * the rule is skipped with that reason.
    *
    * @return true (the default) for embedded engines
    */
   @Override
   protected boolean dataLivesInLocationFiles() {
     return true;
+  }
+
+  /**
+   * Whether a file of the store directory is one the engine rewrites freely and that holds no data,
+   * such as RocksDB's info {@code LOG} and {@code LOG.old.*}. The damage rules (group 12) never
+   * damage such a file, and do not count it when they check that a failed open deleted or shortened
+   * nothing. The lock file ({@code kv4j.lock}) is always exempt.
+   *
+   * @param fileName the file's path relative to the store directory, with {@code /} between
+   *     directories (just the name for a file directly in it)
+   * @return false (the default): every file holds data the engine must protect
+   */
+  @Override
+  protected boolean isDiagnosticFile(String fileName) {
+    return false;
   }
 }

@@ -60,6 +60,14 @@ abstract class TckBase {
     return true;
   }
 
+  /**
+   * How long the kit waits for threads it started to meet and to finish: {@code
+   * kv4j.tck.timeoutSeconds}, default 600. A deadlocked engine fails the rule, never hangs it.
+   */
+  java.time.Duration threadTimeout() {
+    return java.time.Duration.ofSeconds(Long.getLong("kv4j.tck.timeoutSeconds", 600));
+  }
+
   @AfterEach
   void closeOpenedStores() {
     for (Store s : opened) {

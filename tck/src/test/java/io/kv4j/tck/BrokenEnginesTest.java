@@ -8,7 +8,11 @@ import io.kv4j.StoreConfig;
 import io.kv4j.tck.ref.Defect;
 import java.lang.reflect.Method;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -148,28 +152,165 @@ class BrokenEnginesTest {
     }
   }
 
+  static final class MissingLogAsNewStore extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.MISSING_LOG_AS_NEW_STORE;
+    }
+  }
+
+  static final class ShortLogAsTornTail extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.SHORT_LOG_AS_TORN_TAIL;
+    }
+  }
+
+  static final class CrashOnShortLog extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.CRASH_ON_SHORT_LOG;
+    }
+  }
+
+  static final class NoChecksumCheck extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.NO_CHECKSUM_CHECK;
+    }
+  }
+
+  static final class ShrinksOnFailedOpen extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.SHRINKS_ON_FAILED_OPEN;
+    }
+  }
+
+  static final class DamageAsIllegalState extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.DAMAGE_AS_ILLEGAL_STATE;
+    }
+  }
+
+  static final class HangOnDamage extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.HANG_ON_DAMAGE;
+    }
+
+    /** Short, so that proving the kill costs seconds; the hang is certain, not a timing race. */
+    @Override
+    Duration damageChildTimeout() {
+      return Duration.ofSeconds(10);
+    }
+  }
+
+  static final class IgnoresIdentity extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.IGNORES_IDENTITY;
+    }
+  }
+
+  static final class StalledWrites extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.STALLED_WRITES;
+    }
+
+    /** Short, so that proving the time limit costs seconds; the stall is certain. */
+    @Override
+    Duration threadTimeout() {
+      return Duration.ofSeconds(5);
+    }
+  }
+
+  /**
+   * Each broken engine, the rule that must catch it, and a fragment its failure message must hold
+   * (empty when the rule's tag is enough).
+   */
   static Stream<Arguments> defects() {
     return Stream.of(
-        Arguments.of(SignedOrder.class, "required_r2_1_unsignedByteOrder"),
-        Arguments.of(NonAtomicBatch.class, "required_r5_2_invalidOperationAppliesNothing"),
-        Arguments.of(LostDeletes.class, "required_r6_2_deletesStayDeleted"),
-        Arguments.of(ExclusiveAsInclusive.class, "required_r3_1_boundMatrixForward"),
-        Arguments.of(ReverseOffByOne.class, "required_r3_2_boundMatrixReverse"),
-        Arguments.of(EmptyValueAsNull.class, "required_r1_5_emptyValueIsNotAbsent"),
-        Arguments.of(CursorOutlivesStore.class, "required_r4_3_cursorDiesWithStore"),
-        Arguments.of(AckBeforeDurable.class, "required_r7_2_killBufferedKeepsAcknowledgedWrites"),
-        Arguments.of(LostConcurrentWrites.class, "required_r8_1_threadsOnDisjointKeys"),
-        Arguments.of(LimitIgnored.class, "required_r3_4_limits"),
-        Arguments.of(NoLock.class, "required_r10_3_secondOpenIsLocked"),
-        Arguments.of(FakeSnapshot.class, "required_r4_5_snapshotCursorSeesNoLaterWrites"),
-        Arguments.of(AliasedValues.class, "required_r1_7_returnedArraysAreCopies"),
-        Arguments.of(CompactDropsEmptyValues.class, "required_r10_10_compactKeepsEveryEntry"),
-        Arguments.of(TornOverwrite.class, "required_r7_5_killDuringOverwritesLeavesOldOrNewValue"));
+        Arguments.of(SignedOrder.class, "required_r2_1_unsignedByteOrder", List.of()),
+        Arguments.of(
+            NonAtomicBatch.class, "required_r5_2_invalidOperationAppliesNothing", List.of()),
+        Arguments.of(LostDeletes.class, "required_r6_2_deletesStayDeleted", List.of()),
+        Arguments.of(ExclusiveAsInclusive.class, "required_r3_1_boundMatrixForward", List.of()),
+        Arguments.of(ReverseOffByOne.class, "required_r3_2_boundMatrixReverse", List.of()),
+        Arguments.of(EmptyValueAsNull.class, "required_r1_5_emptyValueIsNotAbsent", List.of()),
+        Arguments.of(CursorOutlivesStore.class, "required_r4_3_cursorDiesWithStore", List.of()),
+        Arguments.of(
+            AckBeforeDurable.class, "required_r7_2_killBufferedKeepsAcknowledgedWrites", List.of()),
+        Arguments.of(LostConcurrentWrites.class, "required_r8_1_threadsOnDisjointKeys", List.of()),
+        Arguments.of(LimitIgnored.class, "required_r3_4_limits", List.of()),
+        Arguments.of(NoLock.class, "required_r10_3_secondOpenIsLocked", List.of()),
+        Arguments.of(
+            FakeSnapshot.class, "required_r4_5_snapshotCursorSeesNoLaterWrites", List.of()),
+        Arguments.of(AliasedValues.class, "required_r1_7_returnedArraysAreCopies", List.of()),
+        Arguments.of(
+            CompactDropsEmptyValues.class, "required_r10_10_compactKeepsEveryEntry", List.of()),
+        Arguments.of(
+            TornOverwrite.class,
+            "required_r7_5_killDuringOverwritesLeavesOldOrNewValue",
+            List.of()),
+        Arguments.of(
+            StalledWrites.class,
+            "required_r8_1_threadsOnDisjointKeys",
+            List.of("threads did not finish within 5 s", "kv4j-tck-")),
+        Arguments.of(
+            ShortLogAsTornTail.class,
+            "required_r12_1_fileTruncatedToHalf",
+            List.of("data.log truncated from", "key d/")),
+        Arguments.of(
+            CrashOnShortLog.class,
+            "required_r12_1_fileTruncatedToHalf",
+            List.of(
+                "data.log truncated from",
+                "exit code 134",
+                "a new child JVM ran the cases after it")),
+        Arguments.of(
+            MissingLogAsNewStore.class,
+            "required_r12_2_fileTruncatedToZero",
+            List.of("data.log truncated from", "to 0 bytes", "key d/", "is silently lost")),
+        Arguments.of(
+            MissingLogAsNewStore.class,
+            "required_r12_3_fileDeleted",
+            List.of("data.log deleted", "key d/", "is silently lost")),
+        Arguments.of(
+            LostDeletes.class,
+            "required_r12_3_fileDeleted",
+            List.of("kv4j.store deleted", "deleted key d/", "reads a value")),
+        Arguments.of(
+            NoChecksumCheck.class,
+            "required_r12_4_bitFlipped",
+            List.of("data.log with bit 4 of the byte at offset", "key d/", "wrong value")),
+        Arguments.of(
+            ShrinksOnFailedOpen.class,
+            "required_r12_4_bitFlipped",
+            List.of("data.log with bit 4", "the failed open shortened data.log")),
+        Arguments.of(
+            DamageAsIllegalState.class,
+            "required_r12_5_blockZeroed",
+            List.of("data.log with bytes", "java.lang.IllegalStateException")),
+        Arguments.of(
+            HangOnDamage.class,
+            "required_r12_5_blockZeroed",
+            List.of(
+                "data.log with bytes",
+                "did not finish within 10 s",
+                "cases 2..2 were not run after the timeout in case 1")),
+        Arguments.of(
+            IgnoresIdentity.class,
+            "required_r12_6_foreignStoreRefused",
+            List.of("opened a directory holding a 'tck-foreign' store")));
   }
 
   @ParameterizedTest(name = "{0} is caught by {1}")
   @MethodSource("defects")
-  void brokenEngine_isCaughtByItsRule(Class<? extends DefectTck> broken, String ruleMethod) {
+  void brokenEngine_isCaughtByItsRule(
+      Class<? extends DefectTck> broken, String ruleMethod, List<String> details) {
     Events caught = run(broken, ruleMethod);
     assertThat(caught.failed().count())
         .as("the kit must FAIL %s on %s (not pass, not skip)", ruleMethod, broken.getSimpleName())
@@ -180,9 +321,10 @@ class BrokenEnginesTest {
         .isEqualTo(1);
   }
 
-  @ParameterizedTest(name = "{0}")
+  @ParameterizedTest(name = "{0} by {1}")
   @MethodSource("defects")
-  void brokenEngine_failureNamesTheRule(Class<? extends DefectTck> broken, String ruleMethod) {
+  void brokenEngine_failureNamesTheRule(
+      Class<? extends DefectTck> broken, String ruleMethod, List<String> details) {
     Events caught = run(broken, ruleMethod);
     String rule = "[" + ruleMethod.replaceAll("required_r(\\d+)_(\\d+)_.*", "$1.$2") + "]";
     Throwable t =
@@ -193,9 +335,27 @@ class BrokenEnginesTest {
             .getThrowable()
             .orElseThrow();
     assertThat(t.getMessage()).as("the failure message cites the rule %s", rule).contains(rule);
+    if (rule.startsWith("[12.")) {
+      assertThat(t.getMessage())
+          .as("a damage rule's message starts with its rule")
+          .startsWith(rule);
+    }
+    for (String d : details) {
+      assertThat(t.getMessage()).as("the failure message says what was caught").contains(d);
+    }
   }
 
+  /**
+   * Runs of a rule on an engine class, kept for the test class: both tests of a defect, and every
+   * defect's control run of the same rule on the defect-free engine, share one run.
+   */
+  private static final Map<String, Events> RUNS = new ConcurrentHashMap<>();
+
   private static Events run(Class<?> cls, String method) {
+    return RUNS.computeIfAbsent(cls.getName() + "#" + method, k -> execute(cls, method));
+  }
+
+  private static Events execute(Class<?> cls, String method) {
     Method m =
         Arrays.stream(superMethods(cls))
             .filter(x -> x.getName().equals(method))

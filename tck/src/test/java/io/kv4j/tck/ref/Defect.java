@@ -45,7 +45,43 @@ public enum Defect {
    * overwritten since the store opened, though every put was acknowledged. New keys are logged
    * normally, so only the overwrite rule (7.5) sees it.
    */
-  TORN_OVERWRITE;
+  TORN_OVERWRITE,
+  /**
+   * A missing or empty log is taken for a new store (the layout lists no required file), so a
+   * deleted or emptied log opens as an empty store: every key silently gone.
+   */
+  MISSING_LOG_AS_NEW_STORE,
+  /**
+   * The clean-close length in the header is ignored: a log cut short after a clean close is taken
+   * for a torn tail, truncated to its last whole record, and opened without the keys after it.
+   */
+  SHORT_LOG_AS_TORN_TAIL,
+  /**
+   * A log shorter than its clean-close length kills the JVM (exit 134), as a read past the end of a
+   * mapped file does with SIGBUS.
+   */
+  CRASH_ON_SHORT_LOG,
+  /** Record checksums are never checked at open, while the engine declares CHECKSUMS. */
+  NO_CHECKSUM_CHECK,
+  /**
+   * Damage found at open is reported, but only after the log was truncated to its last good record:
+   * the failed open destroyed the records a repair could have saved.
+   */
+  SHRINKS_ON_FAILED_OPEN,
+  /** Damage found at open is reported as IllegalStateException, not StoreCorruptedException. */
+  DAMAGE_AS_ILLEGAL_STATE,
+  /** Damage found at open makes the open wait forever. */
+  HANG_ON_DAMAGE,
+  /**
+   * The directory is opened without its identity (lock only, a missing log is a new store), so
+   * another engine's store is taken for an empty ref store and a log is created beside its files.
+   */
+  IGNORES_IDENTITY,
+  /**
+   * After 100 writes every write waits forever (outside the store's lock, until interrupted), as in
+   * an engine that deadlocked.
+   */
+  STALLED_WRITES;
 
   static List<String> names() {
     List<String> out = new ArrayList<>();

@@ -11,9 +11,10 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * {@code ref}: a small persistent engine written directly against {@link Store} (no SPI base
- * classes), used to prove the kit. With {@code defect=none} it must pass every rule; each other
- * {@link Defect} breaks exactly one promise, and the kit must catch it with the rule meant for it.
+ * {@code ref}: a small persistent engine written directly against {@link Store} (no {@code
+ * AbstractStore}; its directory opened through {@code StoreDirectory}), used to prove the kit. With
+ * {@code defect=none} it must pass every rule; each other {@link Defect} breaks exactly one
+ * promise, and the kit must catch it with the rule meant for it.
  */
 public final class RefProvider implements StoreProvider {
   static final Limits LIMITS = new Limits(511, 16 << 20);
@@ -23,7 +24,8 @@ public final class RefProvider implements StoreProvider {
           Feature.REVERSE_SCAN,
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
-          Feature.PERSISTENT);
+          Feature.PERSISTENT,
+          Feature.CHECKSUMS);
   static final OptionSpec<String> DEFECT =
       OptionSpec.choice("defect", "none", Defect.names(), "which deliberate bug to exhibit");
 

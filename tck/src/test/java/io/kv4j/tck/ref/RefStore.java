@@ -13,6 +13,7 @@ import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.DirectoryLock;
+import io.kv4j.spi.StoreDirectory;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -32,33 +33,68 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.NoSuchElementException;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
-import java.util.zip.CRC32;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.zip.CRC32C;
 
 /**
- * A TreeMap plus a redo log ({@code ref.log}: an 8-byte magic, then records of [int length, int
- * CRC32, payload = int count, count x (byte op, int keyLength, key, [int valueLength, value])]).
- * One record per put, delete or batch, so a batch is atomic across crashes. Recovery replays valid
- * records and truncates a torn tail. {@link #compact()} writes the live entries to a new log and
- * renames it over the old one. Simple on purpose; correctness is what it is for.
+ * A TreeMap plus a redo log, {@code data.log}, in a directory opened through {@link StoreDirectory}
+ * (identity file, lock, create rules). Simple on purpose; correctness is what it is for.
+ *
+ * <p>Log format (big-endian):
+ *
+ * <table>
+ *   <caption>data.log</caption>
+ *   <tr><th>offset</th><th>width</th><th>field</th></tr>
+ *   <tr><td>0</td><td>8</td><td>magic {@code KV4JREF2}</td></tr>
+ *   <tr><td>8</td><td>8</td><td>clean length: the file's length at its last clean close, or -1
+ *       while a writer has it open (and after a crash)</td></tr>
+ *   <tr><td>16</td><td>4</td><td>CRC32C of bytes 0-15</td></tr>
+ *   <tr><td>20</td><td>...</td><td>records: [int payload length n][int CRC32C of the length field
+ *       and the payload][n bytes payload = int count, count x (byte op 0=put/1=delete, int
+ *       keyLength, key, [int valueLength, value])]</td></tr>
+ * </table>
+ *
+ * <p>One record per put, delete or batch, so a batch is atomic across crashes. Every record is
+ * checked at open, and the whole map lives in memory, so every read returns checked bytes ({@link
+ * io.kv4j.Feature#CHECKSUMS}). Recovery: after a clean close (clean length set) the file must be
+ * exactly that long and every record whole, otherwise the open fails with {@link
+ * StoreCorruptedException} and changes nothing — damage is never mistaken for a torn tail. After a
+ * crash (clean length -1) the first record that fails its check ends the log: a torn tail,
+ * truncated by a read-write open. {@link #compact()} writes the live entries to {@code
+ * data.log.compact} and renames it over the log.
  */
 final class RefStore implements Store {
-  private static final byte[] MAGIC = "KV4JREF1".getBytes(StandardCharsets.US_ASCII);
+  static final String LOG = "data.log";
+  static final String COMPACTING = "data.log.compact";
+  private static final byte[] MAGIC = "KV4JREF2".getBytes(StandardCharsets.US_ASCII);
+  private static final int HEADER = 20;
+  private static final long DIRTY = -1;
 
   private final Defect defect;
   private final StoreInfo info;
-  private final DirectoryLock lock;
+  private final StoreDirectory directory; // null for the defects that bypass it
+  private final DirectoryLock lock; // only when bypassing StoreDirectory
   private FileChannel log; // replaced by compact(); used under the store's monitor
   private final Path logFile;
   private final List<RefCursor> cursors = new ArrayList<>();
   private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
   private volatile TreeMap<byte[], byte[]> map;
   private volatile boolean closed;
+  private final AtomicLong writes = new AtomicLong(); // for STALLED_WRITES
 
   private RefStore(
-      StoreInfo info, Defect defect, DirectoryLock lock, FileChannel log, Path logFile) {
+      StoreInfo info,
+      Defect defect,
+      StoreDirectory directory,
+      DirectoryLock lock,
+      FileChannel log,
+      Path logFile) {
     this.info = info;
     this.defect = defect;
+    this.directory = directory;
     this.lock = lock;
     this.log = log;
     this.logFile = logFile;
@@ -68,10 +104,35 @@ final class RefStore implements Store {
   }
 
   static RefStore open(StoreConfig config, Defect defect) {
+    if (defect == Defect.NO_LOCK || defect == Defect.IGNORES_IDENTITY) {
+      return openWithoutIdentity(config, defect);
+    }
+    StoreDirectory dir =
+        StoreDirectory.open(
+            config,
+            new StoreDirectory.Layout(
+                "ref",
+                1,
+                n -> n.equals(LOG) || n.equals(COMPACTING),
+                defect == Defect.MISSING_LOG_AS_NEW_STORE ? Set.of() : Set.of(LOG)));
+    boolean ok = false;
+    try {
+      RefStore s = openIn(dir.path(), dir.isNew(), config, defect, dir, null);
+      ok = true;
+      return s;
+    } finally {
+      if (!ok) {
+        dir.close(); // also for an Error
+      }
+    }
+  }
+
+  /** The pre-identity way, kept for the defects that need it: no identity, maybe no lock. */
+  private static RefStore openWithoutIdentity(StoreConfig config, Defect defect) {
     Path dir = config.path();
     try {
       if (!Files.isDirectory(dir)) {
-        if (!config.createIfMissing()) {
+        if (!config.createIfMissing() || config.readOnly()) {
           throw new StoreIOException(
               "engine 'ref': directory " + dir + " does not exist", new IOException("missing"));
         }
@@ -80,77 +141,210 @@ final class RefStore implements Store {
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot create " + dir, e);
     }
-    DirectoryLock lock = defect == Defect.NO_LOCK ? null : DirectoryLock.acquire(dir, "ref");
-    Path file = dir.resolve("ref.log");
+    DirectoryLock lock =
+        defect == Defect.NO_LOCK || config.readOnly() ? null : DirectoryLock.acquire(dir, "ref");
+    boolean ok = false;
     try {
+      RefStore s = openIn(dir, !Files.exists(dir.resolve(LOG)), config, defect, null, lock);
+      ok = true;
+      return s;
+    } finally {
+      if (!ok && lock != null) {
+        lock.close();
+      }
+    }
+  }
+
+  private static RefStore openIn(
+      Path dir,
+      boolean isNew,
+      StoreConfig config,
+      Defect defect,
+      StoreDirectory directory,
+      DirectoryLock lock) {
+    Path file = dir.resolve(LOG);
+    boolean readOnly = config.readOnly();
+    try {
+      if (!readOnly) {
+        Files.deleteIfExists(dir.resolve(COMPACTING)); // a compaction a crash interrupted
+      }
+      boolean create = isNew;
+      if (defect == Defect.MISSING_LOG_AS_NEW_STORE) {
+        create |= !Files.exists(file) || Files.size(file) == 0;
+      }
+      if (!create && !Files.exists(file)) {
+        throw new StoreCorruptedException(
+            "engine 'ref' at " + dir + ": the log " + file + " is missing", file, -1);
+      }
       FileChannel ch =
-          FileChannel.open(
-              file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+          readOnly
+              ? FileChannel.open(file, StandardOpenOption.READ)
+              : FileChannel.open(
+                  file,
+                  StandardOpenOption.CREATE,
+                  StandardOpenOption.READ,
+                  StandardOpenOption.WRITE);
       StoreInfo info =
           new StoreInfo(
               "ref",
               RefProvider.FEATURES,
               RefProvider.LIMITS,
               config.durability(),
-              dir.toString(),
-              config.readOnly());
-      RefStore s = new RefStore(info, defect, lock, ch, file);
-      s.recover();
-      return s;
+              config.path().toString(),
+              readOnly);
+      RefStore s = new RefStore(info, defect, directory, lock, ch, file);
+      boolean ok = false;
+      try {
+        if (create) {
+          ch.truncate(0);
+          writeFully(ch, header(DIRTY), 0);
+          ch.force(true);
+          ch.position(HEADER);
+          StoreDirectory.syncDirectory(dir);
+          if (directory != null) {
+            directory.created();
+          }
+        } else {
+          s.recover();
+        }
+        ok = true;
+        return s;
+      } finally {
+        if (!ok) {
+          ch.close();
+        }
+      }
     } catch (IOException e) {
-      if (lock != null) {
-        lock.close();
-      }
-      throw new StoreIOException("engine 'ref': cannot open " + file, e);
-    } catch (RuntimeException e) {
-      if (lock != null) {
-        lock.close();
-      }
-      throw e;
+      throw new StoreIOException("engine 'ref': cannot open " + file + ": " + e, e);
     }
   }
 
+  private static ByteBuffer header(long cleanLength) {
+    ByteBuffer h = ByteBuffer.allocate(HEADER);
+    h.put(MAGIC).putLong(cleanLength);
+    CRC32C c = new CRC32C();
+    c.update(h.array(), 0, 16);
+    h.putInt((int) c.getValue()).flip();
+    return h;
+  }
+
+  /** Replays the log into the map; see the class comment for what is damage and what is torn. */
   private void recover() throws IOException {
     long size = log.size();
-    if (size == 0) {
-      log.write(ByteBuffer.wrap(MAGIC), 0);
-      log.force(true);
-      log.position(MAGIC.length);
+    if (size > Integer.MAX_VALUE - 64) {
+      throw damage("is " + size + " bytes, more than the ref engine ever writes", 0, size);
+    }
+    ByteBuffer all = readAll(log);
+    if (size < HEADER) {
+      throw damage("is " + size + " bytes, shorter than its header", 0, size);
+    }
+    byte[] magic = new byte[MAGIC.length];
+    all.get(magic);
+    if (!Arrays.equals(magic, MAGIC)) {
+      throw damage("is not a ref log (bad magic)", 0, size);
+    }
+    long clean = all.getLong();
+    CRC32C hc = new CRC32C();
+    hc.update(all.array(), 0, 16);
+    if (all.getInt() != (int) hc.getValue()) {
+      throw damage("has a header that fails its checksum", 0, size);
+    }
+    boolean strict = clean != DIRTY && defect != Defect.SHORT_LOG_AS_TORN_TAIL;
+    if (strict && size < clean && defect == Defect.CRASH_ON_SHORT_LOG) {
+      // What an engine reading a mapped file past its end suffers: SIGBUS, the JVM aborts.
+      Runtime.getRuntime().halt(134);
+    }
+    long valid = replay(all, map, defect != Defect.NO_CHECKSUM_CHECK);
+    if (strict && size != clean) {
+      throw damage(
+          "is "
+              + size
+              + " bytes, but was "
+              + clean
+              + " bytes when it was last closed cleanly (truncated or extended since)",
+          Math.min(size, clean),
+          valid);
+    }
+    if (strict && valid != size) {
+      throw damage(
+          "has a record at offset "
+              + valid
+              + " that fails its checksum or has an impossible length",
+          valid,
+          valid);
+    }
+    if (info.readOnly()) {
       return;
     }
-    ByteBuffer all = ByteBuffer.allocate((int) size);
-    while (all.hasRemaining() && log.read(all, all.position()) > 0) {}
-    all.flip();
-    byte[] magic = new byte[MAGIC.length];
-    if (size < MAGIC.length || !Arrays.equals(get(all, magic), MAGIC)) {
-      log.close();
-      throw new StoreCorruptedException(
-          "engine 'ref': " + logFile + " is not a ref log (bad magic)", logFile, 0);
+    if (valid != size) {
+      log.truncate(valid); // a torn tail: the store was not closed cleanly
     }
-    long valid = MAGIC.length;
+    writeFully(log, header(DIRTY), 0);
+    log.force(true);
+    log.position(valid);
+  }
+
+  /**
+   * Applies the records after the header to {@code into} and returns the offset just past the last
+   * whole record whose checksum matched (or, without {@code check}, whose length fit).
+   */
+  private static long replay(ByteBuffer all, TreeMap<byte[], byte[]> into, boolean check) {
+    all.position(HEADER);
+    long valid = HEADER;
     while (all.remaining() >= 8) {
+      int at = all.position();
       int len = all.getInt();
       int crc = all.getInt();
       if (len < 4 || len > all.remaining()) {
         break;
       }
-      byte[] payload = new byte[len];
-      all.get(payload);
-      CRC32 c = new CRC32();
-      c.update(payload);
-      if ((int) c.getValue() != crc) {
+      CRC32C c = new CRC32C();
+      c.update(all.array(), at, 4);
+      c.update(all.array(), at + 8, len);
+      if (check && (int) c.getValue() != crc) {
         break;
       }
-      apply(ByteBuffer.wrap(payload), map);
+      byte[] payload = new byte[len];
+      all.get(payload);
+      apply(ByteBuffer.wrap(payload), into);
       valid = all.position();
     }
-    log.truncate(valid);
-    log.position(valid);
+    return valid;
   }
 
-  private static byte[] get(ByteBuffer b, byte[] into) {
-    b.get(into);
-    return into;
+  private static ByteBuffer readAll(FileChannel ch) throws IOException {
+    ByteBuffer all = ByteBuffer.allocate((int) ch.size());
+    while (all.hasRemaining() && ch.read(all, all.position()) > 0) {}
+    all.flip();
+    return all;
+  }
+
+  /** The failure for damage found at open, with this engine's deliberate mishandlings of it. */
+  private RuntimeException damage(String what, long offset, long validEnd) throws IOException {
+    if (defect == Defect.HANG_ON_DAMAGE) {
+      hangForever();
+    }
+    if (defect == Defect.SHRINKS_ON_FAILED_OPEN && !info.readOnly()) {
+      log.truncate(validEnd);
+    }
+    String msg =
+        "engine 'ref': the log "
+            + logFile
+            + " "
+            + what
+            + " (offset "
+            + offset
+            + "); refusing to open rather than lose acknowledged writes";
+    if (defect == Defect.DAMAGE_AS_ILLEGAL_STATE) {
+      return new IllegalStateException(msg);
+    }
+    return new StoreCorruptedException(msg, logFile, offset);
+  }
+
+  private static void hangForever() {
+    for (; ; ) {
+      LockSupport.parkNanos(1_000_000_000L);
+    }
   }
 
   private static void apply(ByteBuffer p, TreeMap<byte[], byte[]> m) {
@@ -185,7 +379,7 @@ final class RefStore implements Store {
     }
   }
 
-  /** One log record holding a batch: length, CRC32, payload. */
+  /** One log record holding a batch: length, CRC32C, payload. */
   private ByteBuffer record(WriteBatch ops) throws IOException {
     ByteArrayOutputStream bos = new ByteArrayOutputStream();
     DataOutputStream out = new DataOutputStream(bos);
@@ -213,10 +407,12 @@ final class RefStore implements Store {
       }
     }
     byte[] payload = bos.toByteArray();
-    CRC32 c = new CRC32();
-    c.update(payload);
     ByteBuffer rec = ByteBuffer.allocate(8 + payload.length);
-    rec.putInt(payload.length).putInt((int) c.getValue()).put(payload).flip();
+    rec.putInt(payload.length).putInt(0).put(payload);
+    CRC32C c = new CRC32C();
+    c.update(rec.array(), 0, 4);
+    c.update(payload);
+    rec.putInt(4, (int) c.getValue()).flip();
     return rec;
   }
 
@@ -294,6 +490,12 @@ final class RefStore implements Store {
   @Override
   public void write(WriteBatch batch) {
     Objects.requireNonNull(batch, "batch");
+    if (defect == Defect.STALLED_WRITES && writes.incrementAndGet() > 100) {
+      while (!Thread.currentThread().isInterrupted()) {
+        LockSupport.parkNanos(1_000_000_000L);
+      }
+      throw new StoreIOException("engine 'ref': a stalled write was interrupted", (Throwable) null);
+    }
     if (defect == Defect.NON_ATOMIC_BATCH) {
       checkWritable();
       synchronized (this) {
@@ -436,7 +638,7 @@ final class RefStore implements Store {
   @Override
   public synchronized void compact() {
     checkWritable();
-    Path next = logFile.resolveSibling("ref.log.compact");
+    Path next = logFile.resolveSibling(COMPACTING);
     try {
       try (FileChannel out =
           FileChannel.open(
@@ -444,7 +646,7 @@ final class RefStore implements Store {
               StandardOpenOption.CREATE,
               StandardOpenOption.TRUNCATE_EXISTING,
               StandardOpenOption.WRITE)) {
-        writeFully(out, ByteBuffer.wrap(MAGIC));
+        writeFully(out, header(DIRTY));
         for (Map.Entry<byte[], byte[]> e : map.entrySet()) {
           if (defect == Defect.COMPACT_DROPS_EMPTY_VALUES && e.getValue().length == 0) {
             continue;
@@ -455,9 +657,7 @@ final class RefStore implements Store {
       }
       Files.move(
           next, logFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      try (FileChannel d = FileChannel.open(logFile.getParent(), StandardOpenOption.READ)) {
-        d.force(true);
-      }
+      StoreDirectory.syncDirectory(logFile.getParent());
       pending.reset(); // the new log holds every entry, also those whose records were pending
       log.close();
       log = FileChannel.open(logFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
@@ -470,6 +670,47 @@ final class RefStore implements Store {
   private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
     while (b.hasRemaining()) {
       ch.write(b);
+    }
+  }
+
+  private static void writeFully(FileChannel ch, ByteBuffer b, long at) throws IOException {
+    while (b.hasRemaining()) {
+      at += ch.write(b, at);
+    }
+  }
+
+  /** Re-reads the log and checks its header and every record's checksum. */
+  @Override
+  public synchronized void verify() {
+    checkOpen();
+    try {
+      ByteBuffer all = readAll(log);
+      long size = all.remaining();
+      boolean headerOk = size >= HEADER;
+      if (headerOk) {
+        byte[] magic = new byte[MAGIC.length];
+        all.get(magic);
+        CRC32C hc = new CRC32C();
+        hc.update(all.array(), 0, 16);
+        headerOk = Arrays.equals(magic, MAGIC) && all.getInt(16) == (int) hc.getValue();
+      }
+      if (!headerOk) {
+        throw new StoreCorruptedException(
+            "engine 'ref': the header of " + logFile + " is damaged", logFile, 0);
+      }
+      long valid = replay(all, new TreeMap<>(map.comparator()), true);
+      if (valid != size) {
+        throw new StoreCorruptedException(
+            "engine 'ref': the record at offset "
+                + valid
+                + " of "
+                + logFile
+                + " fails its checksum or has an impossible length",
+            logFile,
+            valid);
+      }
+    } catch (IOException e) {
+      throw new StoreIOException("engine 'ref': cannot read " + logFile + ": " + e, e);
     }
   }
 
@@ -505,13 +746,22 @@ final class RefStore implements Store {
     }
     closed = true;
     try {
-      if (pending.size() > 0) {
-        log.write(ByteBuffer.wrap(pending.toByteArray()));
+      if (!info.readOnly()) {
+        if (pending.size() > 0) {
+          log.write(ByteBuffer.wrap(pending.toByteArray()));
+        }
+        // The records first, then the header that says they are whole: a clean close.
+        log.force(false);
+        writeFully(log, header(log.size()), 0);
+        log.force(false);
       }
       log.close();
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot close " + logFile, e);
     } finally {
+      if (directory != null) {
+        directory.close();
+      }
       if (lock != null) {
         lock.close();
       }

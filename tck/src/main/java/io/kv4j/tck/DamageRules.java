@@ -1,0 +1,572 @@
+package io.kv4j.tck;
+
+import static org.assertj.core.api.Assertions.fail;
+
+import io.kv4j.Durability;
+import io.kv4j.Feature;
+import io.kv4j.Store;
+import io.kv4j.spi.DirectoryLock;
+import io.kv4j.spi.StoreDirectory;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Group 12: damage. A store written with durability SYNC and closed cleanly is copied once per
+ * case; one file of each copy is damaged; a child JVM opens every copy in turn (read-write, same
+ * config) and checks it against the data set (see {@link DamageWorker}). Each case must end in a
+ * refused open that deleted and shortened nothing, or in a store that returns every value exactly
+ * or reports corruption, never a wrong value and never a silent loss. A child that dies (a native
+ * crash such as SIGBUS) or hangs fails the rule, naming the case it was running.
+ */
+abstract class DamageRules extends ModelRules {
+  /** The engine id written into the foreign store of rule 12.6. */
+  static final String FOREIGN_ENGINE = "tck-foreign";
+
+  /** Fixed by default so a failure replays as is; {@code kv4j.tck.seed} changes the data set. */
+  private static final long DEFAULT_SEED = 20;
+
+  @Test
+  void required_r12_1_fileTruncatedToHalf() throws Exception {
+    damageRule("12.1", Damage.TRUNCATE_HALF);
+  }
+
+  @Test
+  void required_r12_2_fileTruncatedToZero() throws Exception {
+    damageRule("12.2", Damage.TRUNCATE_ZERO);
+  }
+
+  @Test
+  void required_r12_3_fileDeleted() throws Exception {
+    damageRule("12.3", Damage.DELETE);
+  }
+
+  @Test
+  void required_r12_4_bitFlipped() throws Exception {
+    damageRule("12.4", Damage.FLIP_BIT);
+  }
+
+  @Test
+  void required_r12_5_blockZeroed() throws Exception {
+    damageRule("12.5", Damage.ZERO_BLOCK);
+  }
+
+  @Test
+  void required_r12_6_foreignStoreRefused() throws Exception {
+    damageRule("12.6", Damage.FOREIGN);
+  }
+
+  /** See {@link StoreTck#isDiagnosticFile(String)}. */
+  protected boolean isDiagnosticFile(String fileName) {
+    return false;
+  }
+
+  /**
+   * How long the child JVM of one damage rule may run before it is killed and the rule fails:
+   * {@code kv4j.tck.childTimeoutSeconds}, default 300.
+   */
+  Duration damageChildTimeout() {
+    return Duration.ofSeconds(Long.getLong("kv4j.tck.childTimeoutSeconds", 300));
+  }
+
+  /** The damages, each applied to one file of a copy of the store. */
+  enum Damage {
+    TRUNCATE_HALF("truncate-half", false),
+    TRUNCATE_ZERO("truncate-zero", false),
+    DELETE("delete", false),
+    FLIP_BIT("flip-bit", true),
+    ZERO_BLOCK("zero-4k", true),
+    FOREIGN(DamageWorker.FOREIGN, false);
+
+    final String kind;
+    final boolean needsChecksums;
+
+    Damage(String kind, boolean needsChecksums) {
+      this.kind = kind;
+      this.needsChecksums = needsChecksums;
+    }
+
+    /**
+     * Damages a file.
+     *
+     * @return what was done, for messages, or null when this damage would change nothing (an empty
+     *     file cannot be truncated, flipped or zeroed)
+     */
+    String apply(Path file) throws IOException {
+      long size = Files.size(file);
+      if (this == DELETE) {
+        Files.delete(file);
+        return "deleted (it had " + size + " bytes)";
+      }
+      if (size == 0) {
+        return null;
+      }
+      try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+        switch (this) {
+          case TRUNCATE_HALF -> {
+            ch.truncate(size / 2);
+            return "truncated from " + size + " to " + size / 2 + " bytes";
+          }
+          case TRUNCATE_ZERO -> {
+            ch.truncate(0);
+            return "truncated from " + size + " to 0 bytes";
+          }
+          case FLIP_BIT -> {
+            long at = size / 2;
+            ByteBuffer one = ByteBuffer.allocate(1);
+            try (FileChannel r = FileChannel.open(file, StandardOpenOption.READ)) {
+              r.read(one, at);
+            }
+            int old = one.get(0) & 0xff;
+            int now = old ^ 0x10;
+            ch.write(ByteBuffer.wrap(new byte[] {(byte) now}), at);
+            return String.format(
+                "with bit 4 of the byte at offset %d flipped (0x%02x -> 0x%02x; %d bytes)",
+                at, old, now, size);
+          }
+          case ZERO_BLOCK -> {
+            long from = Math.max(0, size / 2 - 2048);
+            long to = Math.min(size, from + 4096);
+            ch.write(ByteBuffer.allocate((int) (to - from)), from);
+            return "with bytes "
+                + from
+                + ".."
+                + (to - 1)
+                + " zeroed ("
+                + (to - from)
+                + " bytes in the middle of "
+                + size
+                + ")";
+          }
+          default -> throw new IllegalStateException(name());
+        }
+      }
+    }
+  }
+
+  /** One damaged copy: its number, the damaged file, what was done, and the files before. */
+  private record Case(int n, String file, String damage, Path dir, Map<String, Long> before) {
+    String describe() {
+      return file + " " + damage + " (case " + n + ")";
+    }
+  }
+
+  private void damageRule(String id, Damage damage) throws Exception {
+    require(id, Feature.PERSISTENT);
+    Assumptions.assumeTrue(
+        dataLivesInLocationFiles(),
+        "["
+            + id
+            + "] skipped: engine '"
+            + engine()
+            + "' keeps its data on a server, not in files under the location");
+    long seed = Long.getLong("kv4j.tck.seed", DEFAULT_SEED);
+    String seedNote = "data set seed " + seed + " (replay with -Dkv4j.tck.seed=" + seed + ")";
+    Path pristine = tempDir.resolve("pristine");
+    long started = System.nanoTime();
+    if (damage != Damage.FOREIGN) { // 12.6 replaces the whole directory: no data set needed
+      Store s = open(config(pristine, Durability.SYNC));
+      if (damage.needsChecksums && !s.info().has(Feature.CHECKSUMS)) {
+        close(s);
+        Assumptions.abort(
+            "["
+                + id
+                + "] skipped: engine '"
+                + engine()
+                + "' does not declare CHECKSUMS (in this config), so a flipped bit or zeroed"
+                + " block inside a value may be returned as the value");
+      }
+      DamageWorker.write(s, seed, s.info().has(Feature.ATOMIC_BATCH));
+      close(s);
+    }
+    long written = System.nanoTime();
+
+    Path work = tempDir.resolve("damage-" + id);
+    List<Case> cases = new ArrayList<>();
+    if (damage == Damage.FOREIGN) {
+      Path dir = work.resolve("case-1");
+      Files.createDirectories(dir);
+      writeForeignStore(dir, seed);
+      cases.add(
+          new Case(
+              1,
+              "(whole directory)",
+              "replaced by a '" + FOREIGN_ENGINE + "' store (identity and one data file)",
+              dir,
+              sizes(dir)));
+    } else {
+      Map<String, Long> files = sizes(pristine);
+      if (files.isEmpty()) {
+        fail(rule(id, "the store directory " + pristine + " holds no file to damage"));
+      }
+      for (String f : files.keySet()) {
+        Path dir = work.resolve("case-" + (cases.size() + 1));
+        copyTree(pristine, dir);
+        String what = damage.apply(dir.resolve(f));
+        if (what == null) {
+          deleteTree(dir);
+          continue;
+        }
+        cases.add(new Case(cases.size() + 1, f, what, dir, sizes(dir)));
+      }
+      if (cases.isEmpty()) {
+        fail(rule(id, "every file of the store directory is empty: " + files));
+      }
+    }
+    long prepared = System.nanoTime();
+    runCases(id, damage, cases, work, seed, seedNote);
+    System.out.printf(
+        "[%s] %d cases: data set written in %d ms, copies damaged in %d ms, child JVM %d ms%n",
+        id,
+        cases.size(),
+        TimeUnit.NANOSECONDS.toMillis(written - started),
+        TimeUnit.NANOSECONDS.toMillis(prepared - written),
+        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - prepared));
+  }
+
+  /**
+   * Runs the cases in a child JVM and fails the rule with every case that broke the contract. A
+   * child that crashes in a case is reported for that case, and a new child runs the cases after
+   * it, so one crash does not hide the outcome of the rest; after a timeout the rest is not run
+   * (each would wait as long).
+   */
+  private void runCases(
+      String id, Damage damage, List<Case> cases, Path work, long seed, String seedNote)
+      throws Exception {
+    Map<Integer, String> results = new HashMap<>();
+    Map<Integer, String> deaths = new HashMap<>();
+    List<String> problems = new ArrayList<>();
+    int from = 0;
+    for (int child = 1; from < cases.size(); child++) {
+      ChildRun run = runChild(damage, cases.subList(from, cases.size()), work, child, seed);
+      results.putAll(run.results());
+      if (run.ok()) {
+        break;
+      }
+      Duration timeout = damageChildTimeout();
+      String why =
+          run.timedOut()
+              ? "did not finish within " + timeout.toSeconds() + " s and was killed"
+              : "died with " + exitDescription(run.exit());
+      String said = "; never a crash or a hang on damaged files" + run.said();
+      if (run.running() < 0) {
+        problems.add(rule(id, "the child JVM " + why + " outside any case" + said));
+        break;
+      }
+      Case culprit = cases.get(run.running() - 1);
+      String rest =
+          !run.timedOut() && culprit.n() < cases.size()
+              ? " (a new child JVM ran the cases after it)"
+              : "";
+      deaths.put(
+          culprit.n(),
+          rule(id, culprit.describe() + ": the child JVM opening it " + why + rest + said));
+      if (run.timedOut()) {
+        if (culprit.n() < cases.size()) {
+          problems.add(
+              rule(
+                  id,
+                  "cases "
+                      + (culprit.n() + 1)
+                      + ".."
+                      + cases.size()
+                      + " were not run after the timeout in case "
+                      + culprit.n()));
+        }
+        break;
+      }
+      from = culprit.n(); // the next case's index: cases are numbered from 1
+    }
+    List<String> byCase = new ArrayList<>();
+    for (Case c : cases) {
+      String death = deaths.get(c.n());
+      if (death != null) {
+        System.out.println("[" + id + "] " + c.describe() + ": child JVM died or hung");
+        byCase.add(death);
+        continue;
+      }
+      String result = results.get(c.n());
+      if (result == null) {
+        continue; // not run (reported above)
+      }
+      System.out.println("[" + id + "] " + c.describe() + ": " + result);
+      String problem = judge(damage, c, result);
+      if (problem != null) {
+        byCase.add(rule(id, c.describe() + ": " + problem));
+      }
+    }
+    problems.addAll(0, byCase);
+    if (!problems.isEmpty()) {
+      StringBuilder msg = new StringBuilder(problems.get(0));
+      if (problems.size() > 1) {
+        msg.append("\n")
+            .append(problems.size() - 1)
+            .append(" more problem(s) in ")
+            .append(cases.size())
+            .append(" cases:");
+        for (String more : problems.subList(1, Math.min(problems.size(), 21))) {
+          msg.append("\n  ").append(more);
+        }
+      }
+      msg.append("\n").append(seedNote);
+      fail(msg.toString());
+    }
+  }
+
+  /** What one child JVM did: results by case, the case it was in when it ended, how it ended. */
+  private record ChildRun(
+      Map<Integer, String> results,
+      int running,
+      boolean done,
+      int exit,
+      boolean timedOut,
+      Path err,
+      List<String> output,
+      long pid) {
+    boolean ok() {
+      return done && exit == 0 && !timedOut;
+    }
+
+    /**
+     * What the child printed besides its protocol (a JVM crash banner goes to stdout), its stderr,
+     * and where the crash report of a JVM that crashed is.
+     */
+    String said() throws IOException {
+      StringBuilder sb = new StringBuilder();
+      if (!output.isEmpty()) {
+        sb.append("; its output ends with:\n").append(String.join("\n", output));
+      }
+      sb.append("\nits stderr ends with:\n").append(tail(err));
+      Path report = crashReport(Long.toString(pid));
+      if (Files.exists(report)) {
+        sb.append("\nJVM crash report: ").append(report);
+      }
+      return sb.toString();
+    }
+  }
+
+  /** Runs some cases in one child JVM, killed after {@link #damageChildTimeout()}. */
+  private ChildRun runChild(Damage damage, List<Case> cases, Path work, int child, long seed)
+      throws Exception {
+    StringBuilder lines = new StringBuilder();
+    for (Case c : cases) {
+      lines
+          .append(c.n())
+          .append('\t')
+          .append(damage.kind)
+          .append('\t')
+          .append(c.file().replace(' ', '_'))
+          .append('\t')
+          .append(config(c.dir(), Durability.SYNC).toUri())
+          .append('\n');
+    }
+    Path caseFile = work.resolve("cases-" + child + ".tsv");
+    Files.writeString(caseFile, lines, StandardCharsets.UTF_8);
+    Path err = work.resolve("child-" + child + ".stderr");
+    Duration timeout = damageChildTimeout();
+    Process p = child(DamageWorker.class, err, caseFile.toString(), Long.toString(seed));
+    AtomicBoolean timedOut = new AtomicBoolean();
+    Thread watchdog =
+        new Thread(
+            () -> {
+              try {
+                if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                  timedOut.set(true);
+                  // Through the handle: Process.destroyForcibly would also close our end of the
+                  // pipe and lose the last "case" line, the one that names the culprit.
+                  p.toHandle().destroyForcibly();
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            },
+            "kv4j-tck-damage-watchdog");
+    watchdog.setDaemon(true);
+    watchdog.start();
+    Map<Integer, String> results = new HashMap<>();
+    List<String> output = new ArrayList<>();
+    int running = -1;
+    boolean done = false;
+    int exit;
+    try (BufferedReader r =
+        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = r.readLine()) != null) {
+        if (line.startsWith("case ")) {
+          running = Integer.parseInt(line.split(" ", 3)[1]);
+        } else if (line.startsWith("result ")) {
+          String[] f = line.split(" ", 3);
+          results.put(Integer.parseInt(f[1]), f.length > 2 ? f[2] : "");
+          running = -1;
+        } else if (line.equals("done")) {
+          done = true;
+        } else {
+          output.add(line);
+          if (output.size() > 30) {
+            output.remove(0);
+          }
+        }
+      }
+      if (!p.waitFor(30, TimeUnit.SECONDS)) {
+        p.toHandle().destroyForcibly();
+        p.waitFor(30, TimeUnit.SECONDS);
+      }
+      exit = p.isAlive() ? -1 : p.exitValue();
+    } finally {
+      p.destroyForcibly();
+      watchdog.interrupt();
+    }
+    return new ChildRun(results, running, done, exit, timedOut.get(), err, output, p.pid());
+  }
+
+  /** What is wrong with one case's result, or null if it kept the contract. */
+  private String judge(Damage damage, Case c, String result) throws IOException {
+    String[] f = result.split(" ", 2);
+    String status = f[0];
+    String detail = f.length > 1 ? f[1] : "";
+    switch (status) {
+      case "violation":
+        return detail;
+      case "opened":
+        if (damage == Damage.FOREIGN) {
+          return "the engine opened a directory holding a '"
+              + FOREIGN_ENGINE
+              + "' store (its identity file "
+              + StoreDirectory.IDENTITY_FILE
+              + " says so) instead of refusing it with a StoreException naming that engine";
+        }
+        return null;
+      case "open-failed":
+        if (damage == Damage.FOREIGN && !detail.contains("'" + FOREIGN_ENGINE + "'")) {
+          return "the open failed as it must, but its message does not name the engine '"
+              + FOREIGN_ENGINE
+              + "' that made the store: "
+              + detail;
+        }
+        Map<String, Long> after = sizes(c.dir());
+        for (Map.Entry<String, Long> e : c.before().entrySet()) {
+          Long now = after.get(e.getKey());
+          if (now == null) {
+            return "the failed open deleted " + e.getKey() + "; a failed open changes nothing";
+          }
+          if (now < e.getValue()) {
+            return "the failed open shortened "
+                + e.getKey()
+                + " from "
+                + e.getValue()
+                + " to "
+                + now
+                + " bytes; a failed open changes nothing";
+          }
+        }
+        return null;
+      default:
+        return "unreadable result from the child JVM: " + result;
+    }
+  }
+
+  /**
+   * The store's files (paths relative to {@code dir}, '/'-separated) and sizes, without the lock
+   * file and the engine's diagnostic files.
+   */
+  private Map<String, Long> sizes(Path dir) throws IOException {
+    Map<String, Long> out = new TreeMap<>();
+    try (Stream<Path> all = Files.walk(dir)) {
+      for (Path p : all.filter(Files::isRegularFile).toList()) {
+        String rel = dir.relativize(p).toString().replace(p.getFileSystem().getSeparator(), "/");
+        if (rel.equals(DirectoryLock.FILE_NAME) || isDiagnosticFile(rel)) {
+          continue;
+        }
+        out.put(rel, Files.size(p));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * A store made by another engine, as {@link StoreDirectory} writes it: an identity file naming
+   * {@value #FOREIGN_ENGINE} (format 1, with its CRC32C line) and one data file.
+   */
+  static void writeForeignStore(Path dir, long seed) throws IOException {
+    String body =
+        "# kv4j store identity: written once when the store was created; do not edit\n"
+            + "engine="
+            + FOREIGN_ENGINE
+            + "\nformat=1\ncreated=2024-01-01T00:00:00Z\n";
+    CRC32C crc = new CRC32C();
+    crc.update(body.getBytes(StandardCharsets.UTF_8));
+    Files.writeString(
+        dir.resolve(StoreDirectory.IDENTITY_FILE),
+        body + "crc32c=" + String.format("%08x", crc.getValue()) + "\n",
+        StandardCharsets.UTF_8);
+    Files.write(dir.resolve("foreign.dat"), value(new SplittableRandom(seed), 4096));
+  }
+
+  private static void copyTree(Path from, Path to) throws IOException {
+    try (Stream<Path> all = Files.walk(from)) {
+      for (Path p : all.toList()) {
+        Path target = to.resolve(from.relativize(p).toString());
+        if (Files.isDirectory(p)) {
+          Files.createDirectories(target);
+        } else if (Files.isRegularFile(p)) {
+          Files.copy(p, target);
+        }
+      }
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> all = Files.walk(dir)) {
+      for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+  }
+
+  /** An exit code in words: above 128 it is 128 plus the signal that ended the process. */
+  static String exitDescription(int code) {
+    if (code == -1) {
+      return "no exit (still running after being killed)";
+    }
+    if (code <= 128) {
+      return "exit code " + code;
+    }
+    int sig = code - 128;
+    String name =
+        switch (sig) {
+          case 6 -> "SIGABRT: the JVM aborted, as it does after a SIGBUS or SIGSEGV in native code";
+          case 7 -> "SIGBUS";
+          case 9 -> "SIGKILL";
+          case 11 -> "SIGSEGV";
+          default -> "signal " + sig;
+        };
+    return "exit code " + code + " (" + name + ")";
+  }
+
+  /** The last lines of a child's stderr. */
+  static String tail(Path err) {
+    String all = readQuietly(err);
+    List<String> lines = List.of(all.split("\n"));
+    String last = String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+    return last.length() > 4000 ? "..." + last.substring(last.length() - 4000) : last;
+  }
+}
