@@ -13,13 +13,26 @@ final class TestServer implements AutoCloseable {
   final Store store;
   final RespServer server;
 
-  TestServer(String uri) throws InterruptedException {
+  TestServer(String uri) {
     this(uri, ServerOptions.defaults().withPort(0).withThreads(2));
   }
 
-  TestServer(String uri, ServerOptions options) throws InterruptedException {
+  TestServer(String uri, ServerOptions options) {
     this.store = Stores.open(uri);
-    this.server = RespServer.start(store, options);
+    RespServer s;
+    try {
+      s = RespServer.start(store, options, () -> Stores.open(uri));
+    } catch (RuntimeException | Error e) {
+      store.close();
+      throw e;
+    }
+    this.server = s;
+  }
+
+  /** Serves a store the test made (reopened through {@code reopener} after a write failure). */
+  TestServer(Store store, ServerOptions options, java.util.function.Supplier<Store> reopener) {
+    this.store = store;
+    this.server = RespServer.start(store, options, reopener);
   }
 
   int port() {
@@ -35,7 +48,7 @@ final class TestServer implements AutoCloseable {
   @Override
   public void close() {
     server.close();
-    store.close();
+    server.store().close();
   }
 
   static void send(Socket s, String text) throws IOException {
