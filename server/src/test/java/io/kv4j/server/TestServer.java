@@ -79,4 +79,38 @@ final class TestServer implements AutoCloseable {
       return true; // connection reset
     }
   }
+
+  /** The value of one INFO field, or null when INFO does not show it. */
+  static String info(redis.clients.jedis.Jedis j, String field) {
+    for (String line : j.info("everything").split("\r\n")) {
+      if (line.startsWith(field + ":")) {
+        return line.substring(field.length() + 1);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Polls until {@code condition} holds; fails after 30 s. A guard against hanging, not a timing
+   * assertion: the condition is what the test asserts.
+   */
+  static void await(String what, java.util.function.BooleanSupplier condition)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      Thread.sleep(10);
+    }
+  }
+
+  /** Reads everything until the server closes the connection. */
+  static byte[] readToEnd(Socket s) throws IOException {
+    try {
+      return s.getInputStream().readAllBytes();
+    } catch (java.net.SocketException e) {
+      return new byte[0]; // reset: nothing more arrived
+    }
+  }
 }
