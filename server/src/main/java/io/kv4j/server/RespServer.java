@@ -320,9 +320,10 @@ final class RespServer implements AutoCloseable {
     return ((InetSocketAddress) channel.localAddress()).getPort();
   }
 
+  /** The address as given to --bind, with the port bound. */
   String address() {
-    InetSocketAddress a = (InetSocketAddress) channel.localAddress();
-    return a.getHostString() + ":" + a.getPort();
+    String host = options.bind();
+    return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port();
   }
 
   boolean tls() {

@@ -28,11 +28,15 @@ final class StderrLog extends AbstractInternalLogger {
   }
 
   /** Makes Netty log through this class; call before the first Netty class is used. */
-  static void install() {
-    if (InternalLoggerFactory.getDefaultFactory() != FACTORY) {
+  static synchronized void install() {
+    // Not getDefaultFactory(): asking would make Netty probe for SLF4J and Log4j first.
+    if (!installed) {
+      installed = true;
       InternalLoggerFactory.setDefaultFactory(FACTORY);
     }
   }
+
+  private static boolean installed;
 
   /** Prints one line; never throws (this runs inside error handling). */
   static void print(String line) {

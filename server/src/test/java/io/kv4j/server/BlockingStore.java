@@ -14,10 +14,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A store for tests that delegates to another and can inject faults: a GET of the key {@code
- * block} (or every delete, when {@link #blockDeletes} is set) waits for {@link #release}; writes
- * fail with a disk-full {@link StoreIOException} while {@link #diskFull} is set. Closing it does not
- * close the delegate, so a "reopened" store sees the same data.
+ * A store for tests that delegates to another and can inject faults: a GET of the key {@code block}
+ * (or every delete, when {@link #blockDeletes} is set) waits for {@link #release}; writes fail with
+ * a disk-full {@link StoreIOException} while {@link #diskFull} is set. Closing it does not close
+ * the delegate, so a "reopened" store sees the same data.
  */
 final class BlockingStore implements Store {
   static final byte[] BLOCK = "block".getBytes(java.nio.charset.StandardCharsets.US_ASCII);

@@ -26,7 +26,8 @@ class FdExhaustionTest {
   @ParameterizedTest
   @ValueSource(strings = {"native", "nio"})
   void acceptLoop_survivesRunningOutOfFileDescriptors(String transport) throws Exception {
-    String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+    String java =
+        System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
     String cp = System.getProperty("java.class.path");
     String command =
         "ulimit -n 256 && exec '"
@@ -63,12 +64,14 @@ class FdExhaustionTest {
         long errors = 0;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (errors == 0) {
-          assertThat(System.nanoTime()).as("accept errors counted, output:%n%s", output)
+          assertThat(System.nanoTime())
+              .as("accept errors counted, output:%n%s", output)
               .isLessThan(deadline);
           send(admin, "INFO stats\r\n");
           String header = readLine(admin);
           assertThat(header).startsWith("$");
-          byte[] body = admin.getInputStream().readNBytes(Integer.parseInt(header.substring(1)) + 2);
+          byte[] body =
+              admin.getInputStream().readNBytes(Integer.parseInt(header.substring(1)) + 2);
           for (String l : new String(body, StandardCharsets.US_ASCII).split("\r\n")) {
             if (l.startsWith("kv4j_accept_errors:")) {
               errors = Long.parseLong(l.substring(l.indexOf(':') + 1));

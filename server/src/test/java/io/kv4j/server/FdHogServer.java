@@ -26,7 +26,8 @@ final class FdHogServer {
     System.out.println("PORT " + server.port() + " " + server.transport);
     System.out.flush();
     List<FileInputStream> hog = new ArrayList<>();
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     for (String line; (line = in.readLine()) != null; ) {
       if (line.equals("hog")) {
         try {

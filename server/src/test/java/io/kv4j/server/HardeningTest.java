@@ -186,14 +186,14 @@ class HardeningTest {
   @Test
   void totalQueryBufferLimit_refusesTheClientThatWouldPassIt() throws Exception {
     long total = 16L << 20;
-    try (TestServer server =
-            new TestServer("memory:", options().withTotalQueryBufferLimit(total));
+    try (TestServer server = new TestServer("memory:", options().withTotalQueryBufferLimit(total));
         Socket first = server.socket();
         Socket second = server.socket();
         Jedis other = new Jedis("127.0.0.1", server.port(), 30_000)) {
       int size = 6_000_000;
       OutputStream a = first.getOutputStream();
-      a.write(("*3\r\n$3\r\nSET\r\n$1\r\na\r\n$" + size + "\r\n").getBytes(StandardCharsets.US_ASCII));
+      a.write(
+          ("*3\r\n$3\r\nSET\r\n$1\r\na\r\n$" + size + "\r\n").getBytes(StandardCharsets.US_ASCII));
       a.write(new byte[size - 1000]);
       a.flush();
       await(
@@ -272,7 +272,8 @@ class HardeningTest {
         assertThat(j.dbSize()).isEqualTo(1);
         assertThat(info(j, "flushall_async_in_progress")).isEqualTo("1");
         release.countDown();
-        await("the background flush to end", () -> "0".equals(info(j, "flushall_async_in_progress")));
+        await(
+            "the background flush to end", () -> "0".equals(info(j, "flushall_async_in_progress")));
         assertThat(j.keys("*")).containsExactly(fresh);
         assertThat(memory.get("old3".getBytes(StandardCharsets.UTF_8))).isNull();
       } finally {
