@@ -7,22 +7,61 @@ import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
 import io.kv4j.StoreException;
+import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.netty.buffer.ByteBuf;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
-/** The command table and the command implementations over one {@link Store}. */
+/**
+ * The command table and the command implementations over one {@link Store}.
+ *
+ * <p>Every read goes through {@link #get}/{@link #contains} and every write through {@link #put},
+ * {@link #delete} or {@link #apply}: that is where a transaction's overlay, an asynchronous
+ * FLUSHALL's hiding of old keys, the WATCH versions and the store's health are handled.
+ *
+ * <p><b>Store health.</b> A write that fails with {@link StoreIOException} (disk full, EIO) marks
+ * the store failed: later writes are refused with {@code -MISCONF} before they reach the engine,
+ * reads go on, and {@code INFO} shows {@code kv4j_store_state:failed} with the reason. Every {@code
+ * --reopen-interval} seconds the server closes and reopens the store (the engine's recovery decides
+ * what is on disk); a reopen that fails is retried and its error shown in INFO. A store opened
+ * read-only answers writes with {@code -READONLY}.
+ */
 final class Commands {
   static final String REDIS_VERSION = "7.2.0";
   static final String KV4J_VERSION = "0.1.0-SNAPSHOT";
+
+  static final String DENIED =
+      "-DENIED kv4j-server is running in protected mode because protected mode is enabled and no"
+          + " password is set for the default user. In this mode connections are only accepted"
+          + " from the loopback interface. If you want to connect from external computers to"
+          + " kv4j-server you may adopt one of the following solutions: 1) Set up an authentication"
+          + " password for the default user with --requirepass (and use TLS with --tls-cert-file"
+          + " and --tls-key-file). 2) If you started the server manually just for testing, restart"
+          + " it with the '--protected-mode no' option, however MAKE SURE kv4j-server is not"
+          + " publicly accessible from internet if you do so. NOTE: You only need to do one of the"
+          + " above things in order for the server to start accepting connections from the"
+          + " outside.\r\n";
 
   /** One command implementation. */
   @FunctionalInterface
@@ -40,6 +79,14 @@ final class Commands {
     final int step;
     final Impl impl;
     final boolean quit;
+    final boolean write;
+    final boolean noAuth;
+
+    /** Runs at once inside MULTI instead of being queued (MULTI, EXEC, DISCARD, WATCH, ...). */
+    final boolean transactionControl;
+
+    /** Refused inside MULTI (FLUSHALL and FLUSHDB, which have no keys to lock). */
+    final boolean noMulti;
 
     Cmd(String name, int arity, String flags, int firstKey, int lastKey, int step, Impl impl) {
       this.name = name;
@@ -50,27 +97,61 @@ final class Commands {
       this.step = step;
       this.impl = impl;
       this.quit = name.equals("QUIT");
+      List<String> f = List.of(this.flags);
+      this.write = f.contains("write");
+      this.noAuth = f.contains("no-auth");
+      this.noMulti = f.contains("no-multi");
+      this.transactionControl =
+          List.of("MULTI", "EXEC", "DISCARD", "WATCH", "QUIT", "RESET").contains(name);
     }
   }
 
   private static final int FLUSH_BATCH = 1000;
+  private static final int VERSION_SLOTS = 1 << 16;
 
-  private final Store store;
   private final RespServer server;
   private final StoreInfo info;
   private final boolean atomicBatch;
   private final boolean ordered;
+  private final Supplier<Store> reopener;
   private final KeyLocks locks = new KeyLocks(1024);
   private final ScanCursors cursors = new ScanCursors(100_000);
   private final List<Cmd> all = new ArrayList<>();
   private final Cmd[] table = new Cmd[256];
+  private final AtomicLongArray versions = new AtomicLongArray(VERSION_SLOTS);
+  private final ExecutorService flusher;
+  private final ScheduledExecutorService health;
 
-  Commands(Store store, RespServer server) {
+  private volatile Store store;
+  private volatile AsyncFlush flushing;
+  // Health: the first write failure since the store was (re)opened, or null.
+  private volatile String writeFailure;
+  private volatile boolean reopening;
+  private volatile String lastReopenError;
+  private final AtomicLong reopens = new AtomicLong();
+  private final AtomicLong writeFailures = new AtomicLong();
+
+  Commands(Store store, RespServer server, Supplier<Store> reopener) {
     this.store = store;
     this.server = server;
+    this.reopener = reopener;
     this.info = store.info();
     this.atomicBatch = info.has(Feature.ATOMIC_BATCH);
     this.ordered = info.has(Feature.ORDERED_SCAN);
+    this.flusher =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "kv4j-flushall-async");
+              t.setDaemon(true);
+              return t;
+            });
+    this.health =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "kv4j-store-reopen");
+              t.setDaemon(true);
+              return t;
+            });
     add("PING", -1, "fast", 0, 0, 0, this::ping);
     add("ECHO", 2, "fast", 0, 0, 0, (s, r, out) -> r.writeBulk(1, out));
     add("GET", 2, "readonly fast", 1, 1, 1, this::get);
@@ -78,33 +159,55 @@ final class Commands {
     add("SETNX", 3, "write denyoom fast", 1, 1, 1, this::setnx);
     add("GETSET", 3, "write denyoom fast", 1, 1, 1, this::getset);
     add("GETDEL", 2, "write fast", 1, 1, 1, this::getdel);
+    add("GETRANGE", 4, "readonly", 1, 1, 1, this::getrange);
+    add("SETRANGE", 4, "write denyoom", 1, 1, 1, this::setrange);
     add("DEL", -2, "write", 1, -1, 1, this::del);
     add("UNLINK", -2, "write fast", 1, -1, 1, this::del);
     add("EXISTS", -2, "readonly fast", 1, -1, 1, this::exists);
     add("TYPE", 2, "readonly fast", 1, 1, 1, this::type);
     add("MGET", -2, "readonly fast", 1, -1, 1, this::mget);
-    add("MSET", -3, "write denyoom", 1, -1, 2, (s, r, out) -> mset(r, out, false));
-    add("MSETNX", -3, "write denyoom", 1, -1, 2, (s, r, out) -> mset(r, out, true));
+    add("MSET", -3, "write denyoom", 1, -1, 2, (s, r, out) -> mset(s, r, out, false));
+    add("MSETNX", -3, "write denyoom", 1, -1, 2, (s, r, out) -> mset(s, r, out, true));
     add("STRLEN", 2, "readonly fast", 1, 1, 1, this::strlen);
     add("APPEND", 3, "write denyoom fast", 1, 1, 1, this::append);
-    add("INCR", 2, "write denyoom fast", 1, 1, 1, (s, r, out) -> incrBy(r, out, 1));
-    add("DECR", 2, "write denyoom fast", 1, 1, 1, (s, r, out) -> incrBy(r, out, -1));
-    add("INCRBY", 3, "write denyoom fast", 1, 1, 1, (s, r, out) -> incrBy(r, out, r.longValue(2)));
+    add("INCR", 2, "write denyoom fast", 1, 1, 1, (s, r, out) -> incrBy(s, r, out, 1));
+    add("DECR", 2, "write denyoom fast", 1, 1, 1, (s, r, out) -> incrBy(s, r, out, -1));
+    add(
+        "INCRBY",
+        3,
+        "write denyoom fast",
+        1,
+        1,
+        1,
+        (s, r, out) -> incrBy(s, r, out, r.longValue(2)));
     add("DECRBY", 3, "write denyoom fast", 1, 1, 1, this::decrby);
+    add("INCRBYFLOAT", 3, "write denyoom fast", 1, 1, 1, this::incrbyfloat);
+    add("RENAME", 3, "write", 1, 2, 1, (s, r, out) -> rename(s, r, out, false));
+    add("RENAMENX", 3, "write fast", 1, 2, 1, (s, r, out) -> rename(s, r, out, true));
+    add("COPY", -3, "write denyoom", 1, 2, 1, this::copy);
     add("SCAN", -2, "readonly", 0, 0, 0, this::scan);
     add("KEYS", 2, "readonly", 0, 0, 0, this::keys);
+    add("RANDOMKEY", 1, "readonly", 0, 0, 0, this::randomkey);
     add("DBSIZE", 1, "readonly fast", 0, 0, 0, this::dbsize);
-    add("FLUSHDB", -1, "write", 0, 0, 0, this::flushdb);
-    add("FLUSHALL", -1, "write", 0, 0, 0, this::flushdb);
+    add("FLUSHDB", -1, "write no-multi", 0, 0, 0, this::flushdb);
+    add("FLUSHALL", -1, "write no-multi", 0, 0, 0, this::flushdb);
     add("SAVE", 1, "admin", 0, 0, 0, this::save);
+    add("TIME", 1, "random loading stale fast", 0, 0, 0, this::time);
     add("INFO", -1, "loading stale", 0, 0, 0, this::info);
     add("CLIENT", -2, "admin noscript loading stale", 0, 0, 0, this::client);
     add("COMMAND", -1, "loading stale", 0, 0, 0, this::command);
     add("CONFIG", -2, "admin noscript loading stale", 0, 0, 0, this::config);
     add("SELECT", 2, "loading stale fast", 0, 0, 0, this::select);
-    add("HELLO", -1, "noscript loading stale fast", 0, 0, 0, this::hello);
-    add("AUTH", -2, "noscript loading stale fast", 0, 0, 0, this::auth);
-    add("QUIT", -1, "fast", 0, 0, 0, (s, r, out) -> Reply.ok(out));
+    add("HELLO", -1, "noscript loading stale fast no-auth", 0, 0, 0, this::hello);
+    add("AUTH", -2, "noscript loading stale fast no-auth", 0, 0, 0, this::auth);
+    add("ACL", -2, "admin noscript loading stale", 0, 0, 0, this::acl);
+    add("MULTI", 1, "noscript loading stale fast", 0, 0, 0, this::multi);
+    add("EXEC", 1, "noscript loading stale", 0, 0, 0, this::exec);
+    add("DISCARD", 1, "noscript loading stale fast", 0, 0, 0, this::discard);
+    add("WATCH", -2, "noscript loading stale fast", 1, -1, 1, this::watch);
+    add("UNWATCH", 1, "noscript loading stale fast", 0, 0, 0, this::unwatch);
+    add("RESET", 1, "noscript loading stale fast no-auth", 0, 0, 0, this::reset);
+    add("QUIT", -1, "fast no-auth", 0, 0, 0, (s, r, out) -> Reply.ok(out));
   }
 
   private void add(String name, int arity, String flags, int first, int last, int step, Impl i) {
@@ -151,20 +254,101 @@ final class Commands {
     return all.size();
   }
 
+  /** The store being served now (it changes when a failed store is reopened). */
+  Store store() {
+    return store;
+  }
+
+  /** No argument can be longer than the longest key or value the engine takes. */
+  long maxArgumentBytes() {
+    return Math.max(info.limits().maxKeySize(), info.limits().maxValueSize());
+  }
+
+  boolean defaultUserNeedsPassword() {
+    return server.options.requirePassHash() != null;
+  }
+
+  /** A connection closed: forget its transaction. */
+  void disconnected(Session s) {
+    s.endMulti();
+  }
+
+  /** Stops the background threads; does not close the store. */
+  void close() {
+    AsyncFlush f = flushing;
+    if (f != null) {
+      f.cancelled = true;
+    }
+    flusher.shutdownNow();
+    health.shutdownNow();
+  }
+
+  // ---- dispatch ----
+
   /** Runs one command, writing its reply; returns true when the connection should close. */
   boolean execute(Session s, Request r, ByteBuf out) {
     Cmd c = lookup(r);
     if (c == null) {
       unknown(r, out);
+      flagTransaction(s);
+      return false;
+    }
+    if (!s.authenticated && !c.noAuth) {
+      Reply.error(out, "NOAUTH Authentication required.");
       return false;
     }
     int n = r.count();
     if (c.arity > 0 ? n != c.arity : n < -c.arity) {
       Reply.error(out, "ERR wrong number of arguments for '" + r.name() + "' command");
+      flagTransaction(s);
       return false;
     }
+    if (c.write && s.user != null && s.user.readOnly()) {
+      Reply.error(
+          out,
+          "NOPERM User "
+              + s.user.name()
+              + " has no permissions to run the '"
+              + c.name.toLowerCase(Locale.ROOT)
+              + "' command");
+      flagTransaction(s);
+      return false;
+    }
+    if (s.queued != null && !c.transactionControl) {
+      if (c.noMulti) {
+        Reply.error(
+            out,
+            "ERR "
+                + c.name
+                + " is not supported inside MULTI by kv4j-server (it has no keys to lock)");
+        s.queueFailed = true;
+        return false;
+      }
+      byte[][] args = new byte[n][];
+      for (int i = 0; i < n; i++) {
+        args[i] = r.bytes(i);
+      }
+      s.queued.add(args);
+      Reply.simple(out, "QUEUED");
+      return false;
+    }
+    run(c, s, r, out);
+    return c.quit;
+  }
+
+  private static void flagTransaction(Session s) {
+    if (s.queued != null) {
+      s.queueFailed = true;
+    }
+  }
+
+  /** Runs a command whose name, arity and permissions were checked. */
+  private void run(Cmd c, Session s, Request r, ByteBuf out) {
     int mark = out.writerIndex();
     try {
+      if (c.write) {
+        checkWritable();
+      }
       c.impl.run(s, r, out);
     } catch (CommandException e) {
       out.writerIndex(mark);
@@ -174,15 +358,28 @@ final class Commands {
       Reply.error(out, "ERR " + e.getMessage());
     } catch (StoreClosedException e) {
       out.writerIndex(mark);
-      Reply.error(out, "ERR store closed: " + e.getMessage());
+      Reply.error(
+          out,
+          reopening
+              ? "LOADING kv4j store is being reopened after a write failure"
+              : "ERR store closed: " + e.getMessage());
+    } catch (StoreIOException e) {
+      out.writerIndex(mark);
+      Reply.error(out, c.write ? misconf(failed(e)) : "ERR engine error: " + e.getMessage());
     } catch (StoreException e) {
       out.writerIndex(mark);
       Reply.error(out, "ERR engine error: " + e.getMessage());
+    } catch (UnsupportedOperationException e) {
+      out.writerIndex(mark);
+      Reply.error(
+          out,
+          info.readOnly()
+              ? "READONLY You can't write against a read only kv4j store"
+              : "ERR " + e.getMessage());
     } catch (RuntimeException e) {
       out.writerIndex(mark);
       Reply.error(out, "ERR internal error: " + e);
     }
-    return c.quit;
   }
 
   private static void unknown(Request r, ByteBuf out) {
@@ -204,6 +401,386 @@ final class Commands {
     return new CommandException("ERR syntax error");
   }
 
+  // ---- store health ----
+
+  private void checkWritable() {
+    if (info.readOnly()) {
+      throw new CommandException("READONLY You can't write against a read only kv4j store");
+    }
+    String f = writeFailure;
+    if (f != null) {
+      throw new CommandException(misconf(f));
+    }
+    if (reopening) {
+      throw new CommandException("LOADING kv4j store is being reopened after a write failure");
+    }
+  }
+
+  private static String misconf(String failure) {
+    return "MISCONF kv4j store failed a write and refuses writes until it is reopened ("
+        + failure
+        + "). Commands that may modify the data set are disabled; see INFO kv4j.";
+  }
+
+  /** Records a write failure (the first since the last reopen) and schedules a reopen. */
+  private String failed(StoreIOException e) {
+    String m = String.valueOf(e.getMessage());
+    synchronized (this) {
+      if (writeFailure == null) {
+        writeFailure = m;
+        writeFailures.incrementAndGet();
+        StderrLog.print("kv4j-server: store write failed, writes refused: " + m);
+        scheduleReopen();
+      }
+      return writeFailure;
+    }
+  }
+
+  private void scheduleReopen() {
+    int every = server.options.reopenIntervalSeconds();
+    if (reopener == null || every == 0) {
+      return;
+    }
+    try {
+      health.schedule(this::reopen, every, TimeUnit.SECONDS);
+    } catch (RuntimeException e) {
+      // Shut down: the server is closing.
+    }
+  }
+
+  /**
+   * Closes the failed store and opens it again; the engine's recovery decides what is on disk.
+   * Commands that reach the store meanwhile get {@code -LOADING}.
+   */
+  void reopen() {
+    synchronized (this) {
+      reopening = true;
+    }
+    try {
+      Store old = store;
+      try {
+        old.close();
+      } catch (RuntimeException e) {
+        StderrLog.print("kv4j-server: closing the failed store: " + e);
+      }
+      Store fresh = reopener.get();
+      store = fresh;
+      synchronized (this) {
+        writeFailure = null;
+        lastReopenError = null;
+        reopening = false;
+      }
+      reopens.incrementAndGet();
+      StderrLog.print("kv4j-server: store reopened: " + fresh.info().describe());
+    } catch (Throwable t) {
+      lastReopenError = String.valueOf(t);
+      StderrLog.print("kv4j-server: reopening the store failed, retrying: " + t);
+      scheduleReopen();
+    }
+  }
+
+  private String storeState() {
+    if (info.readOnly()) {
+      return "read-only";
+    }
+    if (reopening) {
+      return "reopening";
+    }
+    return writeFailure != null ? "failed" : "ok";
+  }
+
+  // ---- reads and writes: overlay, async flush, versions ----
+
+  private int versionSlot(byte[] key) {
+    int h = Arrays.hashCode(key);
+    h ^= h >>> 16;
+    h *= 0x45d9f3b;
+    h ^= h >>> 16;
+    return h & (VERSION_SLOTS - 1);
+  }
+
+  private long version(byte[] key) {
+    return versions.get(versionSlot(key));
+  }
+
+  private void touched(byte[] key) {
+    versions.incrementAndGet(versionSlot(key));
+    AsyncFlush f = flushing;
+    if (f != null) {
+      f.kept.add(new Key(key));
+    }
+  }
+
+  private void touchedAll() {
+    for (int i = 0; i < VERSION_SLOTS; i++) {
+      versions.incrementAndGet(i);
+    }
+  }
+
+  /** Whether an asynchronous FLUSHALL hides this stored key (it existed before the flush). */
+  private boolean hidden(byte[] key) {
+    AsyncFlush f = flushing;
+    return f != null && !f.kept.contains(new Key(key));
+  }
+
+  private byte[] get(Session s, byte[] key) {
+    Overlay o = s.overlay;
+    if (o != null) {
+      byte[] v = o.get(key);
+      if (v != null) {
+        return v == Overlay.DELETED ? null : v;
+      }
+    }
+    if (hidden(key)) {
+      return null;
+    }
+    return store.get(key);
+  }
+
+  private boolean contains(Session s, byte[] key) {
+    Overlay o = s.overlay;
+    if (o != null) {
+      byte[] v = o.get(key);
+      if (v != null) {
+        return v != Overlay.DELETED;
+      }
+    }
+    return !hidden(key) && store.contains(key);
+  }
+
+  /** Writes one key; the caller holds the key's stripe lock. */
+  private void put(Session s, byte[] key, byte[] value) {
+    Overlay o = s.overlay;
+    if (o != null) {
+      checkSizes(key, value);
+      o.put(key, value);
+      return;
+    }
+    store.put(key, value);
+    touched(key);
+  }
+
+  /** Deletes one key; the caller holds the key's stripe lock. */
+  private void delete(Session s, byte[] key) {
+    Overlay o = s.overlay;
+    if (o != null) {
+      o.delete(key);
+      return;
+    }
+    store.delete(key);
+    touched(key);
+  }
+
+  /**
+   * Writes several keys together (value null = delete): one WriteBatch where the engine has
+   * ATOMIC_BATCH. The caller holds the keys' stripe locks.
+   */
+  private void apply(Session s, List<byte[]> keys, List<byte[]> values) {
+    Overlay o = s.overlay;
+    if (o != null) {
+      for (int i = 0; i < keys.size(); i++) {
+        if (values.get(i) == null) {
+          o.delete(keys.get(i));
+        } else {
+          checkSizes(keys.get(i), values.get(i));
+          o.put(keys.get(i), values.get(i));
+        }
+      }
+      return;
+    }
+    if (atomicBatch && keys.size() > 1) {
+      WriteBatch b = new WriteBatch();
+      for (int i = 0; i < keys.size(); i++) {
+        if (values.get(i) == null) {
+          b.delete(keys.get(i));
+        } else {
+          b.put(keys.get(i), values.get(i));
+        }
+      }
+      store.write(b);
+    } else {
+      for (int i = 0; i < keys.size(); i++) {
+        if (values.get(i) == null) {
+          store.delete(keys.get(i));
+        } else {
+          store.put(keys.get(i), values.get(i));
+        }
+      }
+    }
+    for (byte[] k : keys) {
+      touched(k);
+    }
+  }
+
+  /** Inside a transaction the engine checks sizes only at commit: check them when queued. */
+  private void checkSizes(byte[] key, byte[] value) {
+    if (key.length == 0 || key.length > info.limits().maxKeySize()) {
+      throw new CommandException(
+          "ERR key of "
+              + key.length
+              + " bytes: engine '"
+              + info.engine()
+              + "' takes 1 to "
+              + info.limits().maxKeySize()
+              + " bytes");
+    }
+    if (value.length > info.limits().maxValueSize()) {
+      throw tooBig();
+    }
+  }
+
+  private CommandException tooBig() {
+    return new CommandException(
+        "ERR string exceeds maximum allowed size ("
+            + info.limits().maxValueSize()
+            + " bytes for engine '"
+            + info.engine()
+            + "')");
+  }
+
+  // ---- transactions ----
+
+  private void multi(Session s, Request r, ByteBuf out) {
+    if (s.queued != null) {
+      throw new CommandException("ERR MULTI calls can not be nested");
+    }
+    s.beginMulti();
+    Reply.ok(out);
+  }
+
+  private void discard(Session s, Request r, ByteBuf out) {
+    if (s.queued == null) {
+      throw new CommandException("ERR DISCARD without MULTI");
+    }
+    s.endMulti();
+    Reply.ok(out);
+  }
+
+  private void watch(Session s, Request r, ByteBuf out) {
+    if (s.queued != null) {
+      throw new CommandException("ERR WATCH inside MULTI is not allowed");
+    }
+    if (s.watched == null) {
+      s.watched = new ArrayList<>();
+    }
+    for (int i = 1; i < r.count(); i++) {
+      byte[] key = r.bytes(i);
+      ReentrantLock l = locks.lockFor(key);
+      try {
+        s.watched.add(new Session.Watch(key, version(key)));
+      } finally {
+        l.unlock();
+      }
+    }
+    Reply.ok(out);
+  }
+
+  private void unwatch(Session s, Request r, ByteBuf out) {
+    s.watched = null;
+    Reply.ok(out);
+  }
+
+  /**
+   * EXEC: locks the stripes of every key the queued commands and the watches name (so no other
+   * write interleaves), checks the watched versions, runs the commands against an overlay, then
+   * commits the overlay as one batch. Commands that scan (KEYS, SCAN, DBSIZE, RANDOMKEY) see the
+   * store, not the transaction's own pending writes.
+   */
+  private void exec(Session s, Request r, ByteBuf out) {
+    if (s.queued == null) {
+      throw new CommandException("ERR EXEC without MULTI");
+    }
+    List<byte[][]> queued = s.queued;
+    List<Session.Watch> watched = s.watched;
+    boolean aborted = s.queueFailed;
+    s.endMulti();
+    if (aborted) {
+      throw new CommandException("EXECABORT Transaction discarded because of previous errors.");
+    }
+    List<byte[]> keys = new ArrayList<>();
+    for (byte[][] args : queued) {
+      Cmd c = byName(new String(args[0], StandardCharsets.UTF_8));
+      int last = c.lastKey < 0 ? args.length + c.lastKey : c.lastKey;
+      for (int i = c.firstKey; c.firstKey > 0 && i <= last && i < args.length; i += c.step) {
+        keys.add(args[i]);
+      }
+    }
+    if (watched != null) {
+      for (Session.Watch w : watched) {
+        keys.add(w.key());
+      }
+    }
+    int[] held = locks.lockAll(keys.toArray(new byte[0][]));
+    try {
+      if (watched != null) {
+        for (Session.Watch w : watched) {
+          if (version(w.key()) != w.version()) {
+            if (s.resp3) {
+              Reply.nil(out, true);
+            } else {
+              out.writeBytes(Reply.NIL_ARRAY2);
+            }
+            return;
+          }
+        }
+      }
+      boolean writes = false;
+      for (byte[][] args : queued) {
+        writes |= byName(new String(args[0], StandardCharsets.UTF_8)).write;
+      }
+      if (writes) {
+        checkWritable();
+      }
+      int mark = out.writerIndex();
+      Reply.arrayHeader(out, queued.size());
+      s.overlay = new Overlay();
+      try {
+        Request each = new Request();
+        for (byte[][] args : queued) {
+          each.reset(args);
+          run(byName(each.string(0)), s, each, out);
+        }
+      } finally {
+        Overlay o = s.overlay;
+        s.overlay = null;
+        try {
+          commit(s, o);
+        } catch (StoreIOException e) {
+          out.writerIndex(mark);
+          Reply.error(out, misconf(failed(e)));
+        } catch (StoreException | IllegalArgumentException | UnsupportedOperationException e) {
+          out.writerIndex(mark);
+          Reply.error(out, "ERR transaction not committed: " + e.getMessage());
+        }
+      }
+    } finally {
+      locks.unlockAll(held);
+    }
+  }
+
+  private void commit(Session s, Overlay o) {
+    if (o.writes.isEmpty()) {
+      return;
+    }
+    List<byte[]> keys = new ArrayList<>(o.writes.size());
+    List<byte[]> values = new ArrayList<>(o.writes.size());
+    o.writes.forEach(
+        (k, v) -> {
+          keys.add(k.bytes);
+          values.add(v == Overlay.DELETED ? null : v);
+        });
+    apply(s, keys, values);
+  }
+
+  private void reset(Session s, Request r, ByteBuf out) {
+    s.endMulti();
+    s.resp3 = false;
+    s.name = null;
+    s.user = null;
+    s.authenticated = !defaultUserNeedsPassword();
+    Reply.simple(out, "RESET");
+  }
+
   // ---- strings ----
 
   private void ping(Session s, Request r, ByteBuf out) {
@@ -218,7 +795,7 @@ final class Commands {
   }
 
   private void get(Session s, Request r, ByteBuf out) {
-    Reply.bulkOrNil(out, store.get(r.bytes(1)), s.resp3);
+    Reply.bulkOrNil(out, get(s, r.bytes(1)), s.resp3);
   }
 
   private void set(Session s, Request r, ByteBuf out) {
@@ -248,14 +825,14 @@ final class Commands {
     ReentrantLock l = locks.lockFor(key);
     try {
       if (!nx && !xx && !get) {
-        store.put(key, value);
+        put(s, key, value);
         Reply.ok(out);
         return;
       }
-      byte[] old = (nx || xx || get) ? store.get(key) : null;
+      byte[] old = get(s, key);
       boolean write = nx ? old == null : !xx || old != null;
       if (write) {
-        store.put(key, value);
+        put(s, key, value);
       }
       if (get) {
         Reply.bulkOrNil(out, old, s.resp3);
@@ -282,10 +859,10 @@ final class Commands {
     byte[] key = r.bytes(1);
     ReentrantLock l = locks.lockFor(key);
     try {
-      if (store.contains(key)) {
+      if (contains(s, key)) {
         out.writeBytes(Reply.ZERO);
       } else {
-        store.put(key, r.bytes(2));
+        put(s, key, r.bytes(2));
         out.writeBytes(Reply.ONE);
       }
     } finally {
@@ -297,8 +874,8 @@ final class Commands {
     byte[] key = r.bytes(1);
     ReentrantLock l = locks.lockFor(key);
     try {
-      byte[] old = store.get(key);
-      store.put(key, r.bytes(2));
+      byte[] old = get(s, key);
+      put(s, key, r.bytes(2));
       Reply.bulkOrNil(out, old, s.resp3);
     } finally {
       l.unlock();
@@ -309,11 +886,73 @@ final class Commands {
     byte[] key = r.bytes(1);
     ReentrantLock l = locks.lockFor(key);
     try {
-      byte[] old = store.get(key);
+      byte[] old = get(s, key);
       if (old != null) {
-        store.delete(key);
+        delete(s, key);
       }
       Reply.bulkOrNil(out, old, s.resp3);
+    } finally {
+      l.unlock();
+    }
+  }
+
+  private void getrange(Session s, Request r, ByteBuf out) {
+    long start = r.longValue(2);
+    long end = r.longValue(3);
+    byte[] v = get(s, r.bytes(1));
+    long len = v == null ? 0 : v.length;
+    // Redis's rules: negative offsets count from the end, then both are clamped to the string.
+    if (start < 0 && end < 0 && start > end) {
+      Reply.bulk(out, new byte[0]);
+      return;
+    }
+    if (start < 0) {
+      start = Math.max(0, len + start);
+    }
+    if (end < 0) {
+      end = Math.max(0, len + end);
+    }
+    if (end >= len) {
+      end = len - 1;
+    }
+    if (len == 0 || start > end) {
+      Reply.bulk(out, new byte[0]);
+      return;
+    }
+    Reply.bulk(out, Arrays.copyOfRange(v, (int) start, (int) end + 1));
+  }
+
+  private void setrange(Session s, Request r, ByteBuf out) {
+    long offset;
+    try {
+      offset = r.longValue(2);
+    } catch (CommandException e) {
+      throw new CommandException("ERR value is not an integer or out of range");
+    }
+    if (offset < 0) {
+      throw new CommandException("ERR offset is out of range");
+    }
+    byte[] key = r.bytes(1);
+    int add = r.length(3);
+    ReentrantLock l = locks.lockFor(key);
+    try {
+      byte[] old = get(s, key);
+      if (add == 0) {
+        Reply.integer(out, old == null ? 0 : old.length);
+        return;
+      }
+      if (offset + add > info.limits().maxValueSize()) {
+        throw tooBig();
+      }
+      int len = (int) Math.max(old == null ? 0 : old.length, offset + add);
+      byte[] v = old != null && old.length == len ? old : new byte[len];
+      if (old != null && v != old) {
+        System.arraycopy(old, 0, v, 0, old.length);
+      }
+      byte[] tail = r.bytes(3);
+      System.arraycopy(tail, 0, v, (int) offset, add);
+      put(s, key, v);
+      Reply.integer(out, v.length);
     } finally {
       l.unlock();
     }
@@ -325,8 +964,8 @@ final class Commands {
       byte[] key = r.bytes(i);
       ReentrantLock l = locks.lockFor(key);
       try {
-        if (store.contains(key)) {
-          store.delete(key);
+        if (contains(s, key)) {
+          delete(s, key);
           n++;
         }
       } finally {
@@ -339,7 +978,7 @@ final class Commands {
   private void exists(Session s, Request r, ByteBuf out) {
     long n = 0;
     for (int i = 1; i < r.count(); i++) {
-      if (store.contains(r.bytes(i))) {
+      if (contains(s, r.bytes(i))) {
         n++;
       }
     }
@@ -347,47 +986,39 @@ final class Commands {
   }
 
   private void type(Session s, Request r, ByteBuf out) {
-    Reply.simple(out, store.contains(r.bytes(1)) ? "string" : "none");
+    Reply.simple(out, contains(s, r.bytes(1)) ? "string" : "none");
   }
 
   private void mget(Session s, Request r, ByteBuf out) {
     Reply.arrayHeader(out, r.count() - 1);
     for (int i = 1; i < r.count(); i++) {
-      Reply.bulkOrNil(out, store.get(r.bytes(i)), s.resp3);
+      Reply.bulkOrNil(out, get(s, r.bytes(i)), s.resp3);
     }
   }
 
-  private void mset(Request r, ByteBuf out, boolean nx) {
+  private void mset(Session s, Request r, ByteBuf out, boolean nx) {
     if (r.count() % 2 == 0) {
       throw new CommandException(
           "ERR wrong number of arguments for '" + (nx ? "msetnx" : "mset") + "' command");
     }
     int pairs = (r.count() - 1) / 2;
-    byte[][] keys = new byte[pairs][];
+    List<byte[]> keys = new ArrayList<>(pairs);
+    List<byte[]> values = new ArrayList<>(pairs);
     for (int i = 0; i < pairs; i++) {
-      keys[i] = r.bytes(1 + 2 * i);
+      keys.add(r.bytes(1 + 2 * i));
+      values.add(r.bytes(2 + 2 * i));
     }
-    int[] held = locks.lockAll(keys);
+    int[] held = locks.lockAll(keys.toArray(new byte[0][]));
     try {
       if (nx) {
         for (byte[] k : keys) {
-          if (store.contains(k)) {
+          if (contains(s, k)) {
             out.writeBytes(Reply.ZERO);
             return;
           }
         }
       }
-      if (atomicBatch && pairs > 1) {
-        WriteBatch batch = new WriteBatch();
-        for (int i = 0; i < pairs; i++) {
-          batch.put(keys[i], r.bytes(2 + 2 * i));
-        }
-        store.write(batch);
-      } else {
-        for (int i = 0; i < pairs; i++) {
-          store.put(keys[i], r.bytes(2 + 2 * i));
-        }
-      }
+      apply(s, keys, values);
     } finally {
       locks.unlockAll(held);
     }
@@ -399,7 +1030,7 @@ final class Commands {
   }
 
   private void strlen(Session s, Request r, ByteBuf out) {
-    byte[] v = store.get(r.bytes(1));
+    byte[] v = get(s, r.bytes(1));
     Reply.integer(out, v == null ? 0 : v.length);
   }
 
@@ -407,26 +1038,21 @@ final class Commands {
     byte[] key = r.bytes(1);
     ReentrantLock l = locks.lockFor(key);
     try {
-      byte[] old = store.get(key);
+      byte[] old = get(s, key);
       int add = r.length(2);
       byte[] v;
       if (old == null) {
         v = r.bytes(2);
       } else {
         if ((long) old.length + add > info.limits().maxValueSize()) {
-          throw new CommandException(
-              "ERR string exceeds maximum allowed size ("
-                  + info.limits().maxValueSize()
-                  + " bytes for engine '"
-                  + info.engine()
-                  + "')");
+          throw tooBig();
         }
         v = new byte[old.length + add];
         System.arraycopy(old, 0, v, 0, old.length);
         byte[] tail = r.bytes(2);
         System.arraycopy(tail, 0, v, old.length, add);
       }
-      store.put(key, v);
+      put(s, key, v);
       Reply.integer(out, v.length);
     } finally {
       l.unlock();
@@ -438,14 +1064,14 @@ final class Commands {
     if (d == Long.MIN_VALUE) {
       throw new CommandException("ERR decrement would overflow");
     }
-    incrBy(r, out, -d);
+    incrBy(s, r, out, -d);
   }
 
-  private void incrBy(Request r, ByteBuf out, long delta) {
+  private void incrBy(Session s, Request r, ByteBuf out, long delta) {
     byte[] key = r.bytes(1);
     ReentrantLock l = locks.lockFor(key);
     try {
-      byte[] old = store.get(key);
+      byte[] old = get(s, key);
       long current = old == null ? 0 : Numbers.parseStored(old);
       long next;
       try {
@@ -453,10 +1079,110 @@ final class Commands {
       } catch (ArithmeticException e) {
         throw new CommandException("ERR increment or decrement would overflow");
       }
-      store.put(key, Long.toString(next).getBytes(StandardCharsets.US_ASCII));
+      put(s, key, Long.toString(next).getBytes(StandardCharsets.US_ASCII));
       Reply.integer(out, next);
     } finally {
       l.unlock();
+    }
+  }
+
+  /**
+   * INCRBYFLOAT in decimal arithmetic: the sum is exact (Redis uses a long double and prints 17
+   * significant digits, so "10.5" + "0.1" is "10.6" in both), trailing zeros are dropped, and the
+   * result never uses an exponent.
+   */
+  private void incrbyfloat(Session s, Request r, ByteBuf out) {
+    BigDecimal delta = decimal(r.bytes(2));
+    byte[] key = r.bytes(1);
+    ReentrantLock l = locks.lockFor(key);
+    try {
+      byte[] old = get(s, key);
+      BigDecimal current = old == null ? BigDecimal.ZERO : decimal(old);
+      BigDecimal sum = current.add(delta);
+      String text = sum.signum() == 0 ? "0" : sum.stripTrailingZeros().toPlainString();
+      if (text.length() > 5000) {
+        throw new CommandException("ERR increment would produce NaN or Infinity");
+      }
+      byte[] v = text.getBytes(StandardCharsets.US_ASCII);
+      put(s, key, v);
+      Reply.bulk(out, v);
+    } finally {
+      l.unlock();
+    }
+  }
+
+  private static BigDecimal decimal(byte[] b) {
+    String t = new String(b, StandardCharsets.US_ASCII);
+    if (t.isEmpty()
+        || t.length() > 5000
+        || Character.isWhitespace(t.charAt(0))
+        || Character.isWhitespace(t.charAt(t.length() - 1))) {
+      throw new CommandException("ERR value is not a valid float");
+    }
+    try {
+      BigDecimal d = new BigDecimal(t);
+      if (Math.abs((long) d.scale()) > 5000) {
+        throw new CommandException("ERR increment would produce NaN or Infinity");
+      }
+      return d;
+    } catch (NumberFormatException e) {
+      throw new CommandException("ERR value is not a valid float");
+    }
+  }
+
+  private void rename(Session s, Request r, ByteBuf out, boolean nx) {
+    byte[] from = r.bytes(1);
+    byte[] to = r.bytes(2);
+    int[] held = locks.lockAll(new byte[][] {from, to});
+    try {
+      byte[] v = get(s, from);
+      if (v == null) {
+        throw new CommandException("ERR no such key");
+      }
+      if (Arrays.equals(from, to)) {
+        out.writeBytes(nx ? Reply.ZERO : Reply.OK);
+        return;
+      }
+      if (nx && contains(s, to)) {
+        out.writeBytes(Reply.ZERO);
+        return;
+      }
+      apply(s, List.of(to, from), Arrays.asList(v, null));
+      out.writeBytes(nx ? Reply.ONE : Reply.OK);
+    } finally {
+      locks.unlockAll(held);
+    }
+  }
+
+  private void copy(Session s, Request r, ByteBuf out) {
+    boolean replace = false;
+    for (int i = 3; i < r.count(); i++) {
+      if (r.is(i, "REPLACE")) {
+        replace = true;
+      } else if (r.is(i, "DB") && i + 1 < r.count()) {
+        if (r.longValue(++i) != 0) {
+          throw new CommandException("ERR DB index is out of range (kv4j-server has one database)");
+        }
+      } else {
+        throw syntax();
+      }
+    }
+    byte[] from = r.bytes(1);
+    byte[] to = r.bytes(2);
+    if (Arrays.equals(from, to)) {
+      throw new CommandException("ERR source and destination objects are the same");
+    }
+    int[] held = locks.lockAll(new byte[][] {from, to});
+    try {
+      byte[] v = get(s, from);
+      if (v == null || (!replace && contains(s, to))) {
+        out.writeBytes(Reply.ZERO);
+        return;
+      }
+      put(s, to, v);
+      out.writeBytes(Reply.ONE);
+    } finally {
+      locks.unlockAll(held);
     }
   }
 
@@ -511,7 +1237,7 @@ final class Commands {
             Entry e = c.next();
             examined++;
             last = e.key();
-            if (glob == null || glob.matches(last)) {
+            if ((glob == null || glob.matches(last)) && !hidden(last)) {
               keys.add(last);
             }
           }
@@ -544,7 +1270,7 @@ final class Commands {
     try (Cursor c = store.scan(range)) {
       while (c.hasNext()) {
         byte[] k = c.next().key();
-        if (glob == null || glob.matches(k)) {
+        if ((glob == null || glob.matches(k)) && !hidden(k)) {
           keys.add(k);
         }
       }
@@ -562,32 +1288,106 @@ final class Commands {
   }
 
   private void dbsize(Session s, Request r, ByteBuf out) {
+    AsyncFlush f = flushing;
+    if (f != null) {
+      // Only keys written since the flush began are visible.
+      long n = 0;
+      for (Key k : f.kept) {
+        if (store.contains(k.bytes)) {
+          n++;
+        }
+      }
+      Reply.integer(out, n);
+      return;
+    }
     Reply.integer(out, store.stats().keyCount());
   }
 
+  /**
+   * RANDOMKEY: on an ordered engine, the first visible key at or after a random point between the
+   * first and the last key (by their first eight bytes), so it costs two short scans and a seek;
+   * keys after large gaps are more likely than others. Unordered engines return their first key.
+   */
+  private void randomkey(Session s, Request r, ByteBuf out) {
+    byte[] first = firstVisible(KeyRange.all());
+    if (first == null || !ordered) {
+      Reply.bulkOrNil(out, first, s.resp3);
+      return;
+    }
+    byte[] last = null;
+    try (Cursor c = store.scan(KeyRange.all().reverse().limit(1))) {
+      if (c.hasNext()) {
+        last = c.next().key();
+      }
+    }
+    long lo = prefix64(first);
+    long hi = last == null ? lo : prefix64(last);
+    byte[] pick = first;
+    if (Long.compareUnsigned(hi, lo) > 0) {
+      long point = lo + (long) (ThreadLocalRandom.current().nextDouble() * (double) (hi - lo));
+      byte[] from = new byte[8];
+      for (int i = 0; i < 8; i++) {
+        from[i] = (byte) (point >>> (56 - 8 * i));
+      }
+      byte[] found = firstVisible(KeyRange.all().gte(from));
+      pick = found == null ? first : found;
+    }
+    Reply.bulk(out, pick);
+  }
+
+  private static long prefix64(byte[] k) {
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = (v << 8) | (i < k.length ? k[i] & 0xFF : 0);
+    }
+    return v;
+  }
+
+  private byte[] firstVisible(KeyRange range) {
+    try (Cursor c = store.scan(range)) {
+      while (c.hasNext()) {
+        byte[] k = c.next().key();
+        if (!hidden(k)) {
+          return k;
+        }
+      }
+    }
+    return null;
+  }
+
+  // ---- FLUSHALL / FLUSHDB ----
+
+  /** A FLUSHALL ASYNC in progress: keys written since it began are kept, all others are hidden. */
+  private static final class AsyncFlush {
+    final Set<Key> kept = ConcurrentHashMap.newKeySet();
+    volatile boolean cancelled;
+  }
+
+  /**
+   * FLUSHALL / FLUSHDB. Synchronous: deletes every key in batches of 1000 holding every stripe
+   * lock. ASYNC: returns at once; from then on every key that existed is hidden from reads, scans
+   * and DBSIZE, and a background thread deletes them, each under its stripe lock, skipping keys
+   * written after the command (they stay).
+   */
   private void flushdb(Session s, Request r, ByteBuf out) {
     if (r.count() > 2 || (r.count() == 2 && !r.is(1, "SYNC") && !r.is(1, "ASYNC"))) {
       throw syntax();
     }
+    boolean async = r.count() == 2 && r.is(1, "ASYNC");
     int[] held = locks.lockEverything();
     try {
-      while (true) {
-        List<byte[]> keys = new ArrayList<>(FLUSH_BATCH);
-        try (Cursor c = store.scan(KeyRange.all().limit(FLUSH_BATCH))) {
-          while (c.hasNext()) {
-            keys.add(c.next().key());
-          }
-        }
-        if (keys.isEmpty()) {
-          break;
-        }
-        if (atomicBatch) {
-          WriteBatch b = new WriteBatch();
-          keys.forEach(b::delete);
-          store.write(b);
-        } else {
-          keys.forEach(store::delete);
-        }
+      AsyncFlush running = flushing;
+      if (running != null) {
+        running.cancelled = true;
+      }
+      touchedAll();
+      if (async) {
+        AsyncFlush f = new AsyncFlush();
+        flushing = f;
+        flusher.execute(() -> flushInBackground(f));
+      } else {
+        flushing = null;
+        flushNow();
       }
     } finally {
       locks.unlockAll(held);
@@ -595,9 +1395,95 @@ final class Commands {
     Reply.ok(out);
   }
 
+  private void flushNow() {
+    while (true) {
+      List<byte[]> keys = new ArrayList<>(FLUSH_BATCH);
+      try (Cursor c = store.scan(KeyRange.all().limit(FLUSH_BATCH))) {
+        while (c.hasNext()) {
+          keys.add(c.next().key());
+        }
+      }
+      if (keys.isEmpty()) {
+        break;
+      }
+      if (atomicBatch) {
+        WriteBatch b = new WriteBatch();
+        keys.forEach(b::delete);
+        store.write(b);
+      } else {
+        keys.forEach(store::delete);
+      }
+    }
+  }
+
+  private void flushInBackground(AsyncFlush f) {
+    try {
+      byte[] after = null;
+      while (!f.cancelled) {
+        List<byte[]> batch = new ArrayList<>(FLUSH_BATCH);
+        KeyRange range = after != null && ordered ? KeyRange.all().gt(after) : KeyRange.all();
+        try (Cursor c = store.scan(range)) {
+          while (c.hasNext() && batch.size() < FLUSH_BATCH) {
+            byte[] k = c.next().key();
+            if (!f.kept.contains(new Key(k))) {
+              batch.add(k);
+            }
+            after = k;
+          }
+        }
+        if (batch.isEmpty()) {
+          break;
+        }
+        for (byte[] k : batch) {
+          if (f.cancelled) {
+            return;
+          }
+          ReentrantLock l = locks.lockFor(k);
+          try {
+            if (!f.kept.contains(new Key(k))) {
+              store.delete(k);
+            }
+          } finally {
+            l.unlock();
+          }
+        }
+      }
+      finished(f);
+    } catch (StoreIOException e) {
+      failed(e); // old keys stay hidden; a later FLUSHALL deletes them
+    } catch (RuntimeException e) {
+      StderrLog.print("kv4j-server: FLUSHALL ASYNC stopped, old keys stay hidden: " + e);
+    }
+  }
+
+  private void finished(AsyncFlush f) {
+    if (f.cancelled) {
+      return;
+    }
+    int[] held = locks.lockEverything();
+    try {
+      if (flushing == f) {
+        flushing = null;
+      }
+    } finally {
+      locks.unlockAll(held);
+    }
+  }
+
+  boolean flushInProgress() {
+    return flushing != null;
+  }
+
   private void save(Session s, Request r, ByteBuf out) {
     store.sync();
     Reply.ok(out);
+  }
+
+  private void time(Session s, Request r, ByteBuf out) {
+    Instant now = Instant.now();
+    Reply.arrayHeader(out, 2);
+    Reply.bulk(out, Long.toString(now.getEpochSecond()));
+    Reply.bulk(out, Long.toString(now.getNano() / 1000));
   }
 
   // ---- server and connection ----
@@ -657,6 +1543,10 @@ final class Commands {
     if (every || wanted.contains("clients")) {
       sb.append("# Clients\r\nconnected_clients:")
           .append(server.connectedClients.get())
+          .append("\r\nmaxclients:")
+          .append(server.maxClients)
+          .append("\r\nblocked_clients:0\r\nkv4j_query_buffers_bytes:")
+          .append(server.bufferedBytes.get())
           .append("\r\n\r\n");
     }
     if (every || wanted.contains("memory")) {
@@ -667,7 +1557,11 @@ final class Commands {
           .append("\r\nmaxmemory_policy:noeviction\r\n\r\n");
     }
     if (every || wanted.contains("persistence")) {
-      sb.append("# Persistence\r\nloading:0\r\nkv4j_persistent:")
+      sb.append("# Persistence\r\nloading:")
+          .append(reopening ? 1 : 0)
+          .append("\r\nrdb_last_bgsave_status:")
+          .append(writeFailure == null ? "ok" : "err")
+          .append("\r\nkv4j_persistent:")
           .append(info.has(Feature.PERSISTENT) ? 1 : 0)
           .append("\r\nkv4j_durability:")
           .append(info.durability().name().toLowerCase(Locale.ROOT))
@@ -680,8 +1574,20 @@ final class Commands {
           .append(server.totalCommands.sum())
           .append("\r\nkv4j_protocol_errors:")
           .append(server.protocolErrors.sum())
+          .append("\r\nrejected_connections:")
+          .append(server.rejectedConnections.sum())
           .append("\r\nkv4j_backpressure_pauses:")
           .append(server.backpressurePauses.sum())
+          .append("\r\nkv4j_accept_errors:")
+          .append(server.acceptErrors.sum())
+          .append("\r\nkv4j_security_attacks:")
+          .append(server.securityAttacks.sum())
+          .append("\r\nkv4j_denied_connections:")
+          .append(server.deniedConnections.sum())
+          .append("\r\nkv4j_timed_out_clients:")
+          .append(server.timedOutClients.sum())
+          .append("\r\nkv4j_query_buffer_rejections:")
+          .append(server.queryBufferRejections.sum())
           .append("\r\n\r\n");
     }
     if (every || wanted.contains("replication")) {
@@ -689,7 +1595,27 @@ final class Commands {
     }
     if (every || wanted.contains("kv4j")) {
       StoreStats st = store.stats();
-      sb.append("# kv4j\r\nengine:")
+      String failure = writeFailure;
+      String reopenError = lastReopenError;
+      sb.append("# kv4j\r\nstore_state:")
+          .append(storeState())
+          .append("\r\nstore_error:")
+          .append(failure == null ? "" : oneLine(failure))
+          .append("\r\nstore_write_failures:")
+          .append(writeFailures.get())
+          .append("\r\nstore_reopens:")
+          .append(reopens.get())
+          .append("\r\nstore_reopen_interval_seconds:")
+          .append(reopener == null ? 0 : server.options.reopenIntervalSeconds())
+          .append("\r\nstore_last_reopen_error:")
+          .append(reopenError == null ? "" : oneLine(reopenError))
+          .append("\r\nflushall_async_in_progress:")
+          .append(flushing != null ? 1 : 0)
+          .append("\r\nworkers:")
+          .append(server.options.workers())
+          .append("\r\ntls:")
+          .append(server.tls() ? 1 : 0)
+          .append("\r\nengine:")
           .append(info.engine())
           .append("\r\nlocation:")
           .append(info.location())
@@ -707,7 +1633,7 @@ final class Commands {
     }
     if (every || wanted.contains("keyspace")) {
       sb.append("# Keyspace\r\n");
-      long keys = store.stats().keyCount();
+      long keys = flushing != null ? 0 : store.stats().keyCount();
       if (keys > 0) {
         sb.append("db0:keys=").append(keys).append(",expires=0,avg_ttl=0\r\n");
       }
@@ -771,7 +1697,11 @@ final class Commands {
         + " lib-name="
         + (s.libName == null ? "" : s.libName)
         + " lib-ver="
-        + (s.libVersion == null ? "" : s.libVersion);
+        + (s.libVersion == null ? "" : s.libVersion)
+        + " user="
+        + (s.user == null ? "default" : s.user.name())
+        + " multi="
+        + (s.queued == null ? -1 : s.queued.size());
   }
 
   private void command(Session s, Request r, ByteBuf out) {
@@ -848,6 +1778,13 @@ final class Commands {
       known.put("port", Integer.toString(server.port()));
       known.put("proto-max-bulk-len", Long.toString(server.options.maxBulkBytes()));
       known.put("io-threads", Integer.toString(server.threads));
+      known.put("maxclients", Integer.toString(server.maxClients));
+      known.put("timeout", Integer.toString(server.options.idleTimeoutSeconds()));
+      known.put("protected-mode", server.options.protectedMode() ? "yes" : "no");
+      known.put("bind", server.options.bind());
+      known.put("requirepass", ""); // Redis shows it; kv4j-server never echoes a password
+      known.put(
+          "client-query-buffer-limit", Long.toString(server.options.clientQueryBufferLimit()));
       Map<String, String> hits = new TreeMap<>();
       for (int i = 2; i < r.count(); i++) {
         Glob g = new Glob(r.string(i).toLowerCase(Locale.ROOT).getBytes(StandardCharsets.UTF_8));
@@ -886,6 +1823,10 @@ final class Commands {
     Reply.ok(out);
   }
 
+  private static String oneLine(String m) {
+    return m.replace('\r', ' ').replace('\n', ' ');
+  }
+
   private void hello(Session s, Request r, ByteBuf out) {
     int proto = s.resp3 ? 3 : 2;
     int i = 1;
@@ -903,15 +1844,28 @@ final class Commands {
       i = 2;
     }
     String name = null;
+    boolean authenticated = s.authenticated;
+    ServerOptions.User user = s.user;
     for (; i < r.count(); i++) {
       if (r.is(i, "AUTH") && i + 2 < r.count()) {
-        i += 2; // no users or passwords are configured: every client is the default user
+        ServerOptions.User u = login(r.string(i + 1), r.bytes(i + 2));
+        authenticated = true;
+        user = u;
+        i += 2;
       } else if (r.is(i, "SETNAME") && i + 1 < r.count()) {
         name = r.string(++i);
       } else {
         throw new CommandException("ERR Syntax error in HELLO option '" + r.string(i) + "'");
       }
     }
+    if (!authenticated) {
+      throw new CommandException(
+          "NOAUTH HELLO must be called with the client already authenticated, otherwise the"
+              + " HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client"
+              + " and select the RESP protocol version at the same time");
+    }
+    s.authenticated = true;
+    s.user = user;
     if (name != null) {
       s.name = name.isEmpty() ? null : name;
     }
@@ -933,9 +1887,59 @@ final class Commands {
     Reply.arrayHeader(out, 0);
   }
 
+  /**
+   * Checks a user name and password; returns the named user, or null for the default user. The
+   * default user without --requirepass is Redis's "nopass" user: any password is accepted.
+   */
+  private ServerOptions.User login(String name, byte[] password) {
+    if (name.equals("default")) {
+      byte[] hash = server.options.requirePassHash();
+      if (hash == null
+          || new ServerOptions.User("default", hash, false).passwordMatches(password)) {
+        return null;
+      }
+    } else {
+      for (ServerOptions.User u : server.options.users()) {
+        if (u.name().equals(name) && u.passwordMatches(password)) {
+          return u;
+        }
+      }
+    }
+    throw new CommandException("WRONGPASS invalid username-password pair or user is disabled.");
+  }
+
   private void auth(Session s, Request r, ByteBuf out) {
-    throw new CommandException(
-        "ERR AUTH <password> called without any password configured for the default user."
-            + " Are you sure your configuration is correct?");
+    if (r.count() > 3) {
+      throw syntax();
+    }
+    if (r.count() == 2) {
+      if (!defaultUserNeedsPassword()) {
+        throw new CommandException(
+            "ERR AUTH <password> called without any password configured for the default user."
+                + " Are you sure your configuration is correct?");
+      }
+      s.user = login("default", r.bytes(1));
+    } else {
+      s.user = login(r.string(1), r.bytes(2));
+    }
+    s.authenticated = true;
+    Reply.ok(out);
+  }
+
+  private void acl(Session s, Request r, ByteBuf out) {
+    if (r.is(1, "WHOAMI") && r.count() == 2) {
+      Reply.bulk(out, s.user == null ? "default" : s.user.name());
+    } else if (r.is(1, "USERS") && r.count() == 2) {
+      Reply.arrayHeader(out, 1 + server.options.users().size());
+      Reply.bulk(out, "default");
+      for (ServerOptions.User u : server.options.users()) {
+        Reply.bulk(out, u.name());
+      }
+    } else {
+      throw new CommandException(
+          "ERR unknown subcommand '"
+              + r.string(1)
+              + "'. kv4j-server supports ACL WHOAMI and ACL USERS; users come from --user.");
+    }
   }
 }

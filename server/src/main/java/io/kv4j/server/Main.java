@@ -3,84 +3,173 @@ package io.kv4j.server;
 import io.kv4j.Store;
 import io.kv4j.Stores;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * Starts kv4j-server: {@code java -jar kv4j-server.jar [--port N] [--bind ADDR] [--threads N]
- * [--max-request-size BYTES] [--nio] ENGINE_URI}, e.g. {@code
- * hashlog:/data/kv?durability=buffered}.
+ * Starts kv4j-server: {@code java -jar kv4j-server.jar [options] ENGINE_URI}, e.g. {@code
+ * hashlog:/data/kv?durability=buffered}; {@code --help} lists the options with their defaults and
+ * units. A bad option, a store that cannot be opened or a port that cannot be bound prints one line
+ * on standard error and exits with a non-zero status (2 for usage, 1 otherwise), after closing the
+ * store.
  */
 public final class Main {
   private Main() {}
+
+  /** What {@link #launch} did: a running server, or an exit status. */
+  record Launch(int exitCode, RespServer server) {}
 
   /**
    * Parses the command line, opens the store and serves it until the process is stopped.
    *
    * @param args command-line arguments, see the class description
-   * @throws Exception when the store cannot be opened or the port cannot be bound
+   * @throws InterruptedException if interrupted while serving
    */
-  public static void main(String[] args) throws Exception {
-    if (System.getProperty("io.netty.leakDetection.level") == null) {
-      // Leak tracking is for tests; the server's buffers are released on every path.
-      System.setProperty("io.netty.leakDetection.level", "disabled");
+  public static void main(String[] args) throws InterruptedException {
+    Launch l = launch(args, System.out, System.err);
+    if (l.server() == null) {
+      System.exit(l.exitCode());
+      return;
     }
-    ServerOptions options = ServerOptions.defaults();
-    String uri = null;
-    for (int i = 0; i < args.length; i++) {
-      String a = args[i];
-      switch (a) {
-        case "--port", "-p" -> options = options.withPort(Integer.parseInt(value(args, ++i, a)));
-        case "--bind", "-b" -> options = options.withBind(value(args, ++i, a));
-        case "--threads" -> options = options.withThreads(Integer.parseInt(value(args, ++i, a)));
-        case "--max-request-size" ->
-            options = options.withMaxRequestBytes(Long.parseLong(value(args, ++i, a)));
-        case "--nio" -> options = options.withNativeTransport(false);
-        case "--help", "-h" -> {
-          usage(System.out);
-          return;
-        }
-        default -> {
-          if (a.startsWith("-") || uri != null) {
-            usage(System.err);
-            System.exit(2);
-          }
-          uri = a;
-        }
-      }
-    }
-    if (uri == null) {
-      usage(System.err);
-      System.exit(2);
-    }
-    Store store = Stores.open(uri);
-    RespServer server;
-    try {
-      server = RespServer.start(store, options);
-    } catch (RuntimeException | InterruptedException e) {
-      store.close();
-      throw e;
-    }
+    RespServer server = l.server();
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(
                 () -> {
                   server.close();
-                  store.close();
+                  server.store().close();
                   stopped.countDown();
                 },
                 "kv4j-server-shutdown"));
-    System.out.println(
+    stopped.await();
+  }
+
+  /**
+   * Everything main does except waiting: returns the running server, or the exit status after
+   * printing one line (the store, if it was opened, is closed again).
+   */
+  static Launch launch(String[] args, PrintStream out, PrintStream err) {
+    StderrLog.install();
+    if (System.getProperty("io.netty.leakDetection.level") == null) {
+      // Leak tracking is for tests; the server's buffers are released on every path.
+      System.setProperty("io.netty.leakDetection.level", "disabled");
+    }
+    ServerOptions options = ServerOptions.defaults();
+    String uri = null;
+    Path tlsCert = null;
+    Path tlsKey = null;
+    try {
+      for (int i = 0; i < args.length; i++) {
+        String a = args[i];
+        switch (a) {
+          case "--port", "-p" -> options = options.withPort(integer(args, ++i, a));
+          case "--bind", "-b" -> options = options.withBind(value(args, ++i, a));
+          case "--threads" -> options = options.withThreads(integer(args, ++i, a));
+          case "--workers" -> options = options.withWorkers(integer(args, ++i, a));
+          case "--max-request-size" -> options = options.withMaxRequestBytes(bytes(args, ++i, a));
+          case "--proto-max-bulk-len" -> options = options.withMaxBulkBytes(bytes(args, ++i, a));
+          case "--client-query-buffer-limit" ->
+              options = options.withClientQueryBufferLimit(bytes(args, ++i, a));
+          case "--total-query-buffer-limit" ->
+              options = options.withTotalQueryBufferLimit(bytes(args, ++i, a));
+          case "--maxclients" -> options = options.withMaxClients(integer(args, ++i, a));
+          case "--timeout" -> options = options.withIdleTimeoutSeconds(integer(args, ++i, a));
+          case "--request-timeout" ->
+              options = options.withRequestTimeoutSeconds(integer(args, ++i, a));
+          case "--reopen-interval" ->
+              options = options.withReopenIntervalSeconds(integer(args, ++i, a));
+          case "--requirepass" -> options = options.withRequirePass(value(args, ++i, a));
+          case "--requirepass-file" ->
+              options = options.withRequirePass(firstLine(Path.of(value(args, ++i, a)), a));
+          case "--user" -> options = options.withUser(value(args, ++i, a));
+          case "--protected-mode" -> options = options.withProtectedMode(yesNo(args, ++i, a));
+          case "--tls-cert-file" -> tlsCert = file(args, ++i, a);
+          case "--tls-key-file" -> tlsKey = file(args, ++i, a);
+          case "--nio" -> options = options.withNativeTransport(false);
+          case "--help", "-h" -> {
+            usage(out);
+            return new Launch(0, null);
+          }
+          default -> {
+            if (a.startsWith("-")) {
+              throw new IllegalArgumentException("unknown option " + a + " (see --help)");
+            }
+            if (uri != null) {
+              throw new IllegalArgumentException(
+                  "one ENGINE_URI expected, got '" + uri + "' and '" + a + "'");
+            }
+            uri = a;
+          }
+        }
+      }
+      if (uri == null) {
+        throw new IllegalArgumentException("ENGINE_URI missing (see --help)");
+      }
+      if (tlsCert != null || tlsKey != null) {
+        options = options.withTls(tlsCert, tlsKey);
+      }
+      InetAddress.getAllByName(options.bind());
+    } catch (IllegalArgumentException e) {
+      err.println("kv4j-server: " + e.getMessage());
+      return new Launch(2, null);
+    } catch (UnknownHostException e) {
+      err.println("kv4j-server: --bind: unknown address " + options.bind());
+      return new Launch(2, null);
+    }
+
+    Store store;
+    try {
+      store = Stores.open(uri);
+    } catch (Throwable e) {
+      err.println("kv4j-server: cannot open store " + uri + ": " + e.getMessage());
+      return new Launch(1, null);
+    }
+    RespServer server;
+    try {
+      final String storeUri = uri;
+      server = RespServer.start(store, options, () -> Stores.open(storeUri));
+    } catch (Throwable e) {
+      try {
+        store.close();
+      } catch (Throwable c) {
+        e.addSuppressed(c);
+      }
+      err.println("kv4j-server: " + e.getMessage());
+      return new Launch(1, null);
+    }
+    if (server.bindsBeyondLoopback() && options.requirePassHash() == null) {
+      err.println(
+          "kv4j-server: WARNING: listening on "
+              + server.address()
+              + " beyond loopback with no password. "
+              + (options.protectedMode()
+                  ? "Protected mode is on: clients not on loopback are refused (-DENIED) until"
+                      + " --requirepass is set."
+                  : "Protected mode is OFF: anyone who can reach this port can read, write and"
+                      + " delete every key.")
+              + (server.tls() ? "" : " Traffic is not encrypted (see --tls-cert-file)."));
+    }
+    out.println(
         "kv4j-server listening on "
             + server.address()
+            + (server.tls() ? " (TLS)" : "")
             + " ("
             + store.info().describe()
             + ", transport "
             + server.transport
             + ", "
             + server.threads
-            + " event loop threads)");
-    stopped.await();
+            + " event loop threads, "
+            + options.workers()
+            + " workers, maxclients "
+            + server.maxClients
+            + ")");
+    out.flush();
+    return new Launch(0, server);
   }
 
   private static String value(String[] args, int i, String flag) {
@@ -90,11 +179,101 @@ public final class Main {
     return args[i];
   }
 
+  private static int integer(String[] args, int i, String flag) {
+    String v = value(args, i, flag);
+    try {
+      return Integer.parseInt(v);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(flag + ": not a whole number: '" + v + "'");
+    }
+  }
+
+  /** A byte count: digits with an optional k, m, g suffix (binary units, as Redis). */
+  static long bytes(String[] args, int i, String flag) {
+    String v = value(args, i, flag).trim().toLowerCase(java.util.Locale.ROOT);
+    long unit = 1;
+    String digits = v;
+    if (v.endsWith("kb") || v.endsWith("mb") || v.endsWith("gb")) {
+      digits = v.substring(0, v.length() - 2);
+    } else if (v.endsWith("k") || v.endsWith("m") || v.endsWith("g")) {
+      digits = v.substring(0, v.length() - 1);
+    }
+    if (digits.length() < v.length()) {
+      char u = v.charAt(digits.length());
+      unit = u == 'k' ? 1024L : u == 'm' ? 1024L * 1024 : 1024L * 1024 * 1024;
+    }
+    try {
+      long n = Long.parseLong(digits);
+      if (n < 0) {
+        throw new IllegalArgumentException(flag + ": must not be negative: '" + v + "'");
+      }
+      return Math.multiplyExact(n, unit);
+    } catch (NumberFormatException | ArithmeticException e) {
+      throw new IllegalArgumentException(
+          flag + ": not a byte count (e.g. 1048576, 512k, 64mb, 1g): '" + v + "'");
+    }
+  }
+
+  private static boolean yesNo(String[] args, int i, String flag) {
+    String v = value(args, i, flag);
+    if (v.equalsIgnoreCase("yes")) {
+      return true;
+    }
+    if (v.equalsIgnoreCase("no")) {
+      return false;
+    }
+    throw new IllegalArgumentException(flag + " wants yes or no, got '" + v + "'");
+  }
+
+  private static Path file(String[] args, int i, String flag) {
+    Path p = Path.of(value(args, i, flag));
+    if (!Files.isReadable(p)) {
+      throw new IllegalArgumentException(flag + ": cannot read " + p);
+    }
+    return p;
+  }
+
+  private static String firstLine(Path p, String flag) {
+    try {
+      String s = Files.readString(p).lines().findFirst().orElse("");
+      if (s.isEmpty()) {
+        throw new IllegalArgumentException(flag + ": " + p + " has no password on its first line");
+      }
+      return s;
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException(flag + ": cannot read " + p + ": " + e.getMessage());
+    }
+  }
+
   private static void usage(PrintStream out) {
     out.println(
-        "usage: kv4j-server [--port N (6380)] [--bind ADDR (127.0.0.1)] [--threads N (cores)]\n"
-            + "                   [--max-request-size BYTES (536870912)] [--nio] ENGINE_URI\n"
+        "usage: kv4j-server [options] ENGINE_URI\n"
             + "  ENGINE_URI: memory: | hashlog:/dir | lsm:/dir | lmdb:/dir | sqlite:/dir,\n"
-            + "              with ?durability=sync|buffered and engine options");
+            + "              with ?durability=sync|buffered and engine options\n"
+            + "listening:\n"
+            + "  --port N                     TCP port (6380; 0 = any free port)\n"
+            + "  --bind ADDR                  address to listen on (127.0.0.1)\n"
+            + "  --threads N                  event-loop threads (0 = cores)\n"
+            + "  --workers N                  threads that run commands (32; 0 = event loops)\n"
+            + "  --nio                        NIO instead of native epoll\n"
+            + "access control:\n"
+            + "  --requirepass PW             password of the default user (none)\n"
+            + "  --requirepass-file FILE      same, read from the first line of FILE\n"
+            + "  --user NAME:rw|ro:PW         a named user, read-write or read-only (repeatable)\n"
+            + "  --protected-mode yes|no      without a password, refuse non-loopback clients (yes)\n"
+            + "  --tls-cert-file F --tls-key-file F   serve TLS only (PEM certificate chain and\n"
+            + "                               PKCS#8 key)\n"
+            + "limits (bytes accept k/m/g suffixes, binary units):\n"
+            + "  --maxclients N               connected clients (10000, lowered to fit ulimit -n)\n"
+            + "  --timeout S                  close clients idle S seconds (0 = never)\n"
+            + "  --request-timeout S          close clients whose partial request stalls S\n"
+            + "                               seconds (60; 0 = never)\n"
+            + "  --proto-max-bulk-len BYTES   one argument (512m; also capped by the engine)\n"
+            + "  --max-request-size BYTES     all arguments of one request (512m)\n"
+            + "  --client-query-buffer-limit BYTES  input buffered per client (1g)\n"
+            + "  --total-query-buffer-limit BYTES   input buffered by all clients (-Xmx / 4)\n"
+            + "store health:\n"
+            + "  --reopen-interval S          reopen a store whose writes failed every S\n"
+            + "                               seconds (10; 0 = never)");
   }
 }

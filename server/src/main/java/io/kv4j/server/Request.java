@@ -28,6 +28,24 @@ final class Request {
     this.count = keep;
   }
 
+  /** Points at a copy of the given arguments (a command queued by MULTI). */
+  void reset(byte[][] args) {
+    int total = 0;
+    for (byte[] a : args) {
+      total += a.length;
+    }
+    byte[] all = new byte[total];
+    this.buf = all;
+    this.base = 0;
+    this.count = 0;
+    int at = 0;
+    for (byte[] a : args) {
+      System.arraycopy(a, 0, all, at, a.length);
+      add(at, a.length);
+      at += a.length;
+    }
+  }
+
   void add(int offset, int length) {
     if (count == off.length) {
       off = Arrays.copyOf(off, count * 2);

@@ -5,15 +5,33 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.timeout.IdleStateEvent;
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One connection: accumulates input, parses complete RESP (or inline) requests in place, runs them
  * and writes the replies to one output buffer per read. Argument views point into the input buffer,
  * so parsing allocates nothing per request.
  *
- * <p>Backpressure: when the channel stops being writable (the client does not read its replies),
- * parsing stops and auto-read is switched off; both resume when the channel drains.
+ * <p><b>Threads.</b> Netty calls this handler on the connection's event loop; everything that
+ * touches the input buffer, the parser or the store runs as a task of the connection's {@link
+ * Serial} executor, on the worker pool (or inline on the event loop with {@code --workers 0}). So a
+ * command that blocks (an fsync of a SYNC store, a large KEYS) holds its own connection only.
+ * Reading is pulled: auto-read is off, and the next read is requested only after the previous one
+ * was processed, so at most one read's worth of input waits for a busy worker.
+ *
+ * <p><b>Backpressure.</b> When the channel stops being writable (the client does not read its
+ * replies), parsing stops and no more input is read; both resume when the channel drains.
+ *
+ * <p><b>Memory.</b> A bulk header larger than the engine could store is refused before its payload
+ * is read. The input a connection holds (its buffer beyond the first 16 KiB, plus input waiting for
+ * a worker) is charged to one server-wide budget ({@code --total-query-buffer-limit}) and to the
+ * per-client limit ({@code --client-query-buffer-limit}); the client whose input would pass either
+ * gets an error and is closed.
  */
 final class RespHandler extends ChannelInboundHandlerAdapter {
   private static final int FLUSH_CHUNK = 64 * 1024;
@@ -24,18 +42,24 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
   private static final int SKIP = 2;
   private static final int ERROR = 3;
 
-  private final RespServer server;
-  private final Commands commands;
-  private final Session session;
-  private final Request request = new Request();
   private static final int INITIAL_INPUT = 16 * 1024;
   private static final int KEEP_INPUT = 1024 * 1024;
+
+  static final String MAX_CLIENTS_ERROR = "-ERR max number of clients reached\r\n";
+
+  private final RespServer server;
+  private final Commands commands;
+  private final Request request = new Request();
+  private final long maxBulk;
+  private final Serial serial;
+  private Session session;
 
   // Input bytes [r, w) of buf not yet consumed; copied out of Netty's buffers so the parser reads a
   // plain array (monomorphic, bounds-check friendly) instead of calling ByteBuf.getByte.
   private byte[] buf = new byte[INITIAL_INPUT];
   private int r;
   private int w;
+  private long charged; // bytes of buf beyond INITIAL_INPUT charged to server.bufferedBytes
   private ByteBuf out;
   private ChannelHandlerContext ctx;
   private ByteBuf inline;
@@ -49,86 +73,222 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
 
   private boolean paused;
   private boolean closing;
+  private boolean counted;
+  private volatile boolean inactive;
+  private volatile boolean partial;
+  private volatile long lastReadNanos = System.nanoTime();
 
   RespHandler(RespServer server) {
     this.server = server;
     this.commands = server.commands;
-    this.session = new Session(server.clientIds.incrementAndGet());
+    this.maxBulk = Math.min(server.options.maxBulkBytes(), commands.maxArgumentBytes());
+    this.serial = new Serial(server.workers, this::failed);
   }
+
+  // ---- Netty callbacks, on the event loop ----
 
   @Override
   public void channelActive(ChannelHandlerContext ctx) throws Exception {
     this.ctx = ctx;
-    session.remote = String.valueOf(ctx.channel().remoteAddress());
-    server.connectedClients.incrementAndGet();
+    SocketAddress remote = ctx.channel().remoteAddress();
+    boolean local =
+        !(remote instanceof InetSocketAddress a)
+            || a.getAddress() == null
+            || a.getAddress().isLoopbackAddress();
+    session = new Session(server.clientIds.incrementAndGet(), local);
+    session.remote = String.valueOf(remote);
+    session.authenticated = !commands.defaultUserNeedsPassword();
     server.totalConnections.increment();
+    counted = true;
+    if (server.connectedClients.incrementAndGet() > server.maxClients) {
+      server.rejectedConnections.increment();
+      refuse(MAX_CLIENTS_ERROR);
+      return;
+    }
+    if (!local && server.options.protectedMode() && !commands.defaultUserNeedsPassword()) {
+      server.deniedConnections.increment();
+      refuse(Commands.DENIED);
+      return;
+    }
     super.channelActive(ctx);
+    ctx.read();
+  }
+
+  private void refuse(String text) {
+    closing = true;
+    ctx.writeAndFlush(Unpooled.copiedBuffer(text, StandardCharsets.US_ASCII))
+        .addListener(ChannelFutureListener.CLOSE);
   }
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-    server.connectedClients.decrementAndGet();
-    release();
+    inactive = true;
+    if (counted) {
+      counted = false;
+      server.connectedClients.decrementAndGet();
+    }
+    serial.execute(this::release);
     super.channelInactive(ctx);
   }
 
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     ByteBuf data = (ByteBuf) msg;
-    try {
-      if (closing) {
-        return;
-      }
-      int n = data.readableBytes();
-      ensureRoom(n);
-      data.readBytes(buf, w, n);
-      w += n;
-    } finally {
+    lastReadNanos = System.nanoTime();
+    int n = data.readableBytes();
+    if (server.bufferedBytes.addAndGet(n) > server.options.totalQueryBufferLimit()) {
+      server.bufferedBytes.addAndGet(-n);
       data.release();
+      serial.execute(this::overTotalLimit);
+      return;
     }
-    process();
+    serial.execute(() -> consume(data, n));
   }
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
-    ctx.flush();
+    serial.execute(this::readDone);
   }
 
   @Override
   public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
-    if (paused && ctx.channel().isWritable()) {
-      paused = false;
-      ctx.channel().config().setAutoRead(true);
-      process();
-      ctx.flush();
+    if (ctx.channel().isWritable()) {
+      serial.execute(this::resume);
     }
     super.channelWritabilityChanged(ctx);
   }
 
   @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+    if (evt instanceof IdleStateEvent) {
+      // Not idle while a worker runs this client's commands or while the server stopped reading
+      // because the client does not take its replies.
+      if (!serial.busy() && !inactive && !writePaused) {
+        long idle = System.nanoTime() - lastReadNanos;
+        int limit =
+            partial ? server.options.requestTimeoutSeconds() : server.options.idleTimeoutSeconds();
+        if (limit > 0 && idle >= TimeUnit.SECONDS.toNanos(limit)) {
+          server.timedOutClients.increment();
+          ctx.close();
+        }
+      }
+      return;
+    }
+    super.userEventTriggered(ctx, evt);
+  }
+
+  @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
     if (!(cause instanceof IOException)) {
-      System.err.println("kv4j-server: closing connection " + session.id + ": " + cause);
+      StderrLog.print(
+          "kv4j-server: closing connection " + (session == null ? "?" : session.id) + ": " + cause);
     }
     ctx.close();
   }
 
-  /** Makes room for n more bytes, keeping offsets relative to r valid. */
-  private void ensureRoom(int n) {
-    if (buf.length - w >= n) {
+  /** Whatever a task of this connection threw (an Error included) closes this connection only. */
+  private void failed(Throwable cause) {
+    StderrLog.print(
+        "kv4j-server: closing connection " + (session == null ? "?" : session.id) + ": " + cause);
+    closing = true;
+    releaseOut();
+    if (ctx != null) {
+      ctx.close();
+    }
+  }
+
+  // ---- tasks, on the connection's Serial executor ----
+
+  private volatile boolean writePaused;
+
+  private void consume(ByteBuf data, int n) {
+    try {
+      if (closing || inactive) {
+        return;
+      }
+      if (!ensureRoom(n)) {
+        return;
+      }
+      data.readBytes(buf, w, n);
+      w += n;
+    } finally {
+      data.release();
+      server.bufferedBytes.addAndGet(-n);
+    }
+    process();
+  }
+
+  private void readDone() {
+    if (closing || inactive) {
       return;
+    }
+    ctx.flush();
+    if (!paused) {
+      ctx.read();
+    }
+  }
+
+  private void resume() {
+    if (paused && !closing && !inactive && ctx.channel().isWritable()) {
+      paused = false;
+      writePaused = false;
+      process();
+      ctx.flush();
+      if (!paused && !closing) {
+        ctx.read();
+      }
+    }
+  }
+
+  private void overTotalLimit() {
+    if (closing || inactive) {
+      return;
+    }
+    server.queryBufferRejections.increment();
+    protocolError(
+        "the query buffers of all clients would pass the server's limit of "
+            + server.options.totalQueryBufferLimit()
+            + " bytes (total-query-buffer-limit)");
+    closing = true;
+    finish();
+  }
+
+  /** Makes room for n more bytes, keeping offsets relative to r valid; false when over a limit. */
+  private boolean ensureRoom(int n) {
+    if (buf.length - w >= n) {
+      return true;
     }
     int pending = w - r;
     if (r > 0 && buf.length - pending >= n) {
       System.arraycopy(buf, r, buf, 0, pending);
     } else {
-      long want = Math.max((long) buf.length * 2, (long) pending + n);
-      byte[] bigger = new byte[(int) Math.min(want, Integer.MAX_VALUE - 8)];
+      long need = (long) pending + n;
+      long limit = Math.min(server.options.clientQueryBufferLimit(), Integer.MAX_VALUE - 8);
+      if (need > limit) {
+        server.queryBufferRejections.increment();
+        protocolError(
+            "client query buffer over the limit of "
+                + server.options.clientQueryBufferLimit()
+                + " bytes (client-query-buffer-limit)");
+        closing = true;
+        finish();
+        return false;
+      }
+      long want = Math.min(Math.max((long) buf.length * 2, need), limit);
+      long delta = want - buf.length;
+      if (server.bufferedBytes.addAndGet(delta) > server.options.totalQueryBufferLimit()) {
+        server.bufferedBytes.addAndGet(-delta);
+        overTotalLimit();
+        return false;
+      }
+      charged += delta;
+      byte[] bigger = new byte[(int) want];
       System.arraycopy(buf, r, bigger, 0, pending);
       buf = bigger;
     }
     r = 0;
     w = pending;
+    return true;
   }
 
   private void process() {
@@ -136,8 +296,8 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
       while (!closing && r < w) {
         if (!ctx.channel().isWritable()) {
           paused = true;
+          writePaused = true;
           server.backpressurePauses.increment();
-          ctx.channel().config().setAutoRead(false);
           break;
         }
         int state = parse();
@@ -173,12 +333,22 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
         r = 0;
         w = 0;
         if (buf.length > KEEP_INPUT) {
-          buf = new byte[INITIAL_INPUT]; // do not keep a huge request's buffer
+          shrink(); // do not keep a huge request's buffer
         }
       }
+      partial = r < w;
     }
+    finish();
+  }
+
+  /** After processing: closes the connection when asked to, else flushes when paused. */
+  private void finish() {
     if (closing) {
-      release();
+      if (out != null) {
+        ctx.write(out);
+        out = null;
+      }
+      releaseInput();
       ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
     } else if (paused) {
       ctx.flush();
@@ -193,6 +363,20 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void execute() {
+    if (request.count() > 0 && (request.is(0, "POST") || request.is(0, "HOST:"))) {
+      // A browser's HTTP request to this port (cross-protocol scripting): Redis aborts the
+      // connection without a reply, and so do we, before anything later in the input runs.
+      server.securityAttacks.increment();
+      StderrLog.print(
+          "kv4j-server: possible SECURITY ATTACK detected: an HTTP '"
+              + request.string(0)
+              + "' line from "
+              + session.remote
+              + "; connection aborted");
+      releaseOut();
+      closing = true;
+      return;
+    }
     server.totalCommands.increment();
     boolean quit = commands.execute(session, request, out());
     if (quit) {
@@ -247,6 +431,12 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
       }
       if (h == ERROR || number < 0 || number > server.options.maxBulkBytes()) {
         protocolError("invalid bulk length");
+        return ERROR;
+      }
+      if (number > maxBulk) {
+        // Refused at the header: the payload would be buffered only for the engine to reject it.
+        protocolError(
+            "bulk length " + number + " is over the engine's value limit of " + maxBulk + " bytes");
         return ERROR;
       }
       long len = number;
@@ -348,13 +538,37 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     return b >= 32 && b < 127 ? String.valueOf((char) b) : String.format("\\x%02x", b & 0xFF);
   }
 
-  private void release() {
-    r = 0;
-    w = 0;
+  private void releaseOut() {
     if (out != null) {
       out.release();
       out = null;
     }
+  }
+
+  private void shrink() {
+    server.bufferedBytes.addAndGet(-charged);
+    charged = 0;
+    buf = new byte[INITIAL_INPUT];
+  }
+
+  private void releaseInput() {
+    r = 0;
+    w = 0;
     argc = -1;
+    if (charged > 0) {
+      shrink();
+    }
+  }
+
+  private void release() {
+    releaseOut();
+    releaseInput();
+    if (inline != null) {
+      inline.release();
+      inline = null;
+    }
+    if (session != null) {
+      commands.disconnected(session);
+    }
   }
 }

@@ -1,16 +1,55 @@
 package io.kv4j.server;
 
-/** Per-connection state visible to commands. */
+import java.util.ArrayList;
+import java.util.List;
+
+/** Per-connection state visible to commands. Used by one thread at a time (the connection's). */
 final class Session {
   final long id;
   final long createdMillis = System.currentTimeMillis();
+  final boolean local;
   String remote = "?";
   String name;
   String libName;
   String libVersion;
   boolean resp3;
 
-  Session(long id) {
+  /**
+   * Whether the client may run commands (false until AUTH when the default user has a password).
+   */
+  boolean authenticated;
+
+  /** The authenticated named user, or null for the default user. */
+  ServerOptions.User user;
+
+  /** Commands queued after MULTI (each a copy of its arguments), or null outside MULTI. */
+  List<byte[][]> queued;
+
+  /** An error was reported while queueing: EXEC answers EXECABORT. */
+  boolean queueFailed;
+
+  /** Keys under WATCH with the version each had when watched; null when none. */
+  List<Watch> watched;
+
+  /** The writes of the transaction EXEC is running, or null outside EXEC. */
+  Overlay overlay;
+
+  /** A watched key and its version at WATCH time. */
+  record Watch(byte[] key, long version) {}
+
+  Session(long id, boolean local) {
     this.id = id;
+    this.local = local;
+  }
+
+  void beginMulti() {
+    queued = new ArrayList<>();
+    queueFailed = false;
+  }
+
+  void endMulti() {
+    queued = null;
+    queueFailed = false;
+    watched = null;
   }
 }

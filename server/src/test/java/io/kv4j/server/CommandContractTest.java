@@ -2,6 +2,7 @@ package io.kv4j.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -288,5 +289,167 @@ abstract class CommandContractTest {
       assertThat(cfg).containsEntry("appendonly", "no");
       assertThat(j3.clientInfo()).contains("resp=3");
     }
+  }
+
+  // ---- transactions ----
+
+  @Test
+  void multiExec_runsQueuedCommandsInOrderAndSeesItsOwnWrites() {
+    redis.clients.jedis.Transaction t = jedis.multi();
+    Response<String> set = t.set("n", "10");
+    Response<Long> incr = t.incrBy("n", 5);
+    Response<String> get = t.get("n");
+    Response<Long> del = t.del("gone");
+    List<Object> results = t.exec();
+    assertThat(results).hasSize(4);
+    assertThat(set.get()).isEqualTo("OK");
+    assertThat(incr.get()).isEqualTo(15L);
+    assertThat(get.get()).isEqualTo("15");
+    assertThat(del.get()).isZero();
+    assertThat(jedis.get("n")).isEqualTo("15");
+  }
+
+  @Test
+  void multiExec_errorsAtQueueTimeAbortAndRuntimeErrorsDoNot() {
+    assertThat(text("MULTI")).isEqualTo("OK");
+    assertThat(text("SET", "a", "1")).isEqualTo("QUEUED");
+    assertThatThrownBy(() -> call("NOSUCHCOMMAND")).hasMessageStartingWith("ERR unknown command");
+    assertThatThrownBy(() -> call("EXEC"))
+        .hasMessage("EXECABORT Transaction discarded because of previous errors.");
+    assertThat(jedis.exists("a")).isFalse();
+
+    jedis.set("text", "abc");
+    assertThat(text("MULTI")).isEqualTo("OK");
+    assertThat(text("INCR", "text")).isEqualTo("QUEUED");
+    assertThat(text("SET", "b", "2")).isEqualTo("QUEUED");
+    List<?> results = (List<?>) call("EXEC");
+    assertThat(results.get(0)).isInstanceOf(JedisDataException.class);
+    assertThat(results.get(1)).isEqualTo("OK".getBytes(StandardCharsets.UTF_8));
+    assertThat(jedis.get("b")).isEqualTo("2");
+
+    assertThatThrownBy(() -> call("EXEC")).hasMessage("ERR EXEC without MULTI");
+    assertThatThrownBy(() -> call("DISCARD")).hasMessage("ERR DISCARD without MULTI");
+    assertThat(text("MULTI")).isEqualTo("OK");
+    assertThatThrownBy(() -> call("MULTI")).hasMessage("ERR MULTI calls can not be nested");
+    assertThatThrownBy(() -> call("WATCH", "x"))
+        .hasMessage("ERR WATCH inside MULTI is not allowed");
+    assertThat(text("SET", "c", "3")).isEqualTo("QUEUED");
+    assertThat(text("DISCARD")).isEqualTo("OK");
+    assertThat(jedis.exists("c")).isFalse();
+    assertThat(text("MULTI")).isEqualTo("OK");
+    assertThatThrownBy(() -> call("FLUSHALL")).hasMessageContaining("not supported inside MULTI");
+    assertThatThrownBy(() -> call("EXEC")).hasMessageStartingWith("EXECABORT");
+  }
+
+  @Test
+  void watch_abortsExecWhenAnotherClientWroteTheKey() {
+    try (Jedis other = new Jedis("127.0.0.1", server.port(), 30_000)) {
+      jedis.set("balance", "100");
+      assertThat(jedis.watch("balance")).isEqualTo("OK");
+      other.set("balance", "50");
+      redis.clients.jedis.Transaction t = jedis.multi();
+      t.set("balance", "200");
+      assertThat(t.exec()).isNull();
+      assertThat(jedis.get("balance")).isEqualTo("50");
+
+      assertThat(jedis.watch("balance")).isEqualTo("OK");
+      other.get("balance"); // a read does not touch the key
+      redis.clients.jedis.Transaction u = jedis.multi();
+      u.set("balance", "200");
+      assertThat(u.exec()).hasSize(1);
+      assertThat(jedis.get("balance")).isEqualTo("200");
+
+      assertThat(jedis.watch("balance")).isEqualTo("OK");
+      assertThat(jedis.unwatch()).isEqualTo("OK");
+      other.set("balance", "1");
+      redis.clients.jedis.Transaction v = jedis.multi();
+      v.set("balance", "300");
+      assertThat(v.exec()).hasSize(1);
+    }
+  }
+
+  private String text(String command, String... args) {
+    Object o = call(command, args);
+    return o instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(o);
+  }
+
+  // ---- more string and keyspace commands ----
+
+  @Test
+  void getrangeSetrange_followRedisOffsets() {
+    jedis.set("s", "Hello World");
+    assertThat(jedis.getrange("s", 0, 4)).isEqualTo("Hello");
+    assertThat(jedis.getrange("s", -5, -1)).isEqualTo("World");
+    assertThat(jedis.getrange("s", -3, 100)).isEqualTo("rld");
+    assertThat(jedis.getrange("s", 5, 2)).isEmpty();
+    assertThat(jedis.getrange("nothing", 0, -1)).isEmpty();
+    assertThat(jedis.setrange("s", 6, "Redis")).isEqualTo(11);
+    assertThat(jedis.get("s")).isEqualTo("Hello Redis");
+    assertThat(jedis.setrange("pad", 3, "x")).isEqualTo(4);
+    assertThat(jedis.get("pad".getBytes(StandardCharsets.UTF_8)))
+        .isEqualTo(new byte[] {0, 0, 0, 'x'});
+    assertThat(jedis.setrange("none", 5, "")).isZero();
+    assertThat(jedis.exists("none")).isFalse();
+    assertThatThrownBy(() -> jedis.setrange("s", -1, "x")).hasMessage("ERR offset is out of range");
+  }
+
+  @Test
+  void incrbyfloat_addsDecimalsAsRedisPrintsThem() {
+    jedis.set("f", "10.50");
+    assertThat(jedis.incrByFloat("f", 0.1)).isEqualTo(10.6);
+    assertThat(jedis.get("f")).isEqualTo("10.6");
+    assertThat(jedis.incrByFloat("f", -5)).isEqualTo(5.6);
+    jedis.set("e", "5.0e3");
+    assertThat(call("INCRBYFLOAT", "e", "2.0e2"))
+        .isEqualTo("5200".getBytes(StandardCharsets.UTF_8));
+    assertThat(call("INCRBYFLOAT", "new", "3")).isEqualTo("3".getBytes(StandardCharsets.UTF_8));
+    jedis.set("word", "abc");
+    assertThatThrownBy(() -> jedis.incrByFloat("word", 1))
+        .hasMessage("ERR value is not a valid float");
+    assertThatThrownBy(() -> call("INCRBYFLOAT", "f", "x"))
+        .hasMessage("ERR value is not a valid float");
+  }
+
+  @Test
+  void renameCopy_moveAndDuplicateValues() {
+    jedis.set("a", "1");
+    assertThat(jedis.rename("a", "b")).isEqualTo("OK");
+    assertThat(jedis.exists("a")).isFalse();
+    assertThat(jedis.get("b")).isEqualTo("1");
+    assertThatThrownBy(() -> jedis.rename("a", "c")).hasMessage("ERR no such key");
+    jedis.set("c", "3");
+    assertThat(jedis.renamenx("b", "c")).isZero();
+    assertThat(jedis.renamenx("b", "d")).isEqualTo(1);
+    assertThat(jedis.get("d")).isEqualTo("1");
+    assertThat(jedis.copy("d", "c", false)).isFalse();
+    assertThat(jedis.copy("d", "c", true)).isTrue();
+    assertThat(jedis.get("c")).isEqualTo("1");
+    assertThat(jedis.copy("d", "e", false)).isTrue();
+    assertThat(jedis.get("d")).isEqualTo("1");
+    assertThat(jedis.copy("missing", "f", false)).isFalse();
+    assertThatThrownBy(() -> jedis.copy("d", "d", true))
+        .hasMessage("ERR source and destination objects are the same");
+  }
+
+  @Test
+  void timeRandomkeyReset_answerAsRedis() {
+    List<String> time = jedis.time();
+    assertThat(Long.parseLong(time.get(0)))
+        .isCloseTo(System.currentTimeMillis() / 1000, within(600L));
+    assertThat(Long.parseLong(time.get(1))).isBetween(0L, 999_999L);
+    assertThat(jedis.randomKey()).isNull();
+    Set<String> keys = new HashSet<>();
+    for (int i = 0; i < 50; i++) {
+      jedis.set("rk" + i, "v");
+      keys.add("rk" + i);
+    }
+    for (int i = 0; i < 20; i++) {
+      assertThat(jedis.randomKey()).isIn(keys);
+    }
+    jedis.clientSetname("named");
+    assertThat(text("MULTI")).isEqualTo("OK");
+    assertThat(text("RESET")).isEqualTo("RESET");
+    assertThat(jedis.clientGetname()).isNull();
+    assertThatThrownBy(() -> call("EXEC")).hasMessage("ERR EXEC without MULTI");
   }
 }

@@ -13,13 +13,26 @@ final class TestServer implements AutoCloseable {
   final Store store;
   final RespServer server;
 
-  TestServer(String uri) throws InterruptedException {
+  TestServer(String uri) {
     this(uri, ServerOptions.defaults().withPort(0).withThreads(2));
   }
 
-  TestServer(String uri, ServerOptions options) throws InterruptedException {
+  TestServer(String uri, ServerOptions options) {
     this.store = Stores.open(uri);
-    this.server = RespServer.start(store, options);
+    RespServer s;
+    try {
+      s = RespServer.start(store, options, () -> Stores.open(uri));
+    } catch (RuntimeException | Error e) {
+      store.close();
+      throw e;
+    }
+    this.server = s;
+  }
+
+  /** Serves a store the test made (reopened through {@code reopener} after a write failure). */
+  TestServer(Store store, ServerOptions options, java.util.function.Supplier<Store> reopener) {
+    this.store = store;
+    this.server = RespServer.start(store, options, reopener);
   }
 
   int port() {
@@ -35,7 +48,7 @@ final class TestServer implements AutoCloseable {
   @Override
   public void close() {
     server.close();
-    store.close();
+    server.store().close();
   }
 
   static void send(Socket s, String text) throws IOException {
@@ -64,6 +77,40 @@ final class TestServer implements AutoCloseable {
       return s.getInputStream().read() < 0;
     } catch (java.net.SocketException e) {
       return true; // connection reset
+    }
+  }
+
+  /** The value of one INFO field, or null when INFO does not show it. */
+  static String info(redis.clients.jedis.Jedis j, String field) {
+    for (String line : j.info("everything").split("\r\n")) {
+      if (line.startsWith(field + ":")) {
+        return line.substring(field.length() + 1);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Polls until {@code condition} holds; fails after 30 s. A guard against hanging, not a timing
+   * assertion: the condition is what the test asserts.
+   */
+  static void await(String what, java.util.function.BooleanSupplier condition)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      Thread.sleep(10);
+    }
+  }
+
+  /** Reads everything until the server closes the connection. */
+  static byte[] readToEnd(Socket s) throws IOException {
+    try {
+      return s.getInputStream().readAllBytes();
+    } catch (java.net.SocketException e) {
+      return new byte[0]; // reset: nothing more arrived
     }
   }
 }

@@ -1,0 +1,151 @@
+package io.kv4j.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kv4j.Store;
+import io.kv4j.Stores;
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Startup: every option validated, one-line errors, non-zero exit, the store released. */
+class MainTest {
+  @TempDir Path dir;
+
+  private record Result(int code, String out, String err, RespServer server) {}
+
+  private static Result launch(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    Main.Launch l =
+        Main.launch(
+            args,
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Result(
+        l.exitCode(),
+        out.toString(StandardCharsets.UTF_8),
+        err.toString(StandardCharsets.UTF_8),
+        l.server());
+  }
+
+  private static void assertOneLineError(Result r, int code, String text) {
+    assertThat(r.code()).as(r.err()).isEqualTo(code);
+    assertThat(r.server()).isNull();
+    assertThat(r.err()).startsWith("kv4j-server: ").contains(text).endsWith("\n");
+    assertThat(r.err().strip().lines().count()).as(r.err()).isEqualTo(1);
+  }
+
+  @Test
+  void badOptions_printOneLineAndExitWithUsageStatus() {
+    assertOneLineError(launch("--port", "abc", "memory:"), 2, "--port: not a whole number: 'abc'");
+    assertOneLineError(
+        launch("--port", "70000", "memory:"), 2, "--port must be between 0 and 65535");
+    assertOneLineError(launch("--threads", "-1", "memory:"), 2, "--threads must be between");
+    assertOneLineError(
+        launch("--max-request-size", "0", "memory:"),
+        2,
+        "--max-request-size must be at least 1024");
+    assertOneLineError(launch("--maxclients", "0", "memory:"), 2, "--maxclients must be between");
+    assertOneLineError(launch("--timeout", "x", "memory:"), 2, "--timeout: not a whole number");
+    assertOneLineError(launch("--protected-mode", "maybe", "memory:"), 2, "wants yes or no");
+    assertOneLineError(launch("--user", "alice:admin:pw", "memory:"), 2, "--user wants NAME:rw");
+    assertOneLineError(launch("--requirepass", "", "memory:"), 2, "non-empty password");
+    assertOneLineError(launch("--tls-cert-file", "/nonexistent.pem", "memory:"), 2, "cannot read");
+    assertOneLineError(launch("--frobnicate", "memory:"), 2, "unknown option --frobnicate");
+    assertOneLineError(launch("--port"), 2, "--port needs a value");
+    assertOneLineError(launch(), 2, "ENGINE_URI missing");
+    assertOneLineError(launch("memory:", "memory:"), 2, "one ENGINE_URI expected");
+    assertOneLineError(
+        launch("--client-query-buffer-limit", "12q", "memory:"), 2, "not a byte count");
+    assertOneLineError(launch("--bind", "no.such.host.invalid", "memory:"), 2, "--bind");
+  }
+
+  @Test
+  void byteOptions_takeRedisUnits() {
+    assertThat(Main.bytes(new String[] {"64mb"}, 0, "--x")).isEqualTo(64L << 20);
+    assertThat(Main.bytes(new String[] {"1g"}, 0, "--x")).isEqualTo(1L << 30);
+    assertThat(Main.bytes(new String[] {"512k"}, 0, "--x")).isEqualTo(512L << 10);
+    assertThat(Main.bytes(new String[] {"1000"}, 0, "--x")).isEqualTo(1000L);
+  }
+
+  @Test
+  void unknownEngine_printsOneLineAndExitsNonZero() {
+    assertOneLineError(launch("--port", "0", "nosuchengine:/x"), 1, "cannot open store");
+  }
+
+  @Test
+  void portInUse_printsOneLineExitsNonZeroAndReleasesTheStore() throws Exception {
+    String uri = "hashlog:" + dir.resolve("db");
+    try (ServerSocket taken = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      int port = taken.getLocalPort();
+      Result r = launch("--port", String.valueOf(port), uri);
+      assertOneLineError(r, 1, "cannot listen on 127.0.0.1:" + port);
+      // The store was closed: its directory lock is free for another process.
+      try (Store again = Stores.open(uri)) {
+        assertThat(again.info().engine()).isEqualTo("hashlog");
+      }
+    }
+  }
+
+  @Test
+  void portInUse_theProcessExitsWithStatus1() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      String java =
+          System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+      Process p =
+          new ProcessBuilder(
+                  java,
+                  "-cp",
+                  System.getProperty("java.class.path"),
+                  "io.kv4j.server.Main",
+                  "--port",
+                  String.valueOf(taken.getLocalPort()),
+                  "hashlog:" + dir.resolve("db"))
+              .redirectErrorStream(true)
+              .start();
+      p.getOutputStream().close();
+      String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(p.waitFor(60, TimeUnit.SECONDS)).as(output).isTrue();
+      assertThat(p.exitValue()).as(output).isEqualTo(1);
+      assertThat(output.strip()).startsWith("kv4j-server: cannot listen on 127.0.0.1:");
+      assertThat(output.strip().lines().count()).as(output).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void validOptions_startAServer() {
+    Result r = launch("--port", "0", "--maxclients", "50", "--timeout", "300", "memory:");
+    assertThat(r.code()).isZero();
+    assertThat(r.server()).isNotNull();
+    try {
+      assertThat(r.out()).startsWith("kv4j-server listening on 127.0.0.1:");
+      assertThat(r.err()).isEmpty();
+      assertThat(r.server().maxClients).isEqualTo(50);
+    } finally {
+      r.server().close();
+      r.server().store().close();
+    }
+  }
+
+  @Test
+  void bindingBeyondLoopbackWithoutPassword_warnsLoudly() {
+    Result r = launch("--port", "0", "--bind", "0.0.0.0", "memory:");
+    try {
+      assertThat(r.code()).isZero();
+      assertThat(r.err())
+          .contains("WARNING: listening on 0.0.0.0:")
+          .contains("with no password")
+          .contains("Protected mode is on");
+    } finally {
+      r.server().close();
+      r.server().store().close();
+    }
+  }
+}
