@@ -463,32 +463,44 @@ public final class StoreDirectory implements AutoCloseable {
     byte[] all =
         (body + "crc32c=" + String.format("%08x", crc.getValue()) + "\n")
             .getBytes(StandardCharsets.UTF_8);
-    Path tmp = path.resolve(IDENTITY_FILE + TEMP_SUFFIX);
-    Path target = path.resolve(IDENTITY_FILE);
     try {
-      try (FileChannel ch =
-          FileChannel.open(
-              tmp,
-              StandardOpenOption.CREATE,
-              StandardOpenOption.TRUNCATE_EXISTING,
-              StandardOpenOption.WRITE)) {
-        ByteBuffer b = ByteBuffer.wrap(all);
-        while (b.hasRemaining()) {
-          ch.write(b);
-        }
-        ch.force(true);
-      }
-      try {
-        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
-      } catch (AtomicMoveNotSupportedException e) {
-        Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
-      }
-      syncDirectory(path);
+      writeAtomically(path.resolve(IDENTITY_FILE), all);
       identityWritten = true;
     } catch (IOException e) {
       throw new StoreIOException(
           "engine '" + engine + "' at " + path + ": cannot write the identity file: " + e, e);
     }
+  }
+
+  /**
+   * Replaces a small file atomically and durably: writes {@code <name>.tmp} beside it, forces it,
+   * renames it over the file and forces the directory. A crash leaves the old content or the new,
+   * never a mix; a stale {@code .tmp} may remain (engines treat it as their own and delete it).
+   *
+   * @param file the file to replace
+   * @param content its new content
+   * @throws IOException if a write, sync or rename fails
+   */
+  public static void writeAtomically(Path file, byte[] content) throws IOException {
+    Path tmp = file.resolveSibling(file.getFileName() + TEMP_SUFFIX);
+    try (FileChannel ch =
+        FileChannel.open(
+            tmp,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.TRUNCATE_EXISTING,
+            StandardOpenOption.WRITE)) {
+      ByteBuffer b = ByteBuffer.wrap(content);
+      while (b.hasRemaining()) {
+        ch.write(b);
+      }
+      ch.force(true);
+    }
+    try {
+      Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
+    } catch (AtomicMoveNotSupportedException e) {
+      Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+    }
+    syncDirectory(file.getParent());
   }
 
   /**

@@ -4,13 +4,9 @@ import io.kv4j.StoreCorruptedException;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.zip.CRC32C;
 
 /**
@@ -177,24 +173,7 @@ final class Manifest {
     CRC32C crc = new CRC32C();
     crc.update(b.array(), 0, b.capacity() - 4);
     b.putInt(b.capacity() - 4, (int) crc.getValue());
-    Path tmp = dir.resolve(TEMP_NAME);
-    try (FileChannel ch =
-        FileChannel.open(
-            tmp,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING,
-            StandardOpenOption.WRITE)) {
-      while (b.hasRemaining()) {
-        ch.write(b);
-      }
-      ch.force(true);
-    }
-    try {
-      Files.move(tmp, path(dir), StandardCopyOption.ATOMIC_MOVE);
-    } catch (AtomicMoveNotSupportedException e) {
-      Files.move(tmp, path(dir), StandardCopyOption.REPLACE_EXISTING);
-    }
-    StoreDirectory.syncDirectory(dir);
+    StoreDirectory.writeAtomically(path(dir), b.array());
   }
 
   /** The recorded length of sealed segment {@code id}, or -1 if it is not listed as sealed. */

@@ -5,16 +5,11 @@ import io.kv4j.StoreIOException;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -52,7 +47,6 @@ final class CleanClose {
   /** The record's file name in the store directory. */
   static final String FILE_NAME = "kv4j-clean-close";
 
-  private static final String TEMP = FILE_NAME + ".tmp";
   private static final Pattern MANIFEST = Pattern.compile("MANIFEST-(\\d+)");
   private static final Pattern ENTRY =
       Pattern.compile("file=(\\S+) size=(\\d+) crc32c=([0-9a-f]{8}|-)");
@@ -112,25 +106,7 @@ final class CleanClose {
     CRC32C c = new CRC32C();
     c.update(head);
     byte[] all = (body + "crc32c=" + hex(c.getValue()) + "\n").getBytes(StandardCharsets.UTF_8);
-    Path tmp = dir.resolve(TEMP);
-    try (FileChannel ch =
-        FileChannel.open(
-            tmp,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING,
-            StandardOpenOption.WRITE)) {
-      ByteBuffer b = ByteBuffer.wrap(all);
-      while (b.hasRemaining()) {
-        ch.write(b);
-      }
-      ch.force(true);
-    }
-    try {
-      Files.move(tmp, dir.resolve(FILE_NAME), StandardCopyOption.ATOMIC_MOVE);
-    } catch (AtomicMoveNotSupportedException e) {
-      Files.move(tmp, dir.resolve(FILE_NAME), StandardCopyOption.REPLACE_EXISTING);
-    }
-    StoreDirectory.syncDirectory(dir);
+    StoreDirectory.writeAtomically(dir.resolve(FILE_NAME), all);
   }
 
   /**
