@@ -7,6 +7,7 @@
 #
 # Environment: N (requests per test, 1000000), D (value bytes, 100), C (clients, 50),
 # P (pipeline depth, 16), R (keyspace for -r, 1000000), ROUNDS (3, interleaved),
+# TESTS (redis-benchmark tests, "set get mset incr"),
 # SERVER_CPU (0) / CLIENT_CPU (1) for taskset, OUT (server/results/<date>).
 # Needs: java 17+, redis-server and redis-benchmark (Debian: redis-server, redis-tools),
 # util-linux taskset (optional). Builds server/target/kv4j-server.jar if it is missing.
@@ -20,9 +21,10 @@ C=${C:-50}
 P=${P:-16}
 R=${R:-1000000}
 ROUNDS=${ROUNDS:-3}
+TESTS=${TESTS:-set get mset incr}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
-OUT=${OUT:-$here/results/$(date -u +%Y%m%d-%H%M%S)-d$D}
+OUT=${OUT:-$here/results/$(date -u +%Y%m%d-%H%M%S)-d$D-p$P}
 KV4J_PORT=${KV4J_PORT:-6481}
 REDIS_PORT=${REDIS_PORT:-6482}
 JAVA_OPTS=${JAVA_OPTS:--Xms2g -Xmx2g -XX:+UseParallelGC -XX:+AlwaysPreTouch}
@@ -110,7 +112,7 @@ for round in $(seq 1 "$ROUNDS"); do
     # Warm-up with the same settings (JIT for the JVM; allocator and caches for both).
     "${pin_client[@]}" redis-benchmark $(bench_args "$port" $((N / 5)) set,get) >/dev/null
     redis-cli -p "$port" FLUSHALL >/dev/null
-    for test in set get; do
+    for test in $TESTS; do
       echo "${pin_client[*]} redis-benchmark $(bench_args "$port" "$N" "$test")" >>"$OUT/commands.txt"
       before=$(cpu_ticks "$server_pid")
       result=$("${pin_client[@]}" redis-benchmark $(bench_args "$port" "$N" "$test") | tail -n +2 | tr -d '"')
