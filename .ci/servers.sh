@@ -36,6 +36,8 @@ install_packages() {
   command -v mariadbd >/dev/null 2>&1 || missing+=(mariadb-server)
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
   command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
+  # The RESP server's TLS test makes its certificate with openssl (and talks redis-cli --tls).
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
   if ((${#missing[@]})); then
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
