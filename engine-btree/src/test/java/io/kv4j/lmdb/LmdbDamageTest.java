@@ -107,7 +107,7 @@ class LmdbDamageTest {
             Files.delete(c.resolve(f));
           }
           Files.writeString(c.resolve("kv4j.store"), identity("hashlog"));
-          Files.write(c.resolve("00000001.seg"), new byte[100]);
+          Files.write(c.resolve("seg-00000001.log"), new byte[100]);
         });
 
     List<String> cmd = new ArrayList<>();

@@ -332,7 +332,7 @@ class SqliteDamageTest {
   void foreignStore_refusedNamingBothEngines_createsNothing() throws IOException {
     Path d = tmp.resolve("foreign");
     Files.createDirectories(d);
-    Files.write(d.resolve("00000001.seg"), new byte[4096]);
+    Files.write(d.resolve("seg-00000001.log"), new byte[4096]); // a hashlog segment's name
     try (Store s = Stores.open(config(d))) {
       fail("opened a hashlog directory as sqlite: " + s);
     } catch (StoreCorruptedException e) {
@@ -341,7 +341,7 @@ class SqliteDamageTest {
     try (Stream<Path> files = Files.list(d)) {
       assertThat(files.map(p -> p.getFileName().toString()).toList())
           .as("no sqlite file created beside the foreign one")
-          .containsExactlyInAnyOrder("00000001.seg", "kv4j.lock");
+          .containsExactlyInAnyOrder("seg-00000001.log", "kv4j.lock");
     }
   }
 
