@@ -399,6 +399,49 @@ abstract class ConcurrencyRules extends CrashRules {
   }
 
   @Test
+  void required_r8_8_manyWritersMatchModel() throws Exception {
+    Store s = open();
+    int per = STRESS_OPS;
+    List<Throwable> errors =
+        runThreads(
+            "8.8",
+            STRESS_THREADS,
+            t -> {
+              for (int i = 0; i < per; i++) {
+                long k = (long) t * per + i;
+                s.put(key(k), b("m" + k));
+                if (i % 4 == 0) {
+                  s.delete(key(k));
+                }
+              }
+            });
+    assertThat(errors).as(rule("8.8", "no thread failed")).isEmpty();
+    java.util.TreeMap<byte[], byte[]> model = newModel();
+    for (int t = 0; t < STRESS_THREADS; t++) {
+      for (int i = 0; i < per; i++) {
+        long k = (long) t * per + i;
+        if (i % 4 != 0) {
+          model.put(key(k), b("m" + k));
+        }
+        assertThat(s.get(key(k)))
+            .as(
+                rule(
+                    "8.8",
+                    "after "
+                        + STRESS_THREADS
+                        + " threads wrote their own keys concurrently, key "
+                        + k
+                        + " holds its last write (an index updated outside the write lock loses"
+                        + " updates)"))
+            .isEqualTo(i % 4 == 0 ? null : b("m" + k));
+      }
+    }
+    if (has(Feature.ORDERED_SCAN)) {
+      assertScan("8.8", s, model, KeyRange.all());
+    }
+  }
+
+  @Test
   void required_r8_4_concurrentBatchesStayAtomic() throws Exception {
     require("8.4", Feature.ATOMIC_BATCH);
     Store s = open();

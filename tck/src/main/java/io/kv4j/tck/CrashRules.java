@@ -55,6 +55,12 @@ abstract class CrashRules extends DurabilityRules {
   // acknowledgement.
   private static final Pattern ACK =
       Pattern.compile("write\\(1, \"ack (\\d+)\\\\n\", \\d+\\)\\s+= [1-9]");
+  // The same write split by another thread's call: "write(1, "ack 5\n", 6 <unfinished ...>", then
+  // "<... write resumed>) = 6" on the same thread.
+  private static final Pattern ACK_START =
+      Pattern.compile("^(\\d+)\\s+write\\(1, \"ack (\\d+)\\\\n\", \\d+ <unfinished");
+  private static final Pattern WRITE_RESUMED =
+      Pattern.compile("^(\\d+)\\s+<\\.\\.\\. write resumed>.*= [1-9]");
   private static final Pattern SYNC_DONE =
       Pattern.compile(
           "(?:^\\d+\\s+|<\\.\\.\\. )(?:fsync|fdatasync|msync|sync_file_range|syncfs|sync)"
@@ -107,17 +113,26 @@ abstract class CrashRules extends DurabilityRules {
     long syncs = 0;
     long acks = 0;
     Set<String> dsyncFds = new HashSet<>();
+    java.util.Map<String, String> ackInFlight = new java.util.HashMap<>();
     List<String> lines = Files.readAllLines(trace, StandardCharsets.UTF_8);
     for (int i = 0; i < lines.size(); i++) {
       String line = lines.get(i);
       Matcher m;
+      String ack = null;
       if ((m = ACK.matcher(line)).find()) {
+        ack = m.group(1);
+      } else if ((m = ACK_START.matcher(line)).find()) {
+        ackInFlight.put(m.group(1), m.group(2));
+      } else if ((m = WRITE_RESUMED.matcher(line)).find() && ackInFlight.containsKey(m.group(1))) {
+        ack = ackInFlight.remove(m.group(1));
+      }
+      if (ack != null) {
         if (syncs == 0) {
           fail(
               rule(
                   "7.6",
                   "with SYNC, ack "
-                      + m.group(1)
+                      + ack
                       + " was written with no fsync, fdatasync, msync, sync_file_range or write to"
                       + " an O_SYNC/O_DSYNC file completed since the previous ack: a write"
                       + " acknowledged before it was durable (a power loss would lose it); seed "

@@ -412,7 +412,9 @@ class BrokenEnginesTest {
         Arguments.of(
             NeverSyncs.class,
             "required_r7_6_syncAcknowledgesOnlyAfterASync",
-            List.of("was written with no fsync")));
+            List.of("was written with no fsync")),
+        Arguments.of(
+            LostConcurrentWrites.class, "required_r8_8_manyWritersMatchModel", List.of("[8.8]")));
   }
 
   @ParameterizedTest(name = "{0} is caught by {1}")
