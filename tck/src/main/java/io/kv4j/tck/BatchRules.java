@@ -135,6 +135,22 @@ abstract class BatchRules extends CursorRules {
     assertThat(s.get(b("k")))
         .as(rule("5.7", "changing a written batch changes nothing stored"))
         .isEqualTo(b("one"));
+    // The arrays a batch hands out (key(i), value(i)) are its own: an engine that keeps them
+    // instead of copying lets a later change of the batch reach the store.
+    WriteBatch held = new WriteBatch().put(b("held"), b("value"));
+    s.write(held);
+    held.value(0)[0] = 'Z';
+    held.key(0)[0] = 'X';
+    assertThat(s.get(b("held")))
+        .as(
+            rule(
+                "5.7",
+                "changing the arrays a written batch holds changes nothing stored: the engine"
+                    + " copied the key and value"))
+        .isEqualTo(b("value"));
+    assertThat(s.get(b("Xeld")))
+        .as(rule("5.7", "a key changed in the batch after write is not stored"))
+        .isNull();
   }
 
   @Test

@@ -223,6 +223,225 @@ abstract class ConcurrencyRules extends CrashRules {
   }
 
   @Test
+  void required_r8_5_exactKeyCountUnderConcurrentWriters() throws Exception {
+    Store s = open();
+    int per = STRESS_OPS;
+    List<Throwable> errors =
+        runThreads(
+            "8.5",
+            STRESS_THREADS,
+            t -> {
+              for (int i = 0; i < per; i++) {
+                long k = (long) t * per + i;
+                s.put(key(k), b("v"));
+                if (i % 3 == 0) {
+                  s.delete(key(k));
+                } else if (i % 5 == 0) {
+                  s.put(key(k), b("again")); // an overwrite: the count stays
+                }
+                if (i % 7 == 0) {
+                  s.delete(key(k + 1_000_000_000L)); // an absent key: the count stays
+                }
+              }
+            });
+    assertThat(errors).as(rule("8.5", "no thread failed")).isEmpty();
+    long live = (long) STRESS_THREADS * (per - (per + 2) / 3);
+    io.kv4j.StoreStats st = s.stats();
+    if (st.keyCountExact()) {
+      assertThat(st.keyCount())
+          .as(
+              rule(
+                  "8.5",
+                  "a key count flagged exact after "
+                      + STRESS_THREADS
+                      + " threads put, overwrote and deleted concurrently equals the "
+                      + live
+                      + " live keys (a count kept outside the write lock drifts)"))
+          .isEqualTo(live);
+    } else {
+      assertThat(st.keyCount())
+          .as(rule("8.5", "an estimated key count is within 50% of the " + live + " live keys"))
+          .isBetween(live / 2, live * 3 / 2);
+    }
+  }
+
+  @Test
+  void required_r8_6_batchesAreNeverHalfVisible() throws Exception {
+    require("8.6", Feature.ATOMIC_BATCH);
+    Store s = open();
+    int writers = Math.max(1, STRESS_THREADS / 2);
+    int batches = Math.max(1, STRESS_OPS / 2);
+    boolean snapshots = has(Feature.SNAPSHOT_SCAN) && has(Feature.ORDERED_SCAN);
+    java.util.concurrent.atomic.AtomicInteger done =
+        new java.util.concurrent.atomic.AtomicInteger();
+    List<Throwable> errors =
+        runThreads(
+            "8.6",
+            Math.max(2, STRESS_THREADS),
+            t -> {
+              if (t < writers) {
+                // Writer t owns 8 keys and sets all 8 to n in batch n: at every moment a reader
+                // must find them equal, so a key read later never holds an older batch.
+                try {
+                  for (long n = 1; n <= batches; n++) {
+                    WriteBatch wb = new WriteBatch();
+                    for (int i = 0; i < 8; i++) {
+                      wb.put(key(t * 8L + i), java.nio.ByteBuffer.allocate(8).putLong(n).array());
+                    }
+                    s.write(wb);
+                  }
+                } finally {
+                  done.incrementAndGet(); // also when a write fails: the readers must stop
+                }
+                return;
+              }
+              java.util.SplittableRandom rnd = new java.util.SplittableRandom(t);
+              int reads = 0;
+              while ((done.get() < writers || reads < 3)
+                  && !Thread.currentThread().isInterrupted()) {
+                int w = rnd.nextInt(writers);
+                boolean down = reads % 2 == 1;
+                long prev = 0;
+                int prevKey = -1;
+                for (int j = 0; j < 8; j++) {
+                  int i = down ? 7 - j : j;
+                  byte[] v = s.get(key(w * 8L + i));
+                  long g = v == null ? 0 : java.nio.ByteBuffer.wrap(v).getLong();
+                  if (g < prev) {
+                    throw new AssertionError(
+                        rule(
+                            "8.6",
+                            "half a batch was visible to a concurrent reader: key "
+                                + prevKey
+                                + " of writer "
+                                + w
+                                + " held batch "
+                                + prev
+                                + ", then key "
+                                + i
+                                + " (read after it) still held batch "
+                                + g));
+                  }
+                  prev = g;
+                  prevKey = i;
+                }
+                if (snapshots) {
+                  List<io.kv4j.Entry> got =
+                      scanAll(s, KeyRange.all().gte(key(w * 8L)).lt(key(w * 8L + 8)));
+                  Set<String> values = new HashSet<>();
+                  for (io.kv4j.Entry e : got) {
+                    values.add(hex(e.value()));
+                  }
+                  if (values.size() > 1 || (got.size() != 0 && got.size() != 8)) {
+                    throw new AssertionError(
+                        rule(
+                            "8.6",
+                            "a snapshot scan of writer "
+                                + w
+                                + "'s 8 keys saw half a batch: "
+                                + got.size()
+                                + " keys, values "
+                                + values));
+                  }
+                }
+                reads++;
+              }
+            });
+    assertThat(errors).as(rule("8.6", "no reader saw half a batch, no thread failed")).isEmpty();
+  }
+
+  @Test
+  void required_r8_7_sharedKeysKeepTheServedWinnerAfterReopen() throws Exception {
+    require("8.7", Feature.PERSISTENT);
+    Store s = open();
+    // Round r: every thread, started together, overwrites key r twice, so the last write to each
+    // key is a race between all threads (not one thread left alone at the end).
+    int keys = Math.max(1, STRESS_OPS / 4);
+    CyclicBarrier round = new CyclicBarrier(STRESS_THREADS);
+    long timeoutNanos = threadTimeout().toNanos();
+    List<Throwable> errors =
+        runThreads(
+            "8.7",
+            STRESS_THREADS,
+            t -> {
+              try {
+                for (int k = 0; k < keys; k++) {
+                  round.await(timeoutNanos, TimeUnit.NANOSECONDS);
+                  for (int j = 0; j < 2; j++) {
+                    s.put(key(k), b("t" + t + "-k" + k + "-" + j));
+                  }
+                }
+              } catch (Throwable e) {
+                round.reset(); // the other threads stop too
+                throw e;
+              }
+            });
+    assertThat(errors).as(rule("8.7", "no thread failed")).isEmpty();
+    String[] served = new String[keys];
+    for (int k = 0; k < keys; k++) {
+      served[k] = new String(s.get(key(k)), StandardCharsets.UTF_8);
+    }
+    Store again = reopen(s);
+    for (int k = 0; k < keys; k++) {
+      byte[] v = again.get(key(k));
+      assertThat(v == null ? null : new String(v, StandardCharsets.UTF_8))
+          .as(
+              rule(
+                  "8.7",
+                  "key "
+                      + k
+                      + " read '"
+                      + served[k]
+                      + "' before the reopen: the winner of concurrent writes that readers saw is"
+                      + " the one persisted (log order and index order agree)"))
+          .isEqualTo(served[k]);
+    }
+  }
+
+  @Test
+  void required_r8_8_manyWritersMatchModel() throws Exception {
+    Store s = open();
+    int per = STRESS_OPS;
+    List<Throwable> errors =
+        runThreads(
+            "8.8",
+            STRESS_THREADS,
+            t -> {
+              for (int i = 0; i < per; i++) {
+                long k = (long) t * per + i;
+                s.put(key(k), b("m" + k));
+                if (i % 4 == 0) {
+                  s.delete(key(k));
+                }
+              }
+            });
+    assertThat(errors).as(rule("8.8", "no thread failed")).isEmpty();
+    java.util.TreeMap<byte[], byte[]> model = newModel();
+    for (int t = 0; t < STRESS_THREADS; t++) {
+      for (int i = 0; i < per; i++) {
+        long k = (long) t * per + i;
+        if (i % 4 != 0) {
+          model.put(key(k), b("m" + k));
+        }
+        assertThat(s.get(key(k)))
+            .as(
+                rule(
+                    "8.8",
+                    "after "
+                        + STRESS_THREADS
+                        + " threads wrote their own keys concurrently, key "
+                        + k
+                        + " holds its last write (an index updated outside the write lock loses"
+                        + " updates)"))
+            .isEqualTo(i % 4 == 0 ? null : b("m" + k));
+      }
+    }
+    if (has(Feature.ORDERED_SCAN)) {
+      assertScan("8.8", s, model, KeyRange.all());
+    }
+  }
+
+  @Test
   void required_r8_4_concurrentBatchesStayAtomic() throws Exception {
     require("8.4", Feature.ATOMIC_BATCH);
     Store s = open();

@@ -17,9 +17,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -39,6 +44,139 @@ abstract class CrashRules extends DurabilityRules {
   void required_r7_2_killBufferedKeepsAcknowledgedWrites() throws Exception {
     require("7.2", Feature.PERSISTENT);
     crashRounds("7.2", Durability.BUFFERED);
+  }
+
+  /** The system calls rule 7.6 traces: syncs, writes (acks and O_DSYNC files) and opens. */
+  private static final String TRACED =
+      "trace=write,pwrite64,writev,pwritev,pwritev2,fsync,fdatasync,msync,sync_file_range,sync,"
+          + "syncfs,open,openat";
+
+  // An ack counts once written: a write that failed (EPIPE after the parent stopped reading) is no
+  // acknowledgement.
+  private static final Pattern ACK =
+      Pattern.compile("write\\(1, \"ack (\\d+)\\\\n\", \\d+\\)\\s+= [1-9]");
+  // The same write split by another thread's call: "write(1, "ack 5\n", 6 <unfinished ...>", then
+  // "<... write resumed>) = 6" on the same thread.
+  private static final Pattern ACK_START =
+      Pattern.compile("^(\\d+)\\s+write\\(1, \"ack (\\d+)\\\\n\", \\d+ <unfinished");
+  private static final Pattern WRITE_RESUMED =
+      Pattern.compile("^(\\d+)\\s+<\\.\\.\\. write resumed>.*= [1-9]");
+  private static final Pattern SYNC_DONE =
+      Pattern.compile(
+          "(?:^\\d+\\s+|<\\.\\.\\. )(?:fsync|fdatasync|msync|sync_file_range|syncfs|sync)"
+              + "(?:\\(| resumed>).*\\)\\s+= 0");
+  private static final Pattern OPEN_DSYNC =
+      Pattern.compile("open(?:at)?\\(.*O_D?SYNC.*\\)\\s+= (\\d+)");
+  private static final Pattern WRITE_DONE =
+      Pattern.compile("^\\d+\\s+p?writev?(?:64|2)?\\((\\d+),.*\\)\\s+= [1-9]");
+
+  @Test
+  void required_r7_6_syncAcknowledgesOnlyAfterASync() throws Exception {
+    require("7.6", Feature.PERSISTENT);
+    Assumptions.assumeTrue(
+        dataLivesInLocationFiles(),
+        "[7.6] skipped: engine '"
+            + engine()
+            + "' keeps its data on a server, whose syncs the kit cannot trace");
+    List<String> strace = straceCommand();
+    Path dir = tempDir.resolve("sync-trace");
+    Path trace = tempDir.resolve("sync-trace.strace");
+    Path err = tempDir.resolve("sync-trace.stderr");
+    StoreConfig cfg = config(dir, Durability.SYNC);
+    long seed = Long.getLong("kv4j.tck.seed", 76);
+    long target = 40;
+    List<String> prefix = new ArrayList<>(strace);
+    prefix.addAll(List.of("-o", trace.toString(), "-e", TRACED));
+    Process p = child(prefix, CrashWorker.class, err, cfg.toUri(), Long.toString(seed));
+    long lastAck = -1;
+    try (BufferedReader r =
+        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+      String line;
+      while (lastAck < target && System.nanoTime() < deadline && (line = r.readLine()) != null) {
+        if (line.startsWith("ack ")) {
+          lastAck = Long.parseLong(line.substring(4).trim());
+        }
+      }
+    } finally {
+      p.descendants().forEach(ProcessHandle::destroyForcibly); // the traced JVM
+      p.destroyForcibly();
+      p.waitFor(30, TimeUnit.SECONDS);
+    }
+    assertThat(lastAck)
+        .as(
+            rule(
+                    "7.6",
+                    "the traced child JVM acknowledged " + target + " SYNC writes; its stderr:\n")
+                + readQuietly(err))
+        .isGreaterThanOrEqualTo(target);
+    long syncs = 0;
+    long acks = 0;
+    Set<String> dsyncFds = new HashSet<>();
+    java.util.Map<String, String> ackInFlight = new java.util.HashMap<>();
+    List<String> lines = Files.readAllLines(trace, StandardCharsets.UTF_8);
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i);
+      Matcher m;
+      String ack = null;
+      if ((m = ACK.matcher(line)).find()) {
+        ack = m.group(1);
+      } else if ((m = ACK_START.matcher(line)).find()) {
+        ackInFlight.put(m.group(1), m.group(2));
+      } else if ((m = WRITE_RESUMED.matcher(line)).find() && ackInFlight.containsKey(m.group(1))) {
+        ack = ackInFlight.remove(m.group(1));
+      }
+      if (ack != null) {
+        if (syncs == 0) {
+          fail(
+              rule(
+                  "7.6",
+                  "with SYNC, ack "
+                      + ack
+                      + " was written with no fsync, fdatasync, msync, sync_file_range or write to"
+                      + " an O_SYNC/O_DSYNC file completed since the previous ack: a write"
+                      + " acknowledged before it was durable (a power loss would lose it); seed "
+                      + seed
+                      + ", trace "
+                      + trace
+                      + ", ending:\n"
+                      + String.join("\n", lines.subList(Math.max(0, i - 12), i + 1))));
+        }
+        syncs = 0;
+        acks++;
+      } else if (SYNC_DONE.matcher(line).find()) {
+        syncs++;
+      } else if ((m = OPEN_DSYNC.matcher(line)).find()) {
+        dsyncFds.add(m.group(1));
+      } else if ((m = WRITE_DONE.matcher(line)).find() && dsyncFds.contains(m.group(1))) {
+        syncs++;
+      }
+    }
+    assertThat(acks)
+        .as(rule("7.6", "the trace " + trace + " shows the child's acks (writes to fd 1)"))
+        .isGreaterThanOrEqualTo(target);
+  }
+
+  /** strace with the flags rule 7.6 needs, or skips the rule naming why it cannot run. */
+  private static List<String> straceCommand() throws InterruptedException {
+    String why = "";
+    for (List<String> cmd :
+        List.of(List.of("strace", "-f", "-qq", "--seccomp-bpf"), List.of("strace", "-f", "-qq"))) {
+      List<String> probe = new ArrayList<>(cmd);
+      probe.addAll(List.of("-o", "/dev/null", "-e", "trace=fsync", "true"));
+      try {
+        Process p = new ProcessBuilder(probe).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0) {
+          return cmd;
+        }
+        why = "strace cannot trace here (ptrace not permitted?): " + out.trim();
+      } catch (IOException e) {
+        why = "strace is not installed (" + e.getMessage() + ")";
+      }
+    }
+    Assumptions.abort("[7.6] skipped: " + why);
+    throw new AssertionError(why);
   }
 
   @Test
@@ -90,7 +228,12 @@ abstract class CrashRules extends DurabilityRules {
 
   /** Starts a child JVM running {@code main} with this JVM's class path and options. */
   Process child(Class<?> main, Path err, String... args) throws IOException {
-    List<String> cmd = new ArrayList<>();
+    return child(List.of(), main, err, args);
+  }
+
+  /** Starts a child JVM as above, under {@code prefix} (a tracer such as strace). */
+  Process child(List<String> prefix, Class<?> main, Path err, String... args) throws IOException {
+    List<String> cmd = new ArrayList<>(prefix);
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(childJvmOptions());
     // A JVM crash report goes where the kit's report goes and outlives the test's temporary

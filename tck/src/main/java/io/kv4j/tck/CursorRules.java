@@ -65,7 +65,13 @@ abstract class CursorRules extends RangeRules {
     require("4.3", Feature.ORDERED_SCAN);
     Store s = filled(100);
     Cursor c = s.scan(KeyRange.all());
-    Cursor untouched = s.scan(KeyRange.all().reverse().limit(Long.MAX_VALUE));
+    // A second cursor, never used before the close: reverse when the engine declares it, so the
+    // reverse path is covered too; forward otherwise (an engine may refuse reverse scans).
+    Cursor untouched =
+        s.scan(
+            has(Feature.REVERSE_SCAN)
+                ? KeyRange.all().reverse().limit(Long.MAX_VALUE)
+                : KeyRange.all().limit(Long.MAX_VALUE));
     c.next();
     close(s);
     assertThat(thrown(c::hasNext))
@@ -104,7 +110,12 @@ abstract class CursorRules extends RangeRules {
     List<Entry> before = scanAll(s, KeyRange.all());
     try (Cursor c = s.scan(KeyRange.all());
         Cursor r = has(Feature.REVERSE_SCAN) ? s.scan(KeyRange.all().reverse()) : null) {
-      c.next(); // a snapshot may be taken lazily on first use; it must still predate later writes
+      // The point in time is the return of scan(), not the first hasNext(): writes made between
+      // the two are not seen either.
+      s.put(key(0), b("changed-before-first-hasNext"));
+      s.delete(key(99));
+      s.put(key(50_000), b("new-before-first-hasNext"));
+      c.next();
       if (r != null) {
         r.next();
       }
@@ -119,7 +130,11 @@ abstract class CursorRules extends RangeRules {
       seen.add(before.get(0));
       c.forEachRemaining(seen::add);
       assertThat(seen)
-          .as(rule("4.5", "a SNAPSHOT_SCAN cursor sees none of the writes made after it opened"))
+          .as(
+              rule(
+                  "4.5",
+                  "a SNAPSHOT_SCAN cursor sees none of the writes made after scan() returned"
+                      + " (also those before its first hasNext())"))
           .isEqualTo(before);
       if (r != null) {
         List<Entry> rev = new ArrayList<>();
@@ -130,6 +145,85 @@ abstract class CursorRules extends RangeRules {
         assertThat(rev).as(rule("4.5", "reverse snapshot cursor too")).isEqualTo(want);
       }
     }
+  }
+
+  @Test
+  void required_r4_9_repeatedHasNextDoesNotAdvance() {
+    require("4.9", Feature.ORDERED_SCAN);
+    Store s = filled(30);
+    List<Entry> want = scanAll(s, KeyRange.all());
+    for (boolean reverse : new boolean[] {false, true}) {
+      if (reverse && !has(Feature.REVERSE_SCAN)) {
+        continue;
+      }
+      List<Entry> seen = new ArrayList<>();
+      try (Cursor c = s.scan(reverse ? KeyRange.all().reverse() : KeyRange.all())) {
+        for (int i = 0; ; i++) {
+          boolean more = c.hasNext();
+          for (int extra = 0; extra < i % 4; extra++) {
+            assertThat(c.hasNext())
+                .as(rule("4.9", "hasNext() called again before next() gives the same answer"))
+                .isEqualTo(more);
+          }
+          if (!more) {
+            break;
+          }
+          seen.add(c.next());
+        }
+      }
+      List<Entry> expect = new ArrayList<>(want);
+      if (reverse) {
+        java.util.Collections.reverse(expect);
+      }
+      assertThat(keysOf(seen))
+          .as(
+              rule(
+                  "4.9",
+                  "calling hasNext() 1-4 times before each next() skips no entry"
+                      + (reverse ? " (reverse)" : "")))
+          .containsExactlyElementsOf(keysOf(expect));
+    }
+  }
+
+  @Test
+  void required_r4_10_forEachReleasesCursorWhenActionThrows() {
+    require("4.10", Feature.ORDERED_SCAN);
+    Store s = filled(20);
+    Number base = s.stats().figures().get("open-cursors");
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        base != null,
+        "[4.10] skipped: engine '"
+            + engine()
+            + "' does not report the 'open-cursors' figure in stats(), so the kit cannot see"
+            + " a leaked cursor");
+    try (Cursor c = s.scan(KeyRange.all())) {
+      assertThat(c.hasNext()).as(rule("4.10", "a cursor over 20 entries has a first")).isTrue();
+      assertThat(s.stats().figures().get("open-cursors").longValue())
+          .as(rule("4.10", "'open-cursors' counts a cursor that is open"))
+          .isEqualTo(base.longValue() + 1);
+    }
+    assertThat(s.stats().figures().get("open-cursors").longValue())
+        .as(rule("4.10", "'open-cursors' drops when the cursor is closed"))
+        .isEqualTo(base.longValue());
+    assertThat(
+            thrown(
+                () ->
+                    s.forEach(
+                        KeyRange.all(),
+                        e -> {
+                          throw new IllegalStateException("stop");
+                        })))
+        .as(rule("4.10", "the action's exception propagates"))
+        .hasMessage("stop");
+    assertThat(s.stats().figures().get("open-cursors").longValue())
+        .as(rule("4.10", "forEach closed its cursor although the action threw"))
+        .isEqualTo(base.longValue());
+    try (Stream<Entry> st = s.stream(KeyRange.all())) {
+      assertThat(st.limit(2).count()).isEqualTo(2);
+    }
+    assertThat(s.stats().figures().get("open-cursors").longValue())
+        .as(rule("4.10", "closing a partly consumed stream closed its cursor"))
+        .isEqualTo(base.longValue());
   }
 
   @Test

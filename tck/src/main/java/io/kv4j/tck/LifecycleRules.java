@@ -88,6 +88,115 @@ abstract class LifecycleRules extends LimitRules {
   }
 
   @Test
+  void required_r10_11_secondProcessIsLocked() throws Exception {
+    require("10.11", Feature.PERSISTENT);
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        dataLivesInLocationFiles(),
+        "[10.11] skipped: engine '"
+            + engine()
+            + "' keeps its data on a server, not in a directory");
+    Store s = open();
+    s.put(b("a"), b("1"));
+    Path err = tempDir.resolve("lock-probe.stderr");
+    Process p = child(LockProbe.class, err, configOf(s).toUri());
+    p.getOutputStream().close();
+    boolean ended = p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS);
+    if (!ended) {
+      p.destroyForcibly();
+    }
+    String out =
+        new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+            .trim();
+    String stderr = Files.exists(err) ? Files.readString(err).trim() : "";
+    assertThat(ended)
+        .as(
+            rule(
+                "10.11",
+                "the child JVM opening the same location ended within 120 s; stderr: " + stderr))
+        .isTrue();
+    assertThat(out)
+        .as(
+            rule(
+                "10.11",
+                "an open of the same location from another process (a child JVM) while this one"
+                    + " holds it must fail with StoreLockedException naming the location (a lock"
+                    + " that guards only its own JVM lets two processes write one store); child"
+                    + " printed '"
+                    + out
+                    + "', stderr: "
+                    + stderr))
+        .startsWith("locked ")
+        .contains(dir().getFileName().toString());
+    assertThat(s.get(b("a")))
+        .as(rule("10.11", "the other process's failed open disturbed nothing"))
+        .isEqualTo(b("1"));
+  }
+
+  @Test
+  void required_r10_12_compactDuringWritesLosesNothing() throws Exception {
+    require("10.12", Feature.PERSISTENT);
+    Store s = open();
+    int writers = Math.max(1, STRESS_THREADS - 1);
+    int per = Math.max(1, STRESS_OPS / 2);
+    java.util.concurrent.atomic.AtomicInteger done =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger started =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger compactions =
+        new java.util.concurrent.atomic.AtomicInteger();
+    List<Throwable> errors =
+        runThreads(
+            "10.12",
+            writers + 1,
+            t -> {
+              if (t == writers) {
+                // Only while the writers write: a compaction after them would copy, from memory,
+                // what an earlier one lost, and hide the loss.
+                do {
+                  started.incrementAndGet();
+                  s.compact();
+                  compactions.incrementAndGet();
+                } while (done.get() < writers && !Thread.currentThread().isInterrupted());
+                return;
+              }
+              try {
+                for (int i = 0; i < per; i++) {
+                  while (i == per / 2
+                      && started.get() == 0
+                      && !Thread.currentThread().isInterrupted()) {
+                    Thread.onSpinWait(); // half the writes wait for the first compaction to start
+                  }
+                  long k = (long) t * per + i;
+                  s.put(key(k), b("c" + t + "-" + i));
+                  if (i % 4 == 0) {
+                    s.delete(key(k));
+                  }
+                }
+              } finally {
+                done.incrementAndGet();
+              }
+            });
+    assertThat(errors).as(rule("10.12", "no thread failed")).isEmpty();
+    Store again = reopen(s);
+    for (int t = 0; t < writers; t++) {
+      for (int i = 0; i < per; i++) {
+        long k = (long) t * per + i;
+        assertThat(again.get(key(k)))
+            .as(
+                rule(
+                    "10.12",
+                    "after "
+                        + compactions.get()
+                        + " compactions run during writes and a reopen, key "
+                        + k
+                        + " holds its last write (a compaction that copies outside the write"
+                        + " lock loses the writes made meanwhile)"))
+            .isEqualTo(i % 4 == 0 ? null : b("c" + t + "-" + i));
+      }
+    }
+  }
+
+  @Test
   void required_r10_4_lockReleasedOnClose() {
     require("10.4", Feature.PERSISTENT);
     Store s = open();

@@ -40,6 +40,12 @@ abstract class TckBase {
   static final int CRASH_ROUNDS = Integer.getInteger("kv4j.tck.crashRounds", 2);
   static final int MANY_KEYS = Integer.getInteger("kv4j.tck.manyKeys", 100_000);
 
+  /** Threads of the stress rules (8.5-8.8, 10.12); enough to make lost updates likely. */
+  static final int STRESS_THREADS = Integer.getInteger("kv4j.tck.stressThreads", 8);
+
+  /** Operations per thread of the stress rules. */
+  static final int STRESS_OPS = Integer.getInteger("kv4j.tck.stressOps", 2000);
+
   @TempDir Path tempDir;
 
   private final List<Store> opened = new ArrayList<>();

@@ -227,6 +227,76 @@ class BrokenEnginesTest {
     }
   }
 
+  static final class HasNextAdvances extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.HASNEXT_ADVANCES;
+    }
+  }
+
+  static final class RetainsBatchArrays extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.RETAINS_BATCH_ARRAYS;
+    }
+  }
+
+  static final class ForEachLeaksCursor extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.FOREACH_LEAKS_CURSOR;
+    }
+  }
+
+  static final class LazySnapshot extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.LAZY_SNAPSHOT;
+    }
+  }
+
+  static final class JvmLocalLock extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.JVM_LOCAL_LOCK;
+    }
+  }
+
+  static final class RacyKeyCount extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.RACY_KEY_COUNT;
+    }
+  }
+
+  static final class HalfVisibleBatch extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.HALF_VISIBLE_BATCH;
+    }
+  }
+
+  static final class SplitLocks extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.SPLIT_LOCKS;
+    }
+  }
+
+  static final class CompactOutsideLock extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.COMPACT_OUTSIDE_LOCK;
+    }
+  }
+
+  static final class NeverSyncs extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.NEVER_SYNCS;
+    }
+  }
+
   /**
    * Each broken engine, the rule that must catch it, and a fragment its failure message must hold
    * (empty when the rule's tag is enough).
@@ -304,7 +374,47 @@ class BrokenEnginesTest {
         Arguments.of(
             IgnoresIdentity.class,
             "required_r12_6_foreignStoreRefused",
-            List.of("opened a directory holding a 'tck-foreign' store")));
+            List.of("opened a directory holding a 'tck-foreign' store")),
+        Arguments.of(
+            HasNextAdvances.class, "required_r4_9_repeatedHasNextDoesNotAdvance", List.of()),
+        Arguments.of(
+            RetainsBatchArrays.class,
+            "required_r5_7_batchIsReusableAndNotRetained",
+            List.of("copied the key and value")),
+        Arguments.of(
+            ForEachLeaksCursor.class,
+            "required_r4_10_forEachReleasesCursorWhenActionThrows",
+            List.of("forEach closed its cursor")),
+        Arguments.of(
+            LazySnapshot.class,
+            "required_r4_5_snapshotCursorSeesNoLaterWrites",
+            List.of("after scan() returned")),
+        Arguments.of(
+            JvmLocalLock.class,
+            "required_r10_11_secondProcessIsLocked",
+            List.of("another process")),
+        Arguments.of(
+            RacyKeyCount.class,
+            "required_r8_5_exactKeyCountUnderConcurrentWriters",
+            List.of("flagged exact")),
+        Arguments.of(
+            HalfVisibleBatch.class,
+            "required_r8_6_batchesAreNeverHalfVisible",
+            List.of("half a batch")),
+        Arguments.of(
+            SplitLocks.class,
+            "required_r8_7_sharedKeysKeepTheServedWinnerAfterReopen",
+            List.of("before the reopen")),
+        Arguments.of(
+            CompactOutsideLock.class,
+            "required_r10_12_compactDuringWritesLosesNothing",
+            List.of("compactions run during writes")),
+        Arguments.of(
+            NeverSyncs.class,
+            "required_r7_6_syncAcknowledgesOnlyAfterASync",
+            List.of("was written with no fsync")),
+        Arguments.of(
+            LostConcurrentWrites.class, "required_r8_8_manyWritersMatchModel", List.of("[8.8]")));
   }
 
   @ParameterizedTest(name = "{0} is caught by {1}")

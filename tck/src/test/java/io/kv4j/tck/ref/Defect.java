@@ -81,7 +81,30 @@ public enum Defect {
    * After 100 writes every write waits forever (outside the store's lock, until interrupted), as in
    * an engine that deadlocked.
    */
-  STALLED_WRITES;
+  STALLED_WRITES,
+  /** A second hasNext() without next() in between steps over an entry (4.9). */
+  HASNEXT_ADVANCES,
+  /** A batch's own key and value arrays are kept in the index, not copied (5.7). */
+  RETAINS_BATCH_ARRAYS,
+  /** forEach closes its cursor only when the action returns normally (4.10). */
+  FOREACH_LEAKS_CURSOR,
+  /** A snapshot cursor takes its snapshot at its first hasNext(), not when scan() returns (4.5). */
+  LAZY_SNAPSHOT,
+  /** The directory lock is a set in this JVM: a second open here fails, another process opens. */
+  JVM_LOCAL_LOCK,
+  /** The exact key count is a plain field updated outside the write lock (8.5). */
+  RACY_KEY_COUNT,
+  /** A batch is logged whole but applied to the index key by key, unlocked in between (8.6). */
+  HALF_VISIBLE_BATCH,
+  /** The log append and the index update take different locks (8.7). */
+  SPLIT_LOCKS,
+  /** compact() copies the index, then writes the new log outside the write lock (10.12). */
+  COMPACT_OUTSIDE_LOCK,
+  /**
+   * SYNC never syncs: acknowledged writes sit in the page cache, which survives a process kill, so
+   * only a trace of the sync calls (7.6) sees it.
+   */
+  NEVER_SYNCS;
 
   static List<String> names() {
     List<String> out = new ArrayList<>();

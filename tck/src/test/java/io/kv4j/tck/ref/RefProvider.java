@@ -16,7 +16,7 @@ import java.util.Set;
  * {@code defect=none} it must pass every rule; each other {@link Defect} breaks exactly one
  * promise, and the kit must catch it with the rule meant for it.
  */
-public final class RefProvider implements StoreProvider {
+public class RefProvider implements StoreProvider {
   static final Limits LIMITS = new Limits(511, 16 << 20);
   static final Set<Feature> FEATURES =
       EnumSet.of(
@@ -29,12 +29,73 @@ public final class RefProvider implements StoreProvider {
   static final OptionSpec<String> DEFECT =
       OptionSpec.choice("defect", "none", Defect.names(), "which deliberate bug to exhibit");
 
-  /** For ServiceLoader. */
-  public RefProvider() {}
+  private final String id;
+  private final Set<Feature> features;
+
+  /** For ServiceLoader: {@code ref}, every feature. */
+  public RefProvider() {
+    this("ref", FEATURES);
+  }
+
+  private RefProvider(String id, Set<Feature> features) {
+    this.id = id;
+    this.features = features.isEmpty() ? EnumSet.noneOf(Feature.class) : EnumSet.copyOf(features);
+  }
+
+  /**
+   * {@code ref-none}: the same engine declaring no feature. It refuses batches and reverse scans
+   * (naming the feature), and its scans, though ordered and snapshot, promise neither.
+   */
+  public static final class NoFeatures extends RefProvider {
+    /** For ServiceLoader. */
+    public NoFeatures() {
+      super("ref-none", Set.of());
+    }
+  }
+
+  /** {@code ref-o}: {@code ORDERED_SCAN} only, so a reverse scan is refused. */
+  public static final class Ordered extends RefProvider {
+    /** For ServiceLoader. */
+    public Ordered() {
+      super("ref-o", Set.of(Feature.ORDERED_SCAN));
+    }
+  }
+
+  /** {@code ref-or}: {@code ORDERED_SCAN} and {@code REVERSE_SCAN}. */
+  public static final class OrderedReverse extends RefProvider {
+    /** For ServiceLoader. */
+    public OrderedReverse() {
+      super("ref-or", Set.of(Feature.ORDERED_SCAN, Feature.REVERSE_SCAN));
+    }
+  }
+
+  /** {@code ref-ors}: ordered, reverse and snapshot scans; no batches, not persistent. */
+  public static final class OrderedReverseSnapshot extends RefProvider {
+    /** For ServiceLoader. */
+    public OrderedReverseSnapshot() {
+      super("ref-ors", Set.of(Feature.ORDERED_SCAN, Feature.REVERSE_SCAN, Feature.SNAPSHOT_SCAN));
+    }
+  }
+
+  /** {@code ref-b}: {@code ATOMIC_BATCH} only. */
+  public static final class BatchOnly extends RefProvider {
+    /** For ServiceLoader. */
+    public BatchOnly() {
+      super("ref-b", Set.of(Feature.ATOMIC_BATCH));
+    }
+  }
+
+  /** {@code ref-p}: {@code PERSISTENT} only (no checksums, no batches, no scan promises). */
+  public static final class PersistentOnly extends RefProvider {
+    /** For ServiceLoader. */
+    public PersistentOnly() {
+      super("ref-p", Set.of(Feature.PERSISTENT));
+    }
+  }
 
   @Override
   public String id() {
-    return "ref";
+    return id;
   }
 
   @Override
@@ -44,7 +105,7 @@ public final class RefProvider implements StoreProvider {
 
   @Override
   public Set<Feature> features() {
-    return FEATURES;
+    return features;
   }
 
   @Override
@@ -59,6 +120,6 @@ public final class RefProvider implements StoreProvider {
 
   @Override
   public Store open(StoreConfig config) {
-    return RefStore.open(config, Defect.of(config.get(DEFECT)));
+    return RefStore.open(config, Defect.of(config.get(DEFECT)), id, features);
   }
 }

@@ -3,6 +3,7 @@ package io.kv4j.tck.ref;
 import io.kv4j.Cursor;
 import io.kv4j.Durability;
 import io.kv4j.Entry;
+import io.kv4j.Feature;
 import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
@@ -10,6 +11,7 @@ import io.kv4j.StoreConfig;
 import io.kv4j.StoreCorruptedException;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
+import io.kv4j.StoreLockedException;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.DirectoryLock;
@@ -37,6 +39,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 import java.util.zip.CRC32C;
 
 /**
@@ -73,7 +76,12 @@ final class RefStore implements Store {
   private static final int HEADER = 20;
   private static final long DIRTY = -1;
 
+  /** The directories open read-write in this JVM, for JVM_LOCAL_LOCK. */
+  private static final Set<Path> LOCAL_LOCKS = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   private final Defect defect;
+  private int racyCount; // RACY_KEY_COUNT: updated with a plain read-yield-write outside the lock
+  private final Object logLock = new Object(); // SPLIT_LOCKS: the log's own lock
   private final StoreInfo info;
   private final StoreDirectory directory; // null for the defects that bypass it
   private final DirectoryLock lock; // only when bypassing StoreDirectory
@@ -103,21 +111,23 @@ final class RefStore implements Store {
     this.map = new TreeMap<>(order);
   }
 
-  static RefStore open(StoreConfig config, Defect defect) {
-    if (defect == Defect.NO_LOCK || defect == Defect.IGNORES_IDENTITY) {
-      return openWithoutIdentity(config, defect);
+  static RefStore open(StoreConfig config, Defect defect, String id, Set<Feature> features) {
+    if (defect == Defect.NO_LOCK
+        || defect == Defect.IGNORES_IDENTITY
+        || defect == Defect.JVM_LOCAL_LOCK) {
+      return openWithoutIdentity(config, defect, id, features);
     }
     StoreDirectory dir =
         StoreDirectory.open(
             config,
             new StoreDirectory.Layout(
-                "ref",
+                id,
                 1,
                 n -> n.equals(LOG) || n.equals(COMPACTING),
                 defect == Defect.MISSING_LOG_AS_NEW_STORE ? Set.of() : Set.of(LOG)));
     boolean ok = false;
     try {
-      RefStore s = openIn(dir.path(), dir.isNew(), config, defect, dir, null);
+      RefStore s = openIn(dir.path(), dir.isNew(), config, defect, dir, null, id, features);
       ok = true;
       return s;
     } finally {
@@ -128,7 +138,8 @@ final class RefStore implements Store {
   }
 
   /** The pre-identity way, kept for the defects that need it: no identity, maybe no lock. */
-  private static RefStore openWithoutIdentity(StoreConfig config, Defect defect) {
+  private static RefStore openWithoutIdentity(
+      StoreConfig config, Defect defect, String id, Set<Feature> features) {
     Path dir = config.path();
     try {
       if (!Files.isDirectory(dir)) {
@@ -142,15 +153,26 @@ final class RefStore implements Store {
       throw new StoreIOException("engine 'ref': cannot create " + dir, e);
     }
     DirectoryLock lock =
-        defect == Defect.NO_LOCK || config.readOnly() ? null : DirectoryLock.acquire(dir, "ref");
+        defect == Defect.NO_LOCK || defect == Defect.JVM_LOCAL_LOCK || config.readOnly()
+            ? null
+            : DirectoryLock.acquire(dir, "ref");
+    Path local = dir.toAbsolutePath().normalize();
+    if (defect == Defect.JVM_LOCAL_LOCK && !config.readOnly() && !LOCAL_LOCKS.add(local)) {
+      throw new StoreLockedException(
+          "engine 'ref': " + dir + " is open in this JVM (a lock that sees only this JVM)", dir);
+    }
     boolean ok = false;
     try {
-      RefStore s = openIn(dir, !Files.exists(dir.resolve(LOG)), config, defect, null, lock);
+      RefStore s =
+          openIn(dir, !Files.exists(dir.resolve(LOG)), config, defect, null, lock, id, features);
       ok = true;
       return s;
     } finally {
       if (!ok && lock != null) {
         lock.close();
+      }
+      if (!ok && defect == Defect.JVM_LOCAL_LOCK && !config.readOnly()) {
+        LOCAL_LOCKS.remove(local);
       }
     }
   }
@@ -161,7 +183,9 @@ final class RefStore implements Store {
       StoreConfig config,
       Defect defect,
       StoreDirectory directory,
-      DirectoryLock lock) {
+      DirectoryLock lock,
+      String id,
+      Set<Feature> features) {
     Path file = dir.resolve(LOG);
     boolean readOnly = config.readOnly();
     try {
@@ -186,8 +210,8 @@ final class RefStore implements Store {
                   StandardOpenOption.WRITE);
       StoreInfo info =
           new StoreInfo(
-              "ref",
-              RefProvider.FEATURES,
+              id,
+              features,
               RefProvider.LIMITS,
               config.durability(),
               config.path().toString(),
@@ -206,6 +230,7 @@ final class RefStore implements Store {
           }
         } else {
           s.recover();
+          s.racyCount = s.map.size();
         }
         ok = true;
         return s;
@@ -371,7 +396,7 @@ final class RefStore implements Store {
         return;
       }
       writeFully(log, rec);
-      if (info.durability() == Durability.SYNC) {
+      if (info.durability() == Durability.SYNC && defect != Defect.NEVER_SYNCS) {
         log.force(false);
       }
     } catch (IOException e) {
@@ -416,6 +441,14 @@ final class RefStore implements Store {
     return rec;
   }
 
+  /** What an engine without a feature does when asked for it: refuse, naming the feature. */
+  private void requireFeature(Feature f) {
+    if (!info.has(f)) {
+      throw new UnsupportedOperationException(
+          "engine '" + info.engine() + "' does not support " + f);
+    }
+  }
+
   private void checkOpen() {
     if (closed) {
       throw new StoreClosedException("engine 'ref' at " + info.location() + " is closed");
@@ -452,7 +485,10 @@ final class RefStore implements Store {
   public byte[] get(byte[] key) {
     checkKey(key);
     checkOpen();
-    byte[] v = map.get(key);
+    byte[] v;
+    synchronized (this) {
+      v = map.get(key);
+    }
     if (v == null || (v.length == 0 && defect == Defect.EMPTY_VALUE_AS_NULL)) {
       return null;
     }
@@ -463,11 +499,11 @@ final class RefStore implements Store {
   public void put(byte[] key, byte[] value) {
     checkKey(key);
     checkValue(value);
-    if (defect == Defect.TORN_OVERWRITE && map.containsKey(key)) {
+    if (defect == Defect.TORN_OVERWRITE && get(key) != null) {
       // The old value leaves the log at once; the new one reaches it only on close (with the
       // ACK_BEFORE_DURABLE records), as if an in-place overwrite were never whole until then.
       synchronized (this) {
-        write(new WriteBatch().delete(key));
+        writeOps(new WriteBatch().delete(key));
         WriteBatch put = new WriteBatch().put(key, value);
         try {
           pending.write(record(put).array());
@@ -478,18 +514,28 @@ final class RefStore implements Store {
       }
       return;
     }
-    write(new WriteBatch().put(key, value));
+    writeOps(new WriteBatch().put(key, value));
   }
 
   @Override
   public void delete(byte[] key) {
     checkKey(key);
-    write(new WriteBatch().delete(key));
+    writeOps(new WriteBatch().delete(key));
   }
 
   @Override
   public void write(WriteBatch batch) {
     Objects.requireNonNull(batch, "batch");
+    requireFeature(Feature.ATOMIC_BATCH);
+    writeOps(batch, defect == Defect.RETAINS_BATCH_ARRAYS);
+  }
+
+  /** A put, a delete or a batch: one log record, applied to the map under the store's lock. */
+  private void writeOps(WriteBatch batch) {
+    writeOps(batch, false);
+  }
+
+  private void writeOps(WriteBatch batch, boolean retainsArrays) {
     if (defect == Defect.STALLED_WRITES && writes.incrementAndGet() > 100) {
       while (!Thread.currentThread().isInterrupted()) {
         LockSupport.parkNanos(1_000_000_000L);
@@ -533,34 +579,104 @@ final class RefStore implements Store {
       map = copy;
       return;
     }
+    if (defect == Defect.HALF_VISIBLE_BATCH && batch.size() > 1) {
+      synchronized (this) {
+        append(batch); // the log gets the batch whole ...
+      }
+      for (int i = 0; i < batch.size(); i++) { // ... the index one key at a time
+        WriteBatch one = new WriteBatch();
+        if (batch.isDelete(i)) {
+          one.delete(batch.key(i));
+        } else {
+          one.put(batch.key(i), batch.value(i));
+        }
+        synchronized (this) {
+          apply(map, one);
+        }
+        Thread.yield();
+      }
+      return;
+    }
+    if (defect == Defect.SPLIT_LOCKS) {
+      synchronized (logLock) {
+        append(batch);
+      }
+      LockSupport.parkNanos(50_000); // between the two locks another writer may pass
+      synchronized (this) {
+        apply(map, batch);
+      }
+      return;
+    }
+    int delta;
     synchronized (this) {
+      int before = map.size();
       append(batch);
-      applyToMap(batch);
+      apply(map, batch, retainsArrays);
+      delta = map.size() - before;
+    }
+    if (defect == Defect.RACY_KEY_COUNT) {
+      int c = racyCount;
+      Thread.yield();
+      racyCount = c + delta;
     }
   }
 
+  /** Applies a batch to the map in place; the caller holds the store's lock. */
   private void applyToMap(WriteBatch batch) {
-    // Copy-on-write so open cursors keep their snapshot.
-    TreeMap<byte[], byte[]> copy = defect == Defect.FAKE_SNAPSHOT ? map : new TreeMap<>(map);
-    apply(copy, batch);
-    map = copy;
+    apply(map, batch);
   }
 
   private static void apply(TreeMap<byte[], byte[]> m, WriteBatch batch) {
+    apply(m, batch, false);
+  }
+
+  private static void apply(TreeMap<byte[], byte[]> m, WriteBatch batch, boolean retainsArrays) {
     for (int i = 0; i < batch.size(); i++) {
       if (batch.isDelete(i)) {
         m.remove(batch.key(i));
       } else {
-        m.put(batch.key(i).clone(), batch.value(i).clone());
+        if (retainsArrays) {
+          m.put(batch.key(i), batch.value(i));
+        } else {
+          m.put(batch.key(i).clone(), batch.value(i).clone());
+        }
       }
     }
+  }
+
+  @Override
+  public void forEach(KeyRange range, Consumer<? super Entry> action) {
+    if (defect == Defect.FOREACH_LEAKS_CURSOR) {
+      Cursor c = scan(range);
+      c.forEachRemaining(action);
+      c.close(); // the bug: not reached when the action throws
+      return;
+    }
+    Store.super.forEach(range, action);
   }
 
   @Override
   public Cursor scan(KeyRange range) {
     Objects.requireNonNull(range, "range");
     checkOpen();
-    RefCursor c = new RefCursor(view(map, range), range);
+    requireFeature(Feature.ORDERED_SCAN); // as AbstractStore does: no scan without the feature
+    if (range.isReverse()) {
+      requireFeature(Feature.REVERSE_SCAN);
+    }
+    if (defect == Defect.LAZY_SNAPSHOT) {
+      RefCursor lazy = new RefCursor(null, range);
+      synchronized (cursors) {
+        cursors.add(lazy);
+      }
+      return lazy;
+    }
+    NavigableMap<byte[], byte[]> entries;
+    synchronized (this) {
+      // The snapshot is taken here, when scan() returns, not at the first hasNext(): a copy of the
+      // range (the map itself changes in place under the lock, so a put costs no copy).
+      entries = defect == Defect.FAKE_SNAPSHOT ? view(map, range) : new TreeMap<>(view(map, range));
+    }
+    RefCursor c = new RefCursor(entries, range);
     synchronized (cursors) {
       cursors.add(c);
     }
@@ -595,13 +711,25 @@ final class RefStore implements Store {
   }
 
   private final class RefCursor implements Cursor {
-    private final Iterator<Map.Entry<byte[], byte[]>> it;
+    private final KeyRange range;
+    private Iterator<Map.Entry<byte[], byte[]>> it; // null until first use for LAZY_SNAPSHOT
     private long remaining;
     private boolean cursorClosed;
+    private boolean asked; // hasNext() called since the last next(), for HASNEXT_ADVANCES
 
     RefCursor(NavigableMap<byte[], byte[]> view, KeyRange range) {
-      this.it = view.entrySet().iterator();
+      this.range = range;
+      this.it = view == null ? null : view.entrySet().iterator();
       this.remaining = defect == Defect.LIMIT_IGNORED ? Long.MAX_VALUE : range.limitValue();
+    }
+
+    private Iterator<Map.Entry<byte[], byte[]>> it() {
+      if (it == null) {
+        synchronized (RefStore.this) {
+          it = new TreeMap<>(view(map, range)).entrySet().iterator();
+        }
+      }
+      return it;
     }
 
     private void check() {
@@ -616,28 +744,53 @@ final class RefStore implements Store {
     @Override
     public boolean hasNext() {
       check();
-      return remaining > 0 && it.hasNext();
+      if (defect == Defect.HASNEXT_ADVANCES && asked && remaining > 0 && it().hasNext()) {
+        it().next(); // the bug: a repeated hasNext() moves on
+      }
+      asked = true;
+      return remaining > 0 && it().hasNext();
     }
 
     @Override
     public Entry next() {
-      if (!hasNext()) {
+      check();
+      if (!(remaining > 0 && it().hasNext())) {
         throw new NoSuchElementException();
       }
+      asked = false;
       remaining--;
-      Map.Entry<byte[], byte[]> e = it.next();
+      Map.Entry<byte[], byte[]> e = it().next();
       return new Entry(e.getKey().clone(), e.getValue().clone());
     }
 
     @Override
     public void close() {
       cursorClosed = true;
+      synchronized (cursors) {
+        cursors.remove(this);
+      }
     }
   }
 
   @Override
-  public synchronized void compact() {
+  public void compact() {
     checkWritable();
+    if (defect == Defect.COMPACT_OUTSIDE_LOCK) {
+      TreeMap<byte[], byte[]> snapshot;
+      synchronized (this) {
+        snapshot = new TreeMap<>(map);
+      }
+      Thread.yield();
+      rewrite(snapshot); // the bug: writes made from here to the rename are in the old log only
+      return;
+    }
+    synchronized (this) {
+      rewrite(map);
+    }
+  }
+
+  /** Writes {@code entries} to a new log and renames it over the log (under the store's lock). */
+  private void rewrite(TreeMap<byte[], byte[]> entries) {
     Path next = logFile.resolveSibling(COMPACTING);
     try {
       try (FileChannel out =
@@ -647,7 +800,7 @@ final class RefStore implements Store {
               StandardOpenOption.TRUNCATE_EXISTING,
               StandardOpenOption.WRITE)) {
         writeFully(out, header(DIRTY));
-        for (Map.Entry<byte[], byte[]> e : map.entrySet()) {
+        for (Map.Entry<byte[], byte[]> e : entries.entrySet()) {
           if (defect == Defect.COMPACT_DROPS_EMPTY_VALUES && e.getValue().length == 0) {
             continue;
           }
@@ -655,13 +808,15 @@ final class RefStore implements Store {
         }
         out.force(true);
       }
-      Files.move(
-          next, logFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      StoreDirectory.syncDirectory(logFile.getParent());
-      pending.reset(); // the new log holds every entry, also those whose records were pending
-      log.close();
-      log = FileChannel.open(logFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
-      log.position(log.size());
+      synchronized (this) {
+        Files.move(
+            next, logFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        StoreDirectory.syncDirectory(logFile.getParent());
+        pending.reset(); // the new log holds every entry, also those whose records were pending
+        log.close();
+        log = FileChannel.open(logFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        log.position(log.size());
+      }
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot compact " + logFile, e);
     }
@@ -733,7 +888,12 @@ final class RefStore implements Store {
   public synchronized StoreStats stats() {
     checkOpen();
     try {
-      return new StoreStats(map.size(), true, log.size(), Map.of());
+      int open;
+      synchronized (cursors) {
+        open = cursors.size();
+      }
+      long count = defect == Defect.RACY_KEY_COUNT ? racyCount : map.size();
+      return new StoreStats(count, true, log.size(), Map.of("open-cursors", open));
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot size " + logFile, e);
     }
@@ -764,6 +924,9 @@ final class RefStore implements Store {
       }
       if (lock != null) {
         lock.close();
+      }
+      if (defect == Defect.JVM_LOCAL_LOCK && !info.readOnly()) {
+        LOCAL_LOCKS.remove(Path.of(info.location()).toAbsolutePath().normalize());
       }
     }
   }
