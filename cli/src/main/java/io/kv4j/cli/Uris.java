@@ -4,6 +4,7 @@ import io.kv4j.Durability;
 import io.kv4j.Feature;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
+import io.kv4j.StoreIOException;
 import io.kv4j.Stores;
 import io.kv4j.spi.DirectoryLock;
 import java.io.IOException;
@@ -64,19 +65,25 @@ final class Uris {
       throw new CliException(ExitCode.USAGE, e.getMessage());
     }
     boolean persistent = Stores.provider(config.engine()).features().contains(Feature.PERSISTENT);
-    if (persistent
-        && !config.createIfMissing()
-        && config.path() != null
-        && isEmptyOrMissing(config.path())) {
-      throw new CliException(
-          ExitCode.NOT_FOUND,
-          "no store at "
-              + config.path().toAbsolutePath().normalize()
-              + " (engine '"
-              + config.engine()
-              + "'); 'kv4j put' creates one");
+    try {
+      return Stores.open(config);
+    } catch (StoreIOException e) {
+      // Asked only after the engine refused: for a server engine the path names a table or key
+      // prefix, not a local directory, so it must not be looked up on this file system first.
+      if (persistent
+          && !config.createIfMissing()
+          && config.path() != null
+          && isEmptyOrMissing(config.path())) {
+        throw new CliException(
+            ExitCode.NOT_FOUND,
+            "no store at "
+                + config.path().toAbsolutePath().normalize()
+                + " (engine '"
+                + config.engine()
+                + "'); 'kv4j put' creates one");
+      }
+      throw e;
     }
-    return Stores.open(config);
   }
 
   /**
