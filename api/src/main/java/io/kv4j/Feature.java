@@ -25,5 +25,24 @@ public enum Feature {
    * taken for an absent key. The TCK's damage rules that flip bits apply only to engines that
    * declare it.
    */
-  CHECKSUMS
+  CHECKSUMS,
+  /**
+   * {@link Store#putIfAbsent(byte[], byte[])}, {@link Store#replace(byte[], byte[], byte[])} and
+   * {@link Store#delete(byte[], byte[])} compare and write atomically against every other writer of
+   * the store: other threads, and for engines on a server, other processes and application
+   * instances sharing the same store. N threads incrementing a counter through {@code replace}
+   * loops lose no increment.
+   */
+  CONDITIONAL_WRITE,
+  /**
+   * {@link Store#snapshot()} returns a {@link Snapshot}: any number of reads and scans at one point
+   * in time. A writer changing several keys in one atomic batch is never seen half-applied through
+   * it.
+   */
+  SNAPSHOT_READ,
+  /**
+   * {@link Store#backup(java.nio.file.Path)} writes a consistent copy of the store, openable with
+   * the same engine and options, while the store keeps serving reads and writes.
+   */
+  BACKUP
 }

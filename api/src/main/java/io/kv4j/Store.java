@@ -1,5 +1,9 @@
 package io.kv4j;
 
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
@@ -44,6 +48,98 @@ public interface Store extends AutoCloseable {
    * @param key the key
    */
   void delete(byte[] key);
+
+  /**
+   * Reads several values. Each value is read as {@link #get(byte[])} would; engines with a native
+   * batch read (RocksDB {@code multiGet}, one SQL statement, Redis {@code MGET}) use it. The values
+   * are not read at one point in time unless the engine's README says so: use {@link #snapshot()}
+   * for that.
+   *
+   * @param keys the keys; duplicates allowed
+   * @return the values in the order of {@code keys}, null where a key is absent
+   */
+  default List<byte[]> getAll(List<byte[]> keys) {
+    Objects.requireNonNull(keys, "keys");
+    List<byte[]> values = new ArrayList<>(keys.size());
+    for (byte[] key : keys) {
+      values.add(get(key));
+    }
+    return values;
+  }
+
+  /**
+   * Stores a value only if the key is absent, atomically. Requires {@link
+   * Feature#CONDITIONAL_WRITE}.
+   *
+   * @param key the key
+   * @param value the value, may be empty
+   * @return true if the value was stored, false if the key was present (nothing changed)
+   * @throws UnsupportedOperationException if the engine lacks {@link Feature#CONDITIONAL_WRITE}
+   */
+  default boolean putIfAbsent(byte[] key, byte[] value) {
+    throw new UnsupportedOperationException(
+        info().describe() + " does not support " + Feature.CONDITIONAL_WRITE);
+  }
+
+  /**
+   * Replaces a value only if the current value equals {@code expected} (byte for byte), atomically.
+   * Requires {@link Feature#CONDITIONAL_WRITE}.
+   *
+   * @param key the key
+   * @param expected the value the key must hold now
+   * @param value the new value, may be empty
+   * @return true if replaced, false if the key was absent or held another value (nothing changed)
+   * @throws UnsupportedOperationException if the engine lacks {@link Feature#CONDITIONAL_WRITE}
+   */
+  default boolean replace(byte[] key, byte[] expected, byte[] value) {
+    throw new UnsupportedOperationException(
+        info().describe() + " does not support " + Feature.CONDITIONAL_WRITE);
+  }
+
+  /**
+   * Removes a key only if its current value equals {@code expected} (byte for byte), atomically.
+   * Requires {@link Feature#CONDITIONAL_WRITE}.
+   *
+   * @param key the key
+   * @param expected the value the key must hold now
+   * @return true if removed, false if the key was absent or held another value (nothing changed)
+   * @throws UnsupportedOperationException if the engine lacks {@link Feature#CONDITIONAL_WRITE}
+   */
+  default boolean delete(byte[] key, byte[] expected) {
+    throw new UnsupportedOperationException(
+        info().describe() + " does not support " + Feature.CONDITIONAL_WRITE);
+  }
+
+  /**
+   * Opens a snapshot: reads at one point in time, the moment this method returns. Requires {@link
+   * Feature#SNAPSHOT_READ}. Close it promptly (try with resources).
+   *
+   * @return an open snapshot
+   * @throws UnsupportedOperationException if the engine lacks {@link Feature#SNAPSHOT_READ}
+   */
+  default Snapshot snapshot() {
+    throw new UnsupportedOperationException(
+        info().describe() + " does not support " + Feature.SNAPSHOT_READ);
+  }
+
+  /**
+   * Writes a consistent copy of the store to {@code target} while the store keeps serving reads and
+   * writes. The copy holds every write acknowledged before this call started and none begun after
+   * it returned; a batch is in it whole or not at all. It opens with the same engine and options
+   * ({@code kv4j verify} passes on it). {@code target} must not exist, or be an empty directory; it
+   * appears complete or not at all (the copy is made beside it and renamed into place). Requires
+   * {@link Feature#BACKUP}; allowed on a read-only store.
+   *
+   * @param target the directory to create
+   * @throws UnsupportedOperationException if the engine lacks {@link Feature#BACKUP}
+   * @throws IllegalArgumentException if {@code target} exists and is not an empty directory, or is
+   *     the store's own location
+   * @throws StoreIOException if the copy cannot be written (nothing is left at {@code target})
+   */
+  default void backup(Path target) {
+    throw new UnsupportedOperationException(
+        info().describe() + " does not support " + Feature.BACKUP);
+  }
 
   /**
    * Opens a cursor over a range. Requires {@link Feature#ORDERED_SCAN}; a reversed range requires

@@ -12,15 +12,20 @@ import java.util.Set;
 
 /**
  * The {@code memory} engine: an ordered in-memory map, not persistent. It is the reference the TCK
- * is proven on and the default for unit tests. Ordered, reverse and snapshot scans and atomic
- * batches; keys up to 64 KiB, values up to 256 MiB; no options. The path, if given, is ignored:
- * every open is a new, empty store.
+ * is proven on and the default for unit tests. Ordered, reverse and snapshot scans, atomic batches,
+ * conditional writes and read snapshots; keys up to 64 KiB, values up to 256 MiB; no options. The
+ * path, if given, is ignored: every open is a new, empty store.
  */
 public final class MemoryProvider implements StoreProvider {
   static final Limits LIMITS = new Limits(64 << 10, 256 << 20);
   static final Set<Feature> FEATURES =
       EnumSet.of(
-          Feature.ORDERED_SCAN, Feature.REVERSE_SCAN, Feature.SNAPSHOT_SCAN, Feature.ATOMIC_BATCH);
+          Feature.ORDERED_SCAN,
+          Feature.REVERSE_SCAN,
+          Feature.SNAPSHOT_SCAN,
+          Feature.ATOMIC_BATCH,
+          Feature.CONDITIONAL_WRITE,
+          Feature.SNAPSHOT_READ);
 
   /** Creates the provider; called by {@link java.util.ServiceLoader}. */
   public MemoryProvider() {}

@@ -7,6 +7,7 @@ import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
+import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -108,6 +109,40 @@ final class MemoryStore extends AbstractStore {
   }
 
   @Override
+  protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
+    lock.writeLock().lock();
+    try {
+      checkOpen();
+      byte[] current = map.get(key);
+      if (expected == null ? current != null : !Arrays.equals(current, expected)) {
+        return false;
+      }
+      if (value == null) {
+        deleteLocked(mutable(), key);
+      } else {
+        putLocked(mutable(), key, value);
+      }
+      return true;
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  @Override
+  protected AbstractSnapshot doSnapshot() {
+    TreeMap<byte[], byte[]> frozen;
+    lock.readLock().lock();
+    try {
+      checkOpen();
+      shared = true; // the next write copies the map: this one stays as it is now
+      frozen = map;
+    } finally {
+      lock.readLock().unlock();
+    }
+    return new MemorySnapshot(this, frozen);
+  }
+
+  @Override
   protected void doSync() {
     // Nothing is persistent; nothing to force.
   }
@@ -156,6 +191,34 @@ final class MemoryStore extends AbstractStore {
 
   private static NavigableMap<byte[], byte[]> view(TreeMap<byte[], byte[]> m, KeyRange r) {
     return r.isEmpty() ? new TreeMap<>(Arrays::compareUnsigned) : r.view(m);
+  }
+
+  /** A frozen map: writers copy the map before changing it once it is marked shared. */
+  private static final class MemorySnapshot extends AbstractSnapshot {
+    private final MemoryStore store;
+    private volatile TreeMap<byte[], byte[]> frozen;
+
+    MemorySnapshot(MemoryStore store, TreeMap<byte[], byte[]> frozen) {
+      super(store);
+      this.store = store;
+      this.frozen = frozen;
+    }
+
+    @Override
+    protected byte[] doGet(byte[] key) {
+      byte[] v = frozen.get(key);
+      return v == null ? null : v.clone();
+    }
+
+    @Override
+    protected AbstractCursor doScan(KeyRange range) {
+      return new MemoryCursor(store, range, view(frozen, range));
+    }
+
+    @Override
+    protected void release() {
+      frozen = new TreeMap<>(Arrays::compareUnsigned);
+    }
   }
 
   private static final class MemoryCursor extends AbstractCursor {

@@ -19,11 +19,13 @@ public abstract class AbstractCursor implements Cursor {
   private static final int EXHAUSTED = 1;
   private static final int CLOSED = 2;
   private static final int STORE_CLOSED = 3;
+  private static final int SNAPSHOT_CLOSED = 4;
 
   private final AbstractStore store;
   private long remaining;
   private Entry pending;
   private int state = OPEN;
+  private AbstractSnapshot snapshot; // the snapshot that opened this cursor, if any
 
   /**
    * Creates the cursor's shell.
@@ -84,6 +86,14 @@ public abstract class AbstractCursor implements Cursor {
     finish(STORE_CLOSED);
   }
 
+  final synchronized void closeBySnapshot() {
+    finish(SNAPSHOT_CLOSED);
+  }
+
+  final synchronized void openedBy(AbstractSnapshot s) {
+    this.snapshot = s;
+  }
+
   private void checkUsable() {
     if (state == CLOSED) {
       throw new IllegalStateException("cursor is closed (" + store.info().describe() + ")");
@@ -91,10 +101,14 @@ public abstract class AbstractCursor implements Cursor {
     if (state == STORE_CLOSED) {
       throw new StoreClosedException("cursor's store is closed (" + store.info().describe() + ")");
     }
+    if (state == SNAPSHOT_CLOSED) {
+      throw new IllegalStateException(
+          "cursor's snapshot is closed (" + store.info().describe() + ")");
+    }
   }
 
   private void finish(int newState) {
-    if (state == CLOSED || state == STORE_CLOSED) {
+    if (state == CLOSED || state == STORE_CLOSED || state == SNAPSHOT_CLOSED) {
       return;
     }
     boolean mustRelease = state == OPEN;
@@ -107,6 +121,9 @@ public abstract class AbstractCursor implements Cursor {
         release();
       } finally {
         store.forget(this);
+        if (snapshot != null) {
+          snapshot.forget(this);
+        }
       }
     }
   }

@@ -3,16 +3,30 @@ package io.kv4j.spi;
 import io.kv4j.Cursor;
 import io.kv4j.Feature;
 import io.kv4j.KeyRange;
+import io.kv4j.Snapshot;
 import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
+import io.kv4j.StoreException;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
 
 /**
  * The checks every engine owes its users, done once: null and empty arguments, key and value limits
@@ -27,6 +41,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public abstract class AbstractStore implements Store {
   private final StoreInfo info;
   private final Set<AbstractCursor> cursors = ConcurrentHashMap.newKeySet();
+  private final Set<AbstractSnapshot> snapshots = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   private volatile StoreIOException failure;
 
@@ -100,6 +115,60 @@ public abstract class AbstractStore implements Store {
   }
 
   /**
+   * Reads valid keys. The default calls {@link #doGet(byte[])} for each; override to use the
+   * engine's native batch read.
+   *
+   * @param keys keys within limits; duplicates possible
+   * @return fresh copies of the values, one per key in order, null where absent
+   */
+  protected List<byte[]> doGetAll(List<byte[]> keys) {
+    List<byte[]> values = new ArrayList<>(keys.size());
+    for (byte[] key : keys) {
+      values.add(doGet(key));
+    }
+    return values;
+  }
+
+  /**
+   * Compares and writes one key atomically against every other writer of the store (see {@link
+   * Feature#CONDITIONAL_WRITE}); called only when the engine declares that feature, on an open,
+   * writable store, with valid arguments. Durable as a {@code put} of the store's durability.
+   *
+   * @param key a key within limits
+   * @param expected the value the key must hold now, or null: the key must be absent
+   * @param value the value to store, or null: delete the key
+   * @return true if the key held {@code expected} (and the write was done), false otherwise
+   */
+  protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
+    throw new UnsupportedOperationException(
+        info.describe() + " declares " + Feature.CONDITIONAL_WRITE + " but does not implement it");
+  }
+
+  /**
+   * Opens a snapshot as of now; called only when the engine declares {@link Feature#SNAPSHOT_READ},
+   * on an open store.
+   *
+   * @return the snapshot, constructed with this store
+   */
+  protected AbstractSnapshot doSnapshot() {
+    throw new UnsupportedOperationException(
+        info.describe() + " declares " + Feature.SNAPSHOT_READ + " but does not implement it");
+  }
+
+  /**
+   * Writes a consistent, openable copy of the store into {@code target}, an empty directory that
+   * exists; called only when the engine declares {@link Feature#BACKUP}, on an open store. Sync
+   * what you write: once this returns, the copy is renamed into place and its directory synced.
+   *
+   * @param target an empty directory beside the caller's target
+   * @throws IOException if the copy cannot be written
+   */
+  protected void doBackup(Path target) throws IOException {
+    throw new UnsupportedOperationException(
+        info.describe() + " declares " + Feature.BACKUP + " but does not implement it");
+  }
+
+  /**
    * Gathers figures.
    *
    * @return the stats
@@ -140,12 +209,191 @@ public abstract class AbstractStore implements Store {
       requireFeature(Feature.REVERSE_SCAN);
     }
     AbstractCursor c = doScan(range);
+    register(c);
+    return c;
+  }
+
+  /** Tracks an open cursor so that {@link #close()} closes it. */
+  final void register(AbstractCursor c) {
     cursors.add(c);
     if (closed) { // close() ran concurrently and may have missed this cursor
       c.closeByStore();
       checkOpen();
     }
-    return c;
+  }
+
+  @Override
+  public final List<byte[]> getAll(List<byte[]> keys) {
+    checkKeys(keys);
+    checkOpen();
+    if (keys.isEmpty()) {
+      return Collections.emptyList();
+    }
+    return checkedValues(keys, doGetAll(keys));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Checks the arguments, the feature and that the store is writable, then calls {@link
+   * #doCompareAndSet(byte[], byte[], byte[])} with {@code expected} null.
+   */
+  @Override
+  public final boolean putIfAbsent(byte[] key, byte[] value) {
+    checkKey(key);
+    checkValue(value);
+    requireFeature(Feature.CONDITIONAL_WRITE);
+    checkWritable();
+    return doCompareAndSet(key, null, value);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Checks the arguments, the feature and that the store is writable, then calls {@link
+   * #doCompareAndSet(byte[], byte[], byte[])}. An {@code expected} longer than the value limit
+   * cannot be held by any key: the answer is false.
+   */
+  @Override
+  public final boolean replace(byte[] key, byte[] expected, byte[] value) {
+    checkKey(key);
+    Objects.requireNonNull(expected, "expected");
+    checkValue(value);
+    requireFeature(Feature.CONDITIONAL_WRITE);
+    checkWritable();
+    if (expected.length > info.limits().maxValueSize()) {
+      return false;
+    }
+    return doCompareAndSet(key, expected, value);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Checks the arguments, the feature and that the store is writable, then calls {@link
+   * #doCompareAndSet(byte[], byte[], byte[])} with {@code value} null.
+   */
+  @Override
+  public final boolean delete(byte[] key, byte[] expected) {
+    checkKey(key);
+    Objects.requireNonNull(expected, "expected");
+    requireFeature(Feature.CONDITIONAL_WRITE);
+    checkWritable();
+    if (expected.length > info.limits().maxValueSize()) {
+      return false;
+    }
+    return doCompareAndSet(key, expected, null);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Checks the feature and that the store is open, then calls {@link #doSnapshot()} and tracks
+   * the snapshot so that {@link #close()} closes it.
+   */
+  @Override
+  public final Snapshot snapshot() {
+    requireFeature(Feature.SNAPSHOT_READ);
+    checkOpen();
+    AbstractSnapshot s = doSnapshot();
+    snapshots.add(s);
+    if (closed) { // close() ran concurrently and may have missed this snapshot
+      s.closeByStore();
+      checkOpen();
+    }
+    return s;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Checks the target and the feature, calls {@link #doBackup(Path)} on an empty directory
+   * beside {@code target}, then renames it to {@code target} and syncs the parent directory; on any
+   * failure the partial copy is deleted.
+   */
+  @Override
+  public final void backup(Path target) {
+    Objects.requireNonNull(target, "target");
+    requireFeature(Feature.BACKUP);
+    checkOpen();
+    Path dest = target.toAbsolutePath().normalize();
+    checkBackupTarget(dest);
+    Path parent = dest.getParent();
+    Path partial =
+        parent.resolve(
+            "."
+                + dest.getFileName()
+                + ".partial-"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+    boolean done = false;
+    try {
+      Files.createDirectories(parent);
+      Files.createDirectory(partial);
+      doBackup(partial);
+      checkOpen();
+      StoreDirectory.syncDirectory(partial);
+      if (Files.isDirectory(dest)) {
+        Files.delete(dest); // empty, checked above; rename(2) could replace it, Files.move cannot
+      }
+      Files.move(partial, dest, StandardCopyOption.ATOMIC_MOVE);
+      StoreDirectory.syncDirectory(parent);
+      done = true;
+    } catch (IOException | UncheckedIOException e) {
+      throw new StoreIOException(
+          info.describe() + ": backup to " + dest + " failed: " + e.getMessage(), e);
+    } finally {
+      if (!done) {
+        deleteTree(partial);
+      }
+    }
+  }
+
+  private void checkBackupTarget(Path dest) {
+    if (!info.location().isEmpty()) {
+      Path own;
+      try {
+        own = Path.of(info.location()).toAbsolutePath().normalize();
+      } catch (RuntimeException notAPath) {
+        own = null;
+      }
+      if (own != null && (dest.startsWith(own) || own.startsWith(dest))) {
+        throw new IllegalArgumentException(
+            "backup target "
+                + dest
+                + " is, or is inside, the store's own location ("
+                + info.describe()
+                + ")");
+      }
+    }
+    if (Files.exists(dest)) {
+      boolean empty;
+      try (DirectoryStream<Path> ds = Files.newDirectoryStream(dest)) {
+        empty = !ds.iterator().hasNext();
+      } catch (IOException notADirectory) {
+        empty = false;
+      }
+      if (!empty) {
+        throw new IllegalArgumentException(
+            "backup target "
+                + dest
+                + " exists and is not an empty directory ("
+                + info.describe()
+                + ")");
+      }
+    }
+  }
+
+  private static void deleteTree(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> s = Files.walk(dir)) {
+      for (Path p : (Iterable<Path>) s.sorted(Comparator.reverseOrder())::iterator) {
+        Files.deleteIfExists(p);
+      }
+    } catch (IOException | UncheckedIOException | StoreException ignored) {
+      // Best effort: the partial copy has a hidden name and never a complete store's.
+    }
   }
 
   @Override
@@ -206,11 +454,20 @@ public abstract class AbstractStore implements Store {
     // stream failed to close) shows up, and the TCK can check for it (rule 4.10).
     java.util.Map<String, Number> figures = new java.util.LinkedHashMap<>(s.figures());
     figures.put(OPEN_CURSORS, cursors.size());
+    if (info.has(Feature.SNAPSHOT_READ)) {
+      figures.put(OPEN_SNAPSHOTS, snapshots.size());
+    }
     return new StoreStats(s.keyCount(), s.keyCountExact(), s.diskBytes(), figures);
   }
 
   /** The {@link StoreStats#figures()} key under which every engine reports its open cursors. */
   public static final String OPEN_CURSORS = "open-cursors";
+
+  /**
+   * The {@link StoreStats#figures()} key under which every engine declaring {@link
+   * Feature#SNAPSHOT_READ} reports its open snapshots.
+   */
+  public static final String OPEN_SNAPSHOTS = "open-snapshots";
 
   @Override
   public final void close() {
@@ -219,6 +476,9 @@ public abstract class AbstractStore implements Store {
         return;
       }
       closed = true;
+    }
+    for (AbstractSnapshot s : new ArrayList<>(snapshots)) {
+      s.closeByStore();
     }
     for (AbstractCursor c : new ArrayList<>(cursors)) {
       c.closeByStore();
@@ -257,6 +517,30 @@ public abstract class AbstractStore implements Store {
 
   void forget(AbstractCursor c) {
     cursors.remove(c);
+  }
+
+  void forget(AbstractSnapshot s) {
+    snapshots.remove(s);
+  }
+
+  void checkKeys(List<byte[]> keys) {
+    Objects.requireNonNull(keys, "keys");
+    for (byte[] key : keys) {
+      checkKey(key);
+    }
+  }
+
+  List<byte[]> checkedValues(List<byte[]> keys, List<byte[]> values) {
+    if (values == null || values.size() != keys.size()) {
+      throw new IllegalStateException(
+          info.describe()
+              + " returned "
+              + (values == null ? "null" : values.size() + " values")
+              + " for "
+              + keys.size()
+              + " keys from getAll (an engine bug)");
+    }
+    return Collections.unmodifiableList(Arrays.asList(values.toArray(new byte[0][])));
   }
 
   private void checkWritable() {
@@ -320,14 +604,14 @@ public abstract class AbstractStore implements Store {
     return failure;
   }
 
-  private void requireFeature(Feature f) {
+  final void requireFeature(Feature f) {
     if (!info.has(f)) {
       throw new UnsupportedOperationException(
           "engine '" + info.engine() + "' does not support " + f);
     }
   }
 
-  private void checkKey(byte[] key) {
+  final void checkKey(byte[] key) {
     Objects.requireNonNull(key, "key");
     if (key.length == 0) {
       throw new IllegalArgumentException(
