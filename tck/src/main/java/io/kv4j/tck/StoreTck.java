@@ -33,7 +33,7 @@ import java.nio.file.Path;
  * <p>The damage rules (group 12) need to know which files of the store directory are diagnostic
  * logs rather than data: override {@link #isDiagnosticFile(String)}.
  */
-public abstract class StoreTck extends DamageRules {
+public abstract class StoreTck extends CapabilityRules {
 
   /** For subclasses. */
   protected StoreTck() {}

@@ -297,6 +297,41 @@ class BrokenEnginesTest {
     }
   }
 
+  static final class RacyConditionalWrite extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.RACY_CONDITIONAL_WRITE;
+    }
+  }
+
+  static final class PutIfAbsentOverwrites extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.PUT_IF_ABSENT_OVERWRITES;
+    }
+  }
+
+  static final class LiveSnapshot extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.LIVE_SNAPSHOT;
+    }
+  }
+
+  static final class GetAllInKeyOrder extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.GETALL_IN_KEY_ORDER;
+    }
+  }
+
+  static final class BackupFromLastSync extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.BACKUP_FROM_LAST_SYNC;
+    }
+  }
+
   /**
    * Each broken engine, the rule that must catch it, and a fragment its failure message must hold
    * (empty when the rule's tag is enough).
@@ -414,7 +449,35 @@ class BrokenEnginesTest {
             "required_r7_6_syncAcknowledgesOnlyAfterASync",
             List.of("was written with no fsync")),
         Arguments.of(
-            LostConcurrentWrites.class, "required_r8_8_manyWritersMatchModel", List.of("[8.8]")));
+            LostConcurrentWrites.class, "required_r8_8_manyWritersMatchModel", List.of("[8.8]")),
+        Arguments.of(
+            RacyConditionalWrite.class,
+            "required_r13_2_replaceLoopsLoseNoIncrement",
+            List.of("an increment was lost")),
+        Arguments.of(
+            RacyConditionalWrite.class, "required_r13_3_putIfAbsentHasOneWinner", List.of("won")),
+        Arguments.of(
+            PutIfAbsentOverwrites.class,
+            "required_r13_1_conditionalWritesMatchAModel",
+            List.of("putIfAbsent answers whether the key was absent", "seed=")),
+        Arguments.of(
+            LiveSnapshot.class,
+            "required_r14_1_snapshotIgnoresLaterWrites",
+            List.of("read through the snapshot holds its old value")),
+        Arguments.of(
+            LiveSnapshot.class, "required_r14_2_snapshotNeverSeesHalfABatch", List.of("pair ")),
+        Arguments.of(
+            GetAllInKeyOrder.class,
+            "required_r15_1_getAllReturnsValuesInKeyOrder",
+            List.of("is that of key")),
+        Arguments.of(
+            BackupFromLastSync.class,
+            "required_r16_1_backupIsAnOpenableCopy",
+            List.of("in the backup")),
+        Arguments.of(
+            BackupFromLastSync.class,
+            "required_r16_2_backupWhileWritingHoldsAPrefix",
+            List.of("acknowledged before backup() started")));
   }
 
   @ParameterizedTest(name = "{0} is caught by {1}")

@@ -104,7 +104,23 @@ public enum Defect {
    * SYNC never syncs: acknowledged writes sit in the page cache, which survives a process kill, so
    * only a trace of the sync calls (7.6) sees it.
    */
-  NEVER_SYNCS;
+  NEVER_SYNCS,
+  /**
+   * A conditional write compares outside the write lock, then writes: two threads can both see the
+   * old value and both "win" (13.2, 13.3).
+   */
+  RACY_CONDITIONAL_WRITE,
+  /** putIfAbsent writes whether or not the key is present, and says it stored the value (13.1). */
+  PUT_IF_ABSENT_OVERWRITES,
+  /** A snapshot reads the live store: later writes show through it (14.1, 14.2). */
+  LIVE_SNAPSHOT,
+  /** getAll returns the values in key order, not in the order of the keys asked for (15.1). */
+  GETALL_IN_KEY_ORDER,
+  /**
+   * A backup copies the log only up to its length at the last sync (or at open), so acknowledged
+   * BUFFERED writes since then are missing from the copy (16.1, 16.2).
+   */
+  BACKUP_FROM_LAST_SYNC;
 
   static List<String> names() {
     List<String> out = new ArrayList<>();

@@ -25,7 +25,10 @@ public class RefProvider implements StoreProvider {
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
           Feature.PERSISTENT,
-          Feature.CHECKSUMS);
+          Feature.CHECKSUMS,
+          Feature.CONDITIONAL_WRITE,
+          Feature.SNAPSHOT_READ,
+          Feature.BACKUP);
   static final OptionSpec<String> DEFECT =
       OptionSpec.choice("defect", "none", Defect.names(), "which deliberate bug to exhibit");
 

@@ -5,6 +5,7 @@ import io.kv4j.Durability;
 import io.kv4j.Entry;
 import io.kv4j.Feature;
 import io.kv4j.KeyRange;
+import io.kv4j.Snapshot;
 import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
 import io.kv4j.StoreConfig;
@@ -92,6 +93,8 @@ final class RefStore implements Store {
   private volatile TreeMap<byte[], byte[]> map;
   private volatile boolean closed;
   private final AtomicLong writes = new AtomicLong(); // for STALLED_WRITES
+  private final List<RefSnapshot> snapshots = new ArrayList<>(); // guarded by cursors' monitor
+  private long syncedLength; // the log's length at open or at the last sync, for BACKUP_FROM_...
 
   private RefStore(
       StoreInfo info,
@@ -298,6 +301,7 @@ final class RefStore implements Store {
           valid,
           valid);
     }
+    syncedLength = valid;
     if (info.readOnly()) {
       return;
     }
@@ -398,6 +402,7 @@ final class RefStore implements Store {
       writeFully(log, rec);
       if (info.durability() == Durability.SYNC && defect != Defect.NEVER_SYNCS) {
         log.force(false);
+        syncedLength = log.size();
       }
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot append to " + logFile, e);
@@ -773,6 +778,219 @@ final class RefStore implements Store {
   }
 
   @Override
+  public boolean putIfAbsent(byte[] key, byte[] value) {
+    checkKey(key);
+    checkValue(value);
+    requireFeature(Feature.CONDITIONAL_WRITE);
+    return compareAndSet(key, null, value);
+  }
+
+  @Override
+  public boolean replace(byte[] key, byte[] expected, byte[] value) {
+    checkKey(key);
+    Objects.requireNonNull(expected, "expected");
+    checkValue(value);
+    requireFeature(Feature.CONDITIONAL_WRITE);
+    return compareAndSet(key, expected, value);
+  }
+
+  @Override
+  public boolean delete(byte[] key, byte[] expected) {
+    checkKey(key);
+    Objects.requireNonNull(expected, "expected");
+    requireFeature(Feature.CONDITIONAL_WRITE);
+    return compareAndSet(key, expected, null);
+  }
+
+  /** Compares and writes under the store's lock: the log record and the map change together. */
+  private boolean compareAndSet(byte[] key, byte[] expected, byte[] value) {
+    checkWritable();
+    WriteBatch op = value == null ? new WriteBatch().delete(key) : new WriteBatch().put(key, value);
+    if (defect == Defect.PUT_IF_ABSENT_OVERWRITES && expected == null) {
+      writeOps(op);
+      return true;
+    }
+    if (defect == Defect.RACY_CONDITIONAL_WRITE) {
+      byte[] current;
+      synchronized (this) {
+        current = map.get(key);
+      }
+      if (!matches(current, expected)) {
+        return false;
+      }
+      LockSupport.parkNanos(20_000); // the window between the compare and the write
+      writeOps(op);
+      return true;
+    }
+    synchronized (this) {
+      if (!matches(map.get(key), expected)) {
+        return false;
+      }
+      writeOps(op);
+      return true;
+    }
+  }
+
+  private static boolean matches(byte[] current, byte[] expected) {
+    return expected == null ? current == null : Arrays.equals(current, expected);
+  }
+
+  @Override
+  public List<byte[]> getAll(List<byte[]> keys) {
+    Objects.requireNonNull(keys, "keys");
+    for (byte[] k : keys) {
+      checkKey(k);
+    }
+    if (defect == Defect.GETALL_IN_KEY_ORDER) {
+      List<byte[]> sorted = new ArrayList<>(keys);
+      sorted.sort(map.comparator());
+      return Store.super.getAll(sorted);
+    }
+    return Store.super.getAll(keys);
+  }
+
+  @Override
+  public Snapshot snapshot() {
+    checkOpen();
+    requireFeature(Feature.SNAPSHOT_READ);
+    TreeMap<byte[], byte[]> frozen = null; // LIVE_SNAPSHOT: null, read the store itself
+    if (defect != Defect.LIVE_SNAPSHOT) {
+      synchronized (this) {
+        checkOpen();
+        frozen = new TreeMap<>(map); // O(n): the reference engine favours plainness
+      }
+    }
+    RefSnapshot snap = new RefSnapshot(frozen);
+    synchronized (cursors) {
+      snapshots.add(snap);
+    }
+    return snap;
+  }
+
+  /** A copy of the map taken under the store's lock (or, broken, the live store). */
+  private final class RefSnapshot implements Snapshot {
+    private final TreeMap<byte[], byte[]> frozen;
+    private final List<RefCursor> own = new ArrayList<>();
+    private volatile boolean snapClosed;
+
+    RefSnapshot(TreeMap<byte[], byte[]> frozen) {
+      this.frozen = frozen;
+    }
+
+    private void check() {
+      if (closed) {
+        throw new StoreClosedException("engine 'ref': the snapshot's store is closed");
+      }
+      if (snapClosed) {
+        throw new IllegalStateException("engine 'ref': snapshot is closed");
+      }
+    }
+
+    @Override
+    public byte[] get(byte[] key) {
+      checkKey(key);
+      check();
+      if (frozen == null) {
+        return RefStore.this.get(key);
+      }
+      byte[] v = frozen.get(key);
+      return v == null ? null : v.clone();
+    }
+
+    @Override
+    public List<byte[]> getAll(List<byte[]> keys) {
+      Objects.requireNonNull(keys, "keys");
+      List<byte[]> out = new ArrayList<>(keys.size());
+      for (byte[] k : keys) {
+        out.add(get(k));
+      }
+      return out;
+    }
+
+    @Override
+    public Cursor scan(KeyRange range) {
+      Objects.requireNonNull(range, "range");
+      check();
+      requireFeature(Feature.ORDERED_SCAN);
+      if (range.isReverse()) {
+        requireFeature(Feature.REVERSE_SCAN);
+      }
+      if (frozen == null) {
+        return RefStore.this.scan(range);
+      }
+      RefCursor c = new RefCursor(view(frozen, range), range);
+      synchronized (cursors) {
+        cursors.add(c);
+        own.add(c);
+      }
+      return c;
+    }
+
+    @Override
+    public void close() {
+      snapClosed = true;
+      List<RefCursor> mine;
+      synchronized (cursors) {
+        snapshots.remove(this);
+        mine = new ArrayList<>(own);
+        own.clear();
+      }
+      for (RefCursor c : mine) {
+        c.close();
+      }
+    }
+  }
+
+  @Override
+  public void backup(Path target) {
+    Objects.requireNonNull(target, "target");
+    requireFeature(Feature.BACKUP);
+    checkOpen();
+    Path dest = target.toAbsolutePath().normalize();
+    Path own = logFile.getParent().toAbsolutePath().normalize();
+    if (dest.startsWith(own) || own.startsWith(dest)) {
+      throw new IllegalArgumentException("engine 'ref': backup target " + dest + " is the store");
+    }
+    try {
+      if (Files.exists(dest)) {
+        try (java.util.stream.Stream<Path> in = Files.list(dest)) {
+          if (in.findAny().isPresent()) {
+            throw new IllegalArgumentException(
+                "engine 'ref': backup target " + dest + " is not an empty directory");
+          }
+        }
+      }
+      Files.createDirectories(dest);
+      synchronized (this) {
+        checkOpen();
+        Path identity = own.resolve(StoreDirectory.IDENTITY_FILE);
+        if (Files.exists(identity)) {
+          Files.copy(identity, dest.resolve(StoreDirectory.IDENTITY_FILE));
+        }
+        long length = defect == Defect.BACKUP_FROM_LAST_SYNC ? syncedLength : log.size();
+        try (FileChannel out =
+            FileChannel.open(
+                dest.resolve(LOG), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+          ByteBuffer all = ByteBuffer.allocate((int) length);
+          while (all.hasRemaining() && log.read(all, all.position()) >= 0) {
+            // read until the copy's length
+          }
+          all.flip();
+          writeFully(out, all);
+          if (defect != Defect.BACKUP_FROM_LAST_SYNC) {
+            writeFully(out, ByteBuffer.wrap(pending.toByteArray())); // acknowledged, not yet out
+          }
+          writeFully(out, header(DIRTY), 0); // recovered like a crash: every whole record counts
+          out.force(true);
+        }
+        StoreDirectory.syncDirectory(dest);
+      }
+    } catch (IOException e) {
+      throw new StoreIOException("engine 'ref': cannot back up to " + dest, e);
+    }
+  }
+
+  @Override
   public void compact() {
     checkWritable();
     if (defect == Defect.COMPACT_OUTSIDE_LOCK) {
@@ -816,6 +1034,7 @@ final class RefStore implements Store {
         log.close();
         log = FileChannel.open(logFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
         log.position(log.size());
+        syncedLength = log.size();
       }
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot compact " + logFile, e);
@@ -874,6 +1093,7 @@ final class RefStore implements Store {
     checkOpen();
     try {
       log.force(false);
+      syncedLength = log.size();
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot sync " + logFile, e);
     }
@@ -905,6 +1125,9 @@ final class RefStore implements Store {
       return;
     }
     closed = true;
+    synchronized (cursors) {
+      snapshots.clear(); // their reads now throw StoreClosedException (closed is set)
+    }
     try {
       if (!info.readOnly()) {
         if (pending.size() > 0) {
