@@ -112,6 +112,7 @@ final class Commands {
   private final RespServer server;
   private final StoreInfo info;
   private final boolean atomicBatch;
+  private final boolean conditional;
   private final boolean ordered;
   private final Supplier<Store> reopener;
   private final KeyLocks locks = new KeyLocks(1024);
@@ -137,6 +138,7 @@ final class Commands {
     this.reopener = reopener;
     this.info = store.info();
     this.atomicBatch = info.has(Feature.ATOMIC_BATCH);
+    this.conditional = false && info.has(Feature.CONDITIONAL_WRITE);
     this.ordered = info.has(Feature.ORDERED_SCAN);
     this.flusher =
         Executors.newSingleThreadExecutor(
@@ -548,6 +550,67 @@ final class Commands {
     return !hidden(key) && store.contains(key);
   }
 
+  /** A read-modify-write's decision: the new value, {@link #KEEP}, or null to delete the key. */
+  interface Change {
+    byte[] apply(byte[] old);
+  }
+
+  /** Returned by a {@link Change} that leaves the key as it is. Compared by identity. */
+  private static final byte[] KEEP = new byte[0];
+
+  /**
+   * Read-modify-write of one key (SETNX, SET NX/XX/GET, GETSET, GETDEL, APPEND, SETRANGE, INCR*).
+   * This server's writers of the key are serialised by its stripe lock. Where the engine declares
+   * CONDITIONAL_WRITE the write is also a compare-and-set against the value read, retried when it
+   * changed in between, so two servers (or any other application) sharing one postgres, mysql or
+   * redis store lose no update; without it, or inside MULTI (whose overlay commits as one batch
+   * under the stripe locks), the stripe lock is all there is, which protects only this server's
+   * clients. {@code change} may run more than once and must not write replies.
+   *
+   * @return the value the change was applied to (null when absent)
+   */
+  private byte[] update(Session s, byte[] key, Change change) {
+    ReentrantLock l = locks.lockFor(key);
+    try {
+      if (s.overlay != null || !conditional) {
+        byte[] old = get(s, key);
+        byte[] next = change.apply(old);
+        if (next == null) {
+          if (old != null) {
+            delete(s, key);
+          }
+        } else if (next != KEEP) {
+          put(s, key, next);
+        }
+        return old;
+      }
+      Store st = store;
+      while (true) {
+        byte[] stored = st.get(key);
+        byte[] old = hidden(key) ? null : stored; // a key an async FLUSHALL hides reads as absent
+        byte[] next = change.apply(old);
+        if (next == KEEP) {
+          return old;
+        }
+        boolean done;
+        if (stored == null) {
+          done = next == null || st.putIfAbsent(key, next);
+        } else if (next == null) {
+          done = st.delete(key, stored);
+        } else {
+          done = st.replace(key, stored, next);
+        }
+        if (done) {
+          touched(key);
+          return old;
+        }
+        // Another writer of the shared store changed the key since we read it: read again.
+      }
+    } finally {
+      l.unlock();
+    }
+  }
+
   /** Writes one key; the caller holds the key's stripe lock. */
   private void put(Session s, byte[] key, byte[] value) {
     Overlay o = s.overlay;
@@ -822,27 +885,28 @@ final class Commands {
     }
     byte[] key = r.bytes(1);
     byte[] value = r.bytes(2);
-    ReentrantLock l = locks.lockFor(key);
-    try {
-      if (!nx && !xx && !get) {
+    if (!nx && !xx && !get) {
+      ReentrantLock l = locks.lockFor(key);
+      try {
         put(s, key, value);
-        Reply.ok(out);
-        return;
+      } finally {
+        l.unlock();
       }
-      byte[] old = get(s, key);
-      boolean write = nx ? old == null : !xx || old != null;
-      if (write) {
-        put(s, key, value);
-      }
-      if (get) {
-        Reply.bulkOrNil(out, old, s.resp3);
-      } else if (write) {
-        Reply.ok(out);
-      } else {
-        Reply.nil(out, s.resp3);
-      }
-    } finally {
-      l.unlock();
+      Reply.ok(out);
+      return;
+    }
+    boolean onlyIfAbsent = nx;
+    boolean onlyIfPresent = xx;
+    byte[] old =
+        update(
+            s, key, o -> (onlyIfAbsent ? o == null : !onlyIfPresent || o != null) ? value : KEEP);
+    boolean write = nx ? old == null : !xx || old != null;
+    if (get) {
+      Reply.bulkOrNil(out, old, s.resp3);
+    } else if (write) {
+      Reply.ok(out);
+    } else {
+      Reply.nil(out, s.resp3);
     }
   }
 
@@ -856,44 +920,18 @@ final class Commands {
   }
 
   private void setnx(Session s, Request r, ByteBuf out) {
-    byte[] key = r.bytes(1);
-    ReentrantLock l = locks.lockFor(key);
-    try {
-      if (contains(s, key)) {
-        out.writeBytes(Reply.ZERO);
-      } else {
-        put(s, key, r.bytes(2));
-        out.writeBytes(Reply.ONE);
-      }
-    } finally {
-      l.unlock();
-    }
+    byte[] value = r.bytes(2);
+    byte[] old = update(s, r.bytes(1), o -> o == null ? value : KEEP);
+    out.writeBytes(old == null ? Reply.ONE : Reply.ZERO);
   }
 
   private void getset(Session s, Request r, ByteBuf out) {
-    byte[] key = r.bytes(1);
-    ReentrantLock l = locks.lockFor(key);
-    try {
-      byte[] old = get(s, key);
-      put(s, key, r.bytes(2));
-      Reply.bulkOrNil(out, old, s.resp3);
-    } finally {
-      l.unlock();
-    }
+    byte[] value = r.bytes(2);
+    Reply.bulkOrNil(out, update(s, r.bytes(1), o -> value), s.resp3);
   }
 
   private void getdel(Session s, Request r, ByteBuf out) {
-    byte[] key = r.bytes(1);
-    ReentrantLock l = locks.lockFor(key);
-    try {
-      byte[] old = get(s, key);
-      if (old != null) {
-        delete(s, key);
-      }
-      Reply.bulkOrNil(out, old, s.resp3);
-    } finally {
-      l.unlock();
-    }
+    Reply.bulkOrNil(out, update(s, r.bytes(1), o -> o == null ? KEEP : null), s.resp3);
   }
 
   private void getrange(Session s, Request r, ByteBuf out) {
@@ -934,28 +972,29 @@ final class Commands {
     }
     byte[] key = r.bytes(1);
     int add = r.length(3);
-    ReentrantLock l = locks.lockFor(key);
-    try {
-      byte[] old = get(s, key);
-      if (add == 0) {
-        Reply.integer(out, old == null ? 0 : old.length);
-        return;
-      }
-      if (offset + add > info.limits().maxValueSize()) {
-        throw tooBig();
-      }
-      int len = (int) Math.max(old == null ? 0 : old.length, offset + add);
-      byte[] v = old != null && old.length == len ? old : new byte[len];
-      if (old != null && v != old) {
-        System.arraycopy(old, 0, v, 0, old.length);
-      }
-      byte[] tail = r.bytes(3);
-      System.arraycopy(tail, 0, v, (int) offset, add);
-      put(s, key, v);
-      Reply.integer(out, v.length);
-    } finally {
-      l.unlock();
+    if (add > 0 && offset + add > info.limits().maxValueSize()) {
+      throw tooBig();
     }
+    byte[] tail = r.bytes(3);
+    int[] length = new int[1];
+    update(
+        s,
+        key,
+        old -> {
+          if (add == 0) {
+            length[0] = old == null ? 0 : old.length;
+            return KEEP;
+          }
+          int len = (int) Math.max(old == null ? 0 : old.length, offset + add);
+          byte[] v = new byte[len]; // never the array read: a retried compare needs it intact
+          if (old != null) {
+            System.arraycopy(old, 0, v, 0, old.length);
+          }
+          System.arraycopy(tail, 0, v, (int) offset, add);
+          length[0] = v.length;
+          return v;
+        });
+    Reply.integer(out, length[0]);
   }
 
   private void del(Session s, Request r, ByteBuf out) {
@@ -1035,28 +1074,26 @@ final class Commands {
   }
 
   private void append(Session s, Request r, ByteBuf out) {
-    byte[] key = r.bytes(1);
-    ReentrantLock l = locks.lockFor(key);
-    try {
-      byte[] old = get(s, key);
-      int add = r.length(2);
-      byte[] v;
-      if (old == null) {
-        v = r.bytes(2);
-      } else {
-        if ((long) old.length + add > info.limits().maxValueSize()) {
-          throw tooBig();
-        }
-        v = new byte[old.length + add];
-        System.arraycopy(old, 0, v, 0, old.length);
-        byte[] tail = r.bytes(2);
-        System.arraycopy(tail, 0, v, old.length, add);
-      }
-      put(s, key, v);
-      Reply.integer(out, v.length);
-    } finally {
-      l.unlock();
-    }
+    byte[] tail = r.bytes(2);
+    int[] length = new int[1];
+    update(
+        s,
+        r.bytes(1),
+        old -> {
+          if (old == null) {
+            length[0] = tail.length;
+            return tail;
+          }
+          if ((long) old.length + tail.length > info.limits().maxValueSize()) {
+            throw tooBig();
+          }
+          byte[] v = new byte[old.length + tail.length];
+          System.arraycopy(old, 0, v, 0, old.length);
+          System.arraycopy(tail, 0, v, old.length, tail.length);
+          length[0] = v.length;
+          return v;
+        });
+    Reply.integer(out, length[0]);
   }
 
   private void decrby(Session s, Request r, ByteBuf out) {
@@ -1068,22 +1105,20 @@ final class Commands {
   }
 
   private void incrBy(Session s, Request r, ByteBuf out, long delta) {
-    byte[] key = r.bytes(1);
-    ReentrantLock l = locks.lockFor(key);
-    try {
-      byte[] old = get(s, key);
-      long current = old == null ? 0 : Numbers.parseStored(old);
-      long next;
-      try {
-        next = Math.addExact(current, delta);
-      } catch (ArithmeticException e) {
-        throw new CommandException("ERR increment or decrement would overflow");
-      }
-      put(s, key, Long.toString(next).getBytes(StandardCharsets.US_ASCII));
-      Reply.integer(out, next);
-    } finally {
-      l.unlock();
-    }
+    long[] next = new long[1];
+    update(
+        s,
+        r.bytes(1),
+        old -> {
+          long current = old == null ? 0 : Numbers.parseStored(old);
+          try {
+            next[0] = Math.addExact(current, delta);
+          } catch (ArithmeticException e) {
+            throw new CommandException("ERR increment or decrement would overflow");
+          }
+          return Long.toString(next[0]).getBytes(StandardCharsets.US_ASCII);
+        });
+    Reply.integer(out, next[0]);
   }
 
   /**
@@ -1093,22 +1128,21 @@ final class Commands {
    */
   private void incrbyfloat(Session s, Request r, ByteBuf out) {
     BigDecimal delta = decimal(r.bytes(2));
-    byte[] key = r.bytes(1);
-    ReentrantLock l = locks.lockFor(key);
-    try {
-      byte[] old = get(s, key);
-      BigDecimal current = old == null ? BigDecimal.ZERO : decimal(old);
-      BigDecimal sum = current.add(delta);
-      String text = sum.signum() == 0 ? "0" : sum.stripTrailingZeros().toPlainString();
-      if (text.length() > 5000) {
-        throw new CommandException("ERR increment would produce NaN or Infinity");
-      }
-      byte[] v = text.getBytes(StandardCharsets.US_ASCII);
-      put(s, key, v);
-      Reply.bulk(out, v);
-    } finally {
-      l.unlock();
-    }
+    byte[][] result = new byte[1][];
+    update(
+        s,
+        r.bytes(1),
+        old -> {
+          BigDecimal current = old == null ? BigDecimal.ZERO : decimal(old);
+          BigDecimal sum = current.add(delta);
+          String text = sum.signum() == 0 ? "0" : sum.stripTrailingZeros().toPlainString();
+          if (text.length() > 5000) {
+            throw new CommandException("ERR increment would produce NaN or Infinity");
+          }
+          result[0] = text.getBytes(StandardCharsets.US_ASCII);
+          return result[0];
+        });
+    Reply.bulk(out, result[0]);
   }
 
   private static BigDecimal decimal(byte[] b) {
