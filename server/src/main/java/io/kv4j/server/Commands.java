@@ -138,7 +138,7 @@ final class Commands {
     this.reopener = reopener;
     this.info = store.info();
     this.atomicBatch = info.has(Feature.ATOMIC_BATCH);
-    this.conditional = false && info.has(Feature.CONDITIONAL_WRITE);
+    this.conditional = info.has(Feature.CONDITIONAL_WRITE);
     this.ordered = info.has(Feature.ORDERED_SCAN);
     this.flusher =
         Executors.newSingleThreadExecutor(
