@@ -81,7 +81,15 @@ public final class StoreCopy {
     long entries = 0;
     long bytes = 0;
     WriteBatch batch = new WriteBatch();
-    try (Cursor c = from.scan(range)) {
+    // A snapshot, where the engine has one, makes the copy one point in time of a source that
+    // others keep writing (a postgres table other applications share); the cursor of a
+    // SNAPSHOT_SCAN engine already is one.
+    Snapshot snapshot =
+        from.info().has(Feature.SNAPSHOT_READ) && !from.info().has(Feature.SNAPSHOT_SCAN)
+            ? from.snapshot()
+            : null;
+    try (snapshot;
+        Cursor c = snapshot != null ? snapshot.scan(range) : from.scan(range)) {
       while (c.hasNext()) {
         Entry e = c.next();
         if (streamed != null) {
