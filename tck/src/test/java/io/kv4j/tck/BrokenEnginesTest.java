@@ -357,14 +357,14 @@ class BrokenEnginesTest {
         Arguments.of(
             DeadlockedWrites.class,
             "required_r8_1_threadsOnDisjointKeys",
-            List.of("threads did not finish within 5 s", "kv4j-tck-", "NeverReleased")),
+            List.of("threads did not finish within 5 s", "kv4j-tck-", "ReentrantLock.lock")),
         Arguments.of(
             DeadlockedWrites.class,
             "required_r1_9_manyKeysIndependent",
             List.of(
                 "did not finish within 10 s (kv4j.tck.ruleTimeoutSeconds)",
                 "kv4j-tck-rule-1.9",
-                "NeverReleased")),
+                "ReentrantLock.lock")),
         Arguments.of(
             HalfDurableBatch.class,
             "required_r7_3_crashNeverLeavesHalfABatch",

@@ -94,15 +94,16 @@ final class RefStore implements Store {
   private final AtomicLong writes = new AtomicLong(); // for STALLED_WRITES, DEADLOCKED_WRITES
 
   /** For DEADLOCKED_WRITES: a lock held, from first use on, by a thread that never lets it go. */
-  private static final class NeverReleased {
-    static final java.util.concurrent.locks.ReentrantLock LOCK =
-        new java.util.concurrent.locks.ReentrantLock();
+  private static java.util.concurrent.locks.ReentrantLock neverReleased;
 
-    static {
+  private static synchronized java.util.concurrent.locks.ReentrantLock neverReleased() {
+    if (neverReleased == null) {
+      java.util.concurrent.locks.ReentrantLock lock =
+          new java.util.concurrent.locks.ReentrantLock();
       Thread holder =
           new Thread(
               () -> {
-                LOCK.lock();
+                lock.lock();
                 while (true) {
                   LockSupport.park();
                 }
@@ -110,12 +111,12 @@ final class RefStore implements Store {
               "ref-never-releases");
       holder.setDaemon(true);
       holder.start();
-      while (!LOCK.isLocked()) {
+      while (!lock.isLocked()) {
         Thread.onSpinWait(); // the holder takes it first, so a writer's lock() never returns
       }
+      neverReleased = lock;
     }
-
-    private NeverReleased() {}
+    return neverReleased;
   }
 
   private RefStore(
@@ -585,7 +586,7 @@ final class RefStore implements Store {
       synchronized (this) {
         // Holding the store's monitor, wait for a lock that is never released: lock() ignores
         // interrupts, and every later write, read of stats and close() blocks on the monitor.
-        NeverReleased.LOCK.lock();
+        neverReleased().lock();
       }
     }
     if (defect == Defect.STALLED_WRITES && writes.incrementAndGet() > 100) {
