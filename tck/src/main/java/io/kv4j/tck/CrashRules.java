@@ -7,6 +7,7 @@ import io.kv4j.Durability;
 import io.kv4j.Feature;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
+import io.kv4j.WriteBatch;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -37,13 +38,26 @@ abstract class CrashRules extends DurabilityRules {
   @Test
   void required_r7_1_killSyncKeepsAcknowledgedWrites() throws Exception {
     require("7.1", Feature.PERSISTENT);
-    crashRounds("7.1", Durability.SYNC);
+    crashRounds("7.1", Durability.SYNC, this::verifyAcknowledged);
   }
 
   @Test
   void required_r7_2_killBufferedKeepsAcknowledgedWrites() throws Exception {
     require("7.2", Feature.PERSISTENT);
-    crashRounds("7.2", Durability.BUFFERED);
+    crashRounds("7.2", Durability.BUFFERED, this::verifyAcknowledged);
+  }
+
+  @Test
+  void required_r7_3_crashNeverLeavesHalfABatch() throws Exception {
+    require("7.3", Feature.PERSISTENT);
+    require("7.3", Feature.ATOMIC_BATCH);
+    crashRounds("7.3", null, this::verifyBatchesWhole);
+  }
+
+  @Test
+  void required_r7_4_crashedStoreOpensAndKeepsNewWrites() throws Exception {
+    require("7.4", Feature.PERSISTENT);
+    crashRounds("7.4", null, this::verifyUsableAfterCrash);
   }
 
   /** The system calls rule 7.6 traces: syncs, writes (acks and O_DSYNC files) and opens. */
@@ -176,7 +190,7 @@ abstract class CrashRules extends DurabilityRules {
       }
     }
     Assumptions.abort("[7.6] skipped: " + why);
-    throw new AssertionError(why);
+    throw new AssertionError(rule("7.6", why)); // not reached: abort throws
   }
 
   @Test
@@ -214,15 +228,35 @@ abstract class CrashRules extends DurabilityRules {
     return out;
   }
 
-  private void crashRounds(String ruleId, Durability d) throws Exception {
+  /** What a crash rule checks in the store a killed child JVM left. */
+  interface CrashCheck {
+    void check(String ruleId, StoreConfig cfg, long seed, long lastAck, String ctx);
+  }
+
+  /**
+   * Rounds of: a child JVM writes {@link CrashWorker}'s sequence with durability {@code d} (null:
+   * SYNC and BUFFERED in turn) and is killed after a random number of acks; then {@code check}.
+   */
+  private void crashRounds(String ruleId, Durability d, CrashCheck check) throws Exception {
     long base = Long.getLong("kv4j.tck.seed", System.nanoTime());
     for (int round = 0; round < CRASH_ROUNDS; round++) {
       long seed = base + round;
-      Path dir = tempDir.resolve("crash-" + d + "-" + round);
-      StoreConfig cfg = config(dir, d);
+      Durability dr = d != null ? d : round % 2 == 0 ? Durability.SYNC : Durability.BUFFERED;
+      Path dir = tempDir.resolve("crash-" + dr + "-" + round);
+      StoreConfig cfg = config(dir, dr);
       long target = 20 + new SplittableRandom(seed).nextInt(400);
       long lastAck = runAndKill(ruleId, cfg, seed, target, dir);
-      verify(ruleId, cfg, seed, lastAck, d, round);
+      String ctx =
+          dr
+              + " round "
+              + round
+              + ", seed "
+              + seed
+              + " (replay with -Dkv4j.tck.seed="
+              + base
+              + "), last ack "
+              + lastAck;
+      check.check(ruleId, cfg, seed, lastAck, ctx);
     }
   }
 
@@ -305,18 +339,9 @@ abstract class CrashRules extends DurabilityRules {
     return lastAck;
   }
 
-  private void verify(
-      String ruleId, StoreConfig cfg, long seed, long lastAck, Durability d, int round) {
-    String ctx =
-        d
-            + " round "
-            + round
-            + ", seed "
-            + seed
-            + " (replay with -Dkv4j.tck.seed="
-            + (seed - round)
-            + "), last ack "
-            + lastAck;
+  /** 7.1 and 7.2: every acknowledged write is there, the one in flight absent or whole. */
+  private void verifyAcknowledged(
+      String ruleId, StoreConfig cfg, long seed, long lastAck, String ctx) {
     Store s = open(cfg);
     boolean batches = has(Feature.ATOMIC_BATCH);
     for (long n = 0; n <= lastAck + 1; n++) {
@@ -331,29 +356,18 @@ abstract class CrashRules extends DurabilityRules {
             present++;
           }
         }
-        assertThat(present)
-            .as(
-                rule(
-                    "7.3",
-                    "batch "
-                        + n
-                        + " must be all or nothing, found "
-                        + present
-                        + " of 8 keys; "
-                        + ctx))
-            .isIn(0, 8);
         if (n <= lastAck) {
           assertThat(present)
-              .as(rule(ruleId, "acknowledged batch " + n + " must be present; " + ctx))
-              .isEqualTo(8);
-        }
-        if (present == 8) {
-          assertThat(s.get(CrashWorker.putKey(n - 3)))
               .as(
                   rule(
-                      "7.3",
-                      "batch " + n + " deleted k/" + (n - 3) + " atomically with its puts; " + ctx))
-              .isNull();
+                      ruleId,
+                      "acknowledged batch "
+                          + n
+                          + " must be present, found "
+                          + present
+                          + " of 8 keys; "
+                          + ctx))
+              .isEqualTo(8);
         }
       } else {
         byte[] v = s.get(CrashWorker.putKey(n));
@@ -381,12 +395,91 @@ abstract class CrashRules extends DurabilityRules {
           .as(rule(ruleId, "k/" + n + " was never written; " + ctx))
           .isNull();
     }
+    close(s);
+  }
+
+  /**
+   * 7.3: every batch, acknowledged or in flight, is all there (its eight puts with their values and
+   * its delete) or not at all.
+   */
+  private void verifyBatchesWhole(
+      String ruleId, StoreConfig cfg, long seed, long lastAck, String ctx) {
+    Store s = open(cfg);
+    for (long n = 0; n <= lastAck + 1; n++) {
+      if (!CrashWorker.isBatch(n, true)) {
+        continue;
+      }
+      int present = 0;
+      for (int i = 0; i < 8; i++) {
+        byte[] v = s.get(CrashWorker.batchKey(n, i));
+        if (v != null) {
+          assertThat(v)
+              .as(rule(ruleId, "batch " + n + " put b/" + n + "/" + i + " whole; " + ctx))
+              .isEqualTo(CrashWorker.value(seed, n));
+          present++;
+        }
+      }
+      assertThat(present)
+          .as(
+              rule(
+                  ruleId,
+                  "batch "
+                      + n
+                      + " must be all or nothing, found "
+                      + present
+                      + " of 8 keys; "
+                      + ctx))
+          .isIn(0, 8);
+      if (present == 8) {
+        assertThat(s.get(CrashWorker.putKey(n - 3)))
+            .as(
+                rule(
+                    ruleId,
+                    "batch "
+                        + n
+                        + "'s eight puts are there, so its delete of k/"
+                        + (n - 3)
+                        + " must be too (half a batch applied); "
+                        + ctx))
+            .isNull();
+      }
+    }
+    close(s);
+  }
+
+  /** 7.4: the crashed store opens, takes puts, deletes and batches, and keeps them. */
+  private void verifyUsableAfterCrash(
+      String ruleId, StoreConfig cfg, long seed, long lastAck, String ctx) {
+    Store s;
+    try {
+      s = open(cfg);
+    } catch (RuntimeException e) {
+      throw new AssertionError(
+          rule(ruleId, "the crashed store must open, but the open threw " + e + "; " + ctx), e);
+    }
     s.put(CrashWorker.putKey(-1), b("after crash"));
+    s.delete(CrashWorker.putKey(0));
+    boolean batches = has(Feature.ATOMIC_BATCH);
+    if (batches) {
+      s.write(new WriteBatch().put(b("b/after/0"), b("x")).put(b("b/after/1"), b("y")));
+    }
     s = reopen(s);
     assertThat(s.get(CrashWorker.putKey(-1)))
-        .as(rule("7.4", "the crashed store accepts and keeps new writes; " + ctx))
+        .as(rule(ruleId, "a put made after the crash survives a reopen; " + ctx))
         .isEqualTo(b("after crash"));
+    assertThat(s.get(CrashWorker.putKey(0)))
+        .as(rule(ruleId, "a delete made after the crash survives a reopen; " + ctx))
+        .isNull();
+    if (batches) {
+      assertThat(List.of(hex(orEmpty(s.get(b("b/after/0")))), hex(orEmpty(s.get(b("b/after/1"))))))
+          .as(rule(ruleId, "a batch written after the crash survives a reopen; " + ctx))
+          .containsExactly(hex(b("x")), hex(b("y")));
+    }
     close(s);
+  }
+
+  private static byte[] orEmpty(byte[] v) {
+    return v == null ? b("(absent)") : v;
   }
 
   /**
@@ -472,11 +565,6 @@ abstract class CrashRules extends DurabilityRules {
         }
       }
     }
-    s.put(b("o/after"), b("after crash"));
-    s = reopen(s);
-    assertThat(s.get(b("o/after")))
-        .as(rule("7.4", "the crashed store accepts and keeps new writes; " + ctx))
-        .isEqualTo(b("after crash"));
     close(s);
   }
 

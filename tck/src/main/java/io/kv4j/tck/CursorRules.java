@@ -32,7 +32,7 @@ abstract class CursorRules extends RangeRules {
     require("4.1", Feature.ORDERED_SCAN);
     Store s = filled(3);
     Cursor c = s.scan(KeyRange.all());
-    assertThat(c.hasNext()).isTrue();
+    assertThat(c.hasNext()).as(rule("4.1", "a cursor over 3 keys has a first entry")).isTrue();
     c.close();
     c.close();
     Cursor exhausted = s.scan(KeyRange.all());
@@ -77,8 +77,16 @@ abstract class CursorRules extends RangeRules {
     assertThat(thrown(c::hasNext))
         .as(rule("4.3", "a cursor of a closed store throws StoreClosedException, never crashes"))
         .isInstanceOf(StoreClosedException.class);
-    assertThat(thrown(c::next)).isInstanceOf(StoreClosedException.class);
-    assertThat(thrown(untouched::next)).isInstanceOf(StoreClosedException.class);
+    assertThat(thrown(c::next))
+        .as(rule("4.3", "next on a cursor of a closed store throws StoreClosedException"))
+        .isInstanceOf(StoreClosedException.class);
+    assertThat(thrown(untouched::next))
+        .as(
+            rule(
+                "4.3",
+                "next on a cursor never used before its store closed throws"
+                    + " StoreClosedException"))
+        .isInstanceOf(StoreClosedException.class);
     c.close();
     untouched.close();
   }
@@ -100,7 +108,9 @@ abstract class CursorRules extends RangeRules {
           .isEqualTo(key(i % 50));
     }
     cursors.forEach(Cursor::close);
-    assertThat(scanAll(s, KeyRange.all())).hasSize(50);
+    assertThat(scanAll(s, KeyRange.all()))
+        .as(rule("4.4", "a full scan after closing the 100 cursors returns all 50 keys"))
+        .hasSize(50);
   }
 
   @Test
@@ -219,7 +229,9 @@ abstract class CursorRules extends RangeRules {
         .as(rule("4.10", "forEach closed its cursor although the action threw"))
         .isEqualTo(base.longValue());
     try (Stream<Entry> st = s.stream(KeyRange.all())) {
-      assertThat(st.limit(2).count()).isEqualTo(2);
+      assertThat(st.limit(2).count())
+          .as(rule("4.10", "a stream over the store yields its first 2 entries"))
+          .isEqualTo(2);
     }
     assertThat(s.stats().figures().get("open-cursors").longValue())
         .as(rule("4.10", "closing a partly consumed stream closed its cursor"))
@@ -308,9 +320,13 @@ abstract class CursorRules extends RangeRules {
         .as(rule("4.8", "an exception from the action propagates"))
         .hasMessage("stop");
     try (Stream<Entry> st = s.stream(KeyRange.all())) {
-      assertThat(st.limit(3).count()).isEqualTo(3);
+      assertThat(st.limit(3).count())
+          .as(rule("4.8", "a stream limited to 3 yields 3 entries"))
+          .isEqualTo(3);
     }
     s.put(key(100), b("x"));
-    assertThat(s.get(key(100))).isEqualTo(b("x"));
+    assertThat(s.get(key(100)))
+        .as(rule("4.8", "the store works after streams and forEach released their cursors"))
+        .isEqualTo(b("x"));
   }
 }

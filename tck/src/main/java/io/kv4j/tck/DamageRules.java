@@ -328,6 +328,7 @@ abstract class DamageRules extends ModelRules {
         }
       }
       msg.append("\n").append(seedNote);
+      // tagged: every problem starts with rule(id, ...)
       fail(msg.toString());
     }
   }

@@ -220,11 +220,15 @@ abstract class LifecycleRules extends LimitRules {
     assertThat(thrown(() -> ro.put(b("b"), b("2"))))
         .as(rule("10.5", "a read-only store refuses put with UnsupportedOperationException"))
         .isInstanceOf(UnsupportedOperationException.class);
-    assertThat(thrown(() -> ro.delete(b("a")))).isInstanceOf(UnsupportedOperationException.class);
+    assertThat(thrown(() -> ro.delete(b("a"))))
+        .as(rule("10.5", "a read-only store refuses delete with UnsupportedOperationException"))
+        .isInstanceOf(UnsupportedOperationException.class);
     close(ro);
     Store rw = open();
     assertThat(rw.get(b("a"))).as(rule("10.5", "nothing changed")).isEqualTo(b("1"));
-    assertThat(rw.get(b("b"))).isNull();
+    assertThat(rw.get(b("b")))
+        .as(rule("10.5", "the put the read-only store refused stored nothing"))
+        .isNull();
   }
 
   @Test
@@ -298,7 +302,9 @@ abstract class LifecycleRules extends LimitRules {
     assertThat(info.durability())
         .as(rule("10.8", "info reports the configured durability"))
         .isEqualTo(Durability.SYNC);
-    assertThat(info.readOnly()).isFalse();
+    assertThat(info.readOnly())
+        .as(rule("10.8", "info of a store opened read-write says not read-only"))
+        .isFalse();
     assertThat(info.location()).as(rule("10.8", "info names a location")).isNotBlank();
   }
 

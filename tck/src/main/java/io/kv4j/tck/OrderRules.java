@@ -76,8 +76,18 @@ abstract class OrderRules extends BasicRules {
                 "a key longer than the limit is an IllegalArgumentException naming the limit"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(String.valueOf(max));
-    assertThat(thrown(() -> s.get(k))).isInstanceOf(IllegalArgumentException.class);
-    assertThat(thrown(() -> s.delete(k))).isInstanceOf(IllegalArgumentException.class);
+    assertThat(thrown(() -> s.get(k)))
+        .as(
+            rule(
+                "2.4",
+                "get of a key longer than the limit is an IllegalArgumentException (not a lookup)"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(thrown(() -> s.delete(k)))
+        .as(
+            rule(
+                "2.4",
+                "delete of a key longer than the limit is an IllegalArgumentException (not a no-op)"))
+        .isInstanceOf(IllegalArgumentException.class);
     assertThat(s.get(b("keep")))
         .as(rule("2.4", "a rejected put loses nothing stored"))
         .isEqualTo(b("1"));
@@ -89,8 +99,12 @@ abstract class OrderRules extends BasicRules {
     assertThat(thrown(() -> s.put(new byte[0], b("v"))))
         .as(rule("2.5", "empty key is an IllegalArgumentException"))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThat(thrown(() -> s.get(new byte[0]))).isInstanceOf(IllegalArgumentException.class);
-    assertThat(thrown(() -> s.delete(new byte[0]))).isInstanceOf(IllegalArgumentException.class);
+    assertThat(thrown(() -> s.get(new byte[0])))
+        .as(rule("2.5", "get of the empty key is an IllegalArgumentException"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(thrown(() -> s.delete(new byte[0])))
+        .as(rule("2.5", "delete of the empty key is an IllegalArgumentException"))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
@@ -102,10 +116,18 @@ abstract class OrderRules extends BasicRules {
     assertThat(thrown(() -> s.put(b("k"), null)))
         .as(rule("2.6", "null value is a NullPointerException"))
         .isInstanceOf(NullPointerException.class);
-    assertThat(thrown(() -> s.get(null))).isInstanceOf(NullPointerException.class);
-    assertThat(thrown(() -> s.delete(null))).isInstanceOf(NullPointerException.class);
-    assertThat(thrown(() -> s.scan(null))).isInstanceOf(NullPointerException.class);
-    assertThat(thrown(() -> s.write(null))).isInstanceOf(NullPointerException.class);
+    assertThat(thrown(() -> s.get(null)))
+        .as(rule("2.6", "get(null) is a NullPointerException"))
+        .isInstanceOf(NullPointerException.class);
+    assertThat(thrown(() -> s.delete(null)))
+        .as(rule("2.6", "delete(null) is a NullPointerException"))
+        .isInstanceOf(NullPointerException.class);
+    assertThat(thrown(() -> s.scan(null)))
+        .as(rule("2.6", "scan(null) is a NullPointerException"))
+        .isInstanceOf(NullPointerException.class);
+    assertThat(thrown(() -> s.write(null)))
+        .as(rule("2.6", "write(null) is a NullPointerException"))
+        .isInstanceOf(NullPointerException.class);
     assertThat(s.get(b("k"))).as(rule("2.6", "nothing was stored")).isNull();
   }
 

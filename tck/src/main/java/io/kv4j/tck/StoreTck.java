@@ -18,8 +18,8 @@ import java.nio.file.Path;
  *
  * <p>Each test is one rule of {@code tck/SPEC.md}, named {@code required_r<group>_<n>_<what>}.
  * Rules for features the engine does not declare are skipped with a message naming the feature,
- * never counted as passed. A summary (passed / failed / skipped with reasons) is written to {@code
- * target/kv4j-tck/<TestClass>.md} and {@code .json}.
+ * never counted as passed. A summary (passed / failed / skipped with reasons, in rule order) is
+ * written to {@code target/kv4j-tck/<TestClass>.md} and {@code .json}.
  *
  * <p>The config is used, not an object: the crash and damage rules open the engine in a child JVM
  * from {@link StoreConfig#toUri()}, on this JVM's classpath and with its module flags (see {@code
@@ -28,7 +28,13 @@ import java.nio.file.Path;
  * (per durability, default 2), {@code kv4j.tck.manyKeys} (default 100000), {@code kv4j.tck.seed}
  * (replay a failing seed), {@code kv4j.tck.childTimeoutSeconds} (how long a damage rule's child JVM
  * may run, default 300), {@code kv4j.tck.timeoutSeconds} (how long the kit waits for the threads of
- * a concurrency rule, default 600).
+ * a concurrency rule, default 600), {@code kv4j.tck.ruleTimeoutSeconds} (how long one rule, and
+ * then closing its stores, may take, default 1800).
+ *
+ * <p>The report is rewritten as each rule starts and ends, beside a {@code <TestClass>.progress}
+ * file with one line per start and per result: an engine that kills the JVM leaves a report whose
+ * last line names the rule that was running. Each row carries the rule's scope from SPEC.md: what a
+ * pass proves and what it does not.
  *
  * <p>The damage rules (group 12) need to know which files of the store directory are diagnostic
  * logs rather than data: override {@link #isDiagnosticFile(String)}.

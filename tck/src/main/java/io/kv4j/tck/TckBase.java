@@ -74,6 +74,15 @@ abstract class TckBase {
     return java.time.Duration.ofSeconds(Long.getLong("kv4j.tck.timeoutSeconds", 600));
   }
 
+  /**
+   * How long one rule may run, and then how long closing its stores may take: {@code
+   * kv4j.tck.ruleTimeoutSeconds}, default 1800. An engine that hangs a rule, even deaf to
+   * interrupts, fails it with the stuck thread's stack (see {@link TckReport}).
+   */
+  java.time.Duration ruleTimeout() {
+    return java.time.Duration.ofSeconds(Long.getLong("kv4j.tck.ruleTimeoutSeconds", 1800));
+  }
+
   @AfterEach
   void closeOpenedStores() {
     for (Store s : opened) {

@@ -227,6 +227,31 @@ class BrokenEnginesTest {
     }
   }
 
+  static final class DeadlockedWrites extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.DEADLOCKED_WRITES;
+    }
+
+    /** Short, so that proving the time limits costs seconds; the deadlock is certain. */
+    @Override
+    Duration threadTimeout() {
+      return Duration.ofSeconds(5);
+    }
+
+    @Override
+    Duration ruleTimeout() {
+      return Duration.ofSeconds(10);
+    }
+  }
+
+  static final class HalfDurableBatch extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.HALF_DURABLE_BATCH;
+    }
+  }
+
   static final class HasNextAdvances extends DefectTck {
     @Override
     Defect defect() {
@@ -364,6 +389,21 @@ class BrokenEnginesTest {
             StalledWrites.class,
             "required_r8_1_threadsOnDisjointKeys",
             List.of("threads did not finish within 5 s", "kv4j-tck-")),
+        Arguments.of(
+            DeadlockedWrites.class,
+            "required_r8_1_threadsOnDisjointKeys",
+            List.of("threads did not finish within 5 s", "kv4j-tck-", "ReentrantLock.lock")),
+        Arguments.of(
+            DeadlockedWrites.class,
+            "required_r1_9_manyKeysIndependent",
+            List.of(
+                "did not finish within 10 s (kv4j.tck.ruleTimeoutSeconds)",
+                "kv4j-tck-rule-1.9",
+                "ReentrantLock.lock")),
+        Arguments.of(
+            HalfDurableBatch.class,
+            "required_r7_3_crashNeverLeavesHalfABatch",
+            List.of("half a batch applied")),
         Arguments.of(
             ShortLogAsTornTail.class,
             "required_r12_1_fileTruncatedToHalf",

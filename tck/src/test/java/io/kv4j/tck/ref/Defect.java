@@ -120,7 +120,26 @@ public enum Defect {
    * A backup copies the log only up to its length at the last sync (or at open), so acknowledged
    * BUFFERED writes since then are missing from the copy (16.1, 16.2).
    */
-  BACKUP_FROM_LAST_SYNC;
+  BACKUP_FROM_LAST_SYNC,
+  /**
+   * After 100 writes, a write takes the store's monitor and waits for a lock never released, deaf
+   * to interrupts: every later write and close() block on the monitor, as in a lock-order deadlock
+   * (8.1's thread limit, 1.9's rule limit; the kit must fail the rule, never hang the build).
+   */
+  DEADLOCKED_WRITES,
+  /**
+   * A batch's puts are logged at once, its deletes only at close: a crash leaves every batch since
+   * the open half applied (7.3).
+   */
+  HALF_DURABLE_BATCH,
+  /**
+   * A put of a value over 8 MiB halts the JVM (exit 71), as a native allocator's abort would: the
+   * kit's report must still name the rule that was running (9.2, run in a child JVM).
+   */
+  HALTS_ON_HUGE_VALUE;
+
+  /** The exit status of a JVM the {@link #HALTS_ON_HUGE_VALUE} engine killed. */
+  public static final int HALT_STATUS = 71;
 
   static List<String> names() {
     List<String> out = new ArrayList<>();

@@ -92,9 +92,35 @@ final class RefStore implements Store {
   private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
   private volatile TreeMap<byte[], byte[]> map;
   private volatile boolean closed;
-  private final AtomicLong writes = new AtomicLong(); // for STALLED_WRITES
+  private final AtomicLong writes = new AtomicLong(); // for STALLED_WRITES, DEADLOCKED_WRITES
   private final List<RefSnapshot> snapshots = new ArrayList<>(); // guarded by cursors' monitor
   private long syncedLength; // the log's length at open or at the last sync, for BACKUP_FROM_...
+
+  /** For DEADLOCKED_WRITES: a lock held, from first use on, by a thread that never lets it go. */
+  private static java.util.concurrent.locks.ReentrantLock neverReleased;
+
+  private static synchronized java.util.concurrent.locks.ReentrantLock neverReleased() {
+    if (neverReleased == null) {
+      java.util.concurrent.locks.ReentrantLock lock =
+          new java.util.concurrent.locks.ReentrantLock();
+      Thread holder =
+          new Thread(
+              () -> {
+                lock.lock();
+                while (true) {
+                  LockSupport.park();
+                }
+              },
+              "ref-never-releases");
+      holder.setDaemon(true);
+      holder.start();
+      while (!lock.isLocked()) {
+        Thread.onSpinWait(); // the holder takes it first, so a writer's lock() never returns
+      }
+      neverReleased = lock;
+    }
+    return neverReleased;
+  }
 
   private RefStore(
       StoreInfo info,
@@ -399,6 +425,22 @@ final class RefStore implements Store {
         pending.write(rec.array());
         return;
       }
+      if (defect == Defect.HALF_DURABLE_BATCH && ops.size() > 1) {
+        // The bug: the batch's puts go to the log now, its deletes only at close.
+        WriteBatch puts = new WriteBatch();
+        WriteBatch deletes = new WriteBatch();
+        for (int i = 0; i < ops.size(); i++) {
+          if (ops.isDelete(i)) {
+            deletes.delete(ops.key(i));
+          } else {
+            puts.put(ops.key(i), ops.value(i));
+          }
+        }
+        rec = record(puts);
+        if (deletes.size() > 0) {
+          pending.write(record(deletes).array());
+        }
+      }
       writeFully(log, rec);
       if (info.durability() == Durability.SYNC && defect != Defect.NEVER_SYNCS) {
         log.force(false);
@@ -504,6 +546,10 @@ final class RefStore implements Store {
   public void put(byte[] key, byte[] value) {
     checkKey(key);
     checkValue(value);
+    if (defect == Defect.HALTS_ON_HUGE_VALUE && value.length > (8 << 20)) {
+      // What an engine whose native allocator aborts does to the JVM: no exception, no hook.
+      Runtime.getRuntime().halt(Defect.HALT_STATUS);
+    }
     if (defect == Defect.TORN_OVERWRITE && get(key) != null) {
       // The old value leaves the log at once; the new one reaches it only on close (with the
       // ACK_BEFORE_DURABLE records), as if an in-place overwrite were never whole until then.
@@ -541,6 +587,13 @@ final class RefStore implements Store {
   }
 
   private void writeOps(WriteBatch batch, boolean retainsArrays) {
+    if (defect == Defect.DEADLOCKED_WRITES && writes.incrementAndGet() > 100) {
+      synchronized (this) {
+        // Holding the store's monitor, wait for a lock that is never released: lock() ignores
+        // interrupts, and every later write, read of stats and close() blocks on the monitor.
+        neverReleased().lock();
+      }
+    }
     if (defect == Defect.STALLED_WRITES && writes.incrementAndGet() > 100) {
       while (!Thread.currentThread().isInterrupted()) {
         LockSupport.parkNanos(1_000_000_000L);
