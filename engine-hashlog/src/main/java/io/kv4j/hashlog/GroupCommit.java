@@ -14,15 +14,21 @@ import java.util.concurrent.locks.ReentrantLock;
  * into its failed, read-only state and every waiter gets the error.
  */
 final class GroupCommit {
-  private final HashLogStore store;
+  private final Segments segments;
+  private final StoreState state;
+
+  /** Test hook: the next force fails. */
+  volatile boolean injectForceFailure;
+
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition done = lock.newCondition();
   private long durable; // guarded by lock
   private boolean running; // guarded by lock
   private long forces; // guarded by lock
 
-  GroupCommit(HashLogStore store) {
-    this.store = store;
+  GroupCommit(Segments segments, StoreState state) {
+    this.segments = segments;
+    this.state = state;
   }
 
   /** Records that everything up to {@code lsn} is durable (a segment was sealed). */
@@ -52,28 +58,28 @@ final class GroupCommit {
     lock.lock();
     try {
       while (durable < target) {
-        store.checkNotFailed();
+        state.checkNotFailed();
         if (running) {
           done.awaitUninterruptibly();
           continue;
         }
         running = true;
-        Segment seg = store.activeSegment();
+        Segment seg = segments.active;
         if (seg == null) { // closed underneath: close forced what it could
           running = false;
-          store.checkNotFailed();
-          throw store.closedError();
+          state.checkNotFailed();
+          throw state.closedError();
         }
-        long goal = HashLogStore.location(seg.id, seg.end);
+        long goal = Segments.location(seg.id, seg.end);
         Throwable error = null;
         boolean forced = false;
         lock.unlock();
         try {
-          if (store.injectForceFailure) {
+          if (injectForceFailure) {
             throw new IOException("injected fsync failure (test hook)");
           }
           if (seg.directoryPending) { // a BUFFERED roll left the new entry to the next force
-            store.syncDirectory();
+            segments.syncDirectory();
             seg.directoryPending = false;
           }
           forced = seg.force();
@@ -86,7 +92,7 @@ final class GroupCommit {
         }
         if (error != null) {
           done.signalAll();
-          throw store.fail("fsync of " + seg.path + " failed", error);
+          throw state.fail("fsync of " + seg.path + " failed", error);
         }
         if (!forced) {
           // Sealed or closed meanwhile: whoever did it forced the file and advances durable.

@@ -3,6 +3,7 @@ package io.kv4j.hashlog;
 import io.kv4j.Entry;
 import io.kv4j.KeyRange;
 import io.kv4j.spi.AbstractCursor;
+import io.kv4j.spi.AbstractStore;
 
 /**
  * A cursor over the two immutable sorted runs of record locations ({@link KeyOrder.View}) taken
@@ -13,7 +14,9 @@ import io.kv4j.spi.AbstractCursor;
  * reaches them.
  */
 final class HashLogCursor extends AbstractCursor {
-  private final HashLogStore store;
+  private final RecordReader records;
+  private final ReaderGuard guard;
+  private final Compactor compactor;
   private final KeyRange range;
   private final boolean reverse;
   private final int step;
@@ -24,9 +27,17 @@ final class HashLogCursor extends AbstractCursor {
   private int pa;
   private int pb;
 
-  HashLogCursor(HashLogStore store, KeyRange range, KeyOrder.View view) {
+  HashLogCursor(
+      AbstractStore store,
+      RecordReader records,
+      ReaderGuard guard,
+      Compactor compactor,
+      KeyRange range,
+      KeyOrder.View view) {
     super(store, range);
-    this.store = store;
+    this.records = records;
+    this.guard = guard;
+    this.compactor = compactor;
     this.range = range;
     this.reverse = range.isReverse();
     this.step = reverse ? -1 : 1;
@@ -49,7 +60,7 @@ final class HashLogCursor extends AbstractCursor {
     int hi = v.length;
     while (lo < hi) {
       int mid = (lo + hi) >>> 1;
-      int c = store.compareKey(v[mid], lower);
+      int c = records.compareKey(v[mid], lower);
       if (c < 0 || (c == 0 && !incl)) {
         lo = mid + 1;
       } else {
@@ -70,7 +81,7 @@ final class HashLogCursor extends AbstractCursor {
     int hi = v.length;
     while (lo < hi) {
       int mid = (lo + hi) >>> 1;
-      int c = store.compareKey(v[mid], upper);
+      int c = records.compareKey(v[mid], upper);
       if (c < 0 || (c == 0 && incl)) {
         lo = mid + 1;
       } else {
@@ -87,7 +98,7 @@ final class HashLogCursor extends AbstractCursor {
     if (va == null) {
       return null;
     }
-    int token = store.enter();
+    int token = guard.enter();
     try {
       while (true) {
         boolean hasA = pa >= 0 && pa < va.length;
@@ -101,7 +112,7 @@ final class HashLogCursor extends AbstractCursor {
         if (hasA && hasB) {
           c = Long.compareUnsigned(ap[pa], bp[pb]);
           if (c == 0) {
-            c = store.compareKeys(va[pa], vb[pb]);
+            c = records.compareKeys(va[pa], vb[pb]);
           }
           if (reverse) {
             c = -c;
@@ -121,18 +132,18 @@ final class HashLogCursor extends AbstractCursor {
           pa += step;
           pb += step;
         }
-        byte[] key = store.keyAt(best);
+        byte[] key = records.keyAt(best);
         if (reverse ? !range.aboveLower(key) : !range.belowUpper(key)) {
           pa = pb = reverse ? -1 : Integer.MAX_VALUE;
           return null;
         }
-        if (store.isTombstone(best)) {
+        if (records.isTombstone(best)) {
           continue;
         }
-        return new Entry(key, store.readValue(best));
+        return new Entry(key, records.readValue(best));
       }
     } finally {
-      store.exit(token);
+      guard.exit(token);
     }
   }
 
@@ -142,6 +153,6 @@ final class HashLogCursor extends AbstractCursor {
     b = null;
     ap = null;
     bp = null;
-    store.compactor.unpin(this);
+    compactor.cursorClosed(this);
   }
 }

@@ -134,14 +134,15 @@ public final class HashLogProvider implements StoreProvider {
         config,
         FEATURES,
         LIMITS,
-        config.get(VERIFY_CHECKSUMS),
-        (int) (long) config.get(SEGMENT_SIZE),
-        config.get(INITIAL_INDEX_CAPACITY),
-        hasher,
-        new Compactor.Settings(
-            config.get(COMPACTION_THRESHOLD),
-            config.get(COMPACTION_RATE),
-            config.get(COMPACTION_THREADS)));
+        new HashLogStore.Options(
+            config.get(VERIFY_CHECKSUMS),
+            (int) (long) config.get(SEGMENT_SIZE),
+            config.get(INITIAL_INDEX_CAPACITY),
+            hasher,
+            new Compactor.Settings(
+                config.get(COMPACTION_THRESHOLD),
+                config.get(COMPACTION_RATE),
+                config.get(COMPACTION_THREADS))));
   }
 
   /** A seeded 64-bit hash of the key bytes (8 bytes at a time, murmur-style finaliser). */

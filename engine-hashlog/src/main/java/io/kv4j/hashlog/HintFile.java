@@ -59,7 +59,7 @@ final class HintFile {
               offset,
               k,
               RecordCodec.valueLength(segment, offset));
-      segment.get(offset + RecordCodec.RECORD_HEADER, chunks[last], at, k);
+      segment.get(RecordCodec.keyOffset(offset), chunks[last], at, k);
     }
 
     /** Writes an entry's header; returns where its key goes in the current chunk. */
@@ -74,9 +74,7 @@ final class HintFile {
       }
       byte[] buf = chunks[last];
       int at = used[last];
-      INT_BE.set(buf, at, (type << 24) | keyLength);
-      INT_BE.set(buf, at + 4, offset);
-      INT_BE.set(buf, at + 8, valueLength);
+      RecordCodec.putHintEntry(buf, at, type, offset, keyLength, valueLength);
       used[last] = at + need;
       count++;
       return at + RecordCodec.HINT_ENTRY_HEADER;
@@ -91,10 +89,6 @@ final class HintFile {
       return n;
     }
   }
-
-  private static final java.lang.invoke.VarHandle INT_BE =
-      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
-          int[].class, java.nio.ByteOrder.BIG_ENDIAN);
 
   /** Writes the hint of segment {@code seg} (ending at {@code end}) from gathered entries. */
   static void write(Path dir, int segmentId, int end, Entries e) throws IOException {
@@ -170,57 +164,86 @@ final class HintFile {
     } catch (IOException e) {
       return "cannot read hint file: " + e;
     }
+    String bad = check(p, b, seg);
+    if (bad != null) {
+      return bad;
+    }
+    int count = RecordCodec.hintCount(b);
+    int q = RecordCodec.FILE_HEADER;
+    for (int i = 0; i < count; i++) {
+      int k = RecordCodec.hintKeyLength(b, q);
+      byte[] key = new byte[k];
+      b.get(q + RecordCodec.HINT_ENTRY_HEADER, key);
+      visitor.entry(
+          RecordCodec.hintType(b, q),
+          RecordCodec.hintOffset(b, q),
+          k,
+          RecordCodec.hintValueLength(b, q),
+          key);
+      q += RecordCodec.HINT_ENTRY_HEADER + k;
+    }
+    return null;
+  }
+
+  /**
+   * Checks a hint read into {@code b} against its segment: header, described length, CRC, every
+   * entry within the segment.
+   *
+   * @return null if the hint is usable, else why not
+   * @throws StoreCorruptedException if a valid hint describes a longer segment than the file
+   */
+  private static String check(Path p, ByteBuffer b, Segment seg) {
     String bad = RecordCodec.checkFileHeader(b, RecordCodec.HINT_MAGIC, seg.id);
     if (bad != null) {
       return bad;
     }
-    if (b.getLong(16) > seg.end && b.limit() >= RecordCodec.FILE_HEADER + 4) {
+    long described = RecordCodec.hintSegmentLength(b);
+    boolean whole = b.limit() >= RecordCodec.FILE_HEADER + RecordCodec.HINT_TRAILER;
+    if (described > seg.end && whole && RecordCodec.hintCrcMatches(b)) {
       // A hint is written only after its segment was sealed (truncated to its data and forced), and
       // its header is checksummed: a valid one describing more bytes proves the segment was cut.
-      CRC32C all = new CRC32C();
-      all.update(b.slice(RecordCodec.FILE_HEADER, b.limit() - 4 - RecordCodec.FILE_HEADER));
-      if ((int) all.getValue() == b.getInt(b.limit() - 4)) {
-        throw new StoreCorruptedException(
-            "hashlog: segment "
-                + seg.path
-                + " is "
-                + seg.end
-                + " bytes, but its hint file "
-                + p
-                + " describes it sealed at "
-                + b.getLong(16)
-                + " bytes: the segment was cut short after it was sealed",
-            seg.path,
-            seg.end);
-      }
+      throw new StoreCorruptedException(
+          "hashlog: segment "
+              + seg.path
+              + " is "
+              + seg.end
+              + " bytes, but its hint file "
+              + p
+              + " describes it sealed at "
+              + described
+              + " bytes: the segment was cut short after it was sealed",
+          seg.path,
+          seg.end);
     }
-    if (b.getLong(16) != seg.end) {
-      return "hint describes " + b.getLong(16) + " bytes, segment has " + seg.end;
+    if (described != seg.end) {
+      return "hint describes " + described + " bytes, segment has " + seg.end;
     }
-    int count = b.getInt(12);
-    if (b.limit() < RecordCodec.FILE_HEADER + 4) {
+    if (!whole) {
       return "hint file truncated";
     }
-    CRC32C crc = new CRC32C();
-    crc.update(b.slice(RecordCodec.FILE_HEADER, b.limit() - 4 - RecordCodec.FILE_HEADER));
-    if ((int) crc.getValue() != b.getInt(b.limit() - 4)) {
+    if (!RecordCodec.hintCrcMatches(b)) {
       return "hint checksum mismatch";
     }
-    // Structural check against the segment before delivering anything.
-    int entriesEnd = b.limit() - 4;
+    return checkEntries(b, seg);
+  }
+
+  /** Structural check of every entry against the segment, before anything is delivered. */
+  private static String checkEntries(ByteBuffer b, Segment seg) {
+    int count = RecordCodec.hintCount(b);
+    int entriesEnd = b.limit() - RecordCodec.HINT_TRAILER;
     int q = RecordCodec.FILE_HEADER;
     for (int i = 0; i < count; i++) {
       if (q + RecordCodec.HINT_ENTRY_HEADER > entriesEnd) {
         return "hint entry " + i + " truncated";
       }
-      int type = b.get(q) & 0xFF;
-      int k = b.getInt(q) & 0xFFFFFF;
-      int off = b.getInt(q + 4);
-      long v = b.getInt(q + 8) & 0xFFFFFFFFL;
+      int type = RecordCodec.hintType(b, q);
+      int k = RecordCodec.hintKeyLength(b, q);
+      int off = RecordCodec.hintOffset(b, q);
+      long v = RecordCodec.hintValueLength(b, q) & 0xFFFFFFFFL;
       q += RecordCodec.HINT_ENTRY_HEADER + k;
       if (q > entriesEnd
           || off < RecordCodec.FILE_HEADER
-          || (long) off + RecordCodec.RECORD_HEADER + k + v > seg.end
+          || off + RecordCodec.recordSize(k, 0) + v > seg.end
           || k < 1
           || k > RecordCodec.MAX_KEY
           || v > RecordCodec.MAX_VALUE
@@ -229,20 +252,6 @@ final class HintFile {
         return "hint entry " + i + " out of bounds";
       }
     }
-    if (q != entriesEnd) {
-      return "hint has trailing bytes";
-    }
-    q = RecordCodec.FILE_HEADER;
-    for (int i = 0; i < count; i++) {
-      int type = b.get(q) & 0xFF;
-      int k = b.getInt(q) & 0xFFFFFF;
-      int off = b.getInt(q + 4);
-      int v = b.getInt(q + 8);
-      byte[] key = new byte[k];
-      b.get(q + RecordCodec.HINT_ENTRY_HEADER, key);
-      visitor.entry(type, off, k, v, key);
-      q += RecordCodec.HINT_ENTRY_HEADER + k;
-    }
-    return null;
+    return q != entriesEnd ? "hint has trailing bytes" : null;
   }
 }

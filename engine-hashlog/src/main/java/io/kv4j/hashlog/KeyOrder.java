@@ -3,6 +3,7 @@ package io.kv4j.hashlog;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The ordered view of the keys, for scans, with no Java object per key: a sorted run of record
@@ -26,7 +27,9 @@ import java.util.List;
  */
 final class KeyOrder {
   private static final long[] EMPTY = new long[0];
-  private final HashLogStore store;
+  private final RecordReader records;
+  private final KeyDir keys;
+  private final ReentrantLock writeLock;
 
   // Guarded by the store's write lock.
   private long[] delta = new long[64];
@@ -44,7 +47,7 @@ final class KeyOrder {
 
   /**
    * Two sorted runs of locations, immutable, each with one entry per key, and beside each the first
-   * 8 bytes of every entry's key ({@link HashLogStore#keyPrefix}), so that most comparisons stay in
+   * 8 bytes of every entry's key ({@link RecordReader#keyPrefix}), so that most comparisons stay in
    * these arrays instead of reading keys from the segments. A cursor merges the runs.
    */
   record View(long[] base, long[] basePrefixes, long[] recent, long[] recentPrefixes) {
@@ -63,17 +66,19 @@ final class KeyOrder {
   private Run base = Run.NONE;
   private Run recent = Run.NONE;
 
-  KeyOrder(HashLogStore store) {
-    this.store = store;
+  KeyOrder(RecordReader records, KeyDir keys, ReentrantLock writeLock) {
+    this.records = records;
+    this.keys = keys;
+    this.writeLock = writeLock;
   }
 
-  /** Notes a new record location (put or tombstone). Caller holds the store's write lock. */
+  /** Notes a new record location (put or tombstone). Caller holds the writer lock. */
   void added(long location) {
     if (rebuild) {
       return;
     }
     if (deltaSize == delta.length) {
-      if (delta.length >= Math.max(1 << 16, store.keyCount())) {
+      if (delta.length >= Math.max(1 << 16, keys.size())) {
         dropAll();
         return;
       }
@@ -112,7 +117,7 @@ final class KeyOrder {
     }
     relocations.add(new Relocation(victims, Arrays.copyOf(from, n), Arrays.copyOf(to, n)));
     relocatedEntries += n;
-    if (relocatedEntries > Math.max(1 << 16, store.keyCount())) {
+    if (relocatedEntries > Math.max(1 << 16, keys.size())) {
       dropAll(); // no scan for a long while: stop keeping the relocations
     }
   }
@@ -169,10 +174,10 @@ final class KeyOrder {
     long[] d = null;
     List<Relocation> moved = null;
     long live;
-    store.writeLock.lock();
+    writeLock.lock();
     try {
       if (rebuild) {
-        full = store.allLocations();
+        full = keys.locations();
         rebuild = false;
         deltaSize = 0;
       } else {
@@ -189,12 +194,12 @@ final class KeyOrder {
           relocatedEntries = 0;
         }
       }
-      live = store.keyCount();
+      live = keys.size();
     } finally {
-      store.writeLock.unlock();
+      writeLock.unlock();
     }
     try {
-      LongSort.Comparator byKey = store::compareRecords;
+      LongSort.Comparator byKey = records::compareRecords;
       if (full != null) {
         rebuilds++; // only under this object's monitor
         long[] p = prefixes(full);
@@ -218,11 +223,11 @@ final class KeyOrder {
             recent = Run.NONE;
           }
           if (base.locs().length + recent.locs().length > 2 * live + 4096) {
-            store.writeLock.lock();
+            writeLock.lock();
             try {
               dropAll();
             } finally {
-              store.writeLock.unlock();
+              writeLock.unlock();
             }
           }
         }
@@ -238,7 +243,7 @@ final class KeyOrder {
   private long[] prefixes(long[] locs) {
     long[] p = new long[locs.length];
     for (int i = 0; i < locs.length; i++) {
-      p[i] = store.keyPrefix(locs[i]);
+      p[i] = records.keyPrefix(locs[i]);
     }
     return p;
   }
@@ -246,7 +251,7 @@ final class KeyOrder {
   /** Compares the keys of two entries: by prefix first, by the keys themselves on a tie. */
   private int compare(long x, long xPrefix, long y, long yPrefix) {
     int c = Long.compareUnsigned(xPrefix, yPrefix);
-    return c != 0 ? c : store.compareKeys(x, y);
+    return c != 0 ? c : records.compareKeys(x, y);
   }
 
   /**
@@ -287,7 +292,7 @@ final class KeyOrder {
         keep = Math.max(a[i], x);
         i++;
       }
-      if (!dropTombstones || !store.isTombstone(keep)) {
+      if (!dropTombstones || !records.isTombstone(keep)) {
         out[o] = keep;
         outPrefixes[o++] = px;
       }

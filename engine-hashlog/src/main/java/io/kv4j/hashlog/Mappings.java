@@ -28,7 +28,7 @@ import java.util.Map;
  *       mapping is left to the garbage collector.
  * </ul>
  *
- * <p>The store unmaps only after every reader has left (see {@link HashLogStore#awaitReaders}).
+ * <p>The store unmaps only after every reader has left (see {@link ReaderGuard}).
  */
 final class Mappings {
   private static final MethodHandle OF_SHARED; // () -> Arena

@@ -88,10 +88,17 @@ import java.util.zip.CRC32C;
  * <p>A hint whose header, entries or CRC is damaged, or that describes a shorter segment, is
  * ignored and rebuilt from the segment. A valid hint that describes a <i>longer</i> segment than
  * the file is proof that the segment was cut short after it was sealed: that is corruption.
+ *
+ * <p><b>Where the offsets live.</b> Every byte offset of these three layouts is a constant or an
+ * accessor of this class; other classes read and write segment, record and hint bytes only through
+ * them, so a change of the format starts (and mostly ends) here. The manifest, a separate file with
+ * its own version, keeps its layout in {@link Manifest}.
  */
 final class RecordCodec {
   private static final VarHandle INT_BE =
       MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+  private static final VarHandle LONG_BE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
   static final int SEGMENT_MAGIC = 0x4B56484C;
   static final int HINT_MAGIC = 0x4B564849;
 
@@ -104,9 +111,47 @@ final class RecordCodec {
   /** Segment header flag: the segment is a compaction output. */
   static final int FLAG_OUTPUT = 1;
 
+  /** Bytes of a segment or hint file header; a segment's first record starts here. */
   static final int FILE_HEADER = 32;
+
+  /** Bytes of a record header; the key starts this far into the record. */
   static final int RECORD_HEADER = 12;
+
+  /** Bytes of a hint entry before its key. */
   static final int HINT_ENTRY_HEADER = 12;
+
+  /** Bytes of the CRC32C that ends a hint file. */
+  static final int HINT_TRAILER = 4;
+
+  // File header fields (segment and hint).
+  private static final int MAGIC_AT = 0;
+  private static final int VERSION_AT = 4;
+  private static final int FLAGS_AT = 6;
+  private static final int ID_AT = 8;
+
+  /** Segment header: the predecessor id; hint header: the entry count. */
+  static final int PREVIOUS_AT = 12;
+
+  private static final int COUNT_AT = 12;
+  private static final int LENGTH_AT = 16;
+  private static final int RESERVED_AT = 24;
+  private static final int HEADER_CRC_AT = 28;
+
+  // Record header fields.
+  private static final int CRC_AT = 0;
+  private static final int TYPE_AT = 4; // the type byte, then the 3-byte key length: one int
+  private static final int VALUE_LENGTH_AT = 8;
+  private static final int KEY_LENGTH_MASK = 0xFFFFFF;
+  private static final int TYPE_SHIFT = 24;
+
+  // Hint entry fields (type and key length share the first int, as in a record).
+  private static final int HINT_TYPE_AT = 0;
+  private static final int HINT_OFFSET_AT = 4;
+  private static final int HINT_VALUE_LENGTH_AT = 8;
+
+  // Batch record value fields, after the record header.
+  private static final int BATCH_COUNT_AT = RECORD_HEADER;
+  private static final int BATCH_BYTES_AT = RECORD_HEADER + 4;
   static final byte PUT = 1;
   static final byte DELETE = 2;
   static final byte BATCH = 3;
@@ -140,16 +185,16 @@ final class RecordCodec {
   private static ByteBuffer fileHeader(
       int magic, short version, int flags, int segmentId, int count, long length) {
     ByteBuffer b = ByteBuffer.allocate(FILE_HEADER).order(ByteOrder.BIG_ENDIAN);
-    b.putInt(0, magic);
-    b.putShort(4, version);
-    b.putShort(6, (short) flags);
-    b.putInt(8, segmentId);
-    b.putInt(12, count);
-    b.putLong(16, length);
-    b.putInt(24, 0);
+    b.putInt(MAGIC_AT, magic);
+    b.putShort(VERSION_AT, version);
+    b.putShort(FLAGS_AT, (short) flags);
+    b.putInt(ID_AT, segmentId);
+    b.putInt(COUNT_AT, count);
+    b.putLong(LENGTH_AT, length);
+    b.putInt(RESERVED_AT, 0);
     CRC32C crc = new CRC32C();
-    crc.update(b.array(), 0, 28);
-    b.putInt(28, (int) crc.getValue());
+    crc.update(b.array(), 0, HEADER_CRC_AT);
+    b.putInt(HEADER_CRC_AT, (int) crc.getValue());
     return b;
   }
 
@@ -167,23 +212,23 @@ final class RecordCodec {
     if (b.limit() < FILE_HEADER) {
       return "file is shorter than its 32-byte header";
     }
-    if (b.getInt(0) != magic) {
-      return String.format("bad magic number 0x%08X (expected 0x%08X)", b.getInt(0), magic);
+    if (b.getInt(MAGIC_AT) != magic) {
+      return String.format("bad magic number 0x%08X (expected 0x%08X)", b.getInt(MAGIC_AT), magic);
     }
     CRC32C crc = new CRC32C();
-    crc.update(b.duplicate().position(0).limit(28));
-    if ((int) crc.getValue() != b.getInt(28)) {
+    crc.update(b.duplicate().position(0).limit(HEADER_CRC_AT));
+    if ((int) crc.getValue() != b.getInt(HEADER_CRC_AT)) {
       return "header checksum mismatch";
     }
-    if (b.getShort(4) < 1 || b.getShort(4) > newest) {
+    if (b.getShort(VERSION_AT) < 1 || b.getShort(VERSION_AT) > newest) {
       return "unsupported format version "
-          + b.getShort(4)
+          + b.getShort(VERSION_AT)
           + " (this build reads 1.."
           + newest
           + ")";
     }
-    if (b.getInt(8) != segmentId) {
-      return "header names segment " + b.getInt(8) + ", file name says " + segmentId;
+    if (b.getInt(ID_AT) != segmentId) {
+      return "header names segment " + b.getInt(ID_AT) + ", file name says " + segmentId;
     }
     return null;
   }
@@ -193,8 +238,8 @@ final class RecordCodec {
     int start = dst.position();
     int valueLen = value == null ? 0 : value.length;
     int keyLen = key == null ? 0 : key.length;
-    dst.putInt(0);
-    dst.putInt((type << 24) | keyLen);
+    dst.putInt(0); // CRC_AT, filled in below
+    dst.putInt((type << TYPE_SHIFT) | keyLen);
     dst.putInt(valueLen);
     if (key != null) {
       dst.put(key);
@@ -203,8 +248,8 @@ final class RecordCodec {
       dst.put(value);
     }
     CRC32C crc = new CRC32C();
-    crc.update(dst.duplicate().position(start + 4).limit(dst.position()));
-    dst.putInt(start, (int) crc.getValue());
+    crc.update(dst.duplicate().position(start + TYPE_AT).limit(dst.position()));
+    dst.putInt(start + CRC_AT, (int) crc.getValue());
   }
 
   /**
@@ -215,40 +260,95 @@ final class RecordCodec {
     int k = key == null ? 0 : key.length;
     int v = value == null ? 0 : value.length;
     byte[] h = new byte[RECORD_HEADER];
-    INT_BE.set(h, 4, (type << 24) | k);
-    INT_BE.set(h, 8, v);
+    INT_BE.set(h, TYPE_AT, (type << TYPE_SHIFT) | k);
+    INT_BE.set(h, VALUE_LENGTH_AT, v);
     CRC32C crc = new CRC32C();
-    crc.update(h, 4, RECORD_HEADER - 4);
+    crc.update(h, TYPE_AT, RECORD_HEADER - TYPE_AT);
     if (k > 0) {
       crc.update(key, 0, k);
     }
     if (v > 0) {
       crc.update(value, 0, v);
     }
-    INT_BE.set(h, 0, (int) crc.getValue());
+    INT_BE.set(h, CRC_AT, (int) crc.getValue());
     return h;
   }
 
   /** The predecessor id of a checked segment header, or -1 for a version-1 header. */
   static int previousSegment(ByteBuffer seg) {
-    return seg.getShort(4) >= SEGMENT_VERSION ? seg.getInt(12) : -1;
+    return seg.getShort(VERSION_AT) >= SEGMENT_VERSION ? seg.getInt(PREVIOUS_AT) : -1;
   }
 
   /** Whether a checked segment header marks a compaction output. */
   static boolean isOutput(ByteBuffer seg) {
-    return seg.getShort(4) >= SEGMENT_VERSION && (seg.getShort(6) & FLAG_OUTPUT) != 0;
+    return seg.getShort(VERSION_AT) >= SEGMENT_VERSION
+        && (seg.getShort(FLAGS_AT) & FLAG_OUTPUT) != 0;
   }
 
   static int type(ByteBuffer seg, int offset) {
-    return seg.get(offset + 4) & 0xFF;
+    return seg.get(offset + TYPE_AT) & 0xFF;
   }
 
   static int keyLength(ByteBuffer seg, int offset) {
-    return seg.getInt(offset + 4) & 0xFFFFFF;
+    return seg.getInt(offset + TYPE_AT) & KEY_LENGTH_MASK;
   }
 
   static int valueLength(ByteBuffer seg, int offset) {
-    return seg.getInt(offset + 8);
+    return seg.getInt(offset + VALUE_LENGTH_AT);
+  }
+
+  /** The CRC32C stored in the record at {@code offset}. */
+  static int checksum(ByteBuffer seg, int offset) {
+    return seg.getInt(offset + CRC_AT);
+  }
+
+  /** Where the key of the record at {@code record} starts. */
+  static int keyOffset(int record) {
+    return record + RECORD_HEADER;
+  }
+
+  /** Where the value of the record at {@code record}, with a key of {@code keyLength}, starts. */
+  static int valueOffset(int record, int keyLength) {
+    return record + RECORD_HEADER + keyLength;
+  }
+
+  /**
+   * The record's type, key length and value length as one word, read with one load: {@link
+   * #keyLength(long)} and {@link #valueLength(long)} take it apart, and it is the start of what the
+   * record's CRC covers.
+   */
+  static long lengths(ByteBuffer seg, int offset) {
+    return seg.getLong(offset + TYPE_AT);
+  }
+
+  /** The key length in a {@link #lengths(ByteBuffer, int) lengths} word. */
+  static int keyLength(long lengths) {
+    return (int) (lengths >>> 32) & KEY_LENGTH_MASK;
+  }
+
+  /** The value length in a {@link #lengths(ByteBuffer, int) lengths} word. */
+  static int valueLength(long lengths) {
+    return (int) lengths;
+  }
+
+  /**
+   * Whether the CRC of the put record at {@code offset} matches, given its {@code lengths} word and
+   * its value already copied out. {@code key}, if not null, is the record's key as the caller
+   * already confirmed it: the checksum then reads the key from that array instead of the segment.
+   */
+  static boolean valueCrcMatches(
+      ByteBuffer seg, int offset, long lengths, byte[] key, byte[] value) {
+    CRC32C crc = new CRC32C();
+    if (key != null) {
+      byte[] h = new byte[Long.BYTES];
+      LONG_BE.set(h, 0, lengths);
+      crc.update(h, 0, Long.BYTES);
+      crc.update(key, 0, key.length);
+    } else {
+      crc.update(seg.slice(offset + TYPE_AT, RECORD_HEADER - TYPE_AT + keyLength(lengths)));
+    }
+    crc.update(value, 0, value.length);
+    return (int) crc.getValue() == seg.getInt(offset + CRC_AT);
   }
 
   static long size(ByteBuffer seg, int offset) {
@@ -261,40 +361,35 @@ final class RecordCodec {
    * @return the record's size, or -1 if no valid record starts there
    */
   static long validRecord(ByteBuffer seg, int offset, long end) {
+    long size = saneRecord(seg, offset, end);
+    if (size < 0 || !crcMatches(seg, offset, (int) size)) {
+      return -1;
+    }
+    return size;
+  }
+
+  /**
+   * Checks the header of the record at {@code offset} (type, lengths in range for the type, the
+   * record within {@code end}) but not its checksum.
+   *
+   * @return the record's size, or -1 if its header is not sane
+   */
+  static long saneRecord(ByteBuffer seg, int offset, long end) {
     if (offset + (long) RECORD_HEADER > end) {
       return -1;
     }
     int type = type(seg, offset);
     int k = keyLength(seg, offset);
     long v = valueLength(seg, offset) & 0xFFFFFFFFL;
-    switch (type) {
-      case PUT -> {
-        if (k < 1 || k > MAX_KEY || v > MAX_VALUE) {
-          return -1;
-        }
-      }
-      case DELETE -> {
-        if (k < 1 || k > MAX_KEY || v != 0) {
-          return -1;
-        }
-      }
-      case BATCH -> {
-        if (k != 0 || v != BATCH_VALUE) {
-          return -1;
-        }
-      }
-      default -> {
-        return -1;
-      }
-    }
+    boolean sane =
+        switch (type) {
+          case PUT -> k >= 1 && k <= MAX_KEY && v <= MAX_VALUE;
+          case DELETE -> k >= 1 && k <= MAX_KEY && v == 0;
+          case BATCH -> k == 0 && v == BATCH_VALUE;
+          default -> false;
+        };
     long size = RECORD_HEADER + k + v;
-    if (offset + size > end) {
-      return -1;
-    }
-    if (!crcMatches(seg, offset, (int) size)) {
-      return -1;
-    }
-    return size;
+    return sane && offset + size <= end ? size : -1;
   }
 
   /**
@@ -307,7 +402,7 @@ final class RecordCodec {
   static int findValidRecord(ByteBuffer seg, int from, int limit) {
     int p = Math.max(from, 0);
     while (p + RECORD_HEADER <= limit) {
-      int q = p + 4; // the type byte
+      int q = p + TYPE_AT;
       if (q + 8 <= limit && seg.getLong(q) == 0) {
         p += 8;
         continue;
@@ -323,20 +418,72 @@ final class RecordCodec {
 
   static boolean crcMatches(ByteBuffer seg, int offset, int size) {
     CRC32C crc = new CRC32C();
-    crc.update(seg.slice(offset + 4, size - 4));
-    return (int) crc.getValue() == seg.getInt(offset);
+    crc.update(seg.slice(offset + TYPE_AT, size - TYPE_AT));
+    return (int) crc.getValue() == seg.getInt(offset + CRC_AT);
   }
 
   static int batchCount(ByteBuffer seg, int offset) {
-    return seg.getInt(offset + RECORD_HEADER);
+    return seg.getInt(offset + BATCH_COUNT_AT);
   }
 
   static long batchBytes(ByteBuffer seg, int offset) {
-    return seg.getLong(offset + RECORD_HEADER + 4);
+    return seg.getLong(offset + BATCH_BYTES_AT);
   }
 
   /** The value of a batch record: member count and member bytes. */
   static byte[] batchValue(int count, long bytes) {
-    return ByteBuffer.allocate(BATCH_VALUE).putInt(count).putLong(bytes).array();
+    return ByteBuffer.allocate(BATCH_VALUE)
+        .putInt(BATCH_COUNT_AT - RECORD_HEADER, count)
+        .putLong(BATCH_BYTES_AT - RECORD_HEADER, bytes)
+        .array();
+  }
+
+  // ---------------------------------------------------------------- hint files
+
+  /** Writes a hint entry's header at {@code at} of {@code buf}; its key follows. */
+  static void putHintEntry(
+      byte[] buf, int at, int type, int offset, int keyLength, int valueLength) {
+    INT_BE.set(buf, at + HINT_TYPE_AT, (type << TYPE_SHIFT) | keyLength);
+    INT_BE.set(buf, at + HINT_OFFSET_AT, offset);
+    INT_BE.set(buf, at + HINT_VALUE_LENGTH_AT, valueLength);
+  }
+
+  static int hintType(ByteBuffer hint, int entry) {
+    return hint.get(entry + HINT_TYPE_AT) & 0xFF;
+  }
+
+  static int hintKeyLength(ByteBuffer hint, int entry) {
+    return hint.getInt(entry + HINT_TYPE_AT) & KEY_LENGTH_MASK;
+  }
+
+  /** The segment offset of the record a hint entry describes. */
+  static int hintOffset(ByteBuffer hint, int entry) {
+    return hint.getInt(entry + HINT_OFFSET_AT);
+  }
+
+  static int hintValueLength(ByteBuffer hint, int entry) {
+    return hint.getInt(entry + HINT_VALUE_LENGTH_AT);
+  }
+
+  /** The entry count in a checked hint header. */
+  static int hintCount(ByteBuffer hint) {
+    return hint.getInt(COUNT_AT);
+  }
+
+  /** The segment length a checked hint header describes. */
+  static long hintSegmentLength(ByteBuffer hint) {
+    return hint.getLong(LENGTH_AT);
+  }
+
+  /** The CRC32C stored at the end of a hint file of {@code hint.limit()} bytes. */
+  static int hintChecksum(ByteBuffer hint) {
+    return hint.getInt(hint.limit() - HINT_TRAILER);
+  }
+
+  /** Whether the CRC at the end of a hint file matches its entries. */
+  static boolean hintCrcMatches(ByteBuffer hint) {
+    CRC32C crc = new CRC32C();
+    crc.update(hint.slice(FILE_HEADER, hint.limit() - HINT_TRAILER - FILE_HEADER));
+    return (int) crc.getValue() == hintChecksum(hint);
   }
 }

@@ -2,7 +2,6 @@ package io.kv4j.hashlog;
 
 import io.kv4j.StoreCorruptedException;
 import java.io.IOException;
-import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
@@ -117,7 +116,6 @@ final class Recovery {
       plan.newestPrevious = present.size() < 2 ? 0 : present.get(present.size() - 2);
       return plan;
     }
-    Path mp = Manifest.path(dir);
     java.util.TreeSet<Integer> rest = new java.util.TreeSet<>(present);
     for (int r : manifest.retired) {
       if (rest.remove(r)) {
@@ -130,53 +128,85 @@ final class Recovery {
     }
     listed.add(manifest.active);
     for (int id : listed) {
-      Path p = dir.resolve(Segment.fileName(id));
-      if (!rest.contains(id)) {
-        throw new StoreCorruptedException(
-            "hashlog: segment file "
-                + p
-                + " is missing: the manifest "
-                + mp
-                + " lists it"
-                + (id == manifest.active ? " as the active (newest) segment" : "")
-                + "; its records are lost (restore the file from a backup)",
-            p,
-            -1);
-      }
-      long size = Files.size(p);
-      int want = id == manifest.active ? -1 : manifest.sealedLength(id);
-      if (want >= 0 && size != want) {
-        throw new StoreCorruptedException(
-            "hashlog: sealed segment "
-                + p
-                + " is "
-                + size
-                + " bytes, but it was "
-                + want
-                + " bytes when sealed (manifest "
-                + mp
-                + "): the file was "
-                + (size < want ? "cut short" : "extended")
-                + " after it was written",
-            p,
-            Math.min(size, want));
-      }
-      if (id == manifest.active && manifest.clean && size < manifest.activeLength) {
-        throw new StoreCorruptedException(
-            "hashlog: segment "
-                + p
-                + " is "
-                + size
-                + " bytes, but the store was closed cleanly with "
-                + manifest.activeLength
-                + " bytes in it (manifest "
-                + mp
-                + "): the file was cut short",
-            p,
-            size);
-      }
+      checkListed(dir, id, rest.contains(id), manifest);
     }
     rest.removeAll(listed);
+    List<Integer> chained = chain(dir, rest, manifest, plan);
+    plan.load.addAll(listed);
+    plan.load.addAll(chained);
+    Collections.sort(plan.load);
+    int newest = plan.load.get(plan.load.size() - 1);
+    plan.newestPrevious = plan.load.size() < 2 ? 0 : plan.load.get(plan.load.size() - 2);
+    plan.clean = manifest.clean && newest == manifest.active;
+    if (plan.clean) {
+      plan.newestLength = manifest.activeLength;
+    }
+    return plan;
+  }
+
+  /**
+   * A segment the manifest lists must be present, a sealed one at its recorded length, the active
+   * one after a clean close at least as long as recorded.
+   */
+  private static void checkListed(Path dir, int id, boolean present, Manifest manifest)
+      throws IOException {
+    Path mp = Manifest.path(dir);
+    Path p = dir.resolve(Segment.fileName(id));
+    if (!present) {
+      throw new StoreCorruptedException(
+          "hashlog: segment file "
+              + p
+              + " is missing: the manifest "
+              + mp
+              + " lists it"
+              + (id == manifest.active ? " as the active (newest) segment" : "")
+              + "; its records are lost (restore the file from a backup)",
+          p,
+          -1);
+    }
+    long size = Files.size(p);
+    int want = id == manifest.active ? -1 : manifest.sealedLength(id);
+    if (want >= 0 && size != want) {
+      throw new StoreCorruptedException(
+          "hashlog: sealed segment "
+              + p
+              + " is "
+              + size
+              + " bytes, but it was "
+              + want
+              + " bytes when sealed (manifest "
+              + mp
+              + "): the file was "
+              + (size < want ? "cut short" : "extended")
+              + " after it was written",
+          p,
+          Math.min(size, want));
+    }
+    if (id == manifest.active && manifest.clean && size < manifest.activeLength) {
+      throw new StoreCorruptedException(
+          "hashlog: segment "
+              + p
+              + " is "
+              + size
+              + " bytes, but the store was closed cleanly with "
+              + manifest.activeLength
+              + " bytes in it (manifest "
+              + mp
+              + "): the file was cut short",
+          p,
+          size);
+    }
+  }
+
+  /**
+   * The segments present but not listed: outputs of uncommitted compaction runs become leftovers;
+   * the rest must be segments rolled since the manifest, each naming the one before it.
+   *
+   * @return the chained segments to load, ascending
+   */
+  private static List<Integer> chain(
+      Path dir, java.util.TreeSet<Integer> rest, Manifest manifest, Plan plan) throws IOException {
+    Path mp = Manifest.path(dir);
     int chainTop = manifest.active;
     List<Integer> chained = new ArrayList<>();
     for (int id : rest) {
@@ -210,35 +240,30 @@ final class Recovery {
       }
       int prev = RecordCodec.previousSegment(h);
       if (prev != chainTop) {
-        throw new StoreCorruptedException(
-            "hashlog: segment "
-                + p
-                + " was created after segment "
-                + Segment.fileName(prev)
-                + ", but the segment before it is "
-                + Segment.fileName(chainTop)
-                + ": "
-                + (prev > chainTop ? "segment " + Segment.fileName(prev) + " is missing" : "")
-                + (prev > chainTop ? "" : "the chain of segments is broken")
-                + " (written since the manifest "
-                + mp
-                + ")",
-            p,
-            12);
+        throw brokenChain(p, prev, chainTop, mp);
       }
       chainTop = id;
       chained.add(id);
     }
-    plan.load.addAll(listed);
-    plan.load.addAll(chained);
-    Collections.sort(plan.load);
-    int newest = plan.load.get(plan.load.size() - 1);
-    plan.newestPrevious = plan.load.size() < 2 ? 0 : plan.load.get(plan.load.size() - 2);
-    plan.clean = manifest.clean && newest == manifest.active;
-    if (plan.clean) {
-      plan.newestLength = manifest.activeLength;
-    }
-    return plan;
+    return chained;
+  }
+
+  private static StoreCorruptedException brokenChain(Path p, int prev, int chainTop, Path mp) {
+    return new StoreCorruptedException(
+        "hashlog: segment "
+            + p
+            + " was created after segment "
+            + Segment.fileName(prev)
+            + ", but the segment before it is "
+            + Segment.fileName(chainTop)
+            + ": "
+            + (prev > chainTop ? "segment " + Segment.fileName(prev) + " is missing" : "")
+            + (prev > chainTop ? "" : "the chain of segments is broken")
+            + " (written since the manifest "
+            + mp
+            + ")",
+        p,
+        RecordCodec.PREVIOUS_AT);
   }
 
   /** The first 32 bytes of a file (fewer if it is shorter). */
@@ -335,26 +360,13 @@ final class Recovery {
   static int walk(ByteBuffer m, int start, int limit, Visitor v) {
     int p = start;
     while (p < limit) {
-      if (p + RecordCodec.RECORD_HEADER > limit) {
+      long size = RecordCodec.saneRecord(m, p, limit);
+      if (size < 0) {
         return p;
       }
       int type = RecordCodec.type(m, p);
-      int k = RecordCodec.keyLength(m, p);
-      long vl = RecordCodec.valueLength(m, p) & 0xFFFFFFFFL;
-      boolean sane =
-          switch (type) {
-            case RecordCodec.PUT ->
-                k >= 1 && k <= RecordCodec.MAX_KEY && vl <= RecordCodec.MAX_VALUE;
-            case RecordCodec.DELETE -> k >= 1 && k <= RecordCodec.MAX_KEY && vl == 0;
-            case RecordCodec.BATCH -> k == 0 && vl == RecordCodec.BATCH_VALUE;
-            default -> false;
-          };
-      long size = RecordCodec.RECORD_HEADER + k + vl;
-      if (!sane || p + size > limit) {
-        return p;
-      }
       if (type != RecordCodec.BATCH) {
-        v.record(type, p, k, (int) vl);
+        v.record(type, p, RecordCodec.keyLength(m, p), RecordCodec.valueLength(m, p));
       }
       p += (int) size;
     }
@@ -365,47 +377,6 @@ final class Recovery {
     v.record(RecordCodec.type(m, p), p, RecordCodec.keyLength(m, p), RecordCodec.valueLength(m, p));
   }
 
-  /** Loads a sealed segment into the store from its hint, or from its records. */
-  static void loadSealed(HashLogStore store, Segment seg, boolean readOnly) throws IOException {
-    checkHeader(seg);
-    String why =
-        HintFile.read(
-            store.dir, seg, (type, off, k, v, key) -> store.recover(seg, type, off, k, v, key));
-    if (why == null) {
-      return;
-    }
-    if (!why.equals("no hint file")) {
-      HashLogStore.LOG.log(
-          Level.WARNING,
-          "hashlog: ignoring hint file of {0} ({1}); rebuilding it from the segment",
-          seg.path,
-          why);
-    }
-    int end =
-        scan(
-            seg.map,
-            RecordCodec.FILE_HEADER,
-            seg.end,
-            (type, off, k, v) -> store.recover(seg, type, off, k, v, null));
-    if (end != seg.end) {
-      throw new StoreCorruptedException(
-          "hashlog: invalid record (bad checksum or header) in sealed segment "
-              + seg.path
-              + " at offset "
-              + end,
-          seg.path,
-          end);
-    }
-    store.hintsRebuilt++;
-    if (!readOnly) {
-      try {
-        HintFile.write(store.dir, seg);
-      } catch (IOException e) {
-        HashLogStore.LOG.log(Level.WARNING, "hashlog: could not write the hint of " + seg.path, e);
-      }
-    }
-  }
-
   static void checkHeader(Segment seg) {
     ByteBuffer h = seg.map.slice(0, Math.min(seg.end, RecordCodec.FILE_HEADER));
     String bad = RecordCodec.checkFileHeader(h, RecordCodec.SEGMENT_MAGIC, seg.id);
@@ -413,21 +384,6 @@ final class Recovery {
       throw new StoreCorruptedException(
           "hashlog: segment " + seg.path + " has a bad header: " + bad, seg.path, 0);
     }
-  }
-
-  /**
-   * Reads the newest segment up to its first invalid record.
-   *
-   * @return the end of the valid log; bytes after it are garbage or preallocated zeros
-   */
-  static int loadNewest(HashLogStore store, Segment seg, int limit, int[] tornAt) {
-    checkHeader(seg);
-    return scan(
-        seg.map,
-        RecordCodec.FILE_HEADER,
-        limit,
-        (type, off, k, v) -> store.recover(seg, type, off, k, v, null),
-        tornAt);
   }
 
   /** Bytes in {@code [from, to)} up to and including the last non-zero byte. */

@@ -12,7 +12,7 @@ import java.util.ArrayDeque;
  *   <li><b>Hints</b>: a sealed segment's hint file (and a directory sync covering the newer active
  *       segment's entry) is written here, not by the writer that rolled the segment. A queued
  *       segment is not a compaction victim until its hint is written ({@link Segment#sealing}), so
- *       no hint can appear for a segment compaction deleted. If {@link HashLogStore#SEAL_BACKLOG}
+ *       no hint can appear for a segment compaction deleted. If {@link SegmentLog#SEAL_BACKLOG}
  *       segments are queued, the writer writes the hint itself.
  *   <li><b>Flush behind</b> (BUFFERED): what the writer wrote is forced a megabyte at a time, so
  *       that the force a seal does before the next segment is created (which keeps a power loss
@@ -22,7 +22,9 @@ import java.util.ArrayDeque;
  * <p>{@link #drain} waits for the queue to empty (close, explicit compaction).
  */
 final class Sealer {
-  private final HashLogStore store;
+  private final SegmentLog log;
+  private final Segments segments;
+  private final StoreState state;
   private final ArrayDeque<Segment> queue = new ArrayDeque<>(); // guarded by this
   private Segment current; // being processed; guarded by this
   private boolean stopping; // guarded by this
@@ -33,17 +35,19 @@ final class Sealer {
 
   private Thread thread;
 
-  Sealer(HashLogStore store) {
-    this.store = store;
+  Sealer(SegmentLog log, Segments segments, StoreState state) {
+    this.log = log;
+    this.segments = segments;
+    this.state = state;
   }
 
   synchronized void start() {
-    thread = new Thread(this::loop, "kv4j-hashlog-sealer " + store.dir.getFileName());
+    thread = new Thread(this::loop, "kv4j-hashlog-sealer " + segments.dir.getFileName());
     thread.setDaemon(true);
     thread.start();
   }
 
-  /** Queues a finished segment. Caller holds the store's write lock. */
+  /** Queues a finished segment. Caller holds the writer lock. */
   synchronized void submit(Segment s) {
     s.sealing = true;
     queue.addLast(s);
@@ -143,7 +147,7 @@ final class Sealer {
           r.flushBehind();
         } catch (RuntimeException e) {
           // The kernel reports a write-back error once: the seal's fsync would not see it again.
-          store.fail("forcing " + r.path + " behind the writer failed", e);
+          state.fail("forcing " + r.path + " behind the writer failed", e);
         }
         continue;
       }
@@ -160,19 +164,19 @@ final class Sealer {
 
   private void finish(Segment s) {
     try {
-      store.syncDirectory(); // also makes the newer active segment's directory entry durable
+      segments.syncDirectory(); // also makes the newer active segment's directory entry durable
     } catch (IOException | RuntimeException e) {
-      store.fail("syncing the directory after sealing " + s.path + " failed", e);
+      state.fail("syncing the directory after sealing " + s.path + " failed", e);
       release(s);
       return;
     }
     try {
-      HintFile.write(store.dir, s);
+      HintFile.write(segments.dir, s);
     } catch (IOException | RuntimeException e) {
       // A hint only speeds up the next open, which rebuilds a missing one: not a store failure.
       HashLogStore.LOG.log(Level.WARNING, "hashlog: could not write the hint file of " + s.path, e);
       try {
-        Files.deleteIfExists(store.dir.resolve(Segment.hintName(s.id) + ".tmp"));
+        Files.deleteIfExists(segments.dir.resolve(Segment.hintName(s.id) + ".tmp"));
       } catch (IOException ignored) {
         // Left for the next open, which ignores *.tmp files.
       }
@@ -181,12 +185,12 @@ final class Sealer {
   }
 
   private void release(Segment s) {
-    store.writeLock.lock();
+    segments.writeLock.lock();
     try {
       s.sealing = false;
-      store.compactor.segmentSealed();
+      log.segmentSealed();
     } finally {
-      store.writeLock.unlock();
+      segments.writeLock.unlock();
     }
   }
 }

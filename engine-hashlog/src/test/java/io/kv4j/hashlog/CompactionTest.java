@@ -177,7 +177,7 @@ class CompactionTest {
       int active = s.activeSegment().id;
       int activeEnd = s.activeSegment().end;
       int victim = TestStores.newestSealed(s);
-      assertThat(active % HashLogStore.ID_STRIDE).isZero();
+      assertThat(active % SegmentLog.ID_STRIDE).isZero();
       s.compactor.compactSegments(Set.of(victim));
       assertThat(s.activeSegment().id).as("the active segment was not rolled").isEqualTo(active);
       assertThat(s.activeSegment().end).isEqualTo(activeEnd);
@@ -501,10 +501,10 @@ class CompactionTest {
       // that may still use them have left (their kept bytes fit one segment, at >= 50% garbage
       // they fill at most two). Without that last term a sample taken in that window exceeded
       // the bound by 0.3% about once in six runs.
-      long slack = (long) Math.ceil(Compactor.THROTTLE_SLACK_SEGMENTS);
+      long slack = (long) Math.ceil(Throttle.SLACK_SEGMENTS);
       long victims = 2;
       long bound =
-          2 * (live + keys * 12L) + (slack + 3 + HashLogStore.SEAL_BACKLOG + victims) * segment;
+          2 * (live + keys * 12L) + (slack + 3 + SegmentLog.SEAL_BACKLOG + victims) * segment;
       assertThat(worst).as("worst disk bytes %s, bound %s, %s", worst, bound, f).isLessThan(bound);
       assertThat(f.get("compaction-throttled-ms").longValue()).as(f.toString()).isPositive();
     }
@@ -541,7 +541,7 @@ class CompactionTest {
       }
       assertThat(n).isEqualTo(100);
       c.close();
-      s.compactor.reap();
+      s.guard.reap();
       assertThat(TestStores.figure(s, "retired-segments-pinned")).isZero();
       List<String> maps = Files.readAllLines(Path.of("/proc/self/maps"));
       String real = dir.toRealPath().toString();

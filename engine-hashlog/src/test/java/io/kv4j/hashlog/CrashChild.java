@@ -38,7 +38,7 @@ final class CrashChild {
     PrintStream out =
         new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true);
     if (tear) {
-      HashLogStore.midWriteHook =
+      SegmentLog.midWriteHook =
           () -> {
             out.println("torn");
             while (true) {

@@ -481,22 +481,22 @@ class DamageTest {
 
   @Test
   void errorDuringOpen_releasesTheDirectory_andAbsurdIndexCapacityIsAnArgumentError() {
-    HashLogStore.openHook =
+    Opening.openHook =
         () -> {
           throw new OutOfMemoryError("test: simulated while opening");
         };
     try {
       assertThatThrownBy(() -> open().close()).isInstanceOf(OutOfMemoryError.class);
     } finally {
-      HashLogStore.openHook = null;
+      Opening.openHook = null;
     }
     try (HashLogStore s = open()) {
       assertThat(s.get(bytes("key-000001"))).isEqualTo(model.get("key-000001"));
     }
-    assertThatThrownBy(() -> HashLogStore.checkIndexCapacity(1 << 28, 1L << 30))
+    assertThatThrownBy(() -> Opening.checkIndexCapacity(1 << 28, 1L << 30))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("initial-index-capacity");
-    HashLogStore.checkIndexCapacity(1 << 20, 1L << 30);
+    Opening.checkIndexCapacity(1 << 20, 1L << 30);
     if (Runtime.getRuntime().maxMemory() < KeyDir.initialBytes(1 << 28)) {
       assertThatThrownBy(
               () ->

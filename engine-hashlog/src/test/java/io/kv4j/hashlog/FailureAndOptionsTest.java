@@ -23,12 +23,12 @@ class FailureAndOptionsTest {
   void fsyncFailure_failsWritesAndSyncUntilReopened_readsGoOn() {
     try (HashLogStore s = TestStores.open(dir, Durability.SYNC)) {
       s.put(bytes("a"), bytes("1"));
-      s.injectForceFailure = true;
+      s.log.commit.injectForceFailure = true;
       assertThatThrownBy(() -> s.put(bytes("b"), bytes("2")))
           .isInstanceOf(StoreIOException.class)
           .hasMessageContaining("fsync")
           .hasMessageContaining("hashlog");
-      s.injectForceFailure = false;
+      s.log.commit.injectForceFailure = false;
       assertThatThrownBy(() -> s.put(bytes("c"), bytes("3")))
           .isInstanceOf(StoreIOException.class)
           .hasMessageContaining("failed until reopened");

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A get loads the lines a record's span covers before it reads the header (see {@code
- * HashLogStore.keyEquals}). The span is rounded up to 128 bytes, so for the last record of a
+ * RecordReader#keyEquals}). The span is rounded up to 128 bytes, so for the last record of a
  * segment it reaches past the file's end; these tests put such records exactly at a page boundary,
  * where a load past the end would be a SIGBUS (sealed segment, mapped past its truncated file) or
  * an out-of-bounds access (reopened segment, mapped to its length).

@@ -41,12 +41,12 @@ final class TestStores {
 
   /**
    * The id of the {@code n}-th segment (from 1) a new store writes, with no compaction run between
-   * (active segments take ids {@link HashLogStore#ID_STRIDE} apart).
+   * (active segments take ids {@link SegmentLog#ID_STRIDE} apart).
    */
   static int writeSegment(int n) {
     int id = 1;
     for (int i = 1; i < n; i++) {
-      id = HashLogStore.nextWriteId(id);
+      id = SegmentLog.nextWriteId(id);
     }
     return id;
   }

@@ -1,0 +1,136 @@
+package io.kv4j.hashlog;
+
+import io.kv4j.spi.CallGate;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Keeps the mappings readers use mapped: a segment retired by compaction is unmapped only after
+ * every reader that entered before its retirement has left and every cursor opened before it is
+ * closed; the store's close unmaps everything only after every reader has left.
+ *
+ * <p>Readers ({@link #enter}/{@link #exit}) are counted by a {@link CallGate}: one atomic increment
+ * and decrement per call, no lock. A retirement ({@link #bury}) flips the gate's epoch and waits
+ * for the old epoch's count to drain; a reader that counted itself in an epoch re-checks it, so
+ * none slips into an epoch already drained. Open cursors are {@link #pin pinned}: the victims of a
+ * run wait in a grave until every cursor open at their retirement is closed ({@link #reap}).
+ */
+final class ReaderGuard {
+  private final CallGate readers = new CallGate();
+  private final StoreState state;
+  private final Segments segments;
+  private final Set<HashLogCursor> cursors = ConcurrentHashMap.newKeySet();
+  private final List<Grave> graves = new ArrayList<>(); // guarded by itself
+
+  /** Retired segments waiting for the cursors that may still read them. */
+  private record Grave(List<Segment> segments, Set<HashLogCursor> pins) {}
+
+  ReaderGuard(StoreState state, Segments segments) {
+    this.state = state;
+    this.segments = segments;
+  }
+
+  /**
+   * Marks a reader in flight; returns the token to pass to {@link #exit}.
+   *
+   * @throws io.kv4j.StoreClosedException if the store is closed or closing
+   */
+  int enter() {
+    int token = readers.enter();
+    if (token < 0 || state.closed()) {
+      if (token >= 0) {
+        readers.exit(token);
+      }
+      throw state.closedError();
+    }
+    return token;
+  }
+
+  void exit(int token) {
+    readers.exit(token);
+  }
+
+  /** Closes the gate and waits for every reader inside to leave (store close). */
+  void close() {
+    readers.close();
+  }
+
+  // ---------------------------------------------------------------- cursors and graves
+
+  /** Registers an open cursor; call before the reader that opened it exits. */
+  void pin(HashLogCursor c) {
+    cursors.add(c);
+  }
+
+  /**
+   * Forgets a closed cursor.
+   *
+   * @return whether retired segments wait in a grave (the cursor may have been their last pin)
+   */
+  boolean unpin(HashLogCursor c) {
+    if (!cursors.remove(c)) {
+      return false;
+    }
+    synchronized (graves) {
+      return !graves.isEmpty();
+    }
+  }
+
+  /**
+   * Victims are retired (no index entry points into them): waits for the readers in flight, then
+   * notes the cursors that may still use them. Not under the writer lock.
+   */
+  void bury(List<Segment> victims) {
+    readers.awaitEarlier();
+    Set<HashLogCursor> pins = new HashSet<>(cursors);
+    synchronized (graves) {
+      graves.add(new Grave(new ArrayList<>(victims), pins));
+    }
+  }
+
+  /** Unmaps retired segments no reader or cursor can use any more. */
+  void reap() {
+    List<Segment> free = new ArrayList<>();
+    synchronized (graves) {
+      for (var it = graves.iterator(); it.hasNext(); ) {
+        Grave g = it.next();
+        g.pins().retainAll(cursors);
+        if (g.pins().isEmpty()) {
+          free.addAll(g.segments());
+          it.remove();
+        }
+      }
+    }
+    if (free.isEmpty()) {
+      return;
+    }
+    segments.writeLock.lock();
+    try {
+      if (state.closed()) {
+        return; // close unmaps everything installed
+      }
+      for (Segment s : free) {
+        segments.uninstall(s);
+      }
+    } finally {
+      segments.writeLock.unlock();
+    }
+    for (Segment s : free) {
+      Mappings.unmap(s.map);
+    }
+  }
+
+  /** Retired segments still mapped because a reader or cursor might use them. */
+  int pinnedSegments() {
+    synchronized (graves) {
+      int n = 0;
+      for (Grave g : graves) {
+        n += g.segments().size();
+      }
+      return n;
+    }
+  }
+}

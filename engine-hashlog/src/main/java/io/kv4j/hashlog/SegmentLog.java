@@ -1,0 +1,394 @@
+package io.kv4j.hashlog;
+
+import io.kv4j.Durability;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The log writes go to: appends records to the active segment, rolls it when full (sealing the old
+ * one), and makes writes durable as the store's {@link Durability} says.
+ *
+ * <p><b>One append path</b> ({@link #append}): a put or delete is one record, a batch is a batch
+ * record followed by its members. Either way the bytes go to the file in one {@code write(2)} (when
+ * they fit the segment's stage), then the segment's end is raised past them, then the index is
+ * updated under one sequence-lock stamp, so a reader sees all of an append or none of it. Checksums
+ * are computed by the caller, before the writer lock is taken.
+ *
+ * <p><b>Durability is decided once</b>, here, from the store's setting: in {@link Durability#SYNC}
+ * a write returns after {@link GroupCommit} forced it; in {@link Durability#BUFFERED} it returns
+ * once in the page cache, the {@link Sealer} forces the active segment behind the writer a megabyte
+ * at a time, and the directory entry of a rolled segment is forced by the next force instead of at
+ * the roll.
+ */
+final class SegmentLog {
+  /**
+   * Active segments take ids that are multiples of this, leaving the ids between for compaction
+   * outputs, which must order after their victims and before the active segment (see {@link
+   * Compactor}): a run then rarely has to roll the active segment to make an id.
+   */
+  static final int ID_STRIDE = 16;
+
+  /** Segments the sealer may have queued before a roll seals inline again. */
+  static final int SEAL_BACKLOG = 2;
+
+  /** Values above this size are where the mid-write test hook pauses. */
+  private static final int HOOKED_VALUE = 64 << 10;
+
+  /** Test hook: runs in the middle of writing a large value (crash tests block in it). */
+  static volatile Runnable midWriteHook;
+
+  private final Segments segments;
+  private final Index index;
+  private final StoreState state;
+
+  /** Size of a new active segment. */
+  final int segmentSize;
+
+  /** SYNC: a write returns once forced. BUFFERED: once in the page cache (see class comment). */
+  private final boolean forceEachWrite;
+
+  final GroupCommit commit;
+  final Sealer sealer;
+
+  /** Bytes of records written by users (puts, deletes, batches), for write amplification. */
+  final LongAdder userBytes = new LongAdder();
+
+  private Compactor compactor; // set once by compactWith, before the first write
+
+  SegmentLog(
+      Segments segments, Index index, StoreState state, Durability durability, int segmentSize) {
+    this.segments = segments;
+    this.index = index;
+    this.state = state;
+    this.segmentSize = segmentSize;
+    this.forceEachWrite = durability == Durability.SYNC;
+    this.commit = new GroupCommit(segments, state);
+    this.sealer = new Sealer(this, segments, state);
+  }
+
+  /** The compaction the log tells of sealed segments, and whose throttle writers wait for. */
+  void compactWith(Compactor c) {
+    this.compactor = c;
+  }
+
+  /** The id of the next active segment after (at least two above) {@code id}. */
+  static int nextWriteId(int id) {
+    return ((id + 1) / ID_STRIDE + 1) * ID_STRIDE;
+  }
+
+  // ---------------------------------------------------------------- appends
+
+  /** Appends one put or delete record (the path: see the private {@code append}). */
+  void append(byte type, long hash, byte[] key, byte[] value, byte[] header) {
+    append(type, hash, key, value, header, null);
+  }
+
+  /** Appends a batch: its batch record, then its members. */
+  void append(PreparedBatch batch) {
+    append(RecordCodec.BATCH, 0, null, batch.value, batch.header, batch);
+  }
+
+  /**
+   * The append path of every write. Writes the record ({@code header}, {@code key}, {@code value})
+   * and, for a batch, its members after it; raises the segment's end; updates the index and the
+   * byte accounting; then waits for durability if the store is SYNC. A delete of a key that is
+   * absent writes nothing, but still waits for the writes before it.
+   *
+   * @param hash the key's index hash (put or delete)
+   * @param header the record's {@link RecordCodec#header header}, checksum included
+   * @param batch the batch whose batch record this is, else null
+   */
+  private void append(
+      byte type, long hash, byte[] key, byte[] value, byte[] header, PreparedBatch batch) {
+    long size =
+        batch != null
+            ? batch.totalBytes
+            : RecordCodec.recordSize(key.length, value == null ? 0 : value.length);
+    long lsn;
+    lock();
+    try {
+      Segment s = segments.active;
+      if (type == RecordCodec.DELETE && index.findLocked(hash, key) <= 0) {
+        lsn = Segments.location(s.id, s.end); // nothing to write; still wait for earlier writes
+      } else {
+        s = room(size);
+        int off = s.end;
+        int p = stage(s, off, type, header, key, value);
+        if (batch != null) {
+          stageMembers(s, p, batch);
+        }
+        s.flush(); // the record, or the whole batch, in one write(2) when it fits the stage
+        s.end = off + (int) size;
+        keepFlushed(s);
+        userBytes.add(size);
+        if (batch == null) {
+          applyRecord(s, type, hash, key, off, size);
+        } else {
+          applyMembers(s, batch);
+        }
+        lsn = Segments.location(s.id, s.end);
+      }
+    } catch (IOException e) {
+      throw state.fail("write to " + segments.active.path + " failed", e);
+    } finally {
+      segments.writeLock.unlock();
+    }
+    if (forceEachWrite) {
+      commit.await(lsn);
+    }
+  }
+
+  /**
+   * Stages one record for the segment at {@code pos} and notes its hint entry; the caller {@link
+   * Segment#flush flushes} before it raises the end.
+   *
+   * @return where the next record goes
+   */
+  private int stage(Segment s, int pos, byte type, byte[] header, byte[] key, byte[] value)
+      throws IOException {
+    s.put(pos, header, 0, RecordCodec.RECORD_HEADER);
+    int p = RecordCodec.keyOffset(pos);
+    if (key != null) {
+      s.put(p, key, 0, key.length);
+      p += key.length;
+    }
+    int v = value == null ? 0 : value.length;
+    if (v > 0) {
+      Runnable hook = midWriteHook;
+      if (hook != null && v > HOOKED_VALUE) {
+        // Test hook: leave half a record in the file, then let the test kill the process.
+        s.put(p, value, 0, v / 2);
+        s.flush();
+        hook.run();
+      }
+      s.put(p, value, 0, v);
+    }
+    HintFile.Entries e = s.hintEntries;
+    if (e != null && type != RecordCodec.BATCH) {
+      e.add(type, pos, key, 0, key.length, v);
+    }
+    return p + v;
+  }
+
+  private void stageMembers(Segment s, int p, PreparedBatch b) throws IOException {
+    for (int i = 0; i < b.size(); i++) {
+      b.locations[i] = Segments.location(s.id, p);
+      p = stage(s, p, b.type(i), b.headers[i], b.key(i), b.value(i));
+    }
+  }
+
+  /** Updates the index and the accounting for one record. Caller holds the writer lock. */
+  private void applyRecord(Segment s, byte type, long hash, byte[] key, int off, long size) {
+    long loc = Segments.location(s.id, off);
+    long stamp = index.beginUpdate();
+    long old;
+    try {
+      old = index.apply(type, hash, key, loc, size);
+    } finally {
+      index.endUpdate(stamp);
+    }
+    segments.account(s, type, size, old);
+    index.order.added(loc);
+  }
+
+  /** Updates the index (under one stamp) and the accounting for a batch's members. */
+  private void applyMembers(Segment s, PreparedBatch b) {
+    int n = b.size();
+    long[] olds = b.superseded;
+    long stamp = index.beginUpdate();
+    try {
+      for (int i = 0; i < n; i++) {
+        olds[i] = index.apply(b.type(i), b.hashes[i], b.key(i), b.locations[i], b.recordSize(i));
+      }
+    } finally {
+      index.endUpdate(stamp);
+    }
+    for (int i = 0; i < n; i++) {
+      segments.account(s, b.type(i), b.recordSize(i), olds[i]);
+      index.order.added(b.locations[i]);
+    }
+  }
+
+  /**
+   * Takes the writer lock for a write, after the compaction throttle, spinning briefly first:
+   * writes hold it for well under a microsecond. Refuses a closed or failed store.
+   */
+  private void lock() {
+    compactor.throttle();
+    if (!segments.writeLock.tryLock()) {
+      spinLock();
+    }
+    if (state.closed()) {
+      segments.writeLock.unlock();
+      throw state.closedError();
+    }
+    if (state.failed()) {
+      segments.writeLock.unlock();
+      state.checkNotFailed();
+    }
+  }
+
+  private void spinLock() {
+    for (int i = 0; i < 64; i++) {
+      Thread.onSpinWait();
+      if (segments.writeLock.tryLock()) {
+        return;
+      }
+    }
+    segments.writeLock.lock();
+  }
+
+  /** BUFFERED: asks the sealer to force the active segment behind the writer every megabyte. */
+  private void keepFlushed(Segment s) {
+    if (!forceEachWrite && s.flushDue(Sealer.FLUSH_STEP)) {
+      sealer.flushBehind(s);
+    }
+  }
+
+  /** Returns once everything written so far is durable. */
+  void sync() {
+    commit.await(segments.activeEnd());
+  }
+
+  // ---------------------------------------------------------------- rolls
+
+  /** The active segment, rolled first if {@code size} more bytes do not fit. */
+  private Segment room(long size) throws IOException {
+    Segment s = segments.active;
+    if (s.end + size <= s.capacity) {
+      return s;
+    }
+    long need = RecordCodec.FILE_HEADER + size;
+    if (need > Segments.MAX_SEGMENT) {
+      throw new IllegalArgumentException(
+          "hashlog: a write of "
+              + size
+              + " bytes does not fit in one segment (at most "
+              + Segments.MAX_SEGMENT
+              + " bytes); split the batch ("
+              + state.describe()
+              + ")");
+    }
+    Segment old = segments.active;
+    boolean deferDirectory = sealActive(true);
+    createActive(nextWriteId(old.id), (int) Math.max(segmentSize, need), deferDirectory);
+    segmentSealed();
+    return segments.active;
+  }
+
+  /** A segment was sealed or its hint written: tells compaction. Caller holds the writer lock. */
+  void segmentSealed() {
+    compactor.segmentSealed();
+  }
+
+  /**
+   * Seals the active segment; the caller then creates the next one. The segment is truncated and
+   * forced here, before any newer segment exists, so that a power loss never finds a newer segment
+   * next to an unforced older one (recovery cuts a torn tail only in the newest). In BUFFERED mode
+   * the sealer has forced all but the last megabyte behind the writer ({@link
+   * Segment#flushBehind}), so this force is short. The hint, the slow part, goes to the {@link
+   * Sealer} when {@code mayDefer} and it is not behind; else it is written here too, which also
+   * holds writers back. Caller holds the writer lock.
+   *
+   * @return true if the next segment's directory entry may be synced later (BUFFERED)
+   */
+  boolean sealActive(boolean mayDefer) throws IOException {
+    Segment old = segments.active;
+    if (mayDefer && sealer.pending().length < SEAL_BACKLOG) {
+      old.seal();
+      commit.durableUpTo(Segments.location(old.id, old.end));
+      sealer.submit(old);
+      return !forceEachWrite;
+    }
+    sealActive();
+    return false;
+  }
+
+  /** Seals the active segment and writes its hint. Caller holds the writer lock. */
+  void sealActive() throws IOException {
+    Segment old = segments.active;
+    old.seal();
+    commit.durableUpTo(Segments.location(old.id, old.end));
+    try {
+      HintFile.write(segments.dir, old);
+    } catch (IOException e) {
+      // A hint only speeds up the next open, which rebuilds a missing one: not a store failure.
+      HashLogStore.LOG.log(
+          Level.WARNING, "hashlog: could not write the hint file of " + old.path, e);
+      Files.deleteIfExists(segments.dir.resolve(Segment.hintName(old.id) + ".tmp"));
+    }
+  }
+
+  void createActive(int id, int capacity) throws IOException {
+    createActive(id, capacity, false);
+  }
+
+  /**
+   * Creates the new active segment. With {@code deferDirectorySync} its directory entry is made
+   * durable later, by the next group-commit leader or close (BUFFERED rolls: a process crash does
+   * not lose directory entries, so only an explicit sync needs it).
+   */
+  void createActive(int id, int capacity, boolean deferDirectorySync) throws IOException {
+    if (id <= 0) {
+      // 2^31 segments: at 8 MiB each, 16 PiB written; a store that gets there is copied anew.
+      throw new IOException(
+          "segment ids exhausted in " + segments.dir + "; copy the data to a new store");
+    }
+    Path path = segments.dir.resolve(Segment.fileName(id));
+    Segment prev = segments.active;
+    Segment seg = Segment.create(id, path, capacity, prev == null ? 0 : prev.id, false);
+    seg.hintEntries = new HintFile.Entries();
+    if (deferDirectorySync) {
+      seg.directoryPending = true;
+    } else {
+      try {
+        // The directory entry must be durable before records in the file are acknowledged. The
+        // header needs no force of its own: the first forced write or the seal covers it, and a
+        // newest segment whose header never reached the disk is recognised and recreated.
+        segments.syncDirectory();
+      } catch (IOException e) {
+        seg.closeFile();
+        throw e;
+      }
+    }
+    segments.install(seg);
+    segments.active = seg;
+  }
+
+  // ---------------------------------------------------------------- close
+
+  /**
+   * Makes the active segment whole for a clean close: its directory entry durable, its sparse tail
+   * cut (so the length the clean manifest records is the file's length on disk too), its data
+   * forced. Takes the writer lock.
+   *
+   * @return whether the close may be recorded as clean
+   */
+  boolean finishForClose() {
+    segments.writeLock.lock();
+    try {
+      Segment s = segments.active;
+      if (s == null || state.failed()) {
+        return false;
+      }
+      try {
+        if (s.directoryPending) {
+          segments.syncDirectory();
+          s.directoryPending = false;
+        }
+        s.truncateTo(s.end);
+        s.force();
+        commit.durableUpTo(Segments.location(s.id, s.end));
+        return true;
+      } catch (IOException e) {
+        state.fail("fsync of " + s.path + " at close failed", e);
+        return false;
+      }
+    } finally {
+      segments.writeLock.unlock();
+    }
+  }
+}
