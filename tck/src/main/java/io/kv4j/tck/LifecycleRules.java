@@ -137,11 +137,14 @@ abstract class LifecycleRules extends LimitRules {
     require("10.12", Feature.PERSISTENT);
     Store s = open();
     int writers = Math.max(1, STRESS_THREADS - 1);
-    int per = Math.max(1, STRESS_OPS / 2);
-    java.util.concurrent.atomic.AtomicInteger done =
-        new java.util.concurrent.atomic.AtomicInteger();
-    java.util.concurrent.atomic.AtomicInteger started =
-        new java.util.concurrent.atomic.AtomicInteger();
+    int rounds = Math.max(3, STRESS_OPS / 500);
+    int cap = Math.max(1000, STRESS_OPS * 20); // writes per writer, at most
+    java.util.concurrent.atomic.AtomicIntegerArray written =
+        new java.util.concurrent.atomic.AtomicIntegerArray(writers);
+    java.util.concurrent.atomic.AtomicIntegerArray finished =
+        new java.util.concurrent.atomic.AtomicIntegerArray(writers);
+    java.util.concurrent.atomic.AtomicBoolean compacting =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
     java.util.concurrent.atomic.AtomicInteger compactions =
         new java.util.concurrent.atomic.AtomicInteger();
     List<Throwable> errors =
@@ -150,37 +153,50 @@ abstract class LifecycleRules extends LimitRules {
             writers + 1,
             t -> {
               if (t == writers) {
-                // Only while the writers write: a compaction after them would copy, from memory,
-                // what an earlier one lost, and hide the loss.
-                do {
-                  started.incrementAndGet();
-                  s.compact();
-                  compactions.incrementAndGet();
-                } while (done.get() < writers && !Thread.currentThread().isInterrupted());
+                try {
+                  for (int r = 0; r < rounds && !Thread.currentThread().isInterrupted(); r++) {
+                    // Each compaction starts once every writer has written since the last one,
+                    // so writes run during every compaction, the last one included: a write an
+                    // engine loses there is never copied back by a later compaction.
+                    int[] seen = new int[writers];
+                    for (int w = 0; w < writers; w++) {
+                      seen[w] = written.get(w);
+                    }
+                    for (int w = 0; w < writers; w++) {
+                      while (written.get(w) <= seen[w] + 20
+                          && finished.get(w) == 0
+                          && !Thread.currentThread().isInterrupted()) {
+                        Thread.onSpinWait();
+                      }
+                    }
+                    s.compact();
+                    compactions.incrementAndGet();
+                  }
+                } finally {
+                  compacting.set(false);
+                }
                 return;
               }
+              // Write until the compactions are over, then a little more (at most cap writes).
               try {
-                for (int i = 0; i < per; i++) {
-                  while (i == per / 2
-                      && started.get() == 0
-                      && !Thread.currentThread().isInterrupted()) {
-                    Thread.onSpinWait(); // half the writes wait for the first compaction to start
-                  }
-                  long k = (long) t * per + i;
+                int extra = 50;
+                for (int i = 0; (compacting.get() || extra-- > 0) && i < cap; i++) {
+                  long k = (long) t << 32 | i;
                   s.put(key(k), b("c" + t + "-" + i));
                   if (i % 4 == 0) {
                     s.delete(key(k));
                   }
+                  written.set(t, i + 1);
                 }
               } finally {
-                done.incrementAndGet();
+                finished.set(t, 1);
               }
             });
     assertThat(errors).as(rule("10.12", "no thread failed")).isEmpty();
     Store again = reopen(s);
     for (int t = 0; t < writers; t++) {
-      for (int i = 0; i < per; i++) {
-        long k = (long) t * per + i;
+      for (int i = 0; i < written.get(t); i++) {
+        long k = (long) t << 32 | i;
         assertThat(again.get(key(k)))
             .as(
                 rule(
@@ -189,7 +205,11 @@ abstract class LifecycleRules extends LimitRules {
                         + compactions.get()
                         + " compactions run during writes and a reopen, key "
                         + k
-                        + " holds its last write (a compaction that copies outside the write"
+                        + " (thread "
+                        + t
+                        + ", write "
+                        + i
+                        + ") holds its last write (a compaction that copies outside the write"
                         + " lock loses the writes made meanwhile)"))
             .isEqualTo(i % 4 == 0 ? null : b("c" + t + "-" + i));
       }

@@ -1051,7 +1051,7 @@ final class RefStore implements Store {
       synchronized (this) {
         snapshot = new TreeMap<>(map);
       }
-      Thread.yield();
+      LockSupport.parkNanos(1_000_000); // let writers in between the copy and the rewrite
       rewrite(snapshot); // the bug: writes made from here to the rename are in the old log only
       return;
     }
