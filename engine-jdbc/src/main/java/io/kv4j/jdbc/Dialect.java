@@ -40,6 +40,22 @@ abstract class Dialect {
   abstract String upsert(String table);
 
   /**
+   * Inserts (k, v) unless the table holds k, in one autocommit statement: atomic against every
+   * other session inserting k (the primary key decides).
+   *
+   * @return true when inserted, false when k was present
+   */
+  abstract boolean insertIfAbsent(Connection c, String table, byte[] k, byte[] v)
+      throws SQLException;
+
+  /**
+   * Starts, on a dedicated connection, a read-only repeatable-read transaction whose snapshot is
+   * taken before this returns (not lazily at its first read), so that it sees the table as of the
+   * call.
+   */
+  abstract void beginSnapshot(Connection c) throws SQLException;
+
+  /**
    * Tries to take the store's exclusive lock on a dedicated connection.
    *
    * @return true when taken, false when another session holds it

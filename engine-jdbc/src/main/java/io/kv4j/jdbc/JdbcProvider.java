@@ -18,7 +18,11 @@ abstract class JdbcProvider implements StoreProvider {
           Feature.REVERSE_SCAN,
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
-          Feature.PERSISTENT);
+          Feature.PERSISTENT,
+          Feature.CONDITIONAL_WRITE,
+          Feature.SNAPSHOT_READ);
+  // No BACKUP: the data lives on the server, whose own tools copy it consistently while it serves
+  // (pg_dump / pg_basebackup, mariadb-dump --single-transaction / mariadb-backup).
 
   private final Dialect dialect;
   private final OptionSpec<Integer> port;

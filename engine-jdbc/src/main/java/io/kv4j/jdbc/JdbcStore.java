@@ -13,6 +13,7 @@ import io.kv4j.StoreLockedException;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
+import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
@@ -48,6 +49,7 @@ final class JdbcStore extends AbstractStore {
   private final String quoted;
   private final HikariDataSource pool;
   private final ScheduledFuture<?> keeper;
+  private final boolean exclusive;
   private final Object lockGuard = new Object();
   private final AtomicLong retries = new AtomicLong();
   private final AtomicLong lockReconnects = new AtomicLong();
@@ -59,8 +61,10 @@ final class JdbcStore extends AbstractStore {
       Dialect dialect,
       JdbcSettings settings,
       Connection lockConnection,
-      HikariDataSource pool) {
+      HikariDataSource pool,
+      boolean exclusive) {
     super(info);
+    this.exclusive = exclusive;
     this.dialect = dialect;
     this.settings = settings;
     this.table = settings.table();
@@ -71,6 +75,16 @@ final class JdbcStore extends AbstractStore {
   }
 
   static JdbcStore open(Dialect d, StoreConfig config, JdbcSettings s, Limits limits) {
+    return open(d, config, s, limits, true);
+  }
+
+  /**
+   * Opens the store; {@code exclusive=false} skips the table lock. Only tests use that: a second
+   * session writing the table, as another application instance or a foreign SQL client would, to
+   * check that conditional writes are atomic across sessions and processes.
+   */
+  static JdbcStore open(
+      Dialect d, StoreConfig config, JdbcSettings s, Limits limits, boolean exclusive) {
     String location =
         d.scheme()
             + "://"
@@ -109,7 +123,7 @@ final class JdbcStore extends AbstractStore {
         }
       }
       long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(s.lockWaitMillis());
-      while (!d.tryLock(lock, s.table())) {
+      while (exclusive && !d.tryLock(lock, s.table())) {
         if (System.nanoTime() - deadline > 0) {
           throw new StoreLockedException(
               who + " is open in another session (server lock on table " + s.table() + " held)",
@@ -142,7 +156,7 @@ final class JdbcStore extends AbstractStore {
               config.durability(),
               location,
               config.readOnly());
-      JdbcStore store = new JdbcStore(info, d, s, lock, pool);
+      JdbcStore store = new JdbcStore(info, d, s, lock, pool, exclusive);
       ok = true;
       return store;
     } catch (SQLException e) {
@@ -332,26 +346,8 @@ final class JdbcStore extends AbstractStore {
 
   @Override
   protected AbstractCursor doScan(KeyRange range) {
-    StringBuilder sql = new StringBuilder("SELECT k, v FROM ").append(quoted);
     List<byte[]> params = new ArrayList<>();
-    byte[] lo = range.lower();
-    byte[] hi = range.upper();
-    if (lo != null) {
-      sql.append(" WHERE k ").append(range.lowerInclusive() ? ">=" : ">").append(" ?");
-      params.add(lo);
-    }
-    if (hi != null) {
-      sql.append(lo == null ? " WHERE" : " AND")
-          .append(" k ")
-          .append(range.upperInclusive() ? "<=" : "<")
-          .append(" ?");
-      params.add(hi);
-    }
-    sql.append(" ORDER BY k").append(range.isReverse() ? " DESC" : "");
-    if (range.limitValue() < Long.MAX_VALUE) {
-      sql.append(" LIMIT ").append(range.limitValue());
-    }
-    String q = sql.toString();
+    String q = rangeQuery(range, null, range.limitValue(), params);
     long deadline =
         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.retryTimeoutMillis());
     int attempt = 0;
@@ -383,6 +379,207 @@ final class JdbcStore extends AbstractStore {
         retries.incrementAndGet();
         pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
       }
+    }
+  }
+
+  /**
+   * {@code SELECT k, v} of a range in its order: after {@code after} (exclusive, in the range's
+   * direction) when not null, at most {@code limit} rows ({@code Long.MAX_VALUE}: no limit).
+   * Appends the parameters in order to {@code params}.
+   */
+  String rangeQuery(KeyRange range, byte[] after, long limit, List<byte[]> params) {
+    StringBuilder sql = new StringBuilder("SELECT k, v FROM ").append(quoted);
+    String glue = " WHERE";
+    byte[] lo = range.lower();
+    byte[] hi = range.upper();
+    if (lo != null) {
+      sql.append(glue).append(" k ").append(range.lowerInclusive() ? ">=" : ">").append(" ?");
+      params.add(lo);
+      glue = " AND";
+    }
+    if (hi != null) {
+      sql.append(glue).append(" k ").append(range.upperInclusive() ? "<=" : "<").append(" ?");
+      params.add(hi);
+      glue = " AND";
+    }
+    if (after != null) {
+      sql.append(glue).append(" k ").append(range.isReverse() ? "<" : ">").append(" ?");
+      params.add(after);
+    }
+    sql.append(" ORDER BY k").append(range.isReverse() ? " DESC" : "");
+    if (limit < Long.MAX_VALUE) {
+      sql.append(" LIMIT ").append(limit);
+    }
+    return sql.toString();
+  }
+
+  /** Keys per {@code IN (...)} statement of a getAll: 500 keys of at most 1 KiB each. */
+  static final int GET_ALL_CHUNK = 500;
+
+  @Override
+  protected List<byte[]> doGetAll(List<byte[]> keys) {
+    return run("getAll of " + keys.size() + " keys", c -> readMany(c, keys, true));
+  }
+
+  /**
+   * Reads keys with {@code SELECT k, v ... WHERE k IN (...)}, {@link #GET_ALL_CHUNK} distinct keys
+   * per statement. With {@code ownTransaction} and more than one statement, the statements run in
+   * one read-only repeatable-read transaction, so the answer is one point in time; otherwise the
+   * caller's transaction (a snapshot's) or autocommit decides.
+   */
+  List<byte[]> readMany(Connection c, List<byte[]> keys, boolean ownTransaction)
+      throws SQLException {
+    Map<ByteBuffer, byte[]> found = new LinkedHashMap<>();
+    for (byte[] k : keys) {
+      found.put(ByteBuffer.wrap(k), null);
+    }
+    List<ByteBuffer> distinct = new ArrayList<>(found.keySet());
+    boolean tx = ownTransaction && distinct.size() > GET_ALL_CHUNK;
+    if (tx) {
+      c.setAutoCommit(false);
+      c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+      c.setReadOnly(true);
+    }
+    try {
+      for (int from = 0; from < distinct.size(); from += GET_ALL_CHUNK) {
+        List<ByteBuffer> chunk =
+            distinct.subList(from, Math.min(distinct.size(), from + GET_ALL_CHUNK));
+        StringBuilder sql =
+            new StringBuilder("SELECT k, v FROM ").append(quoted).append(" WHERE k IN (");
+        for (int i = 0; i < chunk.size(); i++) {
+          sql.append(i == 0 ? "?" : ", ?");
+        }
+        try (PreparedStatement ps = c.prepareStatement(sql.append(')').toString())) {
+          for (int i = 0; i < chunk.size(); i++) {
+            ps.setBytes(i + 1, chunk.get(i).array());
+          }
+          try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              found.put(ByteBuffer.wrap(rs.getBytes(1)), rs.getBytes(2));
+            }
+          }
+        }
+      }
+      if (tx) {
+        c.commit();
+      }
+    } catch (SQLException | RuntimeException e) {
+      if (tx) {
+        rollbackQuietly(c);
+      }
+      throw e;
+    }
+    List<byte[]> values = new ArrayList<>(keys.size());
+    java.util.Set<ByteBuffer> handedOut = new java.util.HashSet<>();
+    for (byte[] k : keys) {
+      ByteBuffer b = ByteBuffer.wrap(k);
+      byte[] v = found.get(b);
+      // A key asked twice gets two arrays: the caller may change one.
+      values.add(v != null && !handedOut.add(b) ? v.clone() : v);
+    }
+    return values;
+  }
+
+  /**
+   * One conditional statement in autocommit, so the server decides atomically against every other
+   * session (this store's other pooled connections, other processes): {@code INSERT} that yields to
+   * an existing key, or {@code UPDATE}/{@code DELETE ... WHERE k = ? AND v = ?}, whose WHERE
+   * PostgreSQL and InnoDB evaluate on the latest committed row under its row lock. The answer is
+   * the statement's row count (MySQL: rows matched, not changed; see {@link MysqlDialect}).
+   */
+  @Override
+  protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
+    checkLock();
+    String op =
+        expected == null ? "putIfAbsent" : value == null ? "delete(key, expected)" : "replace";
+    return runOnce(
+        op,
+        c -> {
+          if (expected == null) {
+            return dialect.insertIfAbsent(c, table, key, value);
+          }
+          String sql =
+              value == null
+                  ? "DELETE FROM " + quoted + " WHERE k = ? AND v = ?"
+                  : "UPDATE " + quoted + " SET v = ? WHERE k = ? AND v = ?";
+          try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int i = 1;
+            if (value != null) {
+              ps.setBytes(i++, value);
+            }
+            ps.setBytes(i++, key);
+            ps.setBytes(i, expected);
+            return ps.executeUpdate() == 1;
+          }
+        });
+  }
+
+  /**
+   * Like {@link #run} for a statement that must not run twice: a conditional write whose reply was
+   * lost may have committed, and running it again would answer false for a write that was done (a
+   * counter loop would then add twice). Retries only while no connection can be had; a connection
+   * lost during the statement fails with the outcome unknown.
+   */
+  <T> T runOnce(String op, SqlWork<T> work) {
+    long deadline =
+        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.retryTimeoutMillis());
+    int attempt = 0;
+    while (true) {
+      checkOpen();
+      Connection c;
+      try {
+        c = pool.getConnection();
+      } catch (SQLException e) {
+        if (isClosed()) {
+          checkOpen();
+        }
+        if (!dialect.isConnectionLoss(e) || System.nanoTime() - deadline > 0) {
+          throw failure(op, e);
+        }
+        retries.incrementAndGet();
+        pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
+        continue;
+      }
+      try (c) {
+        return work.run(c);
+      } catch (SQLException e) {
+        if (isClosed()) {
+          checkOpen();
+        }
+        if (dialect.isConnectionLoss(e)) {
+          throw new StoreIOException(
+              info().describe()
+                  + ": "
+                  + op
+                  + " lost its connection to "
+                  + settings.address()
+                  + " while running; whether it was applied is unknown (read the key to find"
+                  + " out): "
+                  + e.getMessage(),
+              e);
+        }
+        throw failure(op, e);
+      }
+    }
+  }
+
+  /**
+   * A snapshot: a read-only repeatable-read transaction on a connection of its own, outside the
+   * pool, so open snapshots never starve the store's operations of pooled connections.
+   */
+  @Override
+  protected AbstractSnapshot doSnapshot() {
+    Connection c = null;
+    try {
+      c = connect(dialect, settings);
+      dialect.beginSnapshot(c);
+      JdbcSnapshot snap = new JdbcSnapshot(this, c, settings.fetchSize());
+      c = null;
+      return snap;
+    } catch (SQLException e) {
+      throw failure("snapshot", e);
+    } finally {
+      closeQuietly(c);
     }
   }
 
@@ -434,7 +631,9 @@ final class JdbcStore extends AbstractStore {
       synchronized (lockGuard) {
         if (lockConnection != null) {
           try {
-            dialect.unlock(lockConnection, table);
+            if (exclusive) {
+              dialect.unlock(lockConnection, table);
+            }
           } catch (SQLException ignored) {
             // Closing the session below releases the lock as well.
           }
@@ -448,7 +647,7 @@ final class JdbcStore extends AbstractStore {
   /** Every second: if the lock's session died (server restart), reconnect and take it again. */
   private void keepLock() {
     synchronized (lockGuard) {
-      if (isClosed() || lockConnection == null || lockLost) {
+      if (!exclusive || isClosed() || lockConnection == null || lockLost) {
         return;
       }
       try {

@@ -16,6 +16,9 @@ import java.sql.Statement;
 final class MysqlDialect extends Dialect {
   static final MysqlDialect INSTANCE = new MysqlDialect();
 
+  /** MySQL/MariaDB error code for a duplicate primary key. */
+  private static final int ER_DUP_ENTRY = 1062;
+
   private MysqlDialect() {}
 
   @Override
@@ -55,7 +58,11 @@ final class MysqlDialect extends Dialect {
         + s.connectTimeoutMillis()
         + "&socketTimeout="
         + s.socketTimeoutMillis()
-        + "&tcpKeepAlive=true";
+        + "&tcpKeepAlive=true"
+        // An UPDATE's count is the rows its WHERE matched (CLIENT_FOUND_ROWS), not the rows whose
+        // value changed: replace(k, v, v) matched one row and must answer true. This is the
+        // driver's default; said explicitly because conditional writes depend on it.
+        + "&useAffectedRows=false";
   }
 
   @Override
@@ -80,6 +87,39 @@ final class MysqlDialect extends Dialect {
     return "INSERT INTO "
         + quote(table)
         + " (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = VALUES(v)";
+  }
+
+  /**
+   * A plain {@code INSERT}; a duplicate key (error 1062) answers false. Not {@code INSERT IGNORE},
+   * which also turns other errors into warnings, nor {@code ON DUPLICATE KEY UPDATE k = k}, whose
+   * count (with found rows) is 1 for an insert and for a duplicate alike.
+   */
+  @Override
+  boolean insertIfAbsent(Connection c, String table, byte[] k, byte[] v) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("INSERT INTO " + quote(table) + " (k, v) VALUES (?, ?)")) {
+      ps.setBytes(1, k);
+      ps.setBytes(2, v);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      if (e.getErrorCode() == ER_DUP_ENTRY) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * {@code START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY} at {@code REPEATABLE READ}:
+   * InnoDB creates the read view at once (a plain {@code START TRANSACTION} would create it at the
+   * first read). Ended by closing the connection.
+   */
+  @Override
+  void beginSnapshot(Connection c) throws SQLException {
+    c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+    try (Statement st = c.createStatement()) {
+      st.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
+    }
   }
 
   private static String lockName(Connection c, String table) throws SQLException {

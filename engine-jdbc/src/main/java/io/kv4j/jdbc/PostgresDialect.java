@@ -81,6 +81,31 @@ final class PostgresDialect extends Dialect {
         + " (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v";
   }
 
+  @Override
+  boolean insertIfAbsent(Connection c, String table, byte[] k, byte[] v) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO " + quote(table) + " (k, v) VALUES (?, ?) ON CONFLICT (k) DO NOTHING")) {
+      ps.setBytes(1, k);
+      ps.setBytes(2, v);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /**
+   * {@code BEGIN READ ONLY} at {@code REPEATABLE READ}, then {@code SELECT 1}: PostgreSQL takes a
+   * transaction's snapshot at its first statement, not at {@code BEGIN}.
+   */
+  @Override
+  void beginSnapshot(Connection c) throws SQLException {
+    c.setAutoCommit(false);
+    c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+    c.setReadOnly(true);
+    try (Statement st = c.createStatement()) {
+      st.executeQuery("SELECT 1").close();
+    }
+  }
+
   private static long lockKey(String table) {
     long h = 0xcbf29ce484222325L; // FNV-1a 64
     for (byte b : ("kv4j:" + table).getBytes(StandardCharsets.UTF_8)) {
