@@ -52,12 +52,16 @@ import org.sqlite.SQLiteOpenMode;
  *
  * <ul>
  *   <li>one writer connection (absent when read-only), used under {@link #writeLock}; concurrent
- *       single puts and deletes are group-committed (see {@link #single}), batches run in {@code
- *       BEGIN IMMEDIATE ... COMMIT};
- *   <li>a bounded pool of read-only connections for point reads and stats, borrowed and returned
- *       per call;
- *   <li>a pool of read-only connections for cursors: a cursor holds one for its lifetime, inside
- *       its own read transaction, which in WAL mode is a point-in-time snapshot.
+ *       single puts, deletes and conditional writes are group-committed (see {@link #single}),
+ *       batches run in {@code BEGIN IMMEDIATE ... COMMIT};
+ *   <li>a bounded pool of read-only connections for point reads, getAll, stats and verify, borrowed
+ *       and returned per call;
+ *   <li>a pool of read-only connections for cursors and {@link SqliteSnapshot}s: each holds one for
+ *       its lifetime, inside its own read transaction, which in WAL mode is a point-in-time
+ *       snapshot;
+ *   <li>short-lived connections of their own for {@code compact()} ({@code VACUUM}) and {@code
+ *       backup()} ({@code VACUUM INTO}), which SQLite refuses on a connection with active
+ *       statements.
  * </ul>
  *
  * <p>Every call that touches a connection holds the read side of {@link #lifecycle}; {@link
@@ -819,11 +823,12 @@ final class SqliteStore extends AbstractStore {
    * interleaves. Both run on a connection opened for the purpose: SQLite refuses {@code VACUUM} on
    * a connection with unfinished statements, which the writer's cached ones may be.
    *
-   * <p>While a cursor holds a snapshot, {@code VACUUM} is skipped and only a {@code PASSIVE}
-   * checkpoint runs: the checkpoint could not move the rewritten database past that reader, so
-   * {@code VACUUM} would double the disk used (file plus a WAL of the whole database) until the
-   * cursor closed. A {@code VACUUM} that SQLite refuses as busy is skipped the same way. Neither is
-   * an error; the stats count both ({@code compact-vacuums}, {@code compact-vacuums-skipped}).
+   * <p>While a cursor or a {@link SqliteSnapshot} holds a read transaction, or a backup runs,
+   * {@code VACUUM} is skipped and only a {@code PASSIVE} checkpoint runs: the checkpoint could not
+   * move the rewritten database past that reader, so {@code VACUUM} would double the disk used
+   * (file plus a WAL of the whole database) until the cursor closed. A {@code VACUUM} that SQLite
+   * refuses as busy is skipped the same way. Neither is an error; the stats count both ({@code
+   * compact-vacuums}, {@code compact-vacuums-skipped}).
    */
   @Override
   protected void doCompact() {
