@@ -510,4 +510,35 @@ class SqliteCapabilityTest {
       assertThat(s.get(b("new"))).as("the copy is independent").isNull();
     }
   }
+
+  @Test
+  void backupAndSnapshot_readOnlyStoreInUnwritableDirectory_readImmutableFile() throws Exception {
+    try (Store s = open()) {
+      for (int i = 0; i < 40; i++) {
+        s.put(key(i), b("v" + i));
+      }
+    }
+    List<String> before;
+    try (Stream<Path> files = Files.list(dir())) {
+      before = files.map(p -> p.getFileName().toString()).sorted().toList();
+    }
+    Path copy = tmp.resolve("copy");
+    SqliteTrustTest.makeUnwritable(dir());
+    try (Store ro = Stores.open(builder(dir()).readOnly(true).build())) {
+      try (Snapshot snap = ro.snapshot()) {
+        assertThat(snap.getAll(List.of(key(3), key(99)))).containsExactly(b("v3"), null);
+      }
+      ro.backup(copy); // VACUUM INTO through an immutable=1 connection
+      try (Stream<Path> files = Files.list(dir())) {
+        assertThat(files.map(p -> p.getFileName().toString()).sorted().toList()).isEqualTo(before);
+      }
+    } finally {
+      SqliteTrustTest.makeWritable(dir());
+    }
+    try (Store b = Stores.open(builder(copy).build())) {
+      b.verify();
+      assertThat(b.stats().keyCount()).isEqualTo(40);
+      assertThat(b.get(key(39))).isEqualTo(b("v39"));
+    }
+  }
 }

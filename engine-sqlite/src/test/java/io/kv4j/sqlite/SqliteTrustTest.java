@@ -450,7 +450,7 @@ class SqliteTrustTest {
    * Makes a directory unwritable for this process: by its permissions, or, for root (whom
    * permissions do not stop), by the immutable attribute.
    */
-  private static void makeUnwritable(Path d) throws Exception {
+  static void makeUnwritable(Path d) throws Exception {
     assertThat(d.toFile().setWritable(false, false)).isTrue();
     if (Files.isWritable(d)) {
       new ProcessBuilder("chattr", "+i", d.toString()).inheritIO().start().waitFor();
@@ -459,7 +459,7 @@ class SqliteTrustTest {
         Files.isWritable(d), "cannot make a directory unwritable here (root without chattr)");
   }
 
-  private static void makeWritable(Path d) throws Exception {
+  static void makeWritable(Path d) throws Exception {
     if (!Files.isWritable(d)) {
       try {
         new ProcessBuilder("chattr", "-i", d.toString()).inheritIO().start().waitFor();
