@@ -175,6 +175,8 @@ class SqliteTrustTest {
     try (Store s = Stores.open(builder().option("checksums", "false").build())) {
       s.put(b("a"), b("1"));
       assertThat(s.info().features()).doesNotContain(Feature.CHECKSUMS);
+      assertThat(s.info().features()) // plain rows: everything but the checksums
+          .contains(Feature.CONDITIONAL_WRITE, Feature.SNAPSHOT_READ, Feature.BACKUP);
       assertThat(s.stats().figures().get("row-checksums")).isEqualTo(0);
     }
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
