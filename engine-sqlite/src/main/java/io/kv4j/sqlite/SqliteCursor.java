@@ -11,11 +11,14 @@ import java.util.ArrayDeque;
 import java.util.Arrays;
 
 /**
- * A cursor over one read transaction on a connection of its own: opened in the constructor (the
- * first chunk is read there, which fixes the WAL snapshot at {@code scan()} time), ended in {@link
- * #release()}. Rows are fetched in chunks of at most {@value #CHUNK_ROWS} rows or about {@value
- * #CHUNK_BYTES} bytes; each chunk is a keyset query that restarts strictly after the last key
- * returned, so the statement is never left open between calls.
+ * A cursor over one read transaction. A store's cursor has a connection of its own: its transaction
+ * is opened in the constructor (the first chunk is read there, which fixes the WAL snapshot at
+ * {@code scan()} time) and ended in {@link #release()} or as soon as the last chunk is buffered. A
+ * snapshot's cursor reads on the snapshot's connection, inside the snapshot's transaction, under
+ * the snapshot's monitor (other reads of the snapshot share the connection), and leaves the
+ * transaction to the snapshot. Rows are fetched in chunks of at most {@value #CHUNK_ROWS} rows or
+ * about {@value #CHUNK_BYTES} bytes; each chunk is a keyset query that restarts strictly after the
+ * last key returned, so the statement is never left open between calls.
  */
 final class SqliteCursor extends AbstractCursor {
   static final int CHUNK_ROWS = 256;
@@ -32,9 +35,20 @@ final class SqliteCursor extends AbstractCursor {
   private byte[] last;
   private boolean drained;
   private SqlConn conn;
+  private final SqliteSnapshot snapshot; // null: the cursor owns conn and its transaction
 
+  /** A cursor of the store, on a connection and read transaction of its own. */
   SqliteCursor(SqliteStore store, KeyRange range) {
+    this(store, range, null);
+  }
+
+  /**
+   * A cursor of the store ({@code snapshot} null) or of a snapshot, reading in the snapshot's
+   * transaction.
+   */
+  SqliteCursor(SqliteStore store, KeyRange range, SqliteSnapshot snapshot) {
     super(store, range);
+    this.snapshot = snapshot;
     this.store = store;
     this.reverse = range.isReverse();
     this.lower = range.lower();
@@ -49,6 +63,13 @@ final class SqliteCursor extends AbstractCursor {
     store.lifecycle().readLock().lock();
     try {
       store.ensureOpen();
+      if (snapshot != null) {
+        conn = snapshot.connection();
+        synchronized (snapshot) {
+          fetch();
+        }
+        return;
+      }
       conn = store.beginSnapshot();
       boolean ok = false;
       try {
@@ -75,8 +96,14 @@ final class SqliteCursor extends AbstractCursor {
       store.lifecycle().readLock().lock();
       try {
         store.ensureOpen();
-        fetch();
-        endSnapshotIfDrained();
+        if (snapshot != null) {
+          synchronized (snapshot) {
+            fetch();
+          }
+        } else {
+          fetch();
+          endSnapshotIfDrained();
+        }
       } catch (SQLException e) {
         throw SqliteStore.translate(store.describe() + ": scan failed", e, store.file());
       } finally {
@@ -94,7 +121,8 @@ final class SqliteCursor extends AbstractCursor {
   protected void release() {
     buffer.clear();
     drained = true;
-    if (conn == null) {
+    if (conn == null || snapshot != null) {
+      conn = null; // a snapshot's connection is the snapshot's to end
       return;
     }
     SqlConn c = conn;
@@ -112,7 +140,7 @@ final class SqliteCursor extends AbstractCursor {
    * now, so a cursor left unclosed neither holds a connection nor pins the WAL.
    */
   private void endSnapshotIfDrained() {
-    if (drained && conn != null) {
+    if (drained && conn != null && snapshot == null) {
       SqlConn c = conn;
       conn = null;
       store.endSnapshot(c);

@@ -30,9 +30,11 @@ public final class SqliteProvider implements StoreProvider {
   static final Limits LIMITS = new Limits(64 << 10, 256 << 20);
 
   /**
-   * What every store declares. {@link Feature#CHECKSUMS} comes on top for a store whose table
-   * carries row checksums (every store created with {@code checksums=true}, the default); the
-   * provider declares it as the engine's capability.
+   * What every store declares, read-only ones included (they refuse conditional writes as every
+   * write, with {@link UnsupportedOperationException}; snapshots and backups work). {@link
+   * Feature#CHECKSUMS} comes on top for a store whose table carries row checksums (every store
+   * created with {@code checksums=true}, the default); the provider declares it as the engine's
+   * capability.
    */
   static final Set<Feature> STORE_FEATURES =
       EnumSet.of(
@@ -40,7 +42,10 @@ public final class SqliteProvider implements StoreProvider {
           Feature.REVERSE_SCAN,
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
-          Feature.PERSISTENT);
+          Feature.PERSISTENT,
+          Feature.CONDITIONAL_WRITE,
+          Feature.SNAPSHOT_READ,
+          Feature.BACKUP);
 
   static final Set<Feature> FEATURES =
       EnumSet.of(
@@ -49,7 +54,10 @@ public final class SqliteProvider implements StoreProvider {
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
           Feature.PERSISTENT,
-          Feature.CHECKSUMS);
+          Feature.CHECKSUMS,
+          Feature.CONDITIONAL_WRITE,
+          Feature.SNAPSHOT_READ,
+          Feature.BACKUP);
 
   /** SQLite's largest mmap size as compiled into sqlite-jdbc (SQLITE_MAX_MMAP_SIZE). */
   static final long MAX_MMAP = 0x7fff0000L;
@@ -154,7 +162,8 @@ public final class SqliteProvider implements StoreProvider {
   @Override
   public String description() {
     return "SQLite (sqlite-jdbc): one portable database file, WAL, parallel readers, ordered"
-        + " and snapshot scans, atomic batches, a CRC32C per row.";
+        + " and snapshot scans, atomic batches, conditional writes, read snapshots, online"
+        + " backup (VACUUM INTO), a CRC32C per row.";
   }
 
   @Override

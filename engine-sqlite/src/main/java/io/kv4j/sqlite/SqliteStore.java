@@ -11,9 +11,11 @@ import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
+import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,9 +27,12 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -47,12 +52,16 @@ import org.sqlite.SQLiteOpenMode;
  *
  * <ul>
  *   <li>one writer connection (absent when read-only), used under {@link #writeLock}; concurrent
- *       single puts and deletes are group-committed (see {@link #single}), batches run in {@code
- *       BEGIN IMMEDIATE ... COMMIT};
- *   <li>a bounded pool of read-only connections for point reads and stats, borrowed and returned
- *       per call;
- *   <li>a pool of read-only connections for cursors: a cursor holds one for its lifetime, inside
- *       its own read transaction, which in WAL mode is a point-in-time snapshot.
+ *       single puts, deletes and conditional writes are group-committed (see {@link #single}),
+ *       batches run in {@code BEGIN IMMEDIATE ... COMMIT};
+ *   <li>a bounded pool of read-only connections for point reads, getAll, stats and verify, borrowed
+ *       and returned per call;
+ *   <li>a pool of read-only connections for cursors and {@link SqliteSnapshot}s: each holds one for
+ *       its lifetime, inside its own read transaction, which in WAL mode is a point-in-time
+ *       snapshot;
+ *   <li>short-lived connections of their own for {@code compact()} ({@code VACUUM}) and {@code
+ *       backup()} ({@code VACUUM INTO}), which SQLite refuses on a connection with active
+ *       statements.
  * </ul>
  *
  * <p>Every call that touches a connection holds the read side of {@link #lifecycle}; {@link
@@ -522,25 +531,130 @@ final class SqliteStore extends AbstractStore {
 
   @Override
   protected byte[] doGet(byte[] key) {
+    return read("get", c -> getOn(c, key));
+  }
+
+  /**
+   * Reads one key on a connection: a pooled reader, a snapshot's (inside its read transaction) or
+   * the writer (inside a conditional write's transaction). Checks the row's checksum against the
+   * key asked for.
+   */
+  byte[] getOn(SqlConn c, byte[] key) throws SQLException {
+    PreparedStatement ps = c.prepare(sql.get);
+    ps.setBytes(1, key);
+    try (ResultSet rs = ps.executeQuery()) {
+      if (!rs.next()) {
+        return null;
+      }
+      byte[] v = rs.getBytes(1);
+      if (v == null) {
+        v = new byte[0];
+      }
+      if (sql.checksums) {
+        checkRow(key, v, rs.getInt(2));
+      }
+      return v;
+    }
+  }
+
+  /**
+   * Reads many keys: each distinct key once, in chunks of at most {@value Sql#GET_ALL_CHUNK} keys,
+   * one {@code SELECT ... WHERE k IN (...)} statement per chunk. More than one chunk runs inside
+   * one read transaction, so the answer is one point in time (a snapshot's connection is inside its
+   * own already).
+   */
+  @Override
+  protected List<byte[]> doGetAll(List<byte[]> keys) {
     return read(
-        "get",
+        "getAll",
         c -> {
-          PreparedStatement ps = c.prepare(sql.get);
-          ps.setBytes(1, key);
-          try (ResultSet rs = ps.executeQuery()) {
-            if (!rs.next()) {
-              return null;
+          boolean txn = keys.size() > Sql.GET_ALL_CHUNK;
+          if (!txn) {
+            return getAllOn(c, keys);
+          }
+          c.exec("BEGIN");
+          boolean done = false;
+          try {
+            List<byte[]> values = getAllOn(c, keys);
+            c.exec("COMMIT");
+            done = true;
+            return values;
+          } finally {
+            if (!done) {
+              c.rollbackQuietly();
             }
-            byte[] v = rs.getBytes(1);
-            if (v == null) {
-              v = new byte[0];
-            }
-            if (sql.checksums) {
-              checkRow(key, v, rs.getInt(2));
-            }
-            return v;
           }
         });
+  }
+
+  /**
+   * {@link #doGetAll} on a given connection. Statements come in sizes that are powers of two (the
+   * last chunk is padded by repeating its last key), so a connection caches at most {@value
+   * Sql#GET_ALL_SIZES} of them. Each row's key must be one the chunk asked for and come once, and
+   * its checksum is checked against that key: a damaged key index that leads to another key's row
+   * fails here as in a get.
+   */
+  List<byte[]> getAllOn(SqlConn c, List<byte[]> keys) throws SQLException {
+    Map<ByteBuffer, byte[]> found = new HashMap<>();
+    List<ByteBuffer> distinct = new ArrayList<>(new LinkedHashSet<>(wrapAll(keys)));
+    for (int from = 0; from < distinct.size(); from += Sql.GET_ALL_CHUNK) {
+      List<ByteBuffer> chunk =
+          distinct.subList(from, Math.min(distinct.size(), from + Sql.GET_ALL_CHUNK));
+      Set<ByteBuffer> asked = new HashSet<>(chunk);
+      int size = Sql.getAllSize(chunk.size());
+      PreparedStatement ps = c.prepare(sql.getAll[Integer.numberOfTrailingZeros(size)]);
+      for (int i = 0; i < size; i++) {
+        ps.setBytes(i + 1, chunk.get(Math.min(i, chunk.size() - 1)).array());
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          byte[] k = rs.getBytes(1);
+          byte[] v = rs.getBytes(2);
+          if (v == null) {
+            v = new byte[0];
+          }
+          ByteBuffer kb = k == null ? null : ByteBuffer.wrap(k);
+          if (kb == null || !asked.contains(kb) || found.containsKey(kb)) {
+            throw new StoreCorruptedException(
+                describe()
+                    + ": getAll on table '"
+                    + settings.table()
+                    + "' in "
+                    + file
+                    + " read "
+                    + (kb == null
+                        ? "a row without a key"
+                        : (found.containsKey(kb) ? "a second row of key " : "a row of key ")
+                            + showKey(k)
+                            + (found.containsKey(kb) ? "" : ", which it did not ask for"))
+                    + ": its key index is damaged; run PRAGMA integrity_check (kv4j verify)",
+                file,
+                -1);
+          }
+          if (sql.checksums) {
+            checkRow(k, v, rs.getInt(3));
+          }
+          found.put(kb, v);
+        }
+      }
+    }
+    List<byte[]> values = new ArrayList<>(keys.size());
+    Set<ByteBuffer> handedOut = new HashSet<>();
+    for (byte[] key : keys) {
+      ByteBuffer kb = ByteBuffer.wrap(key);
+      byte[] v = found.get(kb);
+      // A key asked for twice gets its own copy each time: arrays handed out are the caller's.
+      values.add(v == null ? null : handedOut.add(kb) ? v : v.clone());
+    }
+    return values;
+  }
+
+  private static List<ByteBuffer> wrapAll(List<byte[]> keys) {
+    List<ByteBuffer> out = new ArrayList<>(keys.size());
+    for (byte[] k : keys) {
+      out.add(ByteBuffer.wrap(k));
+    }
+    return out;
   }
 
   /**
@@ -591,6 +705,22 @@ final class SqliteStore extends AbstractStore {
     single(new PendingWrite(key, null));
   }
 
+  /**
+   * A conditional write joins the group-commit queue like a put: whoever holds the writer lock
+   * reads the key's row (checking its checksum) and writes only if it holds {@code expected}, in
+   * the same {@code BEGIN IMMEDIATE} transaction as the other queued writes, in queue order. The
+   * writer lock orders it against every write of this store, and the transaction's RESERVED lock
+   * against any other SQLite connection that writes the file (kv4j's directory lock keeps other
+   * kv4j stores out, but not the {@code sqlite3} shell). Durable as a put: it commits with the
+   * group; a comparison that fails writes nothing.
+   */
+  @Override
+  protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
+    PendingWrite w = new PendingWrite(key, value, expected);
+    single(w);
+    return w.matched;
+  }
+
   @Override
   protected void doWrite(WriteBatch batch) {
     write(
@@ -624,6 +754,34 @@ final class SqliteStore extends AbstractStore {
   @Override
   protected AbstractCursor doScan(KeyRange range) {
     return new SqliteCursor(this, range);
+  }
+
+  /**
+   * A read transaction on a cursor connection (not a {@code get} reader: snapshots left open cannot
+   * starve point reads), pinned by reading the table before it is returned. See {@link
+   * SqliteSnapshot} for what an open snapshot costs.
+   */
+  @Override
+  protected AbstractSnapshot doSnapshot() {
+    lifecycle.readLock().lock();
+    try {
+      ensureOpen();
+      SqlConn c = beginSnapshot();
+      boolean ok = false;
+      try {
+        c.queryLong(sql.pin);
+        ok = true;
+        return new SqliteSnapshot(this, c);
+      } finally {
+        if (!ok) {
+          endSnapshot(c);
+        }
+      }
+    } catch (SQLException e) {
+      throw translate(describe() + ": snapshot failed", e, file);
+    } finally {
+      lifecycle.readLock().unlock();
+    }
   }
 
   @Override
@@ -665,11 +823,12 @@ final class SqliteStore extends AbstractStore {
    * interleaves. Both run on a connection opened for the purpose: SQLite refuses {@code VACUUM} on
    * a connection with unfinished statements, which the writer's cached ones may be.
    *
-   * <p>While a cursor holds a snapshot, {@code VACUUM} is skipped and only a {@code PASSIVE}
-   * checkpoint runs: the checkpoint could not move the rewritten database past that reader, so
-   * {@code VACUUM} would double the disk used (file plus a WAL of the whole database) until the
-   * cursor closed. A {@code VACUUM} that SQLite refuses as busy is skipped the same way. Neither is
-   * an error; the stats count both ({@code compact-vacuums}, {@code compact-vacuums-skipped}).
+   * <p>While a cursor or a {@link SqliteSnapshot} holds a read transaction, or a backup runs,
+   * {@code VACUUM} is skipped and only a {@code PASSIVE} checkpoint runs: the checkpoint could not
+   * move the rewritten database past that reader, so {@code VACUUM} would double the disk used
+   * (file plus a WAL of the whole database) until the cursor closed. A {@code VACUUM} that SQLite
+   * refuses as busy is skipped the same way. Neither is an error; the stats count both ({@code
+   * compact-vacuums}, {@code compact-vacuums-skipped}).
    */
   @Override
   protected void doCompact() {
@@ -691,6 +850,71 @@ final class SqliteStore extends AbstractStore {
     } finally {
       lifecycle.readLock().unlock();
     }
+  }
+
+  /**
+   * {@code VACUUM INTO} the target's {@value #DB_FILE_NAME}, then the store's identity file beside
+   * it. {@code VACUUM INTO} runs as one read transaction on a read-only connection opened for the
+   * purpose, so the copy is the database as of one commit while writers go on (WAL: readers never
+   * block the writer), also on a read-only store; it copies every table of the file, the page size
+   * and the application id, and leaves out free pages. The copy is switched to WAL mode like every
+   * file kv4j makes (its connection's close leaves no side file) and synced. While it runs {@code
+   * compact()} skips {@code VACUUM}, as for an open snapshot.
+   */
+  @Override
+  protected void doBackup(Path target) throws IOException {
+    Path copy = target.resolve(DB_FILE_NAME);
+    lifecycle.readLock().lock();
+    try {
+      ensureOpen();
+      snapshots.incrementAndGet();
+      try (Connection c = backupConnection();
+          PreparedStatement ps = c.prepareStatement("VACUUM INTO ?")) {
+        ps.setString(1, copy.toString());
+        ps.execute();
+      } finally {
+        snapshots.decrementAndGet();
+      }
+      SQLiteConfig cfg = new SQLiteConfig();
+      cfg.resetOpenMode(SQLiteOpenMode.CREATE);
+      cfg.setBusyTimeout(settings.busyTimeoutMs());
+      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + copy, cfg.toProperties());
+          Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("PRAGMA journal_mode=WAL")) {
+        String mode = rs.next() ? rs.getString(1) : null;
+        verify("journal_mode", "wal", mode == null ? null : mode.toLowerCase(Locale.ROOT), copy);
+      }
+      fsync(copy);
+      Path identity = dir.path().resolve(StoreDirectory.IDENTITY_FILE);
+      if (Files.exists(identity)) {
+        // The copy is the same store: same engine and format (a read-only open of a store made
+        // before identities has none to copy; the copy is then adopted when opened, as it is).
+        Path copied = target.resolve(StoreDirectory.IDENTITY_FILE);
+        Files.copy(identity, copied);
+        fsync(copied);
+      }
+    } catch (SQLException e) {
+      throw translate(describe() + ": backup (VACUUM INTO " + copy + ") failed", e, file);
+    } finally {
+      lifecycle.readLock().unlock();
+    }
+  }
+
+  /**
+   * A read-only connection for {@code VACUUM INTO}, without cached statements (SQLite refuses
+   * {@code VACUUM} on a connection with an active statement), reading the file as the store's
+   * readers do ({@code immutable=1} in {@link ReadMode#IMMUTABLE}).
+   */
+  private Connection backupConnection() throws SQLException {
+    SQLiteConfig cfg = new SQLiteConfig();
+    cfg.resetOpenMode(SQLiteOpenMode.CREATE);
+    cfg.setReadOnly(true);
+    cfg.setBusyTimeout(settings.busyTimeoutMs());
+    String url =
+        readMode == ReadMode.IMMUTABLE
+            ? "jdbc:sqlite:" + file.toUri() + "?mode=ro&immutable=1"
+            : "jdbc:sqlite:" + file;
+    return DriverManager.getConnection(url, cfg.toProperties());
   }
 
   /**
@@ -1098,7 +1322,7 @@ final class SqliteStore extends AbstractStore {
           continue;
         }
         try {
-          apply(w);
+          applyAlone(w);
           singleCommits.incrementAndGet();
           finish(List.of(w), null);
         } catch (SQLException e) {
@@ -1124,7 +1348,21 @@ final class SqliteStore extends AbstractStore {
     }
   }
 
+  /**
+   * Applies one queued write on the writer inside a transaction: for a conditional write, reads the
+   * row first and writes only when it holds the expected value (recording the answer).
+   */
   private void apply(PendingWrite w) throws SQLException {
+    if (w.conditional) {
+      byte[] current = getOn(writer, w.key);
+      w.matched =
+          w.expected == null
+              ? current == null
+              : current != null && Arrays.equals(current, w.expected);
+      if (!w.matched) {
+        return;
+      }
+    }
     PreparedStatement ps;
     if (w.value == null) {
       ps = writer.prepare(sql.delete);
@@ -1134,6 +1372,29 @@ final class SqliteStore extends AbstractStore {
       sql.bindUpsert(ps, w.key, w.value);
     }
     ps.executeUpdate();
+  }
+
+  /**
+   * Applies one queued write in a commit of its own: a plain put or delete as one autocommit
+   * statement, a conditional write in {@code BEGIN IMMEDIATE ... COMMIT} so that no other SQLite
+   * connection writes between its read and its write.
+   */
+  private void applyAlone(PendingWrite w) throws SQLException {
+    if (!w.conditional) {
+      apply(w);
+      return;
+    }
+    writer.exec("BEGIN IMMEDIATE");
+    boolean committed = false;
+    try {
+      apply(w);
+      writer.exec("COMMIT");
+      committed = true;
+    } finally {
+      if (!committed) {
+        writer.rollbackQuietly();
+      }
+    }
   }
 
   private static boolean isCorrupt(SQLException e) {
@@ -1155,21 +1416,37 @@ final class SqliteStore extends AbstractStore {
   }
 
   /**
-   * A single put (value non-null) or delete waiting for a group commit. {@code done} and {@code
-   * error} are written and read under the writer lock.
+   * A single put (value non-null) or delete waiting for a group commit, possibly conditional on the
+   * key's current value. {@code done}, {@code error} and {@code matched} are written and read under
+   * the writer lock.
    */
   private static final class PendingWrite {
     final byte[] key;
     final byte[] value;
+    final boolean conditional;
+    final byte[] expected; // conditional only: null = the key must be absent
     boolean done;
+    boolean matched;
     RuntimeException error;
 
     PendingWrite(byte[] key, byte[] value) {
       this.key = key;
       this.value = value;
+      this.conditional = false;
+      this.expected = null;
+    }
+
+    PendingWrite(byte[] key, byte[] value, byte[] expected) {
+      this.key = key;
+      this.value = value;
+      this.conditional = true;
+      this.expected = expected;
     }
 
     String what() {
+      if (conditional) {
+        return expected == null ? "putIfAbsent" : value == null ? "delete if" : "replace";
+      }
       return value == null ? "delete" : "put";
     }
   }
@@ -1216,6 +1493,27 @@ final class SqliteStore extends AbstractStore {
     final String delete;
     final String count;
 
+    /**
+     * Starts a read transaction's snapshot: SQLite's {@code BEGIN} is deferred, and the read
+     * transaction (the WAL end mark it reads up to) begins with the first statement that reads the
+     * table.
+     */
+    final String pin;
+
+    /** {@code getAll[i]}: {@code SELECT k, v[, crc] ... WHERE k IN (2^i parameters)}. */
+    final String[] getAll;
+
+    /** Most keys one getAll statement asks for. */
+    static final int GET_ALL_CHUNK = 256;
+
+    /** How many getAll statement sizes there are: 1, 2, 4, ..., {@link #GET_ALL_CHUNK}. */
+    static final int GET_ALL_SIZES = 9;
+
+    /** The statement size for a chunk of {@code n} keys: the next power of two. */
+    static int getAllSize(int n) {
+      return Integer.highestOneBit(n) == n ? n : Integer.highestOneBit(n) << 1;
+    }
+
     Sql(String table, boolean checksums) {
       this.table = table;
       this.checksums = checksums;
@@ -1236,6 +1534,18 @@ final class SqliteStore extends AbstractStore {
                   + "(k, v) VALUES(?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v";
       this.delete = "DELETE FROM " + table + " WHERE k = ?";
       this.count = "SELECT count(*) FROM " + table;
+      this.pin = "SELECT count(*) FROM (SELECT 1 FROM " + table + " LIMIT 1)";
+      this.getAll = new String[GET_ALL_SIZES];
+      for (int i = 0; i < GET_ALL_SIZES; i++) {
+        StringBuilder sb =
+            new StringBuilder("SELECT k, v")
+                .append(checksums ? ", " + crc : "")
+                .append(" FROM ")
+                .append(table)
+                .append(" WHERE k IN (?");
+        sb.append(",?".repeat((1 << i) - 1)).append(')');
+        getAll[i] = sb.toString();
+      }
     }
 
     /** Binds a key and value (and their checksum, in a checksummed table) to {@link #upsert}. */

@@ -76,7 +76,10 @@ class SqliteStoreTest {
             Feature.SNAPSHOT_SCAN,
             Feature.ATOMIC_BATCH,
             Feature.PERSISTENT,
-            Feature.CHECKSUMS);
+            Feature.CHECKSUMS,
+            Feature.CONDITIONAL_WRITE,
+            Feature.SNAPSHOT_READ,
+            Feature.BACKUP);
     assertThat(Stores.provider("sqlite").options())
         .extracting(o -> o.name())
         .containsExactly(

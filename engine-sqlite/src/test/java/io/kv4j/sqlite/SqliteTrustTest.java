@@ -175,6 +175,8 @@ class SqliteTrustTest {
     try (Store s = Stores.open(builder().option("checksums", "false").build())) {
       s.put(b("a"), b("1"));
       assertThat(s.info().features()).doesNotContain(Feature.CHECKSUMS);
+      assertThat(s.info().features()) // plain rows: everything but the checksums
+          .contains(Feature.CONDITIONAL_WRITE, Feature.SNAPSHOT_READ, Feature.BACKUP);
       assertThat(s.stats().figures().get("row-checksums")).isEqualTo(0);
     }
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
@@ -450,7 +452,7 @@ class SqliteTrustTest {
    * Makes a directory unwritable for this process: by its permissions, or, for root (whom
    * permissions do not stop), by the immutable attribute.
    */
-  private static void makeUnwritable(Path d) throws Exception {
+  static void makeUnwritable(Path d) throws Exception {
     assertThat(d.toFile().setWritable(false, false)).isTrue();
     if (Files.isWritable(d)) {
       new ProcessBuilder("chattr", "+i", d.toString()).inheritIO().start().waitFor();
@@ -459,7 +461,7 @@ class SqliteTrustTest {
         Files.isWritable(d), "cannot make a directory unwritable here (root without chattr)");
   }
 
-  private static void makeWritable(Path d) throws Exception {
+  static void makeWritable(Path d) throws Exception {
     if (!Files.isWritable(d)) {
       try {
         new ProcessBuilder("chattr", "-i", d.toString()).inheritIO().start().waitFor();
