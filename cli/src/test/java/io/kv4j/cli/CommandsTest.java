@@ -158,6 +158,27 @@ class CommandsTest {
   }
 
   @Test
+  void backup_writesAnOpenableVerifiedCopy() {
+    String uri = "sqlite:" + dir.resolve("s");
+    fill(uri, 500);
+    Path target = dir.resolve("backups/one");
+    Cli.Run r = Cli.inProcess("backup", uri, target.toString(), "--verify");
+    assertThat(r.exit()).as("%s", r).isZero();
+    assertThat(r.out())
+        .containsPattern("(?m)^engine +sqlite$")
+        .containsPattern("(?m)^keys +500$")
+        .containsPattern("(?m)^verified +checksums equal");
+    try (Store copy = Stores.open("sqlite:" + target)) {
+      assertThat(copy.stats().keyCount()).isEqualTo(500);
+    }
+    Cli.Run again = Cli.inProcess("backup", uri, target.toString());
+    assertThat(again.exit())
+        .as("a target holding a store is refused: %s", again)
+        .isEqualTo(ExitCode.USAGE);
+    assertThat(again.err()).contains("not an empty directory");
+  }
+
+  @Test
   void compact_missingOrReadOnlyStore_exitCodes() {
     Cli.Run missing = Cli.inProcess("compact", "sqlite:" + dir.resolve("absent"));
     assertThat(missing.exit()).as("%s", missing).isEqualTo(ExitCode.NOT_FOUND);
