@@ -142,6 +142,9 @@ final class Charts {
       case "fillrandom":
         words = "Load: every key once, random order";
         break;
+      case "fillbatch":
+        words = "Batched load: every key once, batches of 1,000 puts (latency per batch)";
+        break;
       case "readrandom":
         words = "Random reads";
         break;

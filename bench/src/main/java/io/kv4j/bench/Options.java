@@ -25,7 +25,7 @@ final class Options {
           "                         their own tables (network round trips); an unreachable",
           "                         server is skipped with a one-line reason",
           "  --scenarios a,b,...    scenarios (default: all but the long ones): fillrandom,",
-          "                         readrandom, ycsb-a..f, overwrite, scan, single-op,",
+          "                         fillbatch, readrandom, ycsb-a..f, overwrite, scan, single-op,",
           "                         durable-put, footprint; none. Long ones, only when named",
           "                         or with --full: churn (space under update churn),",
           "                         churn-reads (reads while a writer overwrites),",

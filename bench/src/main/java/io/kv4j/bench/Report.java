@@ -213,17 +213,20 @@ final class Report {
     }
     List<Result> fp = footprints();
     if (!fp.isEmpty()) {
-      b.append("\n== footprint (allocated disk bytes / live bytes) ==\n");
+      b.append("\n== footprint at rest (allocated disk bytes / live bytes) ==\n");
       List<String[]> rows = new ArrayList<>();
-      rows.add(new String[] {"engine", "phase", "on disk", "live", "ratio"});
+      rows.add(
+          new String[] {"engine", "phase", "allocated", "apparent", "live", "ratio", "writes"});
       for (Result r : fp) {
         rows.add(
             new String[] {
               r.engine(),
               r.phase(),
               Runner.mib(r.diskBytes()),
+              apparent(r),
               Runner.mib(r.liveBytes()),
-              String.format(Locale.ROOT, "%.2fx", r.amplification())
+              String.format(Locale.ROOT, "%.2fx", r.amplification()),
+              writes(r)
             });
       }
       b.append(align(rows));
@@ -321,6 +324,16 @@ final class Report {
   private static boolean startsWithNumber(String cell) {
     int i = cell.startsWith("-") ? 1 : 0;
     return cell.length() > i && Character.isDigit(cell.charAt(i));
+  }
+
+  private static String apparent(Result r) {
+    double a = r.figure("apparent-bytes");
+    return Double.isNaN(a) ? "-" : Runner.mib((long) a);
+  }
+
+  private static String writes(Result r) {
+    double w = r.figure("writes");
+    return Double.isNaN(w) ? "-" : String.format(Locale.ROOT, "%,.0f", w);
   }
 
   private List<Result> footprints() {
@@ -675,18 +688,42 @@ final class Report {
     }
     List<Result> fp = footprints();
     if (!fp.isEmpty()) {
-      b.append("\n## Footprint\n\nAllocated blocks on disk (`du`) / live key+value bytes.\n\n");
-      b.append("| engine | phase | on disk | live | ratio |\n|---|---|--:|--:|--:|\n");
+      b.append(
+          "\n## Footprint\n\nAllocated blocks on disk (`du`) / live key+value bytes, measured at"
+              + " rest: after `sync()` and, for engines that report background work in `stats()`"
+              + " (RocksDB), once no flush or compaction is running or due. Apparent = the sum of"
+              + " the files' sizes; the whole store directory counts, write-ahead logs included."
+              + " Phases: `after-load` (fillrandom) and `after-update` (after the timed scenarios,"
+              + " so the writes depend on the engine's speed) on the main store; `after-fillbatch`"
+              + " and `after-fixed-updates` (then "
+              + Runner.FIXED_UPDATES_PER_KEY
+              + " x keys zipfian single puts) on the fillbatch store, the same writes for"
+              + " every engine.\n\n");
+      b.append(
+          "| engine | phase | allocated | apparent | live | ratio | writes |\n"
+              + "|---|---|--:|--:|--:|--:|--:|\n");
       for (Result r : fp) {
         b.append(
             String.format(
                 Locale.ROOT,
-                "| %s | %s | %s | %s | %.2fx |%n",
+                "| %s | %s | %s | %s | %s | %.2fx | %s |%n",
                 r.engine(),
                 r.phase(),
                 Runner.mib(r.diskBytes()),
+                apparent(r),
                 Runner.mib(r.liveBytes()),
-                r.amplification()));
+                r.amplification(),
+                writes(r)));
+      }
+      List<String> unsettled =
+          fp.stream()
+              .filter(r -> r.figure("settled") == 0)
+              .map(r -> r.engine() + " " + r.phase())
+              .collect(Collectors.toList());
+      if (!unsettled.isEmpty()) {
+        b.append("\nNot at rest when measured (background work outlasted the wait): ")
+            .append(String.join(", ", unsettled))
+            .append(".\n");
       }
     }
     List<String[]> churn = churnTable();
@@ -1170,6 +1207,7 @@ final class Report {
                 ? "null"
                 : Conformance.json(conformance, conformanceDepth).strip().replace("\n", "\n  "));
     b.append(",\n  \"abstraction\": ").append(Abstraction.json(results));
+    b.append(",\n  \"abstractionDisk\": ").append(Abstraction.diskJson(results));
     b.append(",\n  \"advice\": [");
     i = 0;
     for (String a : advice()) {

@@ -6,6 +6,7 @@ import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreInfo;
 import io.kv4j.Stores;
+import io.kv4j.WriteBatch;
 import io.kv4j.spi.OptionSpec;
 import io.kv4j.spi.StoreProvider;
 import java.io.IOException;
@@ -28,18 +29,41 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.HdrHistogram.Histogram;
 
 /**
  * Runs the selected scenarios against each engine in turn, in this JVM, and collects {@link
  * Result}s. Per engine: load (fillrandom), footprint after load, the timed scenarios at each thread
- * count, footprint after the update phases; then single-op on a fresh store, then durable-put
- * (SYNC) on another fresh store. Every store lives in its own directory, deleted afterwards. With
- * {@code --rounds N} the timed scenarios take turns across engines instead (see {@link
- * #runInterleaved}).
+ * count, footprint after the update phases; then fillbatch on a fresh store (with the footprint
+ * after it and after a fixed number of updates), single-op on another, then durable-put (SYNC) on
+ * another. Every store lives in its own directory, deleted afterwards. With {@code --rounds N} the
+ * timed scenarios take turns across engines instead (see {@link #runInterleaved}).
  */
 final class Runner {
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+  /** Puts per write batch of {@link Scenario#FILLBATCH}. */
+  static final int BATCH = 1000;
+
+  /**
+   * Updates (zipfian single puts, one thread) per loaded key between the two footprints of the
+   * fillbatch store: the same writes for every engine, so two footprints there are comparable.
+   */
+  static final int FIXED_UPDATES_PER_KEY = 2;
+
+  /**
+   * The {@code stats()} figures that say a flush or compaction is running or due (the rocksdb
+   * engine and {@code rocksdb-raw}): a footprint waits until all of them are 0.
+   */
+  static final List<String> BACKGROUND_FIGURES =
+      List.of("running-flushes", "flush-pending", "running-compactions", "compaction-pending");
+
+  /** Longest wait for an engine's background work before a footprint is measured anyway. */
+  static final long QUIESCE_MAX_NS = TimeUnit.SECONDS.toNanos(300);
+
+  private static final long QUIESCE_POLL_NS = TimeUnit.MILLISECONDS.toNanos(50);
 
   private final Options options;
   private final Data data;
@@ -457,6 +481,9 @@ final class Runner {
     List<Scenario> sel = options.scenarios;
     boolean persistent = p.features().contains(Feature.PERSISTENT);
     boolean raw = Abstraction.isRaw(id);
+    if (sel.contains(Scenario.FILLBATCH)) {
+      fillBatchStore(p);
+    }
     if (sel.contains(Scenario.SINGLE_OP)) {
       StoreConfig c = config(p, "single-op", options.durability);
       try (Store store = open(c)) {
@@ -569,7 +596,8 @@ final class Runner {
     return m;
   }
 
-  Result fill(String id, Workload wl, List<Workload.Worker> workers, int threads) {
+  /** Indices {@code 0..--keys-1} in the seeded random order of the loads. */
+  private long[] loadOrder() {
     long n = options.keys;
     if (n > Integer.MAX_VALUE - 8) {
       throw new IllegalArgumentException("--keys above 2^31 is not supported");
@@ -585,6 +613,11 @@ final class Runner {
       order[i] = order[j];
       order[j] = tmp;
     }
+    return order;
+  }
+
+  Result fill(String id, Workload wl, List<Workload.Worker> workers, int threads) {
+    long[] order = loadOrder();
     ensureWorkers(wl, workers, threads);
     int per = (order.length + threads - 1) / threads;
     return fixed(
@@ -616,13 +649,185 @@ final class Runner {
             t -> new FixedTask(n, i -> w.read((i * 7919L) % n))));
   }
 
+  /**
+   * {@link Scenario#FILLBATCH} on a fresh store of its own; with {@code footprint} selected (and a
+   * persistent, local engine), the footprint after that load, then after {@value
+   * #FIXED_UPDATES_PER_KEY} x {@code --keys} zipfian single-put updates on one thread: the same
+   * writes in the same order for every engine, unlike the timed scenarios, whose count depends on
+   * the engine's speed. Engines without atomic batches get an n/a row.
+   */
+  private void fillBatchStore(StoreProvider p) {
+    String id = p.id();
+    String scenario = Scenario.FILLBATCH.id();
+    if (!p.features().contains(Feature.ATOMIC_BATCH)) {
+      add(Result.failed(id, scenario, "", 1, options.durability, "n/a: no atomic batches"));
+      return;
+    }
+    boolean footprints =
+        options.scenarios.contains(Scenario.FOOTPRINT)
+            && p.features().contains(Feature.PERSISTENT)
+            && !Servers.isServer(id);
+    StoreConfig c = config(p, "fillbatch", options.durability);
+    try (Store store = open(c)) {
+      clearIfServer(id, store);
+      Workload wl = new Workload(store, data, options.keys);
+      Result r = fillBatch(id, wl, c.durability());
+      add(r);
+      if (r.ok() && footprints) {
+        add(footprint(id, store, c, wl, "after-fillbatch"));
+        long n = FIXED_UPDATES_PER_KEY * options.keys;
+        log(id, "footprint: " + n + " zipfian single-put updates on 1 thread");
+        Workload.Worker w = wl.worker(options.seed ^ 0x29L);
+        for (long i = 0; i < n; i++) {
+          w.overwriteZipfian();
+        }
+        add(footprint(id, store, c, wl, "after-fixed-updates"));
+      }
+      clearIfServer(id, store);
+    } finally {
+      delete(c.path());
+    }
+  }
+
+  /**
+   * The batched load, timed on this thread: every key once in the loads' random order, {@value
+   * #BATCH} puts per {@link WriteBatch} (building the batch included, as a caller's code would).
+   * The row counts puts (ops/s, CPU per put); its latencies are per batch.
+   */
+  Result fillBatch(String id, Workload wl, Durability d) {
+    long[] order = loadOrder();
+    int batches = (order.length + BATCH - 1) / BATCH;
+    log(id, "fillbatch: " + order.length + " keys in " + batches + " batches of " + BATCH);
+    Workload.Worker w = wl.worker(options.seed);
+    WriteBatch batch = new WriteBatch();
+    Histogram hist = new Histogram(3);
+    long sink = 0;
+    long cpu0 = processCpu();
+    long fg0 = THREADS.getCurrentThreadCpuTime();
+    long t0 = System.nanoTime();
+    try {
+      for (int b = 0; b < batches; b++) {
+        long a = System.nanoTime();
+        sink += w.putBatch(batch, order, b * BATCH, Math.min(order.length, (b + 1) * BATCH));
+        hist.recordValue(System.nanoTime() - a);
+      }
+    } catch (RuntimeException e) {
+      log(id, Scenario.FILLBATCH.id() + " FAILED: " + e);
+      return Result.failed(id, Scenario.FILLBATCH.id(), "", 1, d, describe(e));
+    }
+    long wall = System.nanoTime() - t0;
+    long fg = THREADS.getCurrentThreadCpuTime() - fg0;
+    long process = processCpu() - cpu0;
+    Blackhole.consume(sink);
+    if (order.length == 0) {
+      return Result.failed(id, Scenario.FILLBATCH.id(), "", 1, d, "no operation completed");
+    }
+    Result r =
+        measured(
+            id,
+            Scenario.FILLBATCH.id(),
+            "",
+            1,
+            d,
+            hist,
+            order.length,
+            wall,
+            fg,
+            process,
+            Double.NaN);
+    logResult(id, r, "puts/s; latency per batch of " + BATCH);
+    return r;
+  }
+
+  /**
+   * Disk footprint at rest: syncs, waits until the engine reports no flush or compaction running or
+   * due ({@link #quiesce}), then takes allocated ({@code du}) and apparent bytes (file sizes) of
+   * the whole store directory, write-ahead logs included, and the writes made so far.
+   */
   private Result footprint(String id, Store store, StoreConfig c, Workload wl, String phase) {
     store.sync();
+    Quiesce q =
+        quiesce(
+            () -> store.stats().figures(),
+            () -> apparentBytes(c.path()),
+            QUIESCE_MAX_NS,
+            QUIESCE_POLL_NS);
+    if (!q.settled()) {
+      log(
+          id,
+          "footprint "
+              + phase
+              + ": background work still running after "
+              + TimeUnit.NANOSECONDS.toSeconds(QUIESCE_MAX_NS)
+              + " s; measuring anyway");
+    }
     long disk = allocatedBytes(c.path());
+    long apparent = apparentBytes(c.path());
     long live = wl.liveKeys() * (data.keySize() + data.valueSize());
-    Result r = Result.footprint(id, phase, c.durability(), disk, live);
-    log(id, String.format("footprint %s: %.2fx (%s on disk)", phase, r.amplification(), mib(disk)));
+    Map<String, Double> f = new LinkedHashMap<>();
+    f.put("apparent-bytes", (double) apparent);
+    f.put("writes", (double) wl.writes());
+    f.put("settle-seconds", q.seconds());
+    f.put("settled", q.settled() ? 1.0 : 0.0);
+    Result r = Result.footprint(id, phase, c.durability(), disk, live).with(disk, live, f);
+    log(
+        id,
+        String.format(
+            "footprint %s: %.2fx (%s allocated, %s apparent, %,d writes; at rest after %.1f s)",
+            phase, r.amplification(), mib(disk), mib(apparent), wl.writes(), q.seconds()));
     return r;
+  }
+
+  /**
+   * How waiting for an engine's background work ended.
+   *
+   * @param settled whether it ended at rest (false: the deadline passed)
+   * @param seconds how long it waited
+   * @param polls how often it read the figures
+   */
+  record Quiesce(boolean settled, double seconds, int polls) {}
+
+  /**
+   * Waits until the engine is at rest: every {@link #BACKGROUND_FIGURES} figure it reports is 0 at
+   * two polls in a row with the same apparent directory size in between (so files a finished job
+   * deletes are gone). An engine that reports none of them has no background work to wait for.
+   *
+   * @param figures reads the store's {@code stats()} figures
+   * @param apparent reads the directory's apparent size
+   * @param maxNs deadline
+   * @param pollNs pause between polls
+   */
+  static Quiesce quiesce(
+      Supplier<Map<String, Number>> figures, LongSupplier apparent, long maxNs, long pollNs) {
+    long t0 = System.nanoTime();
+    boolean idleBefore = false;
+    long sizeBefore = -1;
+    for (int polls = 1; ; polls++) {
+      Map<String, Number> f = figures.get();
+      boolean reported = false;
+      boolean idle = true;
+      for (String k : BACKGROUND_FIGURES) {
+        Number v = f.get(k);
+        if (v != null) {
+          reported = true;
+          idle &= v.longValue() == 0;
+        }
+      }
+      long now = System.nanoTime();
+      if (!reported) {
+        return new Quiesce(true, (now - t0) / 1e9, polls);
+      }
+      long size = idle ? apparent.getAsLong() : -1;
+      if (idle && idleBefore && size == sizeBefore) {
+        return new Quiesce(true, (now - t0) / 1e9, polls);
+      }
+      if (now - t0 >= maxNs || Thread.currentThread().isInterrupted()) {
+        return new Quiesce(false, (now - t0) / 1e9, polls);
+      }
+      idleBefore = idle;
+      sizeBefore = size;
+      sleepUntil(now + pollNs);
+    }
   }
 
   static void ensureWorkers(Workload wl, List<Workload.Worker> workers, int threads) {
@@ -1016,7 +1221,7 @@ final class Runner {
 
   /**
    * Allocated bytes under a directory: {@code du -s -B1} where available (sparse and preallocated
-   * files count as allocated blocks), else the sum of file sizes.
+   * files count as allocated blocks), else the sum of file sizes ({@link #apparentBytes}).
    */
   static long allocatedBytes(Path dir) {
     try {
@@ -1034,6 +1239,14 @@ final class Runner {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    return apparentBytes(dir);
+  }
+
+  /**
+   * The sum of the sizes of the regular files under a directory (what {@code ls} shows; a file
+   * deleted while it is walked counts as 0).
+   */
+  static long apparentBytes(Path dir) {
     long[] sum = new long[1];
     try {
       Files.walkFileTree(
@@ -1041,8 +1254,15 @@ final class Runner {
           new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
-              sum[0] += a.size();
+              if (a.isRegularFile()) {
+                sum[0] += a.size();
+              }
               return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFileFailed(Path f, IOException e) {
+              return FileVisitResult.CONTINUE; // deleted by the engine meanwhile
             }
           });
     } catch (IOException e) {

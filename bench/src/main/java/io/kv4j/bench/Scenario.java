@@ -9,6 +9,15 @@ import java.util.stream.Collectors;
 public enum Scenario {
   /** Load: every key once, in random order, single puts. */
   FILLRANDOM("fillrandom", "load every key once in random order (single puts)", false),
+  /**
+   * Load on a fresh store: every key once, in random order, in write batches of {@value
+   * Runner#BATCH} puts, one thread; ops/s counts puts, latency is per batch.
+   */
+  FILLBATCH(
+      "fillbatch",
+      "fresh store: load every key once in random order, batches of 1,000 puts, 1 thread"
+          + " (ops/s: puts; latency: per batch)",
+      false),
   /** Uniform random gets of existing keys. */
   READRANDOM("readrandom", "uniform random gets", false),
   /** 50% read, 50% update, zipfian 0.99 scrambled. */

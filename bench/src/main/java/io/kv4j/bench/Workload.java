@@ -4,9 +4,11 @@ import io.kv4j.Cursor;
 import io.kv4j.Entry;
 import io.kv4j.KeyRange;
 import io.kv4j.Store;
+import io.kv4j.WriteBatch;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The operations of every scenario against one loaded store, shared by the runner and the JMH
@@ -31,6 +33,7 @@ public final class Workload {
   private final AtomicLong next;
   private final AtomicLongArray inFlight = new AtomicLongArray(MAX_WORKERS);
   private final AtomicLong workers = new AtomicLong();
+  private final LongAdder writes = new LongAdder();
 
   /**
    * Describes the workload on a store holding keys {@code 0..loaded-1}.
@@ -75,6 +78,16 @@ public final class Workload {
    */
   public long liveKeys() {
     return next.get();
+  }
+
+  /**
+   * Puts and deletes made through this workload so far (single puts and the puts of batches): two
+   * footprints are comparable only after the same writes.
+   *
+   * @return the count
+   */
+  public long writes() {
+    return writes.sum();
   }
 
   /**
@@ -175,7 +188,29 @@ public final class Workload {
       int s = random.nextInt();
       data.value(index, s, value);
       store.put(key, value);
+      writes.increment();
       return s;
+    }
+
+    /**
+     * Writes fresh versions of keys {@code order[from..to)} in one {@link WriteBatch}.
+     *
+     * @param batch a batch to fill and write; cleared first
+     * @return the sum of the slots written
+     */
+    long putBatch(WriteBatch batch, long[] order, int from, int to) {
+      batch.clear();
+      long sum = 0;
+      for (int i = from; i < to; i++) {
+        data.key(order[i], key);
+        int s = random.nextInt();
+        data.value(order[i], s, value);
+        batch.put(key, value); // copies both
+        sum += s;
+      }
+      store.write(batch);
+      writes.add(to - from);
+      return sum;
     }
 
     /** Overwrites a loaded key chosen zipfian (0.99, scrambled), as YCSB's updates do. */

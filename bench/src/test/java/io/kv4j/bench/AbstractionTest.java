@@ -49,6 +49,43 @@ class AbstractionTest {
     assertThat(Abstraction.markdown(List.of())).contains("Not measured");
   }
 
+  private static Result disk(String engine, String phase, long allocated, long apparent, long w) {
+    return Result.footprint(engine, phase, Durability.BUFFERED, allocated, 1000)
+        .with(
+            allocated,
+            1000,
+            java.util.Map.of("apparent-bytes", (double) apparent, "writes", (double) w));
+  }
+
+  @Test
+  void diskPairs_samePhase_ratiosHighMarkOnlyAfterTheSameWrites() {
+    List<Result> rs =
+        List.of(
+            disk("rocksdb", "after-fillbatch", 2000, 1000, 500),
+            disk("rocksdb-raw", "after-fillbatch", 2000, 1000, 500),
+            disk("rocksdb", "after-fixed-updates", 3000, 1200, 900),
+            disk("rocksdb-raw", "after-fixed-updates", 2000, 1000, 900),
+            disk("rocksdb", "after-update", 4000, 2000, 700),
+            disk("rocksdb-raw", "after-update", 2000, 1000, 600),
+            disk("lmdb-raw", "after-update", 2000, 1000, 600));
+    List<Abstraction.DiskPair> pairs = Abstraction.diskPairs(rs);
+    assertThat(pairs).hasSize(3);
+    assertThat(pairs.get(0).allocatedRatio()).isEqualTo(1.0);
+    assertThat(pairs.get(1).allocatedRatio()).isEqualTo(1.5);
+    assertThat(pairs.get(1).apparentRatio()).isEqualTo(1.2);
+    assertThat(pairs.get(1).high()).isTrue();
+    assertThat(pairs.get(2).sameWrites()).isFalse();
+    assertThat(pairs.get(2).high()).as("not judged: the writes differ").isFalse();
+    String md = Abstraction.markdown(rs);
+    assertThat(md)
+        .contains("### Disk (kv4j / raw library)")
+        .contains("| rocksdb | after-fillbatch | buffered | 500 / 500 |")
+        .contains("| 1.50 **high** |")
+        .contains("| 2.00 *writes differ* |")
+        .doesNotContain("Not measured");
+    assertThat(Abstraction.diskJson(rs)).contains("\"allocatedRatio\": 1.500");
+  }
+
   @Test
   void defaultSelection_withoutAbstraction_leavesOutTheRawBaselines() {
     assertThat(Abstraction.isRaw("lmdb-raw")).isTrue();

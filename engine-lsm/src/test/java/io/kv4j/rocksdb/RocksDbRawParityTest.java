@@ -136,6 +136,80 @@ class RocksDbRawParityTest {
         .isEqualTo("true");
   }
 
+  /**
+   * The issue's harness settings (bloom 10 bits, 256 MiB block cache, 64 MiB write buffer, LZ4) on
+   * a plain RocksDB {@link Options}, every other setting RocksDB's default, against a kv4j store
+   * opened with {@code block-cache-size=256MiB}: the options that differ are exactly the engine's
+   * documented defaults (README, "Options"), and with those written out on the raw side too (the
+   * bench's {@code rocksdb-raw}) only {@code wal_recovery_mode} is left.
+   */
+  @Test
+  void options_againstPlainRocksDbWithIssueSettings_differOnlyInDocumentedDefaults()
+      throws Exception {
+    Path kv = tmp.resolve("kv4j");
+    try (Store s =
+        Stores.open(
+            StoreConfig.builder("rocksdb")
+                .path(kv)
+                .durability(Durability.BUFFERED)
+                .option("block-cache-size", "256MiB")
+                .build())) {
+      s.put(b("k"), b("v"));
+    }
+    Map<String, String> mine = optionsFile(kv);
+
+    Path plain = tmp.resolve("plain");
+    try (LRUCache cache = new LRUCache(256L << 20);
+        BloomFilter filter = new BloomFilter(10);
+        Options o =
+            new Options()
+                .setCreateIfMissing(true)
+                .setWriteBufferSize(64L << 20)
+                .setCompressionType(CompressionType.LZ4_COMPRESSION)
+                .setTableFormatConfig(
+                    new BlockBasedTableConfig().setBlockCache(cache).setFilterPolicy(filter));
+        RocksDB db = RocksDB.open(o, plain.toString())) {
+      db.put(b("k"), b("v"));
+    }
+    Map<String, String> theirs = optionsFile(plain);
+    Map<String, String> differ = new TreeMap<>();
+    for (String k : union(mine, theirs)) {
+      if (!java.util.Objects.equals(mine.get(k), theirs.get(k))) {
+        differ.put(k, theirs.get(k) + " -> " + mine.get(k));
+      }
+    }
+    String db = "[DBOptions]";
+    String table = "[TableOptions/BlockBasedTable \"default\"]";
+    assertThat(differ)
+        .as("plain RocksDB -> kv4j")
+        .containsOnlyKeys(
+            db + "wal_recovery_mode",
+            db + "bytes_per_sync",
+            db + "info_log_level",
+            db + "keep_log_file_num",
+            db + "max_log_file_size",
+            table + "data_block_index_type");
+    assertThat(differ.get(db + "bytes_per_sync")).isEqualTo("0 -> 1048576");
+    assertThat(differ.get(table + "data_block_index_type"))
+        .isEqualTo("kDataBlockBinarySearch -> kDataBlockBinaryAndHash");
+
+    Path bench = tmp.resolve("bench-raw");
+    try (RawRocksDb r = new RawRocksDb(bench, 256L << 20, 64L << 20)) {
+      r.put(b("k"), b("v"));
+    }
+    Map<String, String> raw = optionsFile(bench);
+    assertThat(union(mine, raw))
+        .filteredOn(k -> !java.util.Objects.equals(mine.get(k), raw.get(k)))
+        .as("bench rocksdb-raw -> kv4j")
+        .containsExactly(db + "wal_recovery_mode");
+  }
+
+  private static TreeSet<String> union(Map<String, String> a, Map<String, String> b) {
+    TreeSet<String> out = new TreeSet<>(a.keySet());
+    out.addAll(b.keySet());
+    return out;
+  }
+
   /** The newest OPTIONS file of a database as {@code [section]name -> value}. */
   private static Map<String, String> optionsFile(Path dir) throws IOException {
     Path newest;

@@ -12,7 +12,13 @@ import java.util.stream.Stream;
 
 /** Shared bits of the raw stores. */
 final class Raw {
-  static final Set<Feature> FEATURES = EnumSet.of(Feature.ORDERED_SCAN, Feature.PERSISTENT);
+  /**
+   * What every raw store does: ordered scans, persistence, and atomic batches (one RocksDB {@code
+   * WriteBatch}, one LMDB write transaction, one SQLite transaction per {@code write}).
+   */
+  static final Set<Feature> FEATURES =
+      EnumSet.of(Feature.ORDERED_SCAN, Feature.PERSISTENT, Feature.ATOMIC_BATCH);
+
   static final Limits LIMITS = new Limits(Limits.MIN_MAX_KEY_SIZE, Limits.MIN_MAX_VALUE_SIZE);
 
   private Raw() {}
