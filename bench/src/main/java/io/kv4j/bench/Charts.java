@@ -148,6 +148,9 @@ final class Charts {
       case "readrandom":
         words = "Random reads";
         break;
+      case "multiget":
+        words = "Multi-get: getAll of 16 random keys (calls per second)";
+        break;
       case "ycsb-a":
         words = "YCSB A: 50% reads, 50% updates";
         break;

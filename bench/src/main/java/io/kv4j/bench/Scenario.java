@@ -20,6 +20,16 @@ public enum Scenario {
       false),
   /** Uniform random gets of existing keys. */
   READRANDOM("readrandom", "uniform random gets", false),
+  /**
+   * {@link io.kv4j.Store#getAll} of {@value Workload#MULTIGET_KEYS} uniform random keys; ops/s
+   * counts calls, so keys/s is {@value Workload#MULTIGET_KEYS} times it. Against {@code readrandom}
+   * it shows what an engine's native batch read (RocksDB multiGet, one SQL statement) saves over a
+   * loop of gets.
+   */
+  MULTIGET(
+      "multiget",
+      "getAll of 16 uniform random keys (ops/s: calls; x16 for keys/s, vs readrandom's gets)",
+      false),
   /** 50% read, 50% update, zipfian 0.99 scrambled. */
   YCSB_A("ycsb-a", "50% read / 50% update, zipfian", false),
   /** 95% read, 5% update, zipfian. */
@@ -139,6 +149,7 @@ public enum Scenario {
   boolean timedOnLoadedStore() {
     switch (this) {
       case READRANDOM:
+      case MULTIGET:
       case YCSB_A:
       case YCSB_B:
       case YCSB_C:

@@ -23,6 +23,9 @@ public final class Workload {
   /** Keys per {@link Scenario#SCAN} operation. */
   static final int SCAN_LENGTH = 100;
 
+  /** Keys per {@link io.kv4j.Store#getAll} call of the {@code multiget} scenario. */
+  static final int MULTIGET_KEYS = 16;
+
   /** Most workers a workload supports. */
   static final int MAX_WORKERS = 256;
 
@@ -142,6 +145,8 @@ public final class Workload {
       switch (s) {
         case READRANDOM:
           return read(random.nextLong(loaded));
+        case MULTIGET:
+          return readAll();
         case YCSB_A:
           return random.nextInt(100) < 50 ? read(zipfKey()) : put(zipfKey());
         case YCSB_B:
@@ -163,6 +168,33 @@ public final class Workload {
           throw new IllegalArgumentException(s.id() + " is not a per-operation scenario");
       }
     }
+
+    /**
+     * Reads {@link #MULTIGET_KEYS} uniform random keys with one {@link io.kv4j.Store#getAll} and
+     * verifies every value.
+     *
+     * @return a byte of the last value
+     */
+    long readAll() {
+      if (multiKeys == null) {
+        multiKeys = new byte[MULTIGET_KEYS][data.keySize()];
+        multiIndex = new long[MULTIGET_KEYS];
+      }
+      for (int i = 0; i < MULTIGET_KEYS; i++) {
+        multiIndex[i] = random.nextLong(loaded);
+        data.key(multiIndex[i], multiKeys[i]);
+      }
+      java.util.List<byte[]> values = store.getAll(java.util.Arrays.asList(multiKeys));
+      byte[] v = null;
+      for (int i = 0; i < MULTIGET_KEYS; i++) {
+        v = values.get(i);
+        data.verify(multiIndex[i], v);
+      }
+      return v[v.length - 1];
+    }
+
+    private byte[][] multiKeys;
+    private long[] multiIndex;
 
     /**
      * Reads and verifies a key.
