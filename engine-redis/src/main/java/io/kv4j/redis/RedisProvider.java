@@ -22,7 +22,11 @@ import java.util.Set;
 public final class RedisProvider implements StoreProvider {
   static final Set<Feature> FEATURES =
       EnumSet.of(
-          Feature.ORDERED_SCAN, Feature.REVERSE_SCAN, Feature.ATOMIC_BATCH, Feature.PERSISTENT);
+          Feature.ORDERED_SCAN,
+          Feature.REVERSE_SCAN,
+          Feature.ATOMIC_BATCH,
+          Feature.PERSISTENT,
+          Feature.CONDITIONAL_WRITE);
   static final Limits LIMITS = new Limits(4096, 64 << 20);
 
   /** For ServiceLoader. */
