@@ -45,9 +45,4 @@ final class Script {
       return client.eval(source, keys, args);
     }
   }
-
-  /** The SHA-1 digest in lower-case hex, as {@code SCRIPT LOAD} answers it. */
-  String sha() {
-    return new String(sha, StandardCharsets.US_ASCII);
-  }
 }
