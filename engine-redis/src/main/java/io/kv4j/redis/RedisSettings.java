@@ -30,6 +30,7 @@ record RedisSettings(
     int fetchSize,
     int lockTtlMillis,
     int lockWaitMillis,
+    String lock,
     int retryTimeoutMillis,
     boolean verifyDurability) {
 
@@ -87,6 +88,14 @@ record RedisSettings(
           600_000,
           "ms",
           "how long open waits for a held lock to expire before StoreLockedException");
+  static final OptionSpec<String> LOCK =
+      OptionSpec.choice(
+          "lock",
+          "exclusive",
+          List.of("exclusive", "shared"),
+          "exclusive: one open store per namespace (kv4j's rule); shared: several clients (application"
+              + " instances) open it at once and coordinate with conditional writes; the two modes"
+              + " exclude each other");
   static final OptionSpec<Integer> RETRY_TIMEOUT =
       OptionSpec.integer(
           "retry-timeout",
@@ -118,6 +127,7 @@ record RedisSettings(
           FETCH_SIZE,
           LOCK_TTL,
           LOCK_WAIT,
+          LOCK,
           RETRY_TIMEOUT,
           VERIFY_DURABILITY);
 
@@ -166,8 +176,13 @@ record RedisSettings(
         c.get(FETCH_SIZE),
         c.get(LOCK_TTL),
         c.get(LOCK_WAIT),
+        c.get(LOCK),
         c.get(RETRY_TIMEOUT),
         c.get(VERIFY_DURABILITY));
+  }
+
+  boolean sharedLock() {
+    return lock.equals("shared");
   }
 
   boolean cluster() {

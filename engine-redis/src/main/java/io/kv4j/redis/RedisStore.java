@@ -36,7 +36,6 @@ import redis.clients.jedis.exceptions.JedisClusterOperationException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
-import redis.clients.jedis.params.SetParams;
 
 /** A store kept under one hash-tagged namespace on Redis. */
 final class RedisStore extends AbstractStore {
@@ -48,21 +47,44 @@ final class RedisStore extends AbstractStore {
             return t;
           });
 
-  private static final byte[] PUT =
-      bytes(
+  private static final Script PUT =
+      new Script(
           "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]);"
               + " redis.call('ZADD', KEYS[2], 0, ARGV[1]); return 1");
-  private static final byte[] DELETE =
-      bytes("redis.call('HDEL', KEYS[1], ARGV[1]); redis.call('ZREM', KEYS[2], ARGV[1]); return 1");
-  private static final byte[] BATCH =
-      bytes(
+  private static final Script DELETE =
+      new Script(
+          "redis.call('HDEL', KEYS[1], ARGV[1]); redis.call('ZREM', KEYS[2], ARGV[1]); return 1");
+  private static final Script BATCH =
+      new Script(
           "for i = 1, #ARGV, 3 do"
               + " if ARGV[i] == 'p' then redis.call('HSET', KEYS[1], ARGV[i+1], ARGV[i+2]);"
               + " redis.call('ZADD', KEYS[2], 0, ARGV[i+1])"
               + " else redis.call('HDEL', KEYS[1], ARGV[i+1]);"
               + " redis.call('ZREM', KEYS[2], ARGV[i+1]) end end return 1");
-  static final byte[] PAGE =
-      bytes(
+
+  /**
+   * Compare-and-set of one key, with the index kept in step, in one script (so atomic against every
+   * other client of the server). KEYS: values, index, this call's done-marker. ARGV: key, {@code a}
+   * (must be absent) or {@code v} (must hold ARGV[3]), expected, {@code p} (store ARGV[5]) or
+   * {@code d} (delete), value, marker lifetime in ms. A marker that exists means this very call
+   * already succeeded (its reply was lost and the client retried): answer 1 again without writing
+   * twice. A failed comparison changes nothing and sets no marker, so retrying it is simply a later
+   * attempt.
+   */
+  static final Script CAS =
+      new Script(
+          "if redis.call('EXISTS', KEYS[3]) == 1 then return 1 end"
+              + " local v = redis.call('HGET', KEYS[1], ARGV[1])"
+              + " if ARGV[2] == 'a' then if v then return 0 end"
+              + " elseif v ~= ARGV[3] then return 0 end"
+              + " if ARGV[4] == 'p' then redis.call('HSET', KEYS[1], ARGV[1], ARGV[5]);"
+              + " redis.call('ZADD', KEYS[2], 0, ARGV[1])"
+              + " else redis.call('HDEL', KEYS[1], ARGV[1]); redis.call('ZREM', KEYS[2], ARGV[1])"
+              + " end"
+              + " redis.call('SET', KEYS[3], '1', 'PX', ARGV[6]) return 1");
+
+  static final Script PAGE =
+      new Script(
           "local ks; if ARGV[4] == '1' then"
               + " ks = redis.call('ZREVRANGEBYLEX', KEYS[2], ARGV[2], ARGV[1], 'LIMIT', 0, ARGV[3])"
               + " else ks = redis.call('ZRANGEBYLEX', KEYS[2], ARGV[1], ARGV[2], 'LIMIT', 0,"
@@ -70,23 +92,50 @@ final class RedisStore extends AbstractStore {
               + " if #ks == 0 then return {} end"
               + " local vs = redis.call('HMGET', KEYS[1], unpack(ks)); local out = {}"
               + " for i = 1, #ks do out[2*i-1] = ks[i]; out[2*i] = vs[i] end return out");
-  private static final byte[] REFRESH =
-      bytes(
-          "local v = redis.call('GET', KEYS[1]);"
-              + " if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1"
-              + " elseif not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 2"
-              + " else return 0 end");
-  private static final byte[] RELEASE =
-      bytes(
-          "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1])"
-              + " else return 0 end");
+
+  /**
+   * Takes or refreshes the open lock. KEYS: the exclusive lock (a string holding its owner's
+   * token), the shared holders (a sorted set of tokens scored by expiry, in server milliseconds).
+   * ARGV: token, lifetime in ms, {@code x} (exclusive) or {@code s} (shared). Answers 1 when held,
+   * 0 when an exclusive holder is in the way, -1 when shared holders are. Expired shared holders
+   * (crashed clients) are dropped first; the set itself expires with its last holder.
+   */
+  private static final Script HOLD =
+      new Script(
+          "redis.replicate_commands()"
+              + " local t = redis.call('TIME')"
+              + " local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)"
+              + " redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)"
+              + " local x = redis.call('GET', KEYS[1])"
+              + " if ARGV[3] == 'x' then"
+              + " if x == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end"
+              + " if x then return 0 end"
+              + " if redis.call('ZCARD', KEYS[2]) > 0 then return -1 end"
+              + " redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end"
+              + " if x then return 0 end"
+              + " redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])"
+              + " local top = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')"
+              + " redis.call('PEXPIREAT', KEYS[2], top[2]) return 1");
+
+  /** Gives up the open lock, exclusive or shared. KEYS as {@link #HOLD}; ARGV: token. */
+  private static final Script RELEASE =
+      new Script(
+          "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end"
+              + " redis.call('ZREM', KEYS[2], ARGV[1]) return 1");
+
+  /** Keys per {@code HMGET} of {@link #doGetAll}: bounds one command's size (keys ≤ 4 KiB). */
+  private static final int GET_ALL_CHUNK = 1000;
 
   private final RedisSettings settings;
   private final UnifiedJedis client;
   final byte[] valuesKey;
   final byte[] indexKey;
-  private final byte[] lockKey;
+  private final List<byte[]> lockKeys;
   private final byte[] token;
+  private final byte[] lockArgMode;
+  private final String markerPrefix;
+  private final byte[] markerTtl;
+  private final AtomicLong markers = new AtomicLong();
   private final boolean fsyncAlways;
   private final ScheduledFuture<?> keeper;
   private final AtomicLong retries = new AtomicLong();
@@ -104,8 +153,15 @@ final class RedisStore extends AbstractStore {
     String tag = "{" + settings.namespace() + "}";
     this.valuesKey = bytes(tag + ":v");
     this.indexKey = bytes(tag + ":i");
-    this.lockKey = bytes(tag + ":lock");
+    this.lockKeys = List.of(bytes(tag + ":lock"), bytes(tag + ":shared"));
     this.token = token;
+    this.lockArgMode = bytes(settings.sharedLock() ? "s" : "x");
+    this.markerPrefix = tag + ":c:" + new String(token, StandardCharsets.UTF_8) + ":";
+    // A retry of a conditional write can come at most this long after the write ran: the call's
+    // retry budget, twice (Jedis's cluster client retries inside one attempt, too), plus socket
+    // timeouts and a margin.
+    long ttl = 2L * (settings.retryTimeoutMillis() + settings.socketTimeoutMillis()) + 10_000;
+    this.markerTtl = bytes(Long.toString(ttl));
     this.fsyncAlways = fsyncAlways;
     long period = Math.max(100, settings.lockTtlMillis() / 3);
     this.keeper =
@@ -149,7 +205,10 @@ final class RedisStore extends AbstractStore {
     boolean ok = false;
     byte[] token = bytes(UUID.randomUUID().toString());
     String tag = "{" + s.namespace() + "}";
-    byte[] lockKey = bytes(tag + ":lock");
+    List<byte[]> lockKeys = List.of(bytes(tag + ":lock"), bytes(tag + ":shared"));
+    List<byte[]> lockArgs =
+        List.of(
+            token, bytes(Integer.toString(s.lockTtlMillis())), bytes(s.sharedLock() ? "s" : "x"));
     boolean locked = false;
     try {
       if (s.cluster()) {
@@ -172,11 +231,19 @@ final class RedisStore extends AbstractStore {
       client.ping();
       boolean fsyncAlways = checkPersistence(client, s, cc, config.durability(), who);
       long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(s.lockWaitMillis());
-      while (!"OK"
-          .equals(client.set(lockKey, token, SetParams.setParams().nx().px(s.lockTtlMillis())))) {
+      long held;
+      while ((held = (Long) HOLD.run(client, lockKeys, lockArgs)) != 1) {
         if (System.nanoTime() - deadline > 0) {
           throw new StoreLockedException(
-              who + " is open in another client (lock key " + tag + ":lock held)", config.path());
+              who
+                  + " is open in another client "
+                  + (held == 0
+                      ? "with an exclusive lock (lock key " + tag + ":lock held)"
+                      : "with lock=shared (holders in "
+                          + tag
+                          + ":shared) and this open asks for"
+                          + " lock=exclusive"),
+              config.path());
         }
         pause(100);
       }
@@ -222,7 +289,7 @@ final class RedisStore extends AbstractStore {
       if (!ok && client != null) {
         if (locked) {
           try {
-            client.eval(RELEASE, List.of(lockKey), List.of(token));
+            RELEASE.run(client, lockKeys, List.of(token));
           } catch (JedisException ignored) {
             // The lock expires on its own.
           }
@@ -362,13 +429,60 @@ final class RedisStore extends AbstractStore {
   @Override
   protected void doPut(byte[] key, byte[] value) {
     checkLock();
-    call("put", () -> client.eval(PUT, List.of(valuesKey, indexKey), List.of(key, value)));
+    call("put", () -> PUT.run(client, List.of(valuesKey, indexKey), List.of(key, value)));
   }
 
   @Override
   protected void doDelete(byte[] key) {
     checkLock();
-    call("delete", () -> client.eval(DELETE, List.of(valuesKey, indexKey), List.of(key)));
+    call("delete", () -> DELETE.run(client, List.of(valuesKey, indexKey), List.of(key)));
+  }
+
+  @Override
+  protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
+    return compareAndSet(key, expected, value, bytes(markerPrefix + markers.incrementAndGet()));
+  }
+
+  /**
+   * The compare-and-set with its done-marker key given: every retry of one call sends the same
+   * marker, so a retry after a lost reply answers true without applying the write a second time.
+   */
+  boolean compareAndSet(byte[] key, byte[] expected, byte[] value, byte[] marker) {
+    checkLock();
+    byte[] none = {};
+    List<byte[]> args =
+        List.of(
+            key,
+            bytes(expected == null ? "a" : "v"),
+            expected == null ? none : expected,
+            bytes(value == null ? "d" : "p"),
+            value == null ? none : value,
+            markerTtl);
+    Object r =
+        call(
+            "conditional write", () -> CAS.run(client, List.of(valuesKey, indexKey, marker), args));
+    return r instanceof Long l && l == 1;
+  }
+
+  @Override
+  protected List<byte[]> doGetAll(List<byte[]> keys) {
+    List<byte[]> values = new ArrayList<>(keys.size());
+    for (int from = 0; from < keys.size(); from += GET_ALL_CHUNK) {
+      byte[][] chunk =
+          keys.subList(from, Math.min(keys.size(), from + GET_ALL_CHUNK)).toArray(new byte[0][]);
+      List<byte[]> got = call("getAll", () -> client.hmget(valuesKey, chunk));
+      if (got == null || got.size() != chunk.length) {
+        throw failure(
+            "getAll",
+            new IllegalStateException(
+                "HMGET of "
+                    + chunk.length
+                    + " fields answered "
+                    + (got == null ? "nothing" : got.size() + " values")));
+      }
+      values.addAll(got);
+    }
+    return values;
   }
 
   @Override
@@ -386,7 +500,7 @@ final class RedisStore extends AbstractStore {
     }
     call(
         "batch of " + batch.size() + " operations",
-        () -> client.eval(BATCH, List.of(valuesKey, indexKey), args));
+        () -> BATCH.run(client, List.of(valuesKey, indexKey), args));
   }
 
   /** One page of a scan, read atomically: keys and values alternating. */
@@ -396,8 +510,8 @@ final class RedisStore extends AbstractStore {
         call(
             "scan",
             () ->
-                client.eval(
-                    PAGE,
+                PAGE.run(
+                    client,
                     List.of(valuesKey, indexKey),
                     List.of(min, max, bytes(Integer.toString(count)), bytes(reverse ? "1" : "0"))));
   }
@@ -442,7 +556,7 @@ final class RedisStore extends AbstractStore {
   protected void doClose() {
     keeper.cancel(false);
     try {
-      client.eval(RELEASE, List.of(lockKey), List.of(token));
+      RELEASE.run(client, lockKeys, List.of(token));
     } catch (JedisException ignored) {
       // Unreachable server: the lock key expires after lock-ttl.
     } finally {
@@ -457,11 +571,11 @@ final class RedisStore extends AbstractStore {
     }
     try {
       Object r =
-          client.eval(
-              REFRESH,
-              List.of(lockKey),
-              List.of(token, bytes(Integer.toString(settings.lockTtlMillis()))));
-      if (r instanceof Long l && l == 0) {
+          HOLD.run(
+              client,
+              lockKeys,
+              List.of(token, bytes(Integer.toString(settings.lockTtlMillis())), lockArgMode));
+      if (r instanceof Long l && l != 1) {
         lockLost = true;
       }
     } catch (JedisException | IllegalStateException e) {

@@ -97,6 +97,11 @@ class RedisServerTest {
           .as("AOF kept the data; the client reconnected")
           .isEqualTo(b("v7"));
       store.put(b("after"), b("x"));
+      assertThat(store.replace(b("after"), b("x"), b("z")))
+          .as("conditional write after the restart emptied the script cache")
+          .isTrue();
+      assertThat(store.putIfAbsent(b("after"), b("w"))).isFalse();
+      assertThat(store.get(b("after"))).isEqualTo(b("z"));
       store.write(new WriteBatch().put(b("batch"), b("y")).delete(b("before0")));
       assertThat(store.stream(KeyRange.prefix(b("before"))).count()).isEqualTo(99);
       assertThat(catchThrowable(() -> Stores.open(c).close()))

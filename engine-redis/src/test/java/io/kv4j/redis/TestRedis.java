@@ -132,7 +132,7 @@ public final class TestRedis {
   public static void drop(boolean cluster, String namespace) {
     try (UnifiedJedis j = client(cluster)) {
       String tag = "{" + namespace + "}";
-      j.del(tag + ":v", tag + ":i", tag + ":meta", tag + ":lock");
+      j.del(tag + ":v", tag + ":i", tag + ":meta", tag + ":lock", tag + ":shared");
     }
   }
 
