@@ -246,8 +246,11 @@ final class Compactor {
 
   // ---------------------------------------------------------------- cursors and throttle
 
-  /** A cursor closed: the retired segments it pinned may be unmapped now. */
-  void cursorClosed(HashLogCursor c) {
+  /**
+   * A cursor (or another {@link ReaderGuard#pin pin}: a snapshot, a backup) closed: the retired
+   * segments it pinned may be unmapped now.
+   */
+  void cursorClosed(Object c) {
     if (guard.unpin(c) && !threads.isEmpty()) {
       wake();
     }

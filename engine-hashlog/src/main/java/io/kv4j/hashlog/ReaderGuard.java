@@ -22,11 +22,11 @@ final class ReaderGuard {
   private final CallGate readers = new CallGate();
   private final StoreState state;
   private final Segments segments;
-  private final Set<HashLogCursor> cursors = ConcurrentHashMap.newKeySet();
+  private final Set<Object> cursors = ConcurrentHashMap.newKeySet();
   private final List<Grave> graves = new ArrayList<>(); // guarded by itself
 
   /** Retired segments waiting for the cursors that may still read them. */
-  private record Grave(List<Segment> segments, Set<HashLogCursor> pins) {}
+  private record Grave(List<Segment> segments, Set<Object> pins) {}
 
   ReaderGuard(StoreState state, Segments segments) {
     this.state = state;
@@ -60,17 +60,20 @@ final class ReaderGuard {
 
   // ---------------------------------------------------------------- cursors and graves
 
-  /** Registers an open cursor; call before the reader that opened it exits. */
-  void pin(HashLogCursor c) {
+  /**
+   * Registers an open cursor, or anything else holding locations or segments (a snapshot, a
+   * backup), as a pin; call before the reader that opened it exits.
+   */
+  void pin(Object c) {
     cursors.add(c);
   }
 
   /**
-   * Forgets a closed cursor.
+   * Forgets a closed cursor (or other pin).
    *
    * @return whether retired segments wait in a grave (the cursor may have been their last pin)
    */
-  boolean unpin(HashLogCursor c) {
+  boolean unpin(Object c) {
     if (!cursors.remove(c)) {
       return false;
     }
@@ -85,7 +88,7 @@ final class ReaderGuard {
    */
   void bury(List<Segment> victims) {
     readers.awaitEarlier();
-    Set<HashLogCursor> pins = new HashSet<>(cursors);
+    Set<Object> pins = new HashSet<>(cursors);
     synchronized (graves) {
       graves.add(new Grave(new ArrayList<>(victims), pins));
     }
