@@ -68,6 +68,11 @@ final class Backup {
       try {
         active = segments.active;
         if (active == null) {
+          // Read-only: no active segment; the newest installed one is where a writer would go on.
+          Segment[] all = segments.all();
+          active = all.length == 0 ? null : all[all.length - 1];
+        }
+        if (active == null) {
           throw new IOException("hashlog: no active segment in " + dir);
         }
         activeEnd = active.end;
@@ -120,7 +125,11 @@ final class Backup {
             target.resolve(StoreDirectory.IDENTITY_FILE), Files.readAllBytes(identity));
       }
       // Ids ascending, as the store's own manifest lists them: segments.all() is in id order.
-      new Manifest(true, 1, active.id, activeEnd, ids, lengths, new int[0]).write(target);
+      // Clean: the copy's newest segment ends exactly at its last whole record. Only a newest
+      // segment whose header never reached the disk (a read-only store after such a crash) is
+      // left to the copy's open to recreate, as a crash image.
+      boolean clean = activeEnd >= RecordCodec.FILE_HEADER;
+      new Manifest(clean, 1, active.id, activeEnd, ids, lengths, new int[0]).write(target);
     } finally {
       compactor.cursorClosed(this);
     }
