@@ -4,6 +4,8 @@ import io.kv4j.KeyRange;
 import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A read snapshot: the ordered view's two immutable sorted runs ({@link KeyOrder.View}), taken once
@@ -44,21 +46,41 @@ final class HashLogSnapshot extends AbstractSnapshot {
 
   @Override
   protected byte[] doGet(byte[] key) {
-    KeyOrder.View v = view;
     int token = guard.enter();
     try {
-      long prefix = RecordReader.keyPrefix(key);
-      long loc =
-          Math.max(
-              find(v.base(), v.basePrefixes(), key, prefix),
-              find(v.recent(), v.recentPrefixes(), key, prefix));
-      if (loc == 0 || records.isTombstone(loc)) {
-        return null;
-      }
-      return records.readValue(loc, key);
+      return read(view, key);
     } finally {
       guard.exit(token);
     }
+  }
+
+  /** The gets of {@link #doGet} inside one reader-guard entry. */
+  @Override
+  protected List<byte[]> doGetAll(List<byte[]> keys) {
+    KeyOrder.View v = view;
+    List<byte[]> values = new ArrayList<>(keys.size());
+    int token = guard.enter();
+    try {
+      for (byte[] key : keys) {
+        values.add(read(v, key));
+      }
+    } finally {
+      guard.exit(token);
+    }
+    return values;
+  }
+
+  /** The key's value as of the view, or null. Caller is inside the guard. */
+  private byte[] read(KeyOrder.View v, byte[] key) {
+    long prefix = RecordReader.keyPrefix(key);
+    long loc =
+        Math.max(
+            find(v.base(), v.basePrefixes(), key, prefix),
+            find(v.recent(), v.recentPrefixes(), key, prefix));
+    if (loc == 0 || records.isTombstone(loc)) {
+      return null;
+    }
+    return records.readValue(loc, key);
   }
 
   /** The location of {@code key}'s entry in a sorted run (one entry per key), or 0. */

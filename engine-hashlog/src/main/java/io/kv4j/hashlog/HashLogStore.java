@@ -16,9 +16,11 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -151,6 +153,34 @@ final class HashLogStore extends AbstractStore {
     }
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>hashlog: the gets of {@link #doGet}, inside one reader-guard entry instead of one per key.
+   */
+  @Override
+  protected List<byte[]> doGetAll(List<byte[]> keys) {
+    List<byte[]> values = new ArrayList<>(keys.size());
+    int token = guard.enter();
+    try {
+      for (byte[] key : keys) {
+        long h = index.hash(key);
+        long loc = index.find(h, key, true);
+        if (loc > 0) {
+          values.add(records.readValue(loc, key));
+        } else {
+          if (loc < 0) {
+            records.checkSuspect(loc & ~KeyDir.SUSPECT, h);
+          }
+          values.add(null);
+        }
+      }
+    } finally {
+      guard.exit(token);
+    }
+    return values;
+  }
+
   @Override
   protected AbstractCursor doScan(KeyRange range) {
     int token = guard.enter();
@@ -222,6 +252,21 @@ final class HashLogStore extends AbstractStore {
         });
   }
 
+  /**
+   * Looks the key up before the write lock is taken: the index slot and the old record's header,
+   * which the index update under the lock compares and the byte accounting reads, are then in the
+   * CPU cache, and the cache misses (often TLB misses into a large mapping) fall outside both
+   * locks.
+   */
+  private void warm(long h, byte[] key) {
+    int token = guard.enter();
+    try {
+      index.find(h, key, false);
+    } finally {
+      guard.exit(token);
+    }
+  }
+
   // ---------------------------------------------------------------- snapshots and backups
 
   @Override
@@ -249,20 +294,7 @@ final class HashLogStore extends AbstractStore {
     new Backup(dir, segments, guard, compactor).writeTo(target);
   }
 
-  /**
-   * Looks the key up before the write lock is taken: the index slot and the old record's header,
-   * which the index update under the lock compares and the byte accounting reads, are then in the
-   * CPU cache, and the cache misses (often TLB misses into a large mapping) fall outside both
-   * locks.
-   */
-  private void warm(long h, byte[] key) {
-    int token = guard.enter();
-    try {
-      index.find(h, key, false);
-    } finally {
-      guard.exit(token);
-    }
-  }
+  // ---------------------------------------------------------------- sync, compaction, verify
 
   @Override
   protected void doSync() {

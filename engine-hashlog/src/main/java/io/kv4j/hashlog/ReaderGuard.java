@@ -15,8 +15,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Readers ({@link #enter}/{@link #exit}) are counted by a {@link CallGate}: one atomic increment
  * and decrement per call, no lock. A retirement ({@link #bury}) flips the gate's epoch and waits
  * for the old epoch's count to drain; a reader that counted itself in an epoch re-checks it, so
- * none slips into an epoch already drained. Open cursors are {@link #pin pinned}: the victims of a
- * run wait in a grave until every cursor open at their retirement is closed ({@link #reap}).
+ * none slips into an epoch already drained. Open cursors, snapshots and backups in progress are
+ * {@link #pin pinned}: the victims of a run wait in a grave until every pin present at their
+ * retirement is gone ({@link #reap}).
  */
 final class ReaderGuard {
   private final CallGate readers = new CallGate();
