@@ -2,11 +2,13 @@ package io.kv4j.hashlog;
 
 import static io.kv4j.hashlog.TestStores.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kv4j.Durability;
 import io.kv4j.Entry;
 import io.kv4j.KeyRange;
 import io.kv4j.Store;
+import io.kv4j.StoreClosedException;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
@@ -306,6 +308,28 @@ class BackupTest {
       assertThat(contents(c)).isEqualTo(modelAfter(799));
       c.put(bytes("new"), value(1));
       assertThat(c.get(bytes("new"))).isEqualTo(value(1));
+    }
+  }
+
+  @Test
+  void backup_whenTheStoreClosesWhileItCopies_failsCleanlyAndLeavesNoCopy() throws IOException {
+    Path dir = root.resolve("store");
+    Path copy = root.resolve("copy");
+    HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4096");
+    for (long i = 0; i < 1000; i++) {
+      write(s, i);
+    }
+    Backup.notedHook = s::close; // everything unmapped before the active segment is copied
+    assertThatThrownBy(() -> s.backup(copy)).isInstanceOf(StoreClosedException.class);
+    Backup.notedHook = null;
+    assertThat(copy).doesNotExist();
+    try (Stream<Path> left = Files.list(root)) {
+      assertThat(left.map(p -> p.getFileName().toString()))
+          .as("the partial copy was deleted")
+          .containsExactly("store");
+    }
+    try (HashLogStore again = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4096")) {
+      assertThat(contents(again)).isEqualTo(modelAfter(999));
     }
   }
 
