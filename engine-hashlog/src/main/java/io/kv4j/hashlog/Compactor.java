@@ -50,8 +50,8 @@ import java.util.concurrent.locks.LockSupport;
  * tombstone whose key was written again later is superseded and also dropped.
  *
  * <p><b>Readers</b> are never blocked: retired victims stay mapped and installed until every reader
- * that entered before the index switch has left ({@link ReaderGuard#bury}) and every cursor opened
- * before it is closed; only then are they unmapped.
+ * that entered before the index switch has left ({@link ReaderGuard#bury}) and every cursor,
+ * snapshot or backup opened before it is closed; only then are they unmapped.
  *
  * <p><b>Throttling</b>: when the garbage in sealed segments exceeds what the threshold allows for
  * the live data (plus one segment of slack), writers wait until compaction catches up.
@@ -246,8 +246,11 @@ final class Compactor {
 
   // ---------------------------------------------------------------- cursors and throttle
 
-  /** A cursor closed: the retired segments it pinned may be unmapped now. */
-  void cursorClosed(HashLogCursor c) {
+  /**
+   * A cursor (or another {@link ReaderGuard#pin pin}: a snapshot, a backup) closed: the retired
+   * segments it pinned may be unmapped now.
+   */
+  void cursorClosed(Object c) {
     if (guard.unpin(c) && !threads.isEmpty()) {
       wake();
     }

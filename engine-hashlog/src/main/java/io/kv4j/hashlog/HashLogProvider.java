@@ -34,7 +34,10 @@ public final class HashLogProvider implements StoreProvider {
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
           Feature.PERSISTENT,
-          Feature.CHECKSUMS);
+          Feature.CHECKSUMS,
+          Feature.CONDITIONAL_WRITE,
+          Feature.SNAPSHOT_READ,
+          Feature.BACKUP);
 
   static final OptionSpec<Long> SEGMENT_SIZE =
       OptionSpec.size(

@@ -9,14 +9,18 @@ import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
+import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -149,6 +153,34 @@ final class HashLogStore extends AbstractStore {
     }
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>hashlog: the gets of {@link #doGet}, inside one reader-guard entry instead of one per key.
+   */
+  @Override
+  protected List<byte[]> doGetAll(List<byte[]> keys) {
+    List<byte[]> values = new ArrayList<>(keys.size());
+    int token = guard.enter();
+    try {
+      for (byte[] key : keys) {
+        long h = index.hash(key);
+        long loc = index.find(h, key, true);
+        if (loc > 0) {
+          values.add(records.readValue(loc, key));
+        } else {
+          if (loc < 0) {
+            records.checkSuspect(loc & ~KeyDir.SUSPECT, h);
+          }
+          values.add(null);
+        }
+      }
+    } finally {
+      guard.exit(token);
+    }
+    return values;
+  }
+
   @Override
   protected AbstractCursor doScan(KeyRange range) {
     int token = guard.enter();
@@ -187,6 +219,40 @@ final class HashLogStore extends AbstractStore {
   }
 
   /**
+   * {@inheritDoc}
+   *
+   * <p>hashlog: the record (a put, or a delete's tombstone) and its checksum are made before the
+   * writer lock, as for a put; under the lock the key's current value is read from the index's
+   * location with its CRC32C checked (also with {@code verify-checksums-on-read=false}), compared,
+   * and only if equal the record goes through the one append path. Not under the reader guard: the
+   * writer lock already keeps the current record's segment mapped (compaction moves it and the
+   * close unmaps it only under that lock), and a writer waiting in the compaction throttle must not
+   * hold up a compaction run waiting for the readers to leave.
+   */
+  @Override
+  protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
+    long h = index.hash(key);
+    byte type = value == null ? RecordCodec.DELETE : RecordCodec.PUT;
+    byte[] header = RecordCodec.header(type, key, value);
+    return log.appendIf(
+        type,
+        h,
+        key,
+        value,
+        header,
+        loc -> {
+          if (loc < 0) {
+            records.checkSuspect(loc & ~KeyDir.SUSPECT, h); // throws unless another key's hash
+            return expected == null;
+          }
+          if (loc == 0) {
+            return expected == null;
+          }
+          return expected != null && Arrays.equals(records.readValueChecked(loc, key), expected);
+        });
+  }
+
+  /**
    * Looks the key up before the write lock is taken: the index slot and the old record's header,
    * which the index update under the lock compares and the byte accounting reads, are then in the
    * CPU cache, and the cache misses (often TLB misses into a large mapping) fall outside both
@@ -200,6 +266,35 @@ final class HashLogStore extends AbstractStore {
       guard.exit(token);
     }
   }
+
+  // ---------------------------------------------------------------- snapshots and backups
+
+  @Override
+  protected AbstractSnapshot doSnapshot() {
+    int token = guard.enter();
+    try {
+      // As for a scan: pinned before exit(), so a compaction that retires segments the view
+      // points into waits for this reader to leave and then sees the snapshot pinned.
+      HashLogSnapshot s =
+          new HashLogSnapshot(this, records, guard, compactor, index.order.snapshot());
+      guard.pin(s);
+      return s;
+    } finally {
+      guard.exit(token);
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>hashlog: see {@link Backup}.
+   */
+  @Override
+  protected void doBackup(Path target) throws IOException {
+    new Backup(dir, segments, guard, compactor).writeTo(target);
+  }
+
+  // ---------------------------------------------------------------- sync, compaction, verify
 
   @Override
   protected void doSync() {

@@ -15,18 +15,19 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Readers ({@link #enter}/{@link #exit}) are counted by a {@link CallGate}: one atomic increment
  * and decrement per call, no lock. A retirement ({@link #bury}) flips the gate's epoch and waits
  * for the old epoch's count to drain; a reader that counted itself in an epoch re-checks it, so
- * none slips into an epoch already drained. Open cursors are {@link #pin pinned}: the victims of a
- * run wait in a grave until every cursor open at their retirement is closed ({@link #reap}).
+ * none slips into an epoch already drained. Open cursors, snapshots and backups in progress are
+ * {@link #pin pinned}: the victims of a run wait in a grave until every pin present at their
+ * retirement is gone ({@link #reap}).
  */
 final class ReaderGuard {
   private final CallGate readers = new CallGate();
   private final StoreState state;
   private final Segments segments;
-  private final Set<HashLogCursor> cursors = ConcurrentHashMap.newKeySet();
+  private final Set<Object> cursors = ConcurrentHashMap.newKeySet();
   private final List<Grave> graves = new ArrayList<>(); // guarded by itself
 
   /** Retired segments waiting for the cursors that may still read them. */
-  private record Grave(List<Segment> segments, Set<HashLogCursor> pins) {}
+  private record Grave(List<Segment> segments, Set<Object> pins) {}
 
   ReaderGuard(StoreState state, Segments segments) {
     this.state = state;
@@ -60,17 +61,20 @@ final class ReaderGuard {
 
   // ---------------------------------------------------------------- cursors and graves
 
-  /** Registers an open cursor; call before the reader that opened it exits. */
-  void pin(HashLogCursor c) {
+  /**
+   * Registers an open cursor, or anything else holding locations or segments (a snapshot, a
+   * backup), as a pin; call before the reader that opened it exits.
+   */
+  void pin(Object c) {
     cursors.add(c);
   }
 
   /**
-   * Forgets a closed cursor.
+   * Forgets a closed cursor (or other pin).
    *
    * @return whether retired segments wait in a grave (the cursor may have been their last pin)
    */
-  boolean unpin(HashLogCursor c) {
+  boolean unpin(Object c) {
     if (!cursors.remove(c)) {
       return false;
     }
@@ -85,7 +89,7 @@ final class ReaderGuard {
    */
   void bury(List<Segment> victims) {
     readers.awaitEarlier();
-    Set<HashLogCursor> pins = new HashSet<>(cursors);
+    Set<Object> pins = new HashSet<>(cursors);
     synchronized (graves) {
       graves.add(new Grave(new ArrayList<>(victims), pins));
     }

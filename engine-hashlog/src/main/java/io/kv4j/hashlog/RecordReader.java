@@ -147,6 +147,18 @@ final class RecordReader implements KeyDir.KeySource {
     return p;
   }
 
+  /** The first 8 bytes of {@code key}, big-endian, zero-padded, as {@link #keyPrefix(long)}. */
+  static long keyPrefix(byte[] key) {
+    if (key.length >= 8) {
+      return (long) LONG_BE.get(key, 0);
+    }
+    long p = 0;
+    for (int i = 0; i < 8; i++) {
+      p = (p << 8) | (i < key.length ? key[i] & 0xFF : 0);
+    }
+    return p;
+  }
+
   /** Compares a record's key with {@code key}, unsigned. */
   int compareKey(long loc, byte[] key) {
     Segment s = segments.at(loc);
@@ -233,6 +245,23 @@ final class RecordReader implements KeyDir.KeySource {
       throw corrupt(s, off, "checksum mismatch");
     }
     return out;
+  }
+
+  /**
+   * Copies the value of the put record at {@code loc} and checks its CRC32C whatever {@code
+   * verify-checksums-on-read} says: a conditional write compares against it, and must never write
+   * on the strength of damaged bytes. {@code key} as in {@link #readValue(long, byte[])}.
+   */
+  byte[] readValueChecked(long loc, byte[] key) {
+    byte[] v = readValue(loc, key);
+    if (!verifyOnRead) {
+      Segment s = segments.at(loc);
+      int off = (int) loc;
+      if (!RecordCodec.crcMatches(s.map, off, (int) RecordCodec.size(s.map, off))) {
+        throw corrupt(s, off, "checksum mismatch");
+      }
+    }
+    return v;
   }
 
   /**

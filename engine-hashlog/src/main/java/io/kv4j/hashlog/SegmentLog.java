@@ -6,6 +6,7 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongPredicate;
 
 /**
  * The log writes go to: appends records to the active segment, rolls it when full (sealing the old
@@ -103,32 +104,42 @@ final class SegmentLog {
    */
   private void append(
       byte type, long hash, byte[] key, byte[] value, byte[] header, PreparedBatch batch) {
-    long size =
-        batch != null
-            ? batch.totalBytes
-            : RecordCodec.recordSize(key.length, value == null ? 0 : value.length);
     long lsn;
     lock();
     try {
-      Segment s = segments.active;
-      if (type == RecordCodec.DELETE && index.findLocked(hash, key) <= 0) {
-        lsn = Segments.location(s.id, s.end); // nothing to write; still wait for earlier writes
+      lsn = write(type, hash, key, value, header, batch);
+    } catch (IOException e) {
+      throw state.fail("write to " + segments.active.path + " failed", e);
+    } finally {
+      segments.writeLock.unlock();
+    }
+    if (forceEachWrite) {
+      commit.await(lsn);
+    }
+  }
+
+  /**
+   * A conditional put or delete: under the writer lock, looks the key's current record up in the
+   * index and appends through the same path as {@link #append(byte, long, byte[], byte[], byte[])}
+   * only if {@code condition} holds for it; no other write can come between the look-up and the
+   * append. Durable as a put: in SYNC it returns once forced, also when nothing was written (the
+   * answer may rest on a write not yet forced, which must not be lost after it was reported).
+   *
+   * @param condition tested with the key's current index entry: a location, 0 (absent) or a {@link
+   *     KeyDir#SUSPECT suspect}; may throw (a damaged record)
+   * @return whether the condition held and the record was written
+   */
+  boolean appendIf(
+      byte type, long hash, byte[] key, byte[] value, byte[] header, LongPredicate condition) {
+    long lsn;
+    boolean holds;
+    lock();
+    try {
+      holds = condition.test(index.findLocked(hash, key));
+      if (holds) {
+        lsn = write(type, hash, key, value, header, null);
       } else {
-        s = room(size);
-        int off = s.end;
-        int p = stage(s, off, type, header, key, value);
-        if (batch != null) {
-          stageMembers(s, p, batch);
-        }
-        s.flush(); // the record, or the whole batch, in one write(2) when it fits the stage
-        s.end = off + (int) size;
-        keepFlushed(s);
-        userBytes.add(size);
-        if (batch == null) {
-          applyRecord(s, type, hash, key, off, size);
-        } else {
-          applyMembers(s, batch);
-        }
+        Segment s = segments.active;
         lsn = Segments.location(s.id, s.end);
       }
     } catch (IOException e) {
@@ -139,6 +150,43 @@ final class SegmentLog {
     if (forceEachWrite) {
       commit.await(lsn);
     }
+    return holds;
+  }
+
+  /**
+   * Writes under the writer lock: the record ({@code header}, {@code key}, {@code value}) and, for
+   * a batch, its members after it; raises the segment's end; updates the index and the byte
+   * accounting. A delete of a key that is absent writes nothing.
+   *
+   * @return the log position the write (or the writes before it) must be durable up to
+   */
+  private long write(
+      byte type, long hash, byte[] key, byte[] value, byte[] header, PreparedBatch batch)
+      throws IOException {
+    long size =
+        batch != null
+            ? batch.totalBytes
+            : RecordCodec.recordSize(key.length, value == null ? 0 : value.length);
+    Segment s = segments.active;
+    if (type == RecordCodec.DELETE && index.findLocked(hash, key) <= 0) {
+      return Segments.location(s.id, s.end); // nothing to write; still wait for earlier writes
+    }
+    s = room(size);
+    int off = s.end;
+    int p = stage(s, off, type, header, key, value);
+    if (batch != null) {
+      stageMembers(s, p, batch);
+    }
+    s.flush(); // the record, or the whole batch, in one write(2) when it fits the stage
+    s.end = off + (int) size;
+    keepFlushed(s);
+    userBytes.add(size);
+    if (batch == null) {
+      applyRecord(s, type, hash, key, off, size);
+    } else {
+      applyMembers(s, batch);
+    }
+    return Segments.location(s.id, s.end);
   }
 
   /**
