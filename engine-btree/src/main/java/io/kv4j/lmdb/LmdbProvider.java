@@ -22,6 +22,12 @@ import java.util.Set;
  * --add-opens}.
  */
 public final class LmdbProvider implements StoreProvider {
+  static {
+    // As early as possible: ServiceLoader creates the provider before any store is opened, and
+    // another engine or tool may load lmdbjava (and with it jffi) before this engine's first open.
+    JffiSettings.apply();
+  }
+
   static final String ID = "lmdb";
 
   /** LMDB's key limit (MDB_MAXKEYSIZE of the bundled native library). */
