@@ -58,9 +58,9 @@ class MainTest {
   }
 
   /**
-   * Run as an application is run: a plain {@code java -cp} on whichever JDK runs this test (CI
-   * runs it on 17 and 25), with exactly the JVM flags README.md documents for the engine and that
-   * JDK ({@link #documentedFlags}). It must work and print nothing on stderr: no illegal-access,
+   * Run as an application is run: a plain {@code java -cp} on whichever JDK runs this test (CI runs
+   * it on 17 and 25), with exactly the JVM flags README.md documents for the engine and that JDK
+   * ({@link #documentedFlags}). It must work and print nothing on stderr: no illegal-access,
    * native-access or {@code sun.misc.Unsafe} warnings.
    */
   @ParameterizedTest(name = "{0}")
@@ -71,8 +71,8 @@ class MainTest {
   }
 
   /**
-   * The native-access flag is accepted, and silent, on every JDK from 17 on, so an application
-   * that may run on several JDKs can always pass it.
+   * The native-access flag is accepted, and silent, on every JDK from 17 on, so an application that
+   * may run on several JDKs can always pass it.
    */
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"lmdb", "rocksdb", "sqlite"})
