@@ -20,6 +20,11 @@ shift 4
 here=$(cd "$(dirname "$0")" && pwd)
 jar=$here/target/kv4j-bench.jar
 [[ -f $jar ]] || { echo "pairs.sh: $jar missing; run mvn -B -q package -DskipTests" >&2; exit 2; }
+# Java 24+ warns when Chronicle Map, MapDB or lmdbjava's raw baseline use sun.misc.Unsafe's memory
+# methods (JEP 498) unless this flag allows them; a manifest cannot carry it, Java 17-22 reject it.
+java_major=$(java -version 2>&1 | awk -F'"' '/version/ { split($2, v, "."); print v[1]; exit }')
+jvm_flags=()
+if ((java_major >= 24)); then jvm_flags=(--sun-misc-unsafe-memory-access=allow); fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 ratios=$out/ratios
@@ -28,7 +33,7 @@ echo "Command: bench/pairs.sh $rounds $a $b $scenario${*:+ $*}"
 echo "Machine: $(nproc) cores, $(java -version 2>&1 | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((i = 1; i <= rounds; i++)); do
   if ((i % 2)); then order=$a,$b; else order=$b,$a; fi
-  java -jar "$jar" --engines "$order" --scenarios "$scenario" --warmup 2 --duration 5 "$@" \
+  java ${jvm_flags[@]+"${jvm_flags[@]}"} -jar "$jar" --engines "$order" --scenarios "$scenario" --warmup 2 --duration 5 "$@" \
     --out "$out/run" > "$out/log" 2>&1 || { cat "$out/log" >&2; exit 1; }
   # results.csv: engine,scenario,phase,threads,...,ops_per_sec (8th column), error (17th).
   awk -F, -v a="$a" -v b="$b" -v s="$scenario" -v run="$i" -v order="$order" -v rf="$ratios" '

@@ -50,8 +50,23 @@ class CallGateTest {
             });
     // The reader entered before this await, so it is waited for; a reader entering now is not.
     retirer.start();
-    assertThat(done.await(200, TimeUnit.MILLISECONDS)).isFalse();
+    // "Now" is once the retirer has flipped the epoch, which a slow machine may delay by seconds:
+    // wait for it instead of assuming it within a fixed time. A call entered from this thread gets
+    // the other epoch's counter (same thread, same stripe) once the flip happened, so its token
+    // differs from the one of `later`.
     int newer = r.enter();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (newer == later) {
+      r.exit(newer);
+      assertThat(System.nanoTime() - deadline)
+          .as("the retirer did not begin awaitEarlier within 60 s")
+          .isNegative();
+      Thread.sleep(1);
+      newer = r.enter();
+    }
+    assertThat(done.await(200, TimeUnit.MILLISECONDS))
+        .as("awaitEarlier returned while an earlier reader was inside")
+        .isFalse();
     r.exit(later);
     assertThat(done.await(10, TimeUnit.SECONDS))
         .as("awaitEarlier waited for a reader that entered after it")
@@ -85,10 +100,18 @@ class CallGateTest {
               closed.countDown();
             });
     closer.start();
+    // The closer may start seconds later on a loaded machine: wait until it has closed the gate
+    // rather than assuming it did within a fixed time.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!r.isClosed()) {
+      assertThat(System.nanoTime() - deadline)
+          .as("the closer did not call close within 60 s")
+          .isNegative();
+      Thread.sleep(1);
+    }
     assertThat(closed.await(200, TimeUnit.MILLISECONDS))
         .as("close returned while a call was inside")
         .isFalse();
-    assertThat(r.isClosed()).isTrue();
     assertThat(r.enter()).as("enter on a closing gate").isEqualTo(-1);
     r.exit(token);
     assertThat(closed.await(10, TimeUnit.SECONDS)).isTrue();

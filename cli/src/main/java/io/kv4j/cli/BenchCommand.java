@@ -104,9 +104,23 @@ final class BenchCommand implements Runnable {
     }
   }
 
+  /**
+   * JVM flags for the bench jar that its manifest cannot carry. On Java 24+ the peer stores it
+   * compares (Chronicle Map, MapDB) and its raw lmdbjava baseline call {@code sun.misc.Unsafe}'s
+   * memory methods, which print a warning (JEP 498) unless this flag allows them; Java 17-22 do not
+   * know the flag (23 does, but does not warn).
+   *
+   * @param javaFeature the feature release of the JVM that runs the child
+   * @return the flags, empty before Java 24
+   */
+  static List<String> childFlags(int javaFeature) {
+    return javaFeature >= 24 ? List.of("--sun-misc-unsafe-memory-access=allow") : List.of();
+  }
+
   private int child(Path jar, String[] a) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(childFlags(Runtime.version().feature()));
     cmd.add("-jar");
     cmd.add(jar.toString());
     cmd.addAll(List.of(a));

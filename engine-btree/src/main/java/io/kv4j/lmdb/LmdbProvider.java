@@ -17,11 +17,19 @@ import java.util.Set;
  *
  * <p>The map grows by itself (initial {@code map-size}, then {@code map-growth-step}); read
  * transactions are pooled and reused, so reader slots ({@code max-readers}) stay bounded however
- * many threads come and go. No JVM flags are needed: the engine moves data through its own {@code
- * byte[]} buffer proxy instead of lmdbjava's {@code ByteBuffer} proxies, which need {@code
- * --add-opens}.
+ * many threads come and go. No {@code --add-opens} flags are needed: the engine moves data through
+ * its own {@code byte[]} buffer proxy instead of lmdbjava's {@code ByteBuffer} proxies, which need
+ * them. On Java 24+ the application should start the JVM with {@code
+ * --enable-native-access=ALL-UNNAMED} (jffi loads a JNI library); the {@code sun.misc.Unsafe}
+ * warning jffi would print there is avoided by {@code JffiSettings}.
  */
 public final class LmdbProvider implements StoreProvider {
+  static {
+    // As early as possible: ServiceLoader creates the provider before any store is opened, and
+    // another engine or tool may load lmdbjava (and with it jffi) before this engine's first open.
+    JffiSettings.apply();
+  }
+
   static final String ID = "lmdb";
 
   /** LMDB's key limit (MDB_MAXKEYSIZE of the bundled native library). */

@@ -67,6 +67,10 @@ import org.lmdbjava.Txn;
  * transaction belongs to a thread, so threads that die leak no reader slot.
  */
 final class LmdbStore extends AbstractStore {
+  static {
+    JffiSettings.apply(); // before anything here loads lmdbjava and with it jffi
+  }
+
   static final String DATA_FILE = "data.mdb";
   static final String LOCK_FILE = "lock.mdb";
 

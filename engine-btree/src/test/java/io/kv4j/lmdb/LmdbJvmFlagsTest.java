@@ -36,6 +36,52 @@ class LmdbJvmFlagsTest {
     assertThat(out).contains("java.nio open: false").contains("get: v1").contains("scan: k2 k1");
   }
 
+  /**
+   * With the one flag README.md documents for Java 24+ (native access, for jffi's JNI library) the
+   * engine prints nothing at all on stderr, on whichever JDK runs the suite: in particular no
+   * {@code sun.misc.Unsafe} warning from jffi's memory access on Java 24+ ({@link JffiSettings}).
+   * The flag is accepted on Java 17 too.
+   */
+  @Test
+  void engine_withTheNativeAccessFlag_printsNothingOnStderr() throws Exception {
+    Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+    Process p =
+        new ProcessBuilder(
+                java.toString(),
+                "-Xmx256m",
+                "--enable-native-access=ALL-UNNAMED",
+                "-cp",
+                System.getProperty("java.class.path"),
+                LmdbNoFlagsMain.class.getName(),
+                dir.resolve("quiet").toString())
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("child finished: %s", err).isTrue();
+    assertThat(p.exitValue()).as("child stderr: %s", err).isZero();
+    assertThat(err).as("stderr on Java %s", Runtime.version().feature()).isEmpty();
+  }
+
+  @Test
+  void jffiSettings_onJava24Plus_disableUnsafeUnlessTheApplicationChose() {
+    String before = System.getProperty(JffiSettings.PROPERTY);
+    try {
+      System.clearProperty(JffiSettings.PROPERTY);
+      JffiSettings.apply();
+      assertThat(System.getProperty(JffiSettings.PROPERTY))
+          .isEqualTo(Runtime.version().feature() >= 24 ? "true" : null);
+      System.setProperty(JffiSettings.PROPERTY, "false");
+      JffiSettings.apply();
+      assertThat(System.getProperty(JffiSettings.PROPERTY)).isEqualTo("false");
+    } finally {
+      if (before == null) {
+        System.clearProperty(JffiSettings.PROPERTY);
+      } else {
+        System.setProperty(JffiSettings.PROPERTY, before);
+      }
+    }
+  }
+
   @Test
   void missingFlags_wouldBeReportedWithTheExactFlags() {
     Throwable failure =

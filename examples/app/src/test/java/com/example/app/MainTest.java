@@ -9,11 +9,14 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class MainTest {
   @TempDir Path dir;
@@ -55,26 +58,62 @@ class MainTest {
   }
 
   /**
-   * Run as an application is run: a plain {@code java -cp} with no JVM flags at all, on whichever
-   * JDK runs this test (CI runs it on 17 and 25). It must work and print nothing on stderr: no
-   * illegal-access, native-access or {@code sun.misc.Unsafe} warnings.
+   * Run as an application is run: a plain {@code java -cp} on whichever JDK runs this test (CI runs
+   * it on 17 and 25), with exactly the JVM flags README.md documents for the engine and that JDK
+   * ({@link #documentedFlags}). It must work and print nothing on stderr: no illegal-access,
+   * native-access or {@code sun.misc.Unsafe} warnings.
    */
-  @Test
-  void main_asAPlainJavaProcess_needsNoFlagsAndPrintsNoWarnings() throws Exception {
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"hashlog", "lmdb", "rocksdb", "sqlite"})
+  void main_asAPlainJavaProcess_withTheDocumentedFlags_printsNoWarnings(String engine)
+      throws Exception {
+    runPlain(engine, documentedFlags(engine, Runtime.version().feature()));
+  }
+
+  /**
+   * The native-access flag is accepted, and silent, on every JDK from 17 on, so an application that
+   * may run on several JDKs can always pass it.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"lmdb", "rocksdb", "sqlite"})
+  void main_withTheNativeAccessFlagOnAnyJdk_printsNoWarnings(String engine) throws Exception {
+    runPlain(engine, List.of(NATIVE_ACCESS));
+  }
+
+  private static final String NATIVE_ACCESS = "--enable-native-access=ALL-UNNAMED";
+
+  /**
+   * The flags README.md ("JVM flags") says an application needs: none for hashlog; for the engines
+   * that load JNI code (lmdb through jffi, rocksdb, sqlite) {@code
+   * --enable-native-access=ALL-UNNAMED} from Java 24 on (JEP 472), none before.
+   */
+  static List<String> documentedFlags(String engine, int javaFeature) {
+    if (engine.equals("hashlog") || javaFeature < 24) {
+      return List.of();
+    }
+    return List.of(NATIVE_ACCESS);
+  }
+
+  private void runPlain(String engine, List<String> flags) throws Exception {
     String javaCmd = ProcessHandle.current().info().command().orElse("java");
-    Process p =
-        new ProcessBuilder(
-                javaCmd,
-                "-cp",
-                System.getProperty("java.class.path"),
-                Main.class.getName(),
-                "hashlog:" + dir.resolve("plain"))
-            .start();
+    List<String> cmd = new ArrayList<>();
+    cmd.add(javaCmd);
+    cmd.addAll(flags);
+    cmd.addAll(
+        List.of(
+            "-cp",
+            System.getProperty("java.class.path"),
+            Main.class.getName(),
+            engine + ":" + dir.resolve(engine)));
+    Process p = new ProcessBuilder(cmd).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the example did not exit");
+    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the example did not exit");
     assertEquals(0, p.exitValue(), "exit code; stderr: " + err);
-    assertEquals("", err, "stderr of a flag-free run on Java " + Runtime.version().feature());
+    assertEquals(
+        "",
+        err,
+        "stderr of " + engine + " on Java " + Runtime.version().feature() + " with flags " + flags);
     assertTrue(out.startsWith("user:1 = Ada"), out);
   }
 }
