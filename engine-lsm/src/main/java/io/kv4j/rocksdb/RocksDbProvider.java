@@ -57,7 +57,10 @@ public final class RocksDbProvider implements StoreProvider {
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
           Feature.PERSISTENT,
-          Feature.CHECKSUMS);
+          Feature.CHECKSUMS,
+          Feature.CONDITIONAL_WRITE,
+          Feature.SNAPSHOT_READ,
+          Feature.BACKUP);
 
   static final OptionSpec<Long> BLOCK_CACHE_SIZE =
       OptionSpec.size(
