@@ -52,6 +52,11 @@ final class RocksDbSnapshot extends AbstractSnapshot {
     store.release(this);
   }
 
+  /** The snapshot's read options, for lifecycle tests: released with the snapshot. */
+  ReadOptions readOptions() {
+    return readOptions;
+  }
+
   /** Releases the snapshot in the database, then its read options; once. */
   void freeNative(RocksDB db) {
     if (freed.compareAndSet(false, true)) {

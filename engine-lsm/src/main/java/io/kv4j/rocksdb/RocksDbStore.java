@@ -1101,6 +1101,11 @@ final class RocksDbStore extends AbstractStore {
     }
   }
 
+  /** The stripe lock every write of {@code key} takes, for tests of write ordering. */
+  ReentrantLock keyLock(byte[] key) {
+    return keyLocks.of(key);
+  }
+
   /** The native objects this store owns, in the order close frees them, for lifecycle tests. */
   List<AutoCloseable> ownedNativeObjects() {
     List<AutoCloseable> out = new ArrayList<>(List.of(readOptions, writeOptions, db));
