@@ -13,6 +13,7 @@ import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreCorruptedException;
+import io.kv4j.StoreIOException;
 import io.kv4j.Stores;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.StoreDirectory;
@@ -508,6 +509,40 @@ class RocksDbCapabilityTest {
     }
     try (Store s = Stores.open(config(dir).readOnly(true).build())) {
       assertThat(num(s.get(num(1)))).isEqualTo(7);
+    }
+  }
+
+  /**
+   * RocksDB's checkpoint of a read-only database leaves out the writes its view replayed from the
+   * WAL; a read-only store whose view holds such writes refuses the backup instead of writing a
+   * copy without them, and creates nothing. Once a read-write open closed the store cleanly (which
+   * flushes), the read-only backup holds them.
+   */
+  @Test
+  void backup_readOnlyStoreWithWalData_refusedUntilFlushed() {
+    Path dir = tmp.resolve("db");
+    RocksDbStore w = (RocksDbStore) Stores.open(config(dir).build());
+    w.put(b("flushed"), b("1"));
+    w.compact(); // flushes the memtable into a table file
+    w.put(b("walOnly"), b("2"));
+    w.closeWithoutFlush();
+    Path target = tmp.resolve("copy");
+    try (Store ro = Stores.open(config(dir).readOnly(true).build())) {
+      assertThat(ro.get(b("walOnly"))).isEqualTo(b("2"));
+      assertThatThrownBy(() -> ro.backup(target))
+          .isInstanceOf(StoreIOException.class)
+          .hasMessageContaining("replayed from the WAL");
+    }
+    assertThat(target).doesNotExist();
+    assertThat(tmp.toFile().list()).containsExactly("db");
+    Stores.open(config(dir).build()).close();
+    try (Store ro = Stores.open(config(dir).readOnly(true).build())) {
+      ro.backup(target);
+    }
+    try (Store copy = Stores.open(config(target).build())) {
+      copy.verify();
+      assertThat(copy.get(b("flushed"))).isEqualTo(b("1"));
+      assertThat(copy.get(b("walOnly"))).isEqualTo(b("2"));
     }
   }
 
