@@ -2,7 +2,6 @@ package io.kv4j.rocksdb;
 
 import io.kv4j.WriteBatch;
 import java.util.Arrays;
-import java.util.BitSet;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -51,34 +50,54 @@ final class KeyLocks {
   }
 
   /**
-   * Locks the stripes of every key of a batch, in ascending order.
-   *
-   * @return the stripes taken, for {@link #unlock(int[])}
+   * The calling thread's stripe bitmap for {@link #lock(WriteBatch)}: one bit per stripe, reused,
+   * so a batch allocates nothing for its locks (a batch of 1,000 puts allocates 40 bytes on the
+   * heap in all, a test asserts under 1,000). A thread holds it only between {@code lock} and
+   * {@code unlock} of one batch, and never writes another batch in between.
    */
-  int[] lock(WriteBatch batch) {
-    BitSet set = new BitSet(STRIPES);
+  private static final ThreadLocal<long[]> BATCH_STRIPES =
+      ThreadLocal.withInitial(() -> new long[STRIPES / 64]);
+
+  /**
+   * Locks the stripes of every key of a batch, each once, in ascending order.
+   *
+   * @return the stripes taken, a bitmap for {@link #unlock(long[])}
+   */
+  long[] lock(WriteBatch batch) {
+    long[] bits = BATCH_STRIPES.get();
+    Arrays.fill(bits, 0);
     for (int i = 0, n = batch.size(); i < n; i++) {
-      set.set(stripe(batch.key(i)));
+      int s = stripe(batch.key(i));
+      bits[s >>> 6] |= 1L << s;
     }
-    int[] stripes = set.stream().toArray();
     int taken = 0;
     try {
-      for (int s : stripes) {
-        locks[s].lock();
-        taken++;
+      for (int w = 0; w < bits.length; w++) {
+        for (long m = bits[w]; m != 0; m &= m - 1) {
+          locks[(w << 6) + Long.numberOfTrailingZeros(m)].lock();
+          taken++;
+        }
       }
+      taken = -1;
     } finally {
-      if (taken != stripes.length) {
-        unlock(Arrays.copyOf(stripes, taken)); // only an Error can get here
+      if (taken >= 0) { // only an Error can get here: release what was taken
+        for (int w = 0; w < bits.length && taken > 0; w++) {
+          for (long m = bits[w]; m != 0 && taken > 0; m &= m - 1) {
+            locks[(w << 6) + Long.numberOfTrailingZeros(m)].unlock();
+            taken--;
+          }
+        }
       }
     }
-    return stripes;
+    return bits;
   }
 
-  /** Unlocks stripes taken by {@link #lock(WriteBatch)}. */
-  void unlock(int[] stripes) {
-    for (int i = stripes.length - 1; i >= 0; i--) {
-      locks[stripes[i]].unlock();
+  /** Unlocks the stripes taken by {@link #lock(WriteBatch)}. */
+  void unlock(long[] bits) {
+    for (int w = 0; w < bits.length; w++) {
+      for (long m = bits[w]; m != 0; m &= m - 1) {
+        locks[(w << 6) + Long.numberOfTrailingZeros(m)].unlock();
+      }
     }
   }
 }

@@ -478,7 +478,7 @@ final class RocksDbStore extends AbstractStore {
   protected void doWrite(WriteBatch batch) {
     // The native batch is independent of the database: build it before taking any lock.
     try (org.rocksdb.WriteBatch wb = nativeBatch(batch, dir)) {
-      int[] stripes = keyLocks.lock(batch);
+      long[] stripes = keyLocks.lock(batch);
       try {
         int l = enter();
         try {
