@@ -15,10 +15,12 @@ import java.util.Set;
  * write-heavy work and data larger than memory.
  *
  * <p>Features: ordered, reverse and snapshot scans, atomic batches, persistence, checksums (every
- * table block read is checked against its CRC32C; WAL and MANIFEST records carry CRC32C too).
- * Limits: keys up to 64 KiB, values up to 256 MiB. {@link io.kv4j.Durability#SYNC SYNC} syncs the
- * write-ahead log on every write (concurrent writers share one sync); {@link
- * io.kv4j.Durability#BUFFERED BUFFERED} writes the log without syncing it.
+ * table block read is checked against its CRC32C; WAL and MANIFEST records carry CRC32C too),
+ * conditional writes (compare and write under a per-key lock every write of the store takes), read
+ * snapshots (RocksDB snapshots), and online backup (RocksDB checkpoints: table files hard-linked).
+ * {@code getAll} is a native multi-get. Limits: keys up to 64 KiB, values up to 256 MiB. {@link
+ * io.kv4j.Durability#SYNC SYNC} syncs the write-ahead log on every write (concurrent writers share
+ * one sync); {@link io.kv4j.Durability#BUFFERED BUFFERED} writes the log without syncing it.
  *
  * <p>Options (all optional):
  *
@@ -57,7 +59,10 @@ public final class RocksDbProvider implements StoreProvider {
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
           Feature.PERSISTENT,
-          Feature.CHECKSUMS);
+          Feature.CHECKSUMS,
+          Feature.CONDITIONAL_WRITE,
+          Feature.SNAPSHOT_READ,
+          Feature.BACKUP);
 
   static final OptionSpec<Long> BLOCK_CACHE_SIZE =
       OptionSpec.size(

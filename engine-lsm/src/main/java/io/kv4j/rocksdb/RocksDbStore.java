@@ -12,6 +12,7 @@ import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
+import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
 import io.kv4j.spi.CallGate;
 import io.kv4j.spi.DirectoryLock;
@@ -22,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
@@ -31,9 +33,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.rocksdb.Checkpoint;
 import org.rocksdb.CompactRangeOptions;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.ReadOptions;
@@ -41,6 +45,7 @@ import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.Slice;
+import org.rocksdb.Snapshot;
 import org.rocksdb.Status;
 import org.rocksdb.WALRecoveryMode;
 import org.rocksdb.WriteOptions;
@@ -56,8 +61,14 @@ import org.rocksdb.WriteOptions;
  * still registered (one created concurrently with close) before the database.
  *
  * <p>Close order: running manual compactions are cancelled (their options stay alive until their
- * own call returns), then iterators (with their read options and bound slices), the shared read and
+ * own call returns), then iterators (with their read options and bound slices), snapshots still
+ * registered in {@link #liveSnapshots} (one whose release raced with close), the shared read and
  * write options, the database, then {@link NativeOptions} (options, then block cache and filter).
+ * {@link AbstractStore#close()} closes the user's snapshots and cursors before {@link #doClose()},
+ * so those normally free themselves through the open gate first.
+ *
+ * <p>Writes: every write takes the stripe lock of its key(s) in {@link KeyLocks}, which orders it
+ * with conditional writes of the same key.
  */
 final class RocksDbStore extends AbstractStore {
   private static final String CURRENT = "CURRENT";
@@ -92,6 +103,8 @@ final class RocksDbStore extends AbstractStore {
   private final WriteOptions writeOptions;
   private final CallGate gate = new CallGate();
   private final Set<RocksDbCursor> liveCursors = ConcurrentHashMap.newKeySet();
+  private final Set<RocksDbSnapshot> liveSnapshots = ConcurrentHashMap.newKeySet();
+  private final KeyLocks keyLocks = new KeyLocks();
 
   /** Options of the manual compactions running now; guarded by itself (close cancels them). */
   private final Set<CompactRangeOptions> compactions = new HashSet<>();
@@ -359,11 +372,16 @@ final class RocksDbStore extends AbstractStore {
 
   @Override
   protected byte[] doGet(byte[] key) {
+    return read(readOptions, key);
+  }
+
+  /** A get through the given read options (the store's, or a snapshot's), inside the gate. */
+  byte[] read(ReadOptions ro, byte[] key) {
     int l = enter();
     try {
       // The allocating overload copies the pinned value once, straight into an exact-size array;
       // the buffer overloads would need a second copy to hand out a fresh array.
-      return db.get(readOptions, key);
+      return db.get(ro, key);
     } catch (RocksDBException e) {
       throw translate(dir, "get", e);
     } finally {
@@ -372,41 +390,250 @@ final class RocksDbStore extends AbstractStore {
   }
 
   @Override
-  protected void doPut(byte[] key, byte[] value) {
+  protected List<byte[]> doGetAll(List<byte[]> keys) {
+    return readAll(readOptions, keys);
+  }
+
+  /**
+   * A multi-get ({@code MultiGet}, one batched lookup that sorts the keys and reads each block
+   * once) through the given read options, inside the gate.
+   *
+   * <p>RocksJava's {@code multiGetAsList} returns null both for an absent key and for a key whose
+   * read failed (a block failing its checksum included: the per-key status is dropped), so every
+   * null is read again with a plain get through the same read options, which throws what {@link
+   * #doGet} throws. An absent key therefore costs a second lookup, which the bloom filter usually
+   * ends before any data block is read.
+   */
+  List<byte[]> readAll(ReadOptions ro, List<byte[]> keys) {
     int l = enter();
     try {
-      db.put(writeOptions, key, value);
+      List<byte[]> values = db.multiGetAsList(ro, keys);
+      if (values.size() != keys.size()) {
+        throw new IllegalStateException(
+            info().describe()
+                + ": multiGetAsList returned "
+                + values.size()
+                + " values for "
+                + keys.size()
+                + " keys");
+      }
+      List<byte[]> out = new ArrayList<>(values);
+      for (int i = 0; i < out.size(); i++) {
+        if (out.get(i) == null) {
+          out.set(i, db.get(ro, keys.get(i)));
+        }
+      }
+      return out;
     } catch (RocksDBException e) {
-      throw writeError("put", e);
+      throw translate(dir, "get all", e);
     } finally {
       gate.exit(l);
+    }
+  }
+
+  /*
+   * Writes take the stripe lock of their key (KeyLocks), so that a conditional write's read and
+   * write are never split by another write of the same key: one uncontended lock on the plain
+   * write path. The lock is taken outside the gate, so close never waits for a thread that is only
+   * queued for a lock.
+   */
+
+  @Override
+  protected void doPut(byte[] key, byte[] value) {
+    ReentrantLock lock = keyLocks.of(key);
+    lock.lock();
+    try {
+      int l = enter();
+      try {
+        db.put(writeOptions, key, value);
+      } catch (RocksDBException e) {
+        throw writeError("put", e);
+      } finally {
+        gate.exit(l);
+      }
+    } finally {
+      lock.unlock();
     }
   }
 
   @Override
   protected void doDelete(byte[] key) {
-    int l = enter();
+    ReentrantLock lock = keyLocks.of(key);
+    lock.lock();
     try {
-      db.delete(writeOptions, key);
-    } catch (RocksDBException e) {
-      throw writeError("delete", e);
+      int l = enter();
+      try {
+        db.delete(writeOptions, key);
+      } catch (RocksDBException e) {
+        throw writeError("delete", e);
+      } finally {
+        gate.exit(l);
+      }
     } finally {
-      gate.exit(l);
+      lock.unlock();
     }
   }
 
   @Override
   protected void doWrite(WriteBatch batch) {
-    // The native batch is independent of the database: build it before entering the gate.
+    // The native batch is independent of the database: build it before taking any lock.
     try (org.rocksdb.WriteBatch wb = nativeBatch(batch, dir)) {
+      long[] stripes = keyLocks.lock(batch);
+      try {
+        int l = enter();
+        try {
+          db.write(writeOptions, wb);
+        } catch (RocksDBException e) {
+          throw writeError("write batch", e);
+        } finally {
+          gate.exit(l);
+        }
+      } finally {
+        keyLocks.unlock(stripes);
+      }
+    }
+  }
+
+  /**
+   * Compare and write under the key's stripe lock, which every write of the key takes ({@link
+   * KeyLocks}): the current value is read with the store's read options (block checksums verified,
+   * as by {@code get}), compared by content, and the write goes through the store's write options
+   * (the same durability as {@code put}). This process is the store's only writer (the directory
+   * lock), so nothing outside these locks can write the key in between.
+   */
+  @Override
+  protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
+    ReentrantLock lock = keyLocks.of(key);
+    lock.lock();
+    try {
       int l = enter();
       try {
-        db.write(writeOptions, wb);
-      } catch (RocksDBException e) {
-        throw writeError("write batch", e);
+        byte[] current;
+        try {
+          current = db.get(readOptions, key);
+        } catch (RocksDBException e) {
+          throw translate(dir, "conditional write (read)", e);
+        }
+        if (expected == null ? current != null : !Arrays.equals(current, expected)) {
+          return false;
+        }
+        try {
+          if (value == null) {
+            db.delete(writeOptions, key);
+          } else {
+            db.put(writeOptions, key, value);
+          }
+        } catch (RocksDBException e) {
+          throw writeError("conditional write", e);
+        }
+        return true;
       } finally {
         gate.exit(l);
       }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * A RocksDB snapshot ({@code GetSnapshot}) with read options of its own; registered so that close
+   * releases it if the user does not.
+   */
+  @Override
+  protected AbstractSnapshot doSnapshot() {
+    int l = enter();
+    ReadOptions ro = null;
+    Snapshot snap = null;
+    boolean ok = false;
+    try {
+      snap = db.getSnapshot();
+      ro = new ReadOptions().setSnapshot(snap); // verify_checksums stays on, as for get
+      RocksDbSnapshot s = new RocksDbSnapshot(this, snap, ro);
+      liveSnapshots.add(s);
+      ok = true;
+      return s;
+    } finally {
+      if (!ok) {
+        if (snap != null) {
+          db.releaseSnapshot(snap);
+        }
+        if (ro != null) {
+          ro.close();
+        }
+      }
+      gate.exit(l);
+    }
+  }
+
+  /** Releases a snapshot's native objects unless close already did (or will). */
+  void release(RocksDbSnapshot s) {
+    int token = gate.enter();
+    if (token < 0) {
+      return; // close frees every snapshot still registered
+    }
+    try {
+      s.freeNative(db);
+      liveSnapshots.remove(s);
+    } finally {
+      gate.exit(token);
+    }
+  }
+
+  /**
+   * A checkpoint ({@code Checkpoint::CreateCheckpoint}): RocksDB flushes the memtable, pauses file
+   * deletions, hard-links the live table files (copies them across file systems) and copies the
+   * MANIFEST, {@code CURRENT}, the options file and the live WALs up to their size at that moment,
+   * so the copy holds a prefix of the acknowledged writes and opens like a store after a crash (its
+   * WAL tail is replayed). RocksDB wants a directory that does not exist yet, so it writes into a
+   * child of {@code target} and the files are moved up. The identity file is copied too; the
+   * clean-close record is not: it describes this directory's MANIFEST and WALs, not the
+   * checkpoint's, and without it the copy's first open checks its logs as after a crash.
+   *
+   * <p>A read-only database cannot flush, and its checkpoint copies the table files and MANIFEST of
+   * its view but not the WAL records it replayed into its memtable (checked with rocksdbjni 11.8.1:
+   * a write only in the WAL was missing from the copy, without an error). So a read-only store
+   * backs up only while its memtables are empty — its view is then exactly the table files the
+   * checkpoint links — and otherwise throws {@link StoreIOException} before writing anything.
+   */
+  @Override
+  protected void doBackup(Path target) throws IOException {
+    Path staging = target.resolve("checkpoint");
+    int l = enter();
+    try (Checkpoint checkpoint = Checkpoint.create(db)) {
+      if (info().readOnly()) {
+        long inMemory =
+            db.getLongProperty("rocksdb.num-entries-active-mem-table")
+                + db.getLongProperty("rocksdb.num-entries-imm-mem-tables");
+        if (inMemory > 0) {
+          throw new StoreIOException(
+              info().describe()
+                  + ": cannot back up a read-only store whose view holds "
+                  + inMemory
+                  + " writes replayed from the WAL (a writer has the store open or did not close"
+                  + " it cleanly): RocksDB's checkpoint of a read-only database leaves them out."
+                  + " Back up through the writer, or open the store read-write once and close it",
+              (Throwable) null);
+        }
+      }
+      checkpoint.createCheckpoint(staging.toString());
+    } catch (RocksDBException e) {
+      throw translate(dir, "backup (checkpoint into " + staging + ")", e);
+    } finally {
+      gate.exit(l);
+    }
+    List<Path> files;
+    try (Stream<Path> s = Files.list(staging)) {
+      files = s.toList();
+    }
+    for (Path f : files) {
+      Files.move(f, target.resolve(f.getFileName().toString()), StandardCopyOption.ATOMIC_MOVE);
+    }
+    Files.delete(staging);
+    Path identity = dir.resolve(StoreDirectory.IDENTITY_FILE);
+    if (Files.exists(identity)) {
+      // A read-only open of a store made before identity files has none; its copy is adopted.
+      StoreDirectory.writeAtomically(
+          target.resolve(StoreDirectory.IDENTITY_FILE), Files.readAllBytes(identity));
     }
   }
 
@@ -540,6 +767,14 @@ final class RocksDbStore extends AbstractStore {
 
   @Override
   protected AbstractCursor doScan(KeyRange range) {
+    return scan(range, null);
+  }
+
+  /**
+   * A cursor over a range, as of a snapshot or, with {@code snapshot} null, as of now (an iterator
+   * is a point-in-time view by itself).
+   */
+  AbstractCursor scan(KeyRange range, Snapshot snapshot) {
     if (range.isEmpty()) {
       return new RocksDbCursor(this, range, null, null, null, null);
     }
@@ -550,8 +785,10 @@ final class RocksDbStore extends AbstractStore {
     RocksIterator it = null;
     boolean ok = false;
     try {
-      // An iterator is a point-in-time view by itself; no explicit snapshot is needed.
       ro = new ReadOptions();
+      if (snapshot != null) {
+        ro.setSnapshot(snapshot);
+      }
       byte[] lo = range.lower();
       if (lo != null) {
         // RocksDB's lower bound is inclusive; the smallest key above k is k followed by 0x00.
@@ -741,6 +978,10 @@ final class RocksDbStore extends AbstractStore {
         c.freeNative();
       }
       liveCursors.clear();
+      for (RocksDbSnapshot s : liveSnapshots) {
+        s.freeNative(db); // after the cursors, which may read through it
+      }
+      liveSnapshots.clear();
       readOptions.close();
       writeOptions.close();
       boolean clean = !info().readOnly() && writeFailure() == null;
@@ -879,6 +1120,11 @@ final class RocksDbStore extends AbstractStore {
                 + ")");
       }
     }
+  }
+
+  /** The stripe lock every write of {@code key} takes, for tests of write ordering. */
+  ReentrantLock keyLock(byte[] key) {
+    return keyLocks.of(key);
   }
 
   /** The native objects this store owns, in the order close frees them, for lifecycle tests. */

@@ -97,7 +97,10 @@ class RocksDbStoreTest {
               Feature.SNAPSHOT_SCAN,
               Feature.ATOMIC_BATCH,
               Feature.PERSISTENT,
-              Feature.CHECKSUMS);
+              Feature.CHECKSUMS,
+              Feature.CONDITIONAL_WRITE,
+              Feature.SNAPSHOT_READ,
+              Feature.BACKUP);
       assertThat(s.info().limits().maxKeySize()).isEqualTo(64 << 10);
       assertThat(s.info().limits().maxValueSize()).isEqualTo(256 << 20);
       assertThat(s.info().location()).isEqualTo(db().toString());
