@@ -156,7 +156,11 @@ public abstract class AbstractSnapshot implements Snapshot {
     }
     try {
       for (AbstractCursor c : new ArrayList<>(cursors)) {
-        c.closeBySnapshot();
+        if (byStore) {
+          c.closeByStore(); // StoreClosedException, as a get of this snapshot now throws
+        } else {
+          c.closeBySnapshot();
+        }
       }
       release();
     } finally {

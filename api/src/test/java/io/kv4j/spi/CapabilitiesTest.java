@@ -133,7 +133,11 @@ class CapabilitiesTest {
     Store s = memory();
     s.put(b("a"), b("1"));
     Snapshot snap = s.snapshot();
+    Cursor c = snap.scan(KeyRange.all());
     s.close();
+    assertThatThrownBy(c::hasNext)
+        .isInstanceOf(StoreClosedException.class)
+        .hasMessageContaining("store is closed");
     assertThatThrownBy(() -> snap.get(b("a")))
         .isInstanceOf(StoreClosedException.class)
         .hasMessageContaining("snapshot's store is closed");

@@ -307,10 +307,10 @@ class RocksDbCapabilityTest {
     assertThat(open.readOptions().isOwningHandle()).isFalse();
     assertThatThrownBy(() -> open.get(num(1))).isInstanceOf(StoreClosedException.class);
     assertThatThrownBy(() -> open.getAll(List.of(num(1)))).isInstanceOf(StoreClosedException.class);
-    // AbstractCursor reports the cursor of a snapshot the store closed as closed with its snapshot.
+    // A cursor of a snapshot the store closed reports the store closed, as the snapshot's get does.
     assertThatThrownBy(cursor::hasNext)
-        .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("snapshot is closed");
+        .isInstanceOf(StoreClosedException.class)
+        .hasMessageContaining("store is closed");
     assertThatCode(open::close).doesNotThrowAnyException();
     assertThatThrownBy(() -> closedByUser.get(num(1))).isInstanceOf(IllegalStateException.class);
   }
