@@ -297,6 +297,19 @@ class BrokenEnginesTest {
     }
   }
 
+  static final class UnlockedIndex extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.UNLOCKED_INDEX;
+    }
+
+    /** A tree broken by the race may make a lookup loop forever: fail in a minute, not ten. */
+    @Override
+    Duration threadTimeout() {
+      return Duration.ofSeconds(60);
+    }
+  }
+
   /**
    * Each broken engine, the rule that must catch it, and a fragment its failure message must hold
    * (empty when the rule's tag is enough).
@@ -414,7 +427,8 @@ class BrokenEnginesTest {
             "required_r7_6_syncAcknowledgesOnlyAfterASync",
             List.of("was written with no fsync")),
         Arguments.of(
-            LostConcurrentWrites.class, "required_r8_8_manyWritersMatchModel", List.of("[8.8]")));
+            LostConcurrentWrites.class, "required_r8_8_manyWritersMatchModel", List.of("[8.8]")),
+        Arguments.of(UnlockedIndex.class, "required_r8_8_manyWritersMatchModel", List.of("[8.8]")));
   }
 
   @ParameterizedTest(name = "{0} is caught by {1}")

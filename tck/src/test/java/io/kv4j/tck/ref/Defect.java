@@ -104,7 +104,19 @@ public enum Defect {
    * SYNC never syncs: acknowledged writes sit in the page cache, which survives a process kill, so
    * only a trace of the sync calls (7.6) sees it.
    */
-  NEVER_SYNCS;
+  NEVER_SYNCS,
+  /**
+   * The index, a plain {@code TreeMap}, is changed outside the write lock: the log append is
+   * locked, the {@code put}/{@code remove} on the map is not, so concurrent writers of different
+   * keys race inside the tree and lose entries or break its order (8.8).
+   */
+  UNLOCKED_INDEX,
+  /**
+   * The 20th write (put, delete or batch) of an opened store fails with {@code StoreIOException},
+   * as on a full disk, with nothing wrong in the environment: the failure of the rule that met it
+   * must name the seed or thread and the operation's index.
+   */
+  WRITE_FAILS;
 
   static List<String> names() {
     List<String> out = new ArrayList<>();
