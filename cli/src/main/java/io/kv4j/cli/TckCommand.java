@@ -130,12 +130,13 @@ final class TckCommand implements Runnable {
     }
     out.printf(
         Locale.ROOT,
-        "%d rules: %d passed, %d failed, %d skipped; report in %s%n",
+        "%d rules: %d passed, %d failed, %d skipped%nreport: %s (and %s)%n",
         s.getTestsFoundCount(),
         s.getTestsSucceededCount(),
         s.getTestsFailedCount(),
         s.getTestsSkippedCount() + s.getTestsAbortedCount(),
-        dir);
+        md.toAbsolutePath(),
+        dir.resolve(UriTck.class.getSimpleName() + ".json").toAbsolutePath());
     out.flush();
     if (s.getTestsFoundCount() == 0) {
       throw new CliException(ExitCode.INTERNAL, "the TCK found no rules to run");

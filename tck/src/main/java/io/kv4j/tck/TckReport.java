@@ -110,6 +110,18 @@ final class TckReport implements TestWatcher, AfterAllCallback, TestExecutionExc
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write TCK report to " + dir, e);
     }
+    // The last thing a run prints (once per TCK class): where to read what it found.
+    System.out.println(
+        "kv4j TCK report for "
+            + cls.getSimpleName()
+            + " ("
+            + engine
+            + "): "
+            + dir.resolve(base + ".md").toAbsolutePath()
+            + " (and "
+            + base
+            + ".json)");
+    System.out.flush();
   }
 
   static String markdown(String engine, Class<?> cls, List<Outcome> outcomes) {
