@@ -39,6 +39,10 @@ class TckCommandTest {
             "2000",
             "--crash-rounds",
             "1",
+            "--stress-threads",
+            "4",
+            "--stress-ops",
+            "500",
             "--report-dir",
             reports.toString());
     assertThat(r.exit()).as("%s", r).isZero();
@@ -86,6 +90,8 @@ class TckCommandTest {
                 "300",
                 "--many-keys",
                 "2000",
+                "--stress-ops",
+                "500",
                 "--report-dir",
                 reports.toString())
             .directory(dir.toFile())
