@@ -70,6 +70,20 @@ final class TckCommand implements Runnable {
       description = "Keys in the many-keys rules (TCK default 100000).")
   Integer manyKeys;
 
+  @Option(
+      names = "--stress-threads",
+      paramLabel = "N",
+      description = "Threads in the stress rules 8.5-8.8 and 10.12 (TCK default 8).")
+  Integer stressThreads;
+
+  @Option(
+      names = "--stress-ops",
+      paramLabel = "N",
+      description =
+          "Operations per thread in the stress rules (TCK default 2000; rule 8.8 writes 8 times as"
+              + " many keys when the engine has ATOMIC_BATCH).")
+  Integer stressOps;
+
   @Option(names = "--seed", paramLabel = "S", description = "Replay a seed from a failure.")
   Long seed;
 
@@ -104,6 +118,8 @@ final class TckCommand implements Runnable {
     set("kv4j.tck.threads", threads);
     set("kv4j.tck.crashRounds", crashRounds);
     set("kv4j.tck.manyKeys", manyKeys);
+    set("kv4j.tck.stressThreads", stressThreads);
+    set("kv4j.tck.stressOps", stressOps);
     set("kv4j.tck.seed", seed);
 
     out.println("kv4j TCK against '" + uri + "'");
@@ -130,12 +146,13 @@ final class TckCommand implements Runnable {
     }
     out.printf(
         Locale.ROOT,
-        "%d rules: %d passed, %d failed, %d skipped; report in %s%n",
+        "%d rules: %d passed, %d failed, %d skipped%nreport: %s (and %s)%n",
         s.getTestsFoundCount(),
         s.getTestsSucceededCount(),
         s.getTestsFailedCount(),
         s.getTestsSkippedCount() + s.getTestsAbortedCount(),
-        dir);
+        md.toAbsolutePath(),
+        dir.resolve(UriTck.class.getSimpleName() + ".json").toAbsolutePath());
     out.flush();
     if (s.getTestsFoundCount() == 0) {
       throw new CliException(ExitCode.INTERNAL, "the TCK found no rules to run");

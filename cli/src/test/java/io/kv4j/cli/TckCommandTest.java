@@ -2,8 +2,18 @@ package io.kv4j.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,6 +39,10 @@ class TckCommandTest {
             "2000",
             "--crash-rounds",
             "1",
+            "--stress-threads",
+            "4",
+            "--stress-ops",
+            "500",
             "--report-dir",
             reports.toString());
     assertThat(r.exit()).as("%s", r).isZero();
@@ -37,6 +51,105 @@ class TckCommandTest {
         .contains("| r7.1 | required | killSyncKeepsAcknowledgedWrites | passed |")
         .containsPattern("\\d+ rules: \\d+ passed, 0 failed, \\d+ skipped");
     assertThat(Files.readString(reports.resolve("UriTck.json"))).contains("\"failed\": 0");
+    assertThat(r.out().strip().lines().reduce((a, b) -> b).orElseThrow())
+        .as("the run ends with where its report is")
+        .isEqualTo(
+            "report: "
+                + reports.resolve("UriTck.md").toAbsolutePath()
+                + " (and "
+                + reports.resolve("UriTck.json").toAbsolutePath()
+                + ")");
+  }
+
+  /**
+   * An engine built outside this repository: tck/README.md's {@code mini} engine, compiled against
+   * nothing but kv4j.jar and packed into a jar of its own, is found when that jar follows kv4j.jar
+   * on the classpath ({@code java -cp kv4j.jar:mini.jar io.kv4j.cli.Main tck mini:}, as the READMEs
+   * say), and passes the kit; without it, the same command does not know the engine.
+   */
+  @Test
+  void tck_engineJarOnTheClasspath_runsTheKitOnIt() throws Exception {
+    Path engineJar = miniEngineJar();
+    Cli.Run without = Cli.process(dir, "tck", "mini:");
+    assertThat(without.exit()).as("%s", without).isEqualTo(ExitCode.USAGE);
+    assertThat(without.err()).contains("unknown engine 'mini'");
+
+    Path reports = dir.resolve("mini-reports");
+    Path out = dir.resolve("mini-run.txt");
+    Path err = dir.resolve("mini-run.err");
+    Process p =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx512m",
+                "-cp",
+                Cli.JAR + java.io.File.pathSeparator + engineJar,
+                "io.kv4j.cli.Main",
+                "tck",
+                "mini:",
+                "--ops",
+                "300",
+                "--many-keys",
+                "2000",
+                "--stress-ops",
+                "500",
+                "--report-dir",
+                reports.toString())
+            .directory(dir.toFile())
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile())
+            .start();
+    if (!p.waitFor(300, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new AssertionError("kv4j tck mini: did not finish in 300 s");
+    }
+    String printed = Files.readString(out) + "\n--- stderr\n" + Files.readString(err);
+    assertThat(p.exitValue()).as("%s", printed).isZero();
+    assertThat(printed)
+        .contains("# kv4j TCK report: engine `mini`")
+        .contains("| r8.8 | required | manyWritersMatchModel | passed |")
+        .containsPattern("\\d+ rules: \\d+ passed, 0 failed, \\d+ skipped")
+        .contains("report: " + reports.resolve("UriTck.md").toAbsolutePath());
+  }
+
+  /** tck/README.md's provider, store and services file, compiled against kv4j.jar and jarred. */
+  private Path miniEngineJar() throws Exception {
+    String readme = Files.readString(Path.of("..", "tck", "README.md"), StandardCharsets.UTF_8);
+    Matcher m =
+        Pattern.compile(
+                "<!-- tck-skeleton:begin src/main/(\\S+) -->\\n```[a-z]*\\n(.*?)```\\n",
+                Pattern.DOTALL)
+            .matcher(readme);
+    Path src = dir.resolve("mini-src");
+    Path classes = dir.resolve("mini-classes");
+    List<String> args =
+        new ArrayList<>(
+            List.of("--release", "17", "-d", classes.toString(), "-classpath", Cli.JAR.toString()));
+    while (m.find()) {
+      String path = m.group(1);
+      Path to = path.startsWith("java/") ? src.resolve(path) : classes.resolve(path.substring(10));
+      Files.createDirectories(to.getParent());
+      Files.writeString(to, m.group(2), StandardCharsets.UTF_8);
+      if (path.startsWith("java/")) {
+        args.add(to.toString());
+      }
+    }
+    assertThat(args).as("the README shows the provider and the store").hasSize(8);
+    assertThat(classes.resolve("META-INF/services/io.kv4j.spi.StoreProvider")).exists();
+    ByteArrayOutputStream diagnostics = new ByteArrayOutputStream();
+    int rc =
+        ToolProvider.getSystemJavaCompiler()
+            .run(null, diagnostics, diagnostics, args.toArray(String[]::new));
+    assertThat(rc).as("javac: %s", diagnostics.toString(StandardCharsets.UTF_8)).isZero();
+    Path jar = dir.resolve("mini-engine.jar");
+    try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar));
+        var walk = Files.walk(classes)) {
+      for (Path f : walk.filter(Files::isRegularFile).sorted().toList()) {
+        out.putNextEntry(new JarEntry(classes.relativize(f).toString().replace('\\', '/')));
+        out.write(Files.readAllBytes(f));
+        out.closeEntry();
+      }
+    }
+    return jar;
   }
 
   @Test

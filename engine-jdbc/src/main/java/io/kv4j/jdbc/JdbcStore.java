@@ -210,9 +210,10 @@ final class JdbcStore extends AbstractStore {
   }
 
   /**
-   * Runs work on a pooled connection; on a lost connection (server restart, network), retries on a
-   * fresh one until retry-timeout. Every operation here is idempotent (upserts, deletes, whole
-   * batches), so a retry after an unknown commit outcome is safe.
+   * Runs work on a pooled connection; on a lost connection (server restart, network) or a
+   * transaction the server rolled back for a conflict (deadlock), retries on a fresh one until
+   * retry-timeout. Every operation here is idempotent (upserts, deletes, whole batches), so a retry
+   * after an unknown commit outcome is safe.
    */
   <T> T run(String op, SqlWork<T> work) {
     long deadline =
@@ -226,13 +227,31 @@ final class JdbcStore extends AbstractStore {
         if (isClosed()) {
           checkOpen();
         }
-        if (!dialect.isConnectionLoss(e) || System.nanoTime() - deadline > 0) {
+        if (!(dialect.isConnectionLoss(e) || isTransactionConflict(e))
+            || System.nanoTime() - deadline > 0) {
           throw failure(op, e);
         }
         retries.incrementAndGet();
         pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
       }
     }
+  }
+
+  /**
+   * Whether the server rolled the transaction back because it conflicted with a concurrent one
+   * (SQLSTATE class 40: MySQL/MariaDB's deadlock 1213 is 40001, PostgreSQL's 40P01 and 40001):
+   * concurrent batches over neighbouring keys meet InnoDB's gap locks, and the whole batch can
+   * simply run again.
+   */
+  private static boolean isTransactionConflict(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s
+          && s.getSQLState() != null
+          && s.getSQLState().startsWith("40")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   StoreIOException failure(String op, Exception e) {

@@ -18,23 +18,23 @@ abstract class ModelRules extends LifecycleRules {
 
   @Test
   void required_r11_1_randomOperationsMatchModel() {
-    long seed = Long.getLong("kv4j.tck.seed", System.nanoTime());
+    long seed = randomSeed();
     SplittableRandom rnd = new SplittableRandom(seed);
-    String ctx = "seed " + seed + " (replay with -Dkv4j.tck.seed=" + seed + ")";
-    Store s = open();
+    String replay = " (replay with -Dkv4j.tck.seed=" + seed + ")";
+    Store[] s = {open()};
     TreeMap<byte[], byte[]> model = newModel();
     boolean scans = has(Feature.ORDERED_SCAN);
     for (int op = 0; op < OPS; op++) {
       int dice = rnd.nextInt(100);
-      String at = "op " + op + ", " + ctx;
+      String at = "seed=" + seed + " op #" + op;
       if (dice < 40) {
         byte[] k = randomKey(rnd);
         byte[] v = value(rnd, rnd.nextInt(10) == 0 ? 0 : rnd.nextInt(1, 300));
-        s.put(k, v);
+        run("11.1", () -> at + " (put key=" + hex(k) + ")", replay, () -> s[0].put(k, v));
         model.put(k, v);
       } else if (dice < 55) {
         byte[] k = randomKey(rnd);
-        s.delete(k);
+        run("11.1", () -> at + " (delete key=" + hex(k) + ")", replay, () -> s[0].delete(k));
         model.remove(k);
       } else if (dice < 62 && has(Feature.ATOMIC_BATCH)) {
         WriteBatch b = new WriteBatch();
@@ -50,33 +50,39 @@ abstract class ModelRules extends LifecycleRules {
             after.put(k, v);
           }
         }
-        s.write(b);
+        run("11.1", () -> at + " (batch of " + b.size() + ")", replay, () -> s[0].write(b));
         model = after;
       } else if (dice < 80) {
         byte[] k = randomKey(rnd);
-        assertThat(s.get(k))
-            .as(rule("11.1", "get " + hex(k) + " at " + at))
+        String where = at + " (get key=" + hex(k) + ")";
+        assertThat(call("11.1", () -> where, replay, () -> s[0].get(k)))
+            .as(rule("11.1", where + replay))
             .isEqualTo(model.get(k));
       } else if (dice < 98 && scans) {
-        KeyRange r = randomRange(rnd);
-        if (r.isReverse() && !has(Feature.REVERSE_SCAN)) {
-          r = r.reverse();
-        }
-        assertScan("11.1", s, model, r);
+        KeyRange r0 = randomRange(rnd);
+        KeyRange r = r0.isReverse() && !has(Feature.REVERSE_SCAN) ? r0.reverse() : r0;
+        TreeMap<byte[], byte[]> m = model;
+        run(
+            "11.1",
+            () -> at + " (scan " + r + ")",
+            replay,
+            () -> assertScan("11.1", s[0], m, r, at + replay));
       } else if (has(Feature.PERSISTENT)) {
-        s = reopen(s);
+        s[0] = call("11.1", () -> at + " (close and reopen)", replay, () -> reopen(s[0]));
       }
     }
     for (var e : model.entrySet()) {
-      assertThat(s.get(e.getKey()))
-          .as(rule("11.1", "final get " + hex(e.getKey()) + ", " + ctx))
+      String where = "final get key=" + hex(e.getKey()) + ", seed=" + seed;
+      assertThat(call("11.1", () -> where, replay, () -> s[0].get(e.getKey())))
+          .as(rule("11.1", where + replay))
           .isEqualTo(e.getValue());
     }
     if (has(Feature.PERSISTENT)) {
-      s = reopen(s);
+      s[0] = call("11.1", () -> "final reopen, seed=" + seed, replay, () -> reopen(s[0]));
       for (var e : model.entrySet()) {
-        assertThat(s.get(e.getKey()))
-            .as(rule("11.1", "final get after reopen " + hex(e.getKey()) + ", " + ctx))
+        String where = "final get after reopen key=" + hex(e.getKey()) + ", seed=" + seed;
+        assertThat(call("11.1", () -> where, replay, () -> s[0].get(e.getKey())))
+            .as(rule("11.1", where + replay))
             .isEqualTo(e.getValue());
       }
     }

@@ -163,6 +163,80 @@ abstract class TckBase {
     return org.assertj.core.api.Assertions.catchThrowable(call);
   }
 
+  /**
+   * The seed of the randomised rules: {@code kv4j.tck.seed} when set (to replay a failure), else a
+   * fresh one.
+   */
+  long randomSeed() {
+    return Long.getLong("kv4j.tck.seed", System.nanoTime());
+  }
+
+  /** One call into the engine that returns something. */
+  interface EngineCall<T> {
+    T call();
+  }
+
+  /** One call into the engine that returns nothing. */
+  interface EngineAction {
+    void run();
+  }
+
+  /**
+   * Makes an exception the engine throws fail the rule with where it happened: {@code where} names
+   * the seed or thread, the operation's index and the operation, e.g. {@code seed=123 op #456 (put
+   * key=41ff)}. The message reads {@code [11.1] seed=123 op #456 (put key=41ff): engine threw
+   * StoreIOException: ...}; the exception is kept as the cause. An {@link AssertionError} (a rule
+   * that failed inside the call) passes through.
+   */
+  static <T> T call(String ruleId, java.util.function.Supplier<String> where, EngineCall<T> call) {
+    return call(ruleId, where, "", call);
+  }
+
+  /** As above, with {@code suffix} after the engine's message (e.g. how to replay the seed). */
+  static <T> T call(
+      String ruleId, java.util.function.Supplier<String> where, String suffix, EngineCall<T> call) {
+    try {
+      return call.call();
+    } catch (RuntimeException e) {
+      throw engineThrew(ruleId, where.get(), e, suffix);
+    }
+  }
+
+  /** As {@link #call(String, java.util.function.Supplier, EngineCall)}, for a void call. */
+  static void run(String ruleId, java.util.function.Supplier<String> where, EngineAction action) {
+    run(ruleId, where, "", action);
+  }
+
+  /** As above, with {@code suffix} after the engine's message. */
+  static void run(
+      String ruleId,
+      java.util.function.Supplier<String> where,
+      String suffix,
+      EngineAction action) {
+    try {
+      action.run();
+    } catch (RuntimeException e) {
+      throw engineThrew(ruleId, where.get(), e, suffix);
+    }
+  }
+
+  static AssertionError engineThrew(String ruleId, String where, Throwable e) {
+    return engineThrew(ruleId, where, e, "");
+  }
+
+  static AssertionError engineThrew(String ruleId, String where, Throwable e, String suffix) {
+    return new AssertionError(
+        rule(
+            ruleId,
+            where
+                + ": engine threw "
+                + e.getClass().getSimpleName()
+                + ": "
+                + e.getMessage()
+                + suffix),
+        e);
+  }
+
   /** A rule-tagged description for assertion messages. */
   static String rule(String id, String what) {
     return "[" + id + "] " + what;
@@ -237,11 +311,21 @@ abstract class TckBase {
 
   /** Asserts that a scan equals the model's answer, keys and values. */
   static void assertScan(String ruleId, Store s, TreeMap<byte[], byte[]> model, KeyRange r) {
+    assertScan(ruleId, s, model, r, null);
+  }
+
+  /** As above; {@code at} (may be null) says where, e.g. the seed and operation index. */
+  static void assertScan(
+      String ruleId, Store s, TreeMap<byte[], byte[]> model, KeyRange r, String at) {
+    String where = at == null ? "" : " at " + at;
     List<Entry> actual = scanAll(s, r);
     List<Entry> want = expected(model, r);
     assertThat(keysOf(actual))
-        .as(rule(ruleId, "keys of scan " + r + " (check bound inclusivity, order and limit)"))
+        .as(
+            rule(
+                ruleId,
+                "keys of scan " + r + where + " (check bound inclusivity, order and limit)"))
         .containsExactlyElementsOf(keysOf(want));
-    assertThat(actual).as(rule(ruleId, "entries of scan " + r)).isEqualTo(want);
+    assertThat(actual).as(rule(ruleId, "entries of scan " + r + where)).isEqualTo(want);
   }
 }

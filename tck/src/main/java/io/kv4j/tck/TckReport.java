@@ -317,6 +317,18 @@ final class TckReport
         write(cls, run);
       }
     }
+    // The last thing a run prints (once per TCK class): where to read what it found.
+    System.out.println(
+        "kv4j TCK report for "
+            + cls.getSimpleName()
+            + " ("
+            + engine
+            + "): "
+            + dir.resolve(base + ".md").toAbsolutePath()
+            + " (and "
+            + base
+            + ".json)");
+    System.out.flush();
   }
 
   /** Appends a line to the class's progress file; each call reaches the OS before it returns. */

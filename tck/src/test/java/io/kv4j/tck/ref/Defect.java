@@ -136,7 +136,19 @@ public enum Defect {
    * A put of a value over 8 MiB halts the JVM (exit 71), as a native allocator's abort would: the
    * kit's report must still name the rule that was running (9.2, run in a child JVM).
    */
-  HALTS_ON_HUGE_VALUE;
+  HALTS_ON_HUGE_VALUE,
+  /**
+   * The index, a plain {@code TreeMap}, is changed outside the write lock: the log append is
+   * locked, the {@code put}/{@code remove} on the map is not, so concurrent writers of different
+   * keys race inside the tree and lose entries or break its order (8.8).
+   */
+  UNLOCKED_INDEX,
+  /**
+   * The 20th write (put, delete or batch) of an opened store fails with {@code StoreIOException},
+   * as on a full disk, with nothing wrong in the environment: the failure of the rule that met it
+   * must name the seed or thread and the operation's index.
+   */
+  WRITE_FAILS;
 
   /** The exit status of a JVM the {@link #HALTS_ON_HUGE_VALUE} engine killed. */
   public static final int HALT_STATUS = 71;

@@ -92,7 +92,8 @@ final class RefStore implements Store {
   private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
   private volatile TreeMap<byte[], byte[]> map;
   private volatile boolean closed;
-  private final AtomicLong writes = new AtomicLong(); // for STALLED_WRITES, DEADLOCKED_WRITES
+  private final AtomicLong writes =
+      new AtomicLong(); // for STALLED_WRITES, DEADLOCKED_WRITES, WRITE_FAILS
   private final List<RefSnapshot> snapshots = new ArrayList<>(); // guarded by cursors' monitor
   private long syncedLength; // the log's length at open or at the last sync, for BACKUP_FROM_...
 
@@ -600,6 +601,11 @@ final class RefStore implements Store {
       }
       throw new StoreIOException("engine 'ref': a stalled write was interrupted", (Throwable) null);
     }
+    if (defect == Defect.WRITE_FAILS && writes.incrementAndGet() == 20) {
+      throw new StoreIOException(
+          "engine 'ref': cannot append to " + logFile + ": No space left on device (write #20)",
+          new IOException("No space left on device"));
+    }
     if (defect == Defect.NON_ATOMIC_BATCH) {
       checkWritable();
       synchronized (this) {
@@ -653,6 +659,13 @@ final class RefStore implements Store {
         }
         Thread.yield();
       }
+      return;
+    }
+    if (defect == Defect.UNLOCKED_INDEX) {
+      synchronized (this) {
+        append(batch);
+      }
+      apply(map, batch); // the bug: racing writers rebalance the same TreeMap at once
       return;
     }
     if (defect == Defect.SPLIT_LOCKS) {
