@@ -318,13 +318,14 @@ final class TckReport
       }
     }
     // The last thing a run prints (once per TCK class): where to read what it found.
+    String base = cls.getSimpleName();
     System.out.println(
         "kv4j TCK report for "
-            + cls.getSimpleName()
+            + base
             + " ("
-            + engine
+            + (run == null ? "?" : run.engine)
             + "): "
-            + dir.resolve(base + ".md").toAbsolutePath()
+            + dir().resolve(base + ".md").toAbsolutePath()
             + " (and "
             + base
             + ".json)");
