@@ -958,9 +958,10 @@ final class LmdbStore extends AbstractStore {
               + target
               + " bytes needs every read transaction closed, but "
               + gate.active()
-              + " (open cursors) stayed open for "
+              + " (open cursors, snapshots and backups) stayed open for "
               + growthTimeoutMillis
-              + " ms ('map-growth-timeout'). Close cursors promptly or raise 'map-size'");
+              + " ms ('map-growth-timeout'). Close cursors and snapshots promptly or raise"
+              + " 'map-size'");
     }
   }
 
