@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -175,6 +176,58 @@ class LmdbCapabilityTest {
         assertThat(s2.get(b("b"))).isEqualTo(b("2"));
       }
       assertThat(Lmdb.figure(again, "reader-slots-in-use")).isLessThanOrEqualTo(1);
+    }
+  }
+
+  @Test
+  void snapshot_inUseByThreadsWhileStoreCloses_neverCrashesAndFailsClosed() throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      for (int round = 0; round < 5; round++) {
+        Store store = Lmdb.open(dir);
+        for (int i = 0; i < 300; i++) {
+          store.put(num(i), b("v" + i));
+        }
+        Snapshot snap = store.snapshot();
+        // Every reader is well into its loop before the close, so each one meets it mid-use.
+        CountDownLatch started = new CountDownLatch(4);
+        List<Future<Integer>> readers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+          int id = t;
+          readers.add(
+              pool.submit(
+                  () -> {
+                    int reads = 0;
+                    try {
+                      while (true) {
+                        if (id % 2 == 0) {
+                          assertThat(snap.get(num(reads % 300))).isEqualTo(b("v" + reads % 300));
+                        } else {
+                          try (Cursor c = snap.scan(KeyRange.all())) {
+                            while (c.hasNext()) {
+                              c.next();
+                            }
+                          }
+                        }
+                        reads++;
+                        if (reads == 20) {
+                          started.countDown();
+                        }
+                      }
+                    } catch (StoreClosedException | IllegalStateException e) {
+                      return reads; // the store closed under us: the one allowed outcome
+                    }
+                  }));
+        }
+        assertThat(started.await(120, TimeUnit.SECONDS)).isTrue();
+        store.close();
+        for (Future<Integer> f : readers) {
+          assertThat(f.get(120, TimeUnit.SECONDS)).isGreaterThanOrEqualTo(20);
+        }
+        assertThatThrownBy(() -> snap.get(num(1))).isInstanceOf(StoreClosedException.class);
+      }
+    } finally {
+      pool.shutdownNow();
     }
   }
 
