@@ -25,6 +25,7 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
   private final KeyRange range;
   private final boolean reverse;
   private final AtomicInteger ownerCursors;
+  private final LmdbSnapshot snapshot; // null: the cursor has a transaction of its own
   private final int gateToken; // the store's gate counts this cursor's transaction until release
   private final byte[] lower;
   private final byte[] upper;
@@ -43,6 +44,7 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
     this.upper = range.upper();
     this.txn = txn;
     this.ownerCursors = ownerCursors;
+    this.snapshot = null;
     this.gateToken = gateToken;
     ownerCursors.incrementAndGet();
     if (txn != null) {
@@ -55,8 +57,45 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
     }
   }
 
+  /**
+   * A cursor reading through a snapshot's transaction, which stays the snapshot's: every native
+   * call runs under the snapshot's lock, and release closes only the LMDB cursor. The caller holds
+   * the snapshot's lock.
+   */
+  LmdbCursor(LmdbStore store, KeyRange range, LmdbSnapshot snapshot) {
+    super(store, range);
+    this.store = store;
+    this.range = range;
+    this.reverse = range.isReverse();
+    this.lower = range.lower();
+    this.upper = range.upper();
+    this.txn = null;
+    this.ownerCursors = null;
+    this.snapshot = snapshot;
+    this.gateToken = 0;
+    if (!range.isEmpty()) {
+      try {
+        this.cursor = store.db().openCursor(snapshot.txn());
+      } catch (RuntimeException e) {
+        throw Errors.translate(store.info().describe(), store.dataFile(), e);
+      }
+    }
+  }
+
   @Override
   protected Entry advance() {
+    if (snapshot == null) {
+      return step();
+    }
+    snapshot.lock().lock();
+    try {
+      return step();
+    } finally {
+      snapshot.lock().unlock();
+    }
+  }
+
+  private Entry step() {
     if (cursor == null) {
       return null;
     }
@@ -137,6 +176,20 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
 
   @Override
   protected void release() {
+    if (snapshot != null) {
+      snapshot.lock().lock();
+      try {
+        if (cursor != null) {
+          cursor.close();
+        }
+      } catch (RuntimeException ignored) {
+        // The snapshot's transaction frees the cursor's state when it ends.
+      } finally {
+        cursor = null;
+        snapshot.lock().unlock();
+      }
+      return;
+    }
     try {
       if (cursor != null) {
         cursor.close();

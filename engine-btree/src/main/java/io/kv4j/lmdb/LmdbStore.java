@@ -12,6 +12,7 @@ import io.kv4j.StoreLockedException;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
+import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
@@ -32,6 +33,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.ReentrantLock;
+import org.lmdbjava.CopyFlags;
 import org.lmdbjava.Cursor;
 import org.lmdbjava.Dbi;
 import org.lmdbjava.DbiFlags;
@@ -448,18 +450,86 @@ final class LmdbStore extends AbstractStore {
     Txn<byte[]> txn = null;
     try {
       txn = borrowReadTxn();
-      ArrayProxy.beginGet(bounds, framed, key);
-      return db.get(txn, key);
-    } catch (RuntimeException e) {
-      throw Errors.translate(info().describe(), dataFile, e);
+      return readIn(txn, key);
     } finally {
-      ArrayProxy.release();
       try {
         if (txn != null) {
           returnReadTxn(txn);
         }
       } finally {
         gate.exit(token);
+      }
+    }
+  }
+
+  /**
+   * Reads every key in one read transaction: one pooled transaction for the whole list instead of
+   * one per key, and one point in time (no commit lands between two of the keys). LMDB has no batch
+   * get; each key is a B-tree lookup in the map, checked as a get is.
+   */
+  @Override
+  protected List<byte[]> doGetAll(List<byte[]> keys) {
+    int token = gate.enter();
+    Txn<byte[]> txn = null;
+    try {
+      txn = borrowReadTxn();
+      return readAllIn(txn, keys);
+    } finally {
+      try {
+        if (txn != null) {
+          returnReadTxn(txn);
+        }
+      } finally {
+        gate.exit(token);
+      }
+    }
+  }
+
+  /**
+   * Reads one key in an active read transaction (the caller holds it and a gate section or a
+   * snapshot's share of the gate): bounds and frame checked, the value copied out.
+   */
+  byte[] readIn(Txn<byte[]> txn, byte[] key) {
+    try {
+      ArrayProxy.beginGet(bounds, framed, key);
+      return db.get(txn, key);
+    } catch (RuntimeException e) {
+      throw Errors.translate(info().describe(), dataFile, e);
+    } finally {
+      ArrayProxy.release();
+    }
+  }
+
+  /** {@link #readIn} for each key, in order, in the same transaction. */
+  List<byte[]> readAllIn(Txn<byte[]> txn, List<byte[]> keys) {
+    List<byte[]> values = new ArrayList<>(keys.size());
+    for (byte[] key : keys) {
+      values.add(readIn(txn, key));
+    }
+    return values;
+  }
+
+  /**
+   * Opens a snapshot: a read transaction taken from the pool and kept active until the snapshot
+   * closes. It counts in the gate as an open cursor does (taken here, given back by {@link
+   * LmdbSnapshot#release()}), so the environment is neither remapped (map growth) nor freed (close)
+   * under it; the store closes its snapshots before {@link #doClose()}.
+   */
+  @Override
+  protected AbstractSnapshot doSnapshot() {
+    int token = gate.enter();
+    Txn<byte[]> txn = null;
+    boolean ok = false;
+    try {
+      txn = borrowReadTxn();
+      LmdbSnapshot s = new LmdbSnapshot(this, txn, token, gate.cursorsOfCurrentThread());
+      ok = true;
+      return s;
+    } catch (RuntimeException e) {
+      throw Errors.translate(info().describe(), dataFile, e);
+    } finally {
+      if (!ok) {
+        cursorReleased(txn, token);
       }
     }
   }
@@ -627,6 +697,51 @@ final class LmdbStore extends AbstractStore {
   @Override
   protected void doDelete(byte[] key) {
     submit(txn -> db.delete(txn, key), key.length);
+  }
+
+  /**
+   * Compare-and-set as one more member of the group commit: the comparison runs inside the write
+   * transaction that commits the write (LMDB has one writer at a time, so nothing can change the
+   * key between the read and the commit), after the group members queued before it and before those
+   * queued after it, and is acknowledged only once that transaction committed with the store's
+   * durability. The current value is read with its frame checked, as a get does; a damaged value
+   * fails the operation instead of comparing unequal.
+   *
+   * <p>The read passes no {@link MapBounds}: inside a write transaction the value may lie in a
+   * dirty page LMDB copied to the heap, outside the map, which the bounds check would call damage.
+   * Clean pages it reads are the pages this transaction's own put would walk; their records lie
+   * within a page (plus at most 64 KiB), or on overflow pages LMDB checks against the last page in
+   * use, all inside the file and its zero {@link #TAIL}.
+   */
+  @Override
+  protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
+    byte[] stored = value == null ? null : framed ? ValueFrame.encode(key, value) : value;
+    boolean[] swapped = new boolean[1];
+    submit(
+        txn -> {
+          byte[] current;
+          try {
+            ArrayProxy.beginGet(null, framed, key);
+            current = db.get(txn, key);
+          } finally {
+            ArrayProxy.release();
+          }
+          boolean match =
+              expected == null
+                  ? current == null
+                  : current != null && Arrays.equals(current, expected);
+          // Set on every run: a group that failed runs its members again, alone.
+          swapped[0] = match;
+          if (match) {
+            if (stored == null) {
+              db.delete(txn, key);
+            } else {
+              db.put(txn, key, stored);
+            }
+          }
+        },
+        key.length + (stored == null ? 0L : stored.length));
+    return swapped[0]; // written under the writer lock, which this thread took after
   }
 
   @Override
@@ -847,9 +962,45 @@ final class LmdbStore extends AbstractStore {
               + target
               + " bytes needs every read transaction closed, but "
               + gate.active()
-              + " (open cursors) stayed open for "
+              + " (open cursors, snapshots and backups) stayed open for "
               + growthTimeoutMillis
-              + " ms ('map-growth-timeout'). Close cursors promptly or raise 'map-size'");
+              + " ms ('map-growth-timeout'). Close cursors and snapshots promptly or raise"
+              + " 'map-size'");
+    }
+  }
+
+  /**
+   * Copies the environment with {@code mdb_env_copy2(MDB_CP_COMPACT)}: LMDB walks the tree of one
+   * read transaction and writes its pages renumbered, without free pages, into {@code
+   * target/data.mdb}, while writers go on (a compacting copy does not take the writer mutex); it
+   * works on read-only stores too. The copy's meta page records exactly the pages written, so it
+   * passes the open check ({@link #checkDataFile}). Then the data file is synced, and the identity
+   * file copied beside it, so the copy opens as the same engine and format. The copy runs inside a
+   * gate section: the map is not remapped under it (a write needing growth waits for it up to
+   * {@code map-growth-timeout}) and the store is not closed under it.
+   */
+  @Override
+  protected void doBackup(Path target) throws IOException {
+    int token = gate.enter();
+    try {
+      env.copy(target.toFile(), CopyFlags.MDB_CP_COMPACT);
+    } catch (RuntimeException e) {
+      throw Errors.translate(info().describe() + ": backup to " + target, dataFile, e);
+    } finally {
+      gate.exit(token);
+    }
+    try (FileChannel ch = FileChannel.open(target.resolve(DATA_FILE), StandardOpenOption.WRITE)) {
+      ch.force(true);
+    }
+    Path identity = directory.resolve(StoreDirectory.IDENTITY_FILE);
+    if (Files.exists(identity)) {
+      // A read-only store made before identities has none: the copy is then adopted when opened,
+      // as the store itself would be.
+      Path copied = target.resolve(StoreDirectory.IDENTITY_FILE);
+      Files.copy(identity, copied);
+      try (FileChannel ch = FileChannel.open(copied, StandardOpenOption.WRITE)) {
+        ch.force(true);
+      }
     }
   }
 

@@ -141,8 +141,8 @@ final class TxnGate {
           describe
               + ": the LMDB map is full and cannot grow while this thread holds "
               + own
-              + " open cursor(s) on the store (growing remaps the file, which needs every read"
-              + " transaction closed). Close the cursors before writing, or raise the"
+              + " open cursor(s) or snapshot(s) on the store (growing remaps the file, which needs"
+              + " every read transaction closed). Close them before writing, or raise the"
               + " 'map-size' option");
     }
     lock.lock();

@@ -34,7 +34,10 @@ class LmdbSmokeTest {
             Feature.SNAPSHOT_SCAN,
             Feature.ATOMIC_BATCH,
             Feature.PERSISTENT,
-            Feature.CHECKSUMS);
+            Feature.CHECKSUMS,
+            Feature.CONDITIONAL_WRITE,
+            Feature.SNAPSHOT_READ,
+            Feature.BACKUP);
     assertThat(Stores.provider("lmdb").limits().maxKeySize()).isEqualTo(511);
   }
 }
