@@ -44,5 +44,19 @@ public enum Feature {
    * {@link Store#backup(java.nio.file.Path)} writes a consistent copy of the store, openable with
    * the same engine and options, while the store keeps serving reads and writes.
    */
-  BACKUP
+  BACKUP,
+  /**
+   * {@link Store#keyspace(String)} opens named keyspaces: independent sets of keys in one store
+   * location (RocksDB column families, LMDB named databases, SQLite tables, a table or key prefix
+   * on a server). A key in one keyspace is never seen through another; keyspaces persist with the
+   * store, are listed by {@link Store#keyspaces()}, removed by {@link Store#dropKeyspace(String)},
+   * and are in its backups.
+   */
+  KEYSPACES,
+  /**
+   * A {@link WriteBatch} may name keyspaces ({@link WriteBatch#put(String, byte[], byte[])}): one
+   * batch spanning several keyspaces of a store is applied atomically, all of it or none, also
+   * across crashes.
+   */
+  KEYSPACE_BATCH
 }

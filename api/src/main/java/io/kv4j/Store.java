@@ -142,6 +142,88 @@ public interface Store extends AutoCloseable {
   }
 
   /**
+   * The name by which a {@link WriteBatch} operation addresses the store's own keys (those not in a
+   * named keyspace).
+   */
+  String DEFAULT_KEYSPACE = "default";
+
+  /**
+   * Opens a named keyspace of this store, creating it if absent: an independent set of keys in the
+   * same location, used through the returned {@code Store} (see {@link Feature#KEYSPACES}). The
+   * returned store has this store's engine, limits and durability and every feature of this store
+   * except {@link Feature#KEYSPACES} (keyspaces do not nest) and {@link Feature#BACKUP} (back up
+   * the whole store). Closing it closes only it, its cursors and snapshots; closing this store
+   * closes every keyspace opened from it. Each call returns a new handle.
+   *
+   * @param name 1 to 64 characters of {@code A-Z a-z 0-9 _ -}, not starting with {@code -}, not
+   *     {@value #DEFAULT_KEYSPACE}
+   * @return an open store over the keyspace's keys
+   * @throws UnsupportedOperationException if the engine lacks {@link Feature#KEYSPACES}, or the
+   *     store is read-only and has no such keyspace
+   * @throws IllegalArgumentException if the name is not valid
+   */
+  default Store keyspace(String name) {
+    throw new UnsupportedOperationException(
+        info().describe() + " does not support " + Feature.KEYSPACES);
+  }
+
+  /**
+   * Lists the store's named keyspaces.
+   *
+   * @return the names, sorted, without {@value #DEFAULT_KEYSPACE}
+   * @throws UnsupportedOperationException if the engine lacks {@link Feature#KEYSPACES}
+   */
+  default List<String> keyspaces() {
+    throw new UnsupportedOperationException(
+        info().describe() + " does not support " + Feature.KEYSPACES);
+  }
+
+  /**
+   * Removes a named keyspace and every key in it. Its open handles are closed first; their later
+   * calls throw {@link StoreClosedException}. Opening the name again gives an empty keyspace.
+   *
+   * @param name the keyspace
+   * @return true if it existed
+   * @throws UnsupportedOperationException if the engine lacks {@link Feature#KEYSPACES} or the
+   *     store is read-only
+   * @throws IllegalArgumentException if the name is not valid or is {@value #DEFAULT_KEYSPACE}
+   */
+  default boolean dropKeyspace(String name) {
+    throw new UnsupportedOperationException(
+        info().describe() + " does not support " + Feature.KEYSPACES);
+  }
+
+  /**
+   * Checks a keyspace name: 1 to 64 characters of {@code A-Z a-z 0-9 _ -}, not starting with {@code
+   * -}. Such names are safe as file, table and column family names on every engine.
+   *
+   * @param name the name
+   * @return the name
+   * @throws NullPointerException if name is null
+   * @throws IllegalArgumentException if it is not valid, naming the rule
+   */
+  static String checkKeyspaceName(String name) {
+    Objects.requireNonNull(name, "keyspace name");
+    boolean ok = !name.isEmpty() && name.length() <= 64 && name.charAt(0) != '-';
+    for (int i = 0; ok && i < name.length(); i++) {
+      char c = name.charAt(i);
+      ok =
+          (c >= 'a' && c <= 'z')
+              || (c >= 'A' && c <= 'Z')
+              || (c >= '0' && c <= '9')
+              || c == '_'
+              || c == '-';
+    }
+    if (!ok) {
+      throw new IllegalArgumentException(
+          "invalid keyspace name '"
+              + name
+              + "': use 1 to 64 characters of A-Z a-z 0-9 _ -, not starting with -");
+    }
+    return name;
+  }
+
+  /**
    * Opens a cursor over a range. Requires {@link Feature#ORDERED_SCAN}; a reversed range requires
    * {@link Feature#REVERSE_SCAN}.
    *

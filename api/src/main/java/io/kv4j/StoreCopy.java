@@ -5,6 +5,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -28,6 +29,11 @@ import java.util.Objects;
  * order, and {@link Options#resume(boolean) resume} continues from the target's highest key. The
  * target is synced at the end, then both sides are scanned again and their {@link #checksum(Store)
  * checksums} compared.
+ *
+ * <p>A source with named keyspaces ({@link Feature#KEYSPACES}) is copied whole: its own keys, then
+ * each keyspace into the target's keyspace of the same name (the target must support keyspaces,
+ * else nothing is copied and {@link UnsupportedOperationException} says why). Each keyspace is read
+ * at its own point in time.
  *
  * <p>Resume assumes the target received nothing but this copy; anything else shows up as a checksum
  * mismatch. The source should not change during the copy: its checksum is taken after the copy, so
@@ -57,8 +63,79 @@ public final class StoreCopy {
       throw new IllegalArgumentException("cannot copy a store into itself");
     }
     long start = System.nanoTime();
+    List<String> spaces = keyspaces(from);
+    if (!spaces.isEmpty() && !to.info().has(Feature.KEYSPACES)) {
+      // Copying only the store's own keys would silently leave the keyspaces behind.
+      throw new UnsupportedOperationException(
+          "source "
+              + from.info().describe()
+              + " has keyspaces "
+              + spaces
+              + " but target "
+              + to.info().describe()
+              + " does not support "
+              + Feature.KEYSPACES
+              + ": they would not be copied; choose a target engine with keyspaces");
+    }
+    if (!options.resume) {
+      requireEmpty(to);
+    }
+    Progressed p = new Progressed(options, start, expectedEntries(from, spaces));
+    copyKeys(from, to, options, p, true);
+    for (String name : spaces) {
+      try (Store f = from.keyspace(name);
+          Store t = to.keyspace(name)) {
+        copyKeys(f, t, options, p, false);
+      }
+    }
+    to.sync();
+    p.report(true);
+    Checksum source = null;
+    Checksum target = null;
+    if (options.verify) {
+      source = p.streamed != null && spaces.isEmpty() ? p.streamed.result() : checksum(from);
+      target = checksum(to);
+    }
+    return new Result(
+        p.copied, p.bytes, p.resumedFrom, p.skipped, source, target, System.nanoTime() - start);
+  }
+
+  /** The running totals of one copy, over the store's own keys and its keyspaces. */
+  private static final class Progressed {
+    final Options options;
+    final long start;
+    final long expected;
+    long copied;
+    long bytes;
+    long skipped;
+    byte[] resumedFrom;
+    boolean resumed;
+    Digest streamed; // of the store's own keys, for a fresh copy: saves scanning them again
+
+    Progressed(Options options, long start, long expected) {
+      this.options = options;
+      this.start = start;
+      this.expected = expected;
+    }
+
+    void report(boolean done) {
+      if (options.listener != null) {
+        options.listener.progress(
+            new Progress(
+                skipped + copied,
+                skipped,
+                bytes,
+                expected < 0 ? -1 : Math.max(expected, skipped + copied),
+                System.nanoTime() - start,
+                resumed,
+                done));
+      }
+    }
+  }
+
+  /** Copies one keyspace's keys (or the store's own), resuming after the target's highest key. */
+  private static void copyKeys(Store from, Store to, Options options, Progressed p, boolean own) {
     byte[] resumeKey = highestKey(to);
-    long skipped = 0;
     if (resumeKey != null) {
       if (!options.resume) {
         throw new IllegalStateException(
@@ -68,19 +145,18 @@ public final class StoreCopy {
       }
       StoreStats ts = to.stats();
       // The highest key is copied again, so it does not count as done.
-      skipped = ts.keyCountExact() ? Math.max(0, ts.keyCount() - 1) : 0;
-    }
-    long expected = -1;
-    StoreStats fs = from.stats();
-    if (fs.keyCount() >= 0) {
-      expected = fs.keyCount();
+      p.skipped += ts.keyCountExact() ? Math.max(0, ts.keyCount() - 1) : 0;
+      if (!p.resumed) {
+        p.resumed = true;
+        p.resumedFrom = resumeKey;
+      }
     }
     boolean atomic = to.info().has(Feature.ATOMIC_BATCH);
     KeyRange range = resumeKey == null ? KeyRange.all() : KeyRange.all().gte(resumeKey);
-    Digest streamed = resumeKey == null ? new Digest() : null;
-    long entries = 0;
-    long bytes = 0;
+    Digest streamed = own && resumeKey == null ? new Digest() : null;
+    p.streamed = streamed;
     WriteBatch batch = new WriteBatch();
+    long entries = 0;
     // A snapshot, where the engine has one, makes the copy one point in time of a source that
     // others keep writing (a postgres table other applications share); the cursor of a
     // SNAPSHOT_SCAN engine already is one.
@@ -101,43 +177,85 @@ public final class StoreCopy {
           to.put(e.key(), e.value());
         }
         entries++;
-        bytes += e.key().length + e.value().length;
+        p.copied++;
+        p.bytes += e.key().length + e.value().length;
         if (entries % options.batchEntries == 0 || batch.byteSize() >= options.batchBytes) {
           flush(to, batch);
-          report(options, skipped, entries, bytes, expected, start, resumeKey, false);
+          p.report(false);
         }
       }
     }
     flush(to, batch);
-    to.sync();
-    report(options, skipped, entries, bytes, expected, start, resumeKey, true);
-    Checksum source = null;
-    Checksum target = null;
-    if (options.verify) {
-      source = streamed != null ? streamed.result() : checksum(from);
-      target = checksum(to);
+  }
+
+  private static void requireEmpty(Store to) {
+    List<String> notEmpty = new java.util.ArrayList<>();
+    if (highestKey(to) != null) {
+      notEmpty.add(Store.DEFAULT_KEYSPACE);
     }
-    return new Result(
-        entries, bytes, resumeKey, skipped, source, target, System.nanoTime() - start);
+    for (String name : keyspaces(to)) {
+      try (Store ks = to.keyspace(name)) {
+        if (highestKey(ks) != null) {
+          notEmpty.add(name);
+        }
+      }
+    }
+    if (!notEmpty.isEmpty()) {
+      throw new IllegalStateException(
+          "target "
+              + to.info().describe()
+              + " is not empty (keys in "
+              + notEmpty
+              + "); copy into an empty store, or resume an interrupted copy");
+    }
+  }
+
+  private static List<String> keyspaces(Store store) {
+    return store.info().has(Feature.KEYSPACES) ? store.keyspaces() : List.of();
+  }
+
+  private static long expectedEntries(Store from, List<String> spaces) {
+    long n = from.stats().keyCount();
+    for (String name : spaces) {
+      if (n < 0) {
+        break;
+      }
+      try (Store ks = from.keyspace(name)) {
+        long k = ks.stats().keyCount();
+        n = k < 0 ? -1 : n + k;
+      }
+    }
+    return n;
   }
 
   /**
    * Checksums a store: SHA-256 over every entry in ascending key order (each as key length, key,
-   * value length, value), with the entry count and payload bytes. Two stores with equal checksums
-   * hold the same entries.
+   * value length, value), with the entry count and payload bytes; then, for a store with named
+   * keyspaces, each keyspace in name order (its name, then its entries). Two stores with equal
+   * checksums hold the same entries in the same keyspaces.
    *
-   * @param store the store, read with one ascending scan
+   * @param store the store, read with one ascending scan per keyspace
    * @return the checksum
    */
   public static Checksum checksum(Store store) {
     Objects.requireNonNull(store, "store");
     Digest d = new Digest();
+    digest(store, d);
+    for (String name : keyspaces(store)) {
+      d.keyspace(name);
+      try (Store ks = store.keyspace(name)) {
+        digest(ks, d);
+      }
+    }
+    return d.result();
+  }
+
+  private static void digest(Store store, Digest d) {
     try (Cursor c = store.scan(KeyRange.all())) {
       while (c.hasNext()) {
         d.add(c.next());
       }
     }
-    return d.result();
   }
 
   private static byte[] highestKey(Store store) {
@@ -162,28 +280,6 @@ public final class StoreCopy {
     }
   }
 
-  private static void report(
-      Options o,
-      long skipped,
-      long copied,
-      long bytes,
-      long expected,
-      long start,
-      byte[] resumeKey,
-      boolean done) {
-    if (o.listener != null) {
-      o.listener.progress(
-          new Progress(
-              skipped + copied,
-              skipped,
-              bytes,
-              expected < 0 ? -1 : Math.max(expected, skipped + copied),
-              System.nanoTime() - start,
-              resumeKey != null,
-              done));
-    }
-  }
-
   /** Running SHA-256 over entries. */
   private static final class Digest {
     private final MessageDigest sha;
@@ -204,6 +300,14 @@ public final class StoreCopy {
       field(e.value());
       entries++;
       bytes += e.key().length + e.value().length;
+    }
+
+    /** Marks the start of a keyspace: a length no key can have (-1), then its name. */
+    void keyspace(String name) {
+      len.clear();
+      len.putInt(-1);
+      sha.update(len.array());
+      field(name.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     private void field(byte[] b) {

@@ -1,6 +1,7 @@
 package io.kv4j;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 
@@ -13,10 +14,16 @@ import java.util.Objects;
  * Keys and values are checked against the engine's limits when the batch is written, before
  * anything is applied. A batch is not thread-safe; it may be written several times and to several
  * stores.
+ *
+ * <p>An operation may name a keyspace ({@link #put(String, byte[], byte[])}): it then applies to
+ * that keyspace of the store the batch is written to ({@link Store#DEFAULT_KEYSPACE} for the
+ * store's own keys), which is created if absent. Such a batch needs {@link Feature#KEYSPACE_BATCH};
+ * operations without a name apply to the store (or keyspace) the batch is written to.
  */
 public final class WriteBatch {
   private final List<byte[]> keys = new ArrayList<>();
   private final List<byte[]> values = new ArrayList<>(); // null marks a delete
+  private List<String> keyspaces; // null until an operation names a keyspace; then one per op
   private long bytes;
 
   /** Creates an empty batch. */
@@ -32,12 +39,22 @@ public final class WriteBatch {
    * @throws IllegalArgumentException if key is empty
    */
   public WriteBatch put(byte[] key, byte[] value) {
-    byte[] k = checkKey(key);
-    byte[] v = Objects.requireNonNull(value, "value").clone();
-    keys.add(k);
-    values.add(v);
-    bytes += k.length + v.length;
-    return this;
+    return add(null, key, Objects.requireNonNull(value, "value"));
+  }
+
+  /**
+   * Adds a put into a named keyspace.
+   *
+   * @param keyspace a keyspace name ({@link Store#checkKeyspaceName(String)}) or {@link
+   *     Store#DEFAULT_KEYSPACE}
+   * @param key the key, not empty
+   * @param value the value, may be empty
+   * @return this batch
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if key is empty or the name is not valid
+   */
+  public WriteBatch put(String keyspace, byte[] key, byte[] value) {
+    return add(Store.checkKeyspaceName(keyspace), key, Objects.requireNonNull(value, "value"));
   }
 
   /**
@@ -49,10 +66,35 @@ public final class WriteBatch {
    * @throws IllegalArgumentException if key is empty
    */
   public WriteBatch delete(byte[] key) {
+    return add(null, key, null);
+  }
+
+  /**
+   * Adds a delete in a named keyspace. Deleting an absent key is not an error.
+   *
+   * @param keyspace a keyspace name ({@link Store#checkKeyspaceName(String)}) or {@link
+   *     Store#DEFAULT_KEYSPACE}
+   * @param key the key, not empty
+   * @return this batch
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if key is empty or the name is not valid
+   */
+  public WriteBatch delete(String keyspace, byte[] key) {
+    return add(Store.checkKeyspaceName(keyspace), key, null);
+  }
+
+  private WriteBatch add(String keyspace, byte[] key, byte[] value) {
     byte[] k = checkKey(key);
+    byte[] v = value == null ? null : value.clone();
+    if (keyspace != null && keyspaces == null) {
+      keyspaces = new ArrayList<>(Collections.nCopies(keys.size(), (String) null));
+    }
     keys.add(k);
-    values.add(null);
-    bytes += k.length;
+    values.add(v);
+    if (keyspaces != null) {
+      keyspaces.add(keyspace);
+    }
+    bytes += k.length + (v == null ? 0 : v.length);
     return this;
   }
 
@@ -87,6 +129,7 @@ public final class WriteBatch {
   public void clear() {
     keys.clear();
     values.clear();
+    keyspaces = null;
     bytes = 0;
   }
 
@@ -109,6 +152,27 @@ public final class WriteBatch {
    */
   public byte[] value(int i) {
     return values.get(i);
+  }
+
+  /**
+   * The keyspace operation {@code i} names, or null when it names none (it applies to the store or
+   * keyspace the batch is written to).
+   *
+   * @param i index, {@code 0 <= i < size()}
+   * @return the name, or null
+   */
+  public String keyspace(int i) {
+    Objects.checkIndex(i, keys.size());
+    return keyspaces == null ? null : keyspaces.get(i);
+  }
+
+  /**
+   * Whether any operation names a keyspace.
+   *
+   * @return true if {@link #keyspace(int)} is non-null for some operation
+   */
+  public boolean namesKeyspaces() {
+    return keyspaces != null;
   }
 
   /**

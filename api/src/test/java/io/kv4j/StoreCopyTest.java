@@ -161,14 +161,20 @@ class StoreCopyTest {
     assertThat(new StoreCopy.Progress(5, 0, 5, -1, 10, false, false).etaNanos()).isEqualTo(-1);
   }
 
-  /** A memory store that pretends to lack atomic batches and records each put. */
+  /** A memory store that pretends to lack a feature (atomic batches) and records each put. */
   private static final class NoBatchStore implements Store {
     private final Store inner;
     private final List<byte[]> puts;
+    private final Feature hidden;
 
     NoBatchStore(Store inner, List<byte[]> puts) {
+      this(inner, puts, Feature.ATOMIC_BATCH);
+    }
+
+    NoBatchStore(Store inner, List<byte[]> puts, Feature hidden) {
       this.inner = inner;
       this.puts = puts;
+      this.hidden = hidden;
     }
 
     @Override
@@ -194,7 +200,10 @@ class StoreCopyTest {
 
     @Override
     public void write(WriteBatch batch) {
-      throw new UnsupportedOperationException("no atomic batches");
+      if (hidden == Feature.ATOMIC_BATCH) {
+        throw new UnsupportedOperationException("no atomic batches");
+      }
+      inner.write(batch);
     }
 
     @Override
@@ -206,7 +215,9 @@ class StoreCopyTest {
     public StoreInfo info() {
       StoreInfo i = inner.info();
       EnumSet<Feature> f = EnumSet.copyOf(i.features());
-      f.remove(Feature.ATOMIC_BATCH);
+      f.remove(hidden);
+      f.remove(Feature.KEYSPACES); // not delegated by this wrapper
+      f.remove(Feature.KEYSPACE_BATCH);
       return new StoreInfo(i.engine(), f, i.limits(), i.durability(), i.location(), i.readOnly());
     }
 
@@ -218,6 +229,71 @@ class StoreCopyTest {
     @Override
     public void close() {
       inner.close();
+    }
+  }
+
+  @Test
+  void copy_sourceWithKeyspaces_copiesEveryKeyspaceAndVerifies() {
+    try (Store from = filled(3000, SEED);
+        Store to = Stores.open("memory:")) {
+      Store users = from.keyspace("users");
+      Store empty = from.keyspace("empty");
+      users.put(new byte[] {1}, new byte[] {2});
+      for (int i = 0; i < 500; i++) {
+        users.put(("u" + i).getBytes(StandardCharsets.UTF_8), new byte[i % 7]);
+      }
+      from.keyspace("orders").put(new byte[] {1}, new byte[] {3});
+      StoreCopy.Result r = StoreCopy.copy(from, to, StoreCopy.Options.defaults().batchEntries(97));
+      assertThat(r.verified()).isTrue();
+      assertThat(r.copiedEntries()).isEqualTo(all(from).size() + 501 + 1);
+      assertThat(to.keyspaces()).containsExactly("empty", "orders", "users");
+      assertThat(all(to.keyspace("users"))).isEqualTo(all(users));
+      assertThat(all(to.keyspace("empty"))).isEqualTo(all(empty)).isEmpty();
+      assertThat(all(to)).isEqualTo(all(from));
+    }
+  }
+
+  @Test
+  void checksum_sameKeysInAnotherKeyspace_differs() {
+    try (Store a = Stores.open("memory:");
+        Store b = Stores.open("memory:")) {
+      a.keyspace("x").put(new byte[] {1}, new byte[] {1});
+      b.keyspace("y").put(new byte[] {1}, new byte[] {1});
+      assertThat(StoreCopy.checksum(a).entries()).isEqualTo(StoreCopy.checksum(b).entries());
+      assertThat(StoreCopy.checksum(a).sha256()).isNotEqualTo(StoreCopy.checksum(b).sha256());
+      Store c = Stores.open("memory:");
+      c.put(new byte[] {1}, new byte[] {1});
+      assertThat(StoreCopy.checksum(c).sha256())
+          .as("a key in a keyspace is not the same as the key in the store's own keys")
+          .isNotEqualTo(StoreCopy.checksum(a).sha256());
+      c.close();
+    }
+  }
+
+  @Test
+  void copy_keyspacesIntoEngineWithout_refusedBeforeCopyingAnything() {
+    try (Store from = filled(100, SEED);
+        Store mem = Stores.open("memory:")) {
+      from.keyspace("users").put(new byte[] {1}, new byte[] {2});
+      Store to = new NoBatchStore(mem, new ArrayList<>(), Feature.KEYSPACES);
+      assertThatThrownBy(() -> StoreCopy.copy(from, to, StoreCopy.Options.defaults()))
+          .isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("[users]")
+          .hasMessageContaining("KEYSPACES");
+      assertThat(all(mem)).as("nothing copied").isEmpty();
+    }
+  }
+
+  @Test
+  void copy_targetKeyspaceNotEmpty_refusedWithoutResume() {
+    try (Store from = filled(100, SEED);
+        Store to = Stores.open("memory:")) {
+      from.keyspace("users").put(new byte[] {1}, new byte[] {2});
+      to.keyspace("users").put(new byte[] {9}, new byte[] {9});
+      assertThatThrownBy(() -> StoreCopy.copy(from, to, StoreCopy.Options.defaults()))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("not empty (keys in [users])");
+      assertThat(all(to)).as("nothing copied").isEmpty();
     }
   }
 }

@@ -25,7 +25,9 @@ public final class MemoryProvider implements StoreProvider {
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
           Feature.CONDITIONAL_WRITE,
-          Feature.SNAPSHOT_READ);
+          Feature.SNAPSHOT_READ,
+          Feature.KEYSPACES,
+          Feature.KEYSPACE_BATCH);
 
   /** Creates the provider; called by {@link java.util.ServiceLoader}. */
   public MemoryProvider() {}

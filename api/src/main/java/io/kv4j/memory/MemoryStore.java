@@ -9,8 +9,10 @@ import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
@@ -23,10 +25,44 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * and small caches, which is what this engine is for.
  */
 final class MemoryStore extends AbstractStore {
-  private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-  private TreeMap<byte[], byte[]> map = new TreeMap<>(Arrays::compareUnsigned);
-  private volatile boolean shared;
-  private long bytes;
+  /** What the store and its keyspace handles share: one lock, so a batch spans keyspaces. */
+  private static final class Spaces {
+    final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    final Space own = new Space();
+    final Map<String, Space> named = new TreeMap<>();
+
+    Space get(String name, boolean create) {
+      if (name == null) {
+        return own;
+      }
+      Space s = named.get(name);
+      if (s == null && create) {
+        s = new Space();
+        named.put(name, s);
+      }
+      return s;
+    }
+  }
+
+  /** One keyspace's keys. Guarded by {@link Spaces#lock}. */
+  private static final class Space {
+    TreeMap<byte[], byte[]> map = new TreeMap<>(Arrays::compareUnsigned);
+    volatile boolean shared;
+    long bytes;
+    boolean dropped;
+
+    TreeMap<byte[], byte[]> mutable() {
+      if (shared) {
+        map = new TreeMap<>(map);
+        shared = false;
+      }
+      return map;
+    }
+  }
+
+  private final Spaces spaces;
+  private final Space space;
+  private final ReentrantReadWriteLock lock;
 
   MemoryStore(Durability durability, boolean readOnly) {
     super(
@@ -37,6 +73,16 @@ final class MemoryStore extends AbstractStore {
             durability,
             "memory:",
             readOnly));
+    this.spaces = new Spaces();
+    this.space = spaces.own;
+    this.lock = spaces.lock;
+  }
+
+  private MemoryStore(MemoryStore store, String name, Space space) {
+    super(store, name);
+    this.spaces = store.spaces;
+    this.space = space;
+    this.lock = spaces.lock;
   }
 
   @Override
@@ -46,7 +92,7 @@ final class MemoryStore extends AbstractStore {
       // close() empties the map under the write lock after marking the store closed: a get that
       // raced it must not answer "absent" from the emptied map.
       checkOpen();
-      byte[] v = map.get(key);
+      byte[] v = space.map.get(key);
       return v == null ? null : v.clone();
     } finally {
       lock.readLock().unlock();
@@ -58,7 +104,7 @@ final class MemoryStore extends AbstractStore {
     lock.writeLock().lock();
     try {
       checkOpen();
-      putLocked(mutable(), key, value);
+      putLocked(space, key, value);
     } finally {
       lock.writeLock().unlock();
     }
@@ -69,7 +115,7 @@ final class MemoryStore extends AbstractStore {
     lock.writeLock().lock();
     try {
       checkOpen();
-      deleteLocked(mutable(), key);
+      deleteLocked(space, key);
     } finally {
       lock.writeLock().unlock();
     }
@@ -80,14 +126,48 @@ final class MemoryStore extends AbstractStore {
     lock.writeLock().lock();
     try {
       checkOpen();
-      TreeMap<byte[], byte[]> m = mutable();
       for (int i = 0, n = batch.size(); i < n; i++) {
+        Space s = batch.namesKeyspaces() ? spaces.get(keyspaceOf(batch, i), true) : space;
         if (batch.isDelete(i)) {
-          deleteLocked(m, batch.key(i));
+          deleteLocked(s, batch.key(i));
         } else {
-          putLocked(m, batch.key(i), batch.value(i));
+          putLocked(s, batch.key(i), batch.value(i));
         }
       }
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  @Override
+  protected AbstractStore doKeyspace(String name) {
+    lock.writeLock().lock();
+    try {
+      return new MemoryStore(this, name, spaces.get(name, true));
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  @Override
+  protected List<String> doKeyspaces() {
+    lock.readLock().lock();
+    try {
+      return new ArrayList<>(spaces.named.keySet());
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  @Override
+  protected boolean doDropKeyspace(String name) {
+    lock.writeLock().lock();
+    try {
+      Space s = spaces.named.remove(name);
+      if (s != null) {
+        s.dropped = true;
+      }
+      return s != null;
     } finally {
       lock.writeLock().unlock();
     }
@@ -100,8 +180,8 @@ final class MemoryStore extends AbstractStore {
     try {
       checkOpen();
       // Writers are excluded while we hold the read lock, so marking the map shared here is safe.
-      shared = true;
-      snapshot = map;
+      space.shared = true;
+      snapshot = space.map;
     } finally {
       lock.readLock().unlock();
     }
@@ -113,14 +193,14 @@ final class MemoryStore extends AbstractStore {
     lock.writeLock().lock();
     try {
       checkOpen();
-      byte[] current = map.get(key);
+      byte[] current = space.map.get(key);
       if (expected == null ? current != null : !Arrays.equals(current, expected)) {
         return false;
       }
       if (value == null) {
-        deleteLocked(mutable(), key);
+        deleteLocked(space, key);
       } else {
-        putLocked(mutable(), key, value);
+        putLocked(space, key, value);
       }
       return true;
     } finally {
@@ -134,8 +214,8 @@ final class MemoryStore extends AbstractStore {
     lock.readLock().lock();
     try {
       checkOpen();
-      shared = true; // the next write copies the map: this one stays as it is now
-      frozen = map;
+      space.shared = true; // the next write copies the map: this one stays as it is now
+      frozen = space.map;
     } finally {
       lock.readLock().unlock();
     }
@@ -152,7 +232,7 @@ final class MemoryStore extends AbstractStore {
     lock.readLock().lock();
     try {
       checkOpen();
-      return new StoreStats(map.size(), true, 0, Map.of("memory-payload-bytes", bytes));
+      return new StoreStats(space.map.size(), true, 0, Map.of("memory-payload-bytes", space.bytes));
     } finally {
       lock.readLock().unlock();
     }
@@ -160,32 +240,28 @@ final class MemoryStore extends AbstractStore {
 
   @Override
   protected void doClose() {
+    if (keyspaceName() != null) {
+      return; // a keyspace handle holds nothing of its own; its keys live as long as the store
+    }
     lock.writeLock().lock();
     try {
-      map = new TreeMap<>(Arrays::compareUnsigned);
-      bytes = 0;
+      spaces.own.map = new TreeMap<>(Arrays::compareUnsigned);
+      spaces.own.bytes = 0;
+      spaces.named.clear();
     } finally {
       lock.writeLock().unlock();
     }
   }
 
-  private TreeMap<byte[], byte[]> mutable() {
-    if (shared) {
-      map = new TreeMap<>(map);
-      shared = false;
-    }
-    return map;
+  private static void putLocked(Space s, byte[] key, byte[] value) {
+    byte[] old = s.mutable().put(key.clone(), value.clone());
+    s.bytes += value.length - (old == null ? -key.length : old.length);
   }
 
-  private void putLocked(TreeMap<byte[], byte[]> m, byte[] key, byte[] value) {
-    byte[] old = m.put(key.clone(), value.clone());
-    bytes += value.length - (old == null ? -key.length : old.length);
-  }
-
-  private void deleteLocked(TreeMap<byte[], byte[]> m, byte[] key) {
-    byte[] old = m.remove(key);
+  private static void deleteLocked(Space s, byte[] key) {
+    byte[] old = s.mutable().remove(key);
     if (old != null) {
-      bytes -= key.length + old.length;
+      s.bytes -= key.length + old.length;
     }
   }
 

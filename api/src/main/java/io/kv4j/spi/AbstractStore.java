@@ -42,8 +42,12 @@ public abstract class AbstractStore implements Store {
   private final StoreInfo info;
   private final Set<AbstractCursor> cursors = ConcurrentHashMap.newKeySet();
   private final Set<AbstractSnapshot> snapshots = ConcurrentHashMap.newKeySet();
+  // The store this handle belongs to: this, for a store; the store, for a keyspace handle.
+  private final AbstractStore root;
+  private final String keyspace; // null for the store itself
+  private final Set<AbstractStore> handles = ConcurrentHashMap.newKeySet(); // open keyspaces
   private volatile boolean closed;
-  private volatile StoreIOException failure;
+  private volatile StoreIOException failure; // kept on the root: one failure state per store
 
   /**
    * Creates the store's shell.
@@ -52,6 +56,65 @@ public abstract class AbstractStore implements Store {
    */
   protected AbstractStore(StoreInfo info) {
     this.info = Objects.requireNonNull(info, "info");
+    this.root = this;
+    this.keyspace = null;
+  }
+
+  /**
+   * Creates the shell of a keyspace handle, for {@link #doKeyspace(String)}. Its {@link #info()} is
+   * the store's, located at {@code location#name}, without {@link Feature#KEYSPACES} (keyspaces do
+   * not nest) and {@link Feature#BACKUP} (the store is backed up whole). It shares the store's
+   * failed state (see {@link #failWrites(String, Throwable)}).
+   *
+   * @param store the store, not itself a keyspace handle
+   * @param keyspace the keyspace name, valid and not {@link Store#DEFAULT_KEYSPACE}
+   */
+  protected AbstractStore(AbstractStore store, String keyspace) {
+    Objects.requireNonNull(store, "store");
+    if (store.root != store) {
+      throw new IllegalArgumentException("keyspaces do not nest: " + store.info.describe());
+    }
+    this.root = store;
+    this.keyspace = checkNamed(keyspace);
+    StoreInfo s = store.info;
+    java.util.EnumSet<Feature> features = java.util.EnumSet.noneOf(Feature.class);
+    features.addAll(s.features());
+    features.remove(Feature.KEYSPACES);
+    features.remove(Feature.BACKUP);
+    this.info =
+        new StoreInfo(
+            s.engine(),
+            features,
+            s.limits(),
+            s.durability(),
+            s.location() + "#" + keyspace,
+            s.readOnly());
+  }
+
+  /**
+   * The keyspace this handle serves.
+   *
+   * @return the name, or null for the store itself (its default keyspace)
+   */
+  protected final String keyspaceName() {
+    return keyspace;
+  }
+
+  /**
+   * The keyspace operation {@code i} of a batch written to this handle applies to, resolved: a
+   * batch operation without a name applies to this handle's keyspace, and {@link
+   * Store#DEFAULT_KEYSPACE} means the store's own keys.
+   *
+   * @param batch a batch passed to {@link #doWrite(WriteBatch)}
+   * @param i the operation
+   * @return the keyspace name, or null for the store's own keys
+   */
+  protected final String keyspaceOf(WriteBatch batch, int i) {
+    String k = batch.keyspace(i);
+    if (k == null) {
+      return keyspace;
+    }
+    return Store.DEFAULT_KEYSPACE.equals(k) ? null : k;
   }
 
   /**
@@ -169,13 +232,55 @@ public abstract class AbstractStore implements Store {
   }
 
   /**
+   * Opens a handle on a named keyspace, creating the keyspace if absent; called only when the
+   * engine declares {@link Feature#KEYSPACES}, on an open store (never on a keyspace handle), never
+   * concurrently with {@link #doDropKeyspace(String)}. On a read-only store it is called only for a
+   * keyspace {@link #doKeyspaces()} lists.
+   *
+   * @param name a valid name, not {@link Store#DEFAULT_KEYSPACE}
+   * @return a handle constructed with {@link #AbstractStore(AbstractStore, String)} on this store
+   */
+  protected AbstractStore doKeyspace(String name) {
+    throw new UnsupportedOperationException(
+        info.describe() + " declares " + Feature.KEYSPACES + " but does not implement it");
+  }
+
+  /**
+   * Lists the named keyspaces; called only when the engine declares {@link Feature#KEYSPACES}, on
+   * an open store.
+   *
+   * @return the names, in any order
+   */
+  protected List<String> doKeyspaces() {
+    throw new UnsupportedOperationException(
+        info.describe() + " declares " + Feature.KEYSPACES + " but does not implement it");
+  }
+
+  /**
+   * Removes a named keyspace and its keys; called only when the engine declares {@link
+   * Feature#KEYSPACES}, on an open writable store, after every open handle of the keyspace was
+   * closed, never concurrently with {@link #doKeyspace(String)}. A call on a closed handle may
+   * still be running in the engine: the engine must keep it from reaching freed native resources.
+   *
+   * @param name a valid name, not {@link Store#DEFAULT_KEYSPACE}
+   * @return true if the keyspace existed
+   */
+  protected boolean doDropKeyspace(String name) {
+    throw new UnsupportedOperationException(
+        info.describe() + " declares " + Feature.KEYSPACES + " but does not implement it");
+  }
+
+  /**
    * Gathers figures.
    *
    * @return the stats
    */
   protected abstract StoreStats doStats();
 
-  /** Releases the engine's resources; called once, after open cursors were closed. */
+  /**
+   * Releases the engine's resources; called once, after open keyspace handles, snapshots and
+   * cursors were closed. On a keyspace handle it releases only what the handle holds.
+   */
   protected abstract void doClose();
 
   @Override
@@ -400,6 +505,16 @@ public abstract class AbstractStore implements Store {
   public final void write(WriteBatch batch) {
     Objects.requireNonNull(batch, "batch");
     requireFeature(Feature.ATOMIC_BATCH);
+    if (batch.namesKeyspaces()) {
+      String own = keyspace == null ? Store.DEFAULT_KEYSPACE : keyspace;
+      for (int i = 0, n = batch.size(); i < n; i++) {
+        String k = batch.keyspace(i);
+        if (k != null && !k.equals(own)) {
+          requireFeature(Feature.KEYSPACE_BATCH);
+          break;
+        }
+      }
+    }
     for (int i = 0, n = batch.size(); i < n; i++) {
       checkKey(batch.key(i));
       if (!batch.isDelete(i)) {
@@ -477,13 +592,110 @@ public abstract class AbstractStore implements Store {
       }
       closed = true;
     }
+    for (AbstractStore h : new ArrayList<>(handles)) {
+      h.close();
+    }
     for (AbstractSnapshot s : new ArrayList<>(snapshots)) {
       s.closeByStore();
     }
     for (AbstractCursor c : new ArrayList<>(cursors)) {
       c.closeByStore();
     }
-    doClose();
+    try {
+      doClose();
+    } finally {
+      if (root != this) {
+        root.handles.remove(this);
+      }
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Checks the name, the feature and that the store is open (and, read-only, that the keyspace
+   * exists), then calls {@link #doKeyspace(String)} and tracks the handle so that {@link #close()}
+   * and {@link #dropKeyspace(String)} close it.
+   */
+  @Override
+  public final Store keyspace(String name) {
+    checkNamed(name);
+    requireFeature(Feature.KEYSPACES);
+    synchronized (handles) {
+      checkOpen();
+      if (info.readOnly()) {
+        List<String> existing = keyspaces();
+        if (!existing.contains(name)) {
+          throw new UnsupportedOperationException(
+              info.describe()
+                  + " is open read-only and has no keyspace '"
+                  + name
+                  + "' (it has "
+                  + existing
+                  + ")");
+        }
+      }
+      AbstractStore h = doKeyspace(name);
+      if (h == null || h.root != this || !name.equals(h.keyspace)) {
+        throw new IllegalStateException(
+            info.describe()
+                + " returned a wrong handle for keyspace '"
+                + name
+                + "' (an engine bug)");
+      }
+      handles.add(h);
+      if (closed) { // close() ran concurrently and may have missed this handle
+        h.close();
+        checkOpen();
+      }
+      return h;
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Checks the feature and that the store is open, then sorts what {@link #doKeyspaces()} lists.
+   */
+  @Override
+  public final List<String> keyspaces() {
+    requireFeature(Feature.KEYSPACES);
+    checkOpen();
+    List<String> names = new ArrayList<>(doKeyspaces());
+    Collections.sort(names);
+    return Collections.unmodifiableList(names);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Checks the name, the feature and that the store is writable, closes the keyspace's open
+   * handles, then calls {@link #doDropKeyspace(String)}.
+   */
+  @Override
+  public final boolean dropKeyspace(String name) {
+    checkNamed(name);
+    requireFeature(Feature.KEYSPACES);
+    synchronized (handles) {
+      checkWritable();
+      for (AbstractStore h : new ArrayList<>(handles)) {
+        if (name.equals(h.keyspace)) {
+          h.close();
+        }
+      }
+      return doDropKeyspace(name);
+    }
+  }
+
+  private static String checkNamed(String name) {
+    Store.checkKeyspaceName(name);
+    if (Store.DEFAULT_KEYSPACE.equals(name)) {
+      throw new IllegalArgumentException(
+          "'"
+              + Store.DEFAULT_KEYSPACE
+              + "' names the store's own keys, not a keyspace to open or drop");
+    }
+    return name;
   }
 
   /**
@@ -552,7 +764,7 @@ public abstract class AbstractStore implements Store {
   }
 
   private void checkNotFailed() {
-    StoreIOException f = failure;
+    StoreIOException f = root.failure;
     if (f != null) {
       throw new StoreIOException(f.getMessage(), f);
     }
@@ -577,6 +789,9 @@ public abstract class AbstractStore implements Store {
    * @return the exception to throw, a {@link StoreIOException} saying "failed until reopened"
    */
   protected final StoreIOException failWrites(String what, Throwable cause) {
+    if (root != this) {
+      return root.failWrites(what, cause);
+    }
     synchronized (cursors) {
       if (failure == null) {
         failure =
@@ -601,7 +816,7 @@ public abstract class AbstractStore implements Store {
    * @return the first failure, or null while the store accepts writes
    */
   protected final StoreIOException writeFailure() {
-    return failure;
+    return root.failure;
   }
 
   final void requireFeature(Feature f) {

@@ -3,6 +3,7 @@ package io.kv4j.spi;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -54,16 +55,18 @@ class CallGateTest {
     // wait for it instead of assuming it within a fixed time. A call entered from this thread gets
     // the other epoch's counter (same thread, same stripe) once the flip happened, so its token
     // differs from the one of `later`.
-    int newer = r.enter();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (newer == later) {
-      r.exit(newer);
-      assertThat(System.nanoTime() - deadline)
-          .as("the retirer did not begin awaitEarlier within 60 s")
-          .isNegative();
-      Thread.sleep(1);
-      newer = r.enter();
-    }
+    int[] newer = {r.enter()};
+    Await.until(
+        "the retirer begins awaitEarlier",
+        Duration.ofSeconds(60),
+        () -> {
+          if (newer[0] != later) {
+            return true;
+          }
+          r.exit(newer[0]);
+          newer[0] = r.enter();
+          return false;
+        });
     assertThat(done.await(200, TimeUnit.MILLISECONDS))
         .as("awaitEarlier returned while an earlier reader was inside")
         .isFalse();
@@ -71,7 +74,7 @@ class CallGateTest {
     assertThat(done.await(10, TimeUnit.SECONDS))
         .as("awaitEarlier waited for a reader that entered after it")
         .isTrue();
-    r.exit(newer);
+    r.exit(newer[0]);
     retirer.join();
     r.awaitEmpty();
   }
@@ -102,13 +105,7 @@ class CallGateTest {
     closer.start();
     // The closer may start seconds later on a loaded machine: wait until it has closed the gate
     // rather than assuming it did within a fixed time.
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!r.isClosed()) {
-      assertThat(System.nanoTime() - deadline)
-          .as("the closer did not call close within 60 s")
-          .isNegative();
-      Thread.sleep(1);
-    }
+    Await.until("the closer calls close", Duration.ofSeconds(60), r::isClosed);
     assertThat(closed.await(200, TimeUnit.MILLISECONDS))
         .as("close returned while a call was inside")
         .isFalse();

@@ -39,7 +39,7 @@ import java.nio.file.Path;
  * <p>The damage rules (group 12) need to know which files of the store directory are diagnostic
  * logs rather than data: override {@link #isDiagnosticFile(String)}.
  */
-public abstract class StoreTck extends CapabilityRules {
+public abstract class StoreTck extends KeyspaceRules {
 
   /** For subclasses. */
   protected StoreTck() {}

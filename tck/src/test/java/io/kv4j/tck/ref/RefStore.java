@@ -579,6 +579,12 @@ final class RefStore implements Store {
   public void write(WriteBatch batch) {
     Objects.requireNonNull(batch, "batch");
     requireFeature(Feature.ATOMIC_BATCH);
+    for (int i = 0; i < batch.size(); i++) {
+      String k = batch.keyspace(i);
+      if (k != null && !Store.DEFAULT_KEYSPACE.equals(k)) {
+        requireFeature(Feature.KEYSPACE_BATCH); // no keyspaces: never apply it to the own keys
+      }
+    }
     writeOps(batch, defect == Defect.RETAINS_BATCH_ARRAYS);
   }
 
