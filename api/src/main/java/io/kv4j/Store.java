@@ -127,8 +127,10 @@ public interface Store extends AutoCloseable {
    * writes. The copy holds every write acknowledged before this call started and none begun after
    * it returned; a batch is in it whole or not at all. It opens with the same engine and options
    * ({@code kv4j verify} passes on it). {@code target} must not exist, or be an empty directory; it
-   * appears complete or not at all (the copy is made beside it and renamed into place). Requires
-   * {@link Feature#BACKUP}; allowed on a read-only store.
+   * appears complete or not at all (the copy is made beside it, in a hidden directory named after
+   * the target and the process, and renamed into place; the hidden copy of a backup whose process
+   * was killed is removed by the next backup to the same target). Requires {@link Feature#BACKUP};
+   * allowed on a read-only store.
    *
    * @param target the directory to create
    * @throws UnsupportedOperationException if the engine lacks {@link Feature#BACKUP}

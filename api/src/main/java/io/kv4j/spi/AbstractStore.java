@@ -424,15 +424,19 @@ public abstract class AbstractStore implements Store {
     Path dest = target.toAbsolutePath().normalize();
     checkBackupTarget(dest);
     Path parent = dest.getParent();
+    String prefix = "." + dest.getFileName() + ".partial-";
+    // The owner's pid is in the name, so a later backup can tell a copy left by a killed process
+    // (removed) from one another live process is writing (left alone).
     Path partial =
         parent.resolve(
-            "."
-                + dest.getFileName()
-                + ".partial-"
+            prefix
+                + ProcessHandle.current().pid()
+                + "-"
                 + Long.toHexString(ThreadLocalRandom.current().nextLong()));
     boolean done = false;
     try {
       Files.createDirectories(parent);
+      removeAbandonedCopies(parent, prefix);
       Files.createDirectory(partial);
       doBackup(partial);
       checkOpen();
@@ -449,6 +453,29 @@ public abstract class AbstractStore implements Store {
     } finally {
       if (!done) {
         deleteTree(partial);
+      }
+    }
+  }
+
+  /**
+   * Deletes {@code .<target>.partial-<pid>-<random>} directories whose process is gone: what a
+   * backup killed mid-copy (kill -9, power loss) leaves beside its target. A name without a pid
+   * (not made by this code) and a live process's copy are left alone.
+   */
+  private static void removeAbandonedCopies(Path parent, String prefix) throws IOException {
+    try (DirectoryStream<Path> ds = Files.newDirectoryStream(parent, prefix + "*")) {
+      for (Path p : ds) {
+        String rest = p.getFileName().toString().substring(prefix.length());
+        int dash = rest.indexOf('-');
+        long pid;
+        try {
+          pid = dash > 0 ? Long.parseLong(rest.substring(0, dash)) : -1;
+        } catch (NumberFormatException notOurs) {
+          continue;
+        }
+        if (pid > 0 && Files.isDirectory(p) && ProcessHandle.of(pid).isEmpty()) {
+          deleteTree(p);
+        }
       }
     }
   }

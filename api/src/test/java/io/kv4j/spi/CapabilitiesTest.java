@@ -222,6 +222,30 @@ class CapabilitiesTest {
     }
   }
 
+  @Test
+  void backup_removesTheCopyOfAKilledBackupButNotOfALiveOne() throws Exception {
+    Path home = tmp.resolve("store");
+    Path backups = Files.createDirectories(tmp.resolve("backups"));
+    Process finished = new ProcessBuilder("true").start();
+    finished.waitFor();
+    Path abandoned =
+        Files.createDirectories(backups.resolve(".one.partial-" + finished.pid() + "-ab"));
+    Files.writeString(abandoned.resolve("data"), "half");
+    Process live = new ProcessBuilder("sleep", "60").start();
+    try (FileStore s = new FileStore(home, Set.of(Feature.BACKUP))) {
+      Path running = Files.createDirectories(backups.resolve(".one.partial-" + live.pid() + "-cd"));
+      Path foreign = Files.createDirectories(backups.resolve(".one.partial-notapid"));
+      s.put(b("k"), b("v"));
+      s.backup(backups.resolve("one"));
+      assertThat(abandoned).as("the copy of a process that is gone").doesNotExist();
+      assertThat(running).as("the copy of a live process").exists();
+      assertThat(foreign).as("a name this code did not make").exists();
+      assertThat(Files.readString(backups.resolve("one/data"))).isEqualTo("k=v");
+    } finally {
+      live.destroyForcibly().waitFor();
+    }
+  }
+
   private static List<String> leftovers(Path dir) throws IOException {
     try (Stream<Path> s = Files.list(dir)) {
       return s.map(p -> p.getFileName().toString()).sorted().toList();
