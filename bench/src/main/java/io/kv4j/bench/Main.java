@@ -32,6 +32,10 @@ public final class Main {
    * @param args the command line
    */
   public static void main(String[] args) {
+    int relaunched = Relaunch.ifNeeded(args);
+    if (relaunched >= 0) {
+      System.exit(relaunched);
+    }
     System.exit(run(args, System.out));
   }
 

@@ -27,14 +27,18 @@ import org.lmdbjava.Txn;
 
 /**
  * LMDB (lmdbjava) used directly ({@code lmdb-raw}), with the settings of the kv4j {@code lmdb}
- * engine at its defaults: map size 1 GiB ({@code map-size}; not grown: size it for the data), 1024
- * readers, {@code MDB_NOTLS}, {@code MDB_NOSYNC} under BUFFERED. The usual lmdbjava code: the
- * optimal {@code ByteBuffer} proxy with per-thread direct buffers, a read transaction per get, a
- * write transaction and commit per put (no group commit).
+ * engine at its defaults, except the map: 64 GiB ({@code map-size}), never grown. The engine starts
+ * at 1 GiB and grows; a fixed 1 GiB map filled up in the timed insert runs of a quiet {@code
+ * --abstraction} run (ycsb-d/e/f, MapFullException), and without {@code MDB_WRITEMAP} a map is
+ * address space only: the file grows with the data either way. 1024 readers, {@code MDB_NOTLS},
+ * {@code MDB_NOSYNC} under BUFFERED. The usual lmdbjava code: the optimal {@code ByteBuffer} proxy
+ * with per-thread direct buffers, a read transaction per get, a write transaction and commit per
+ * put (no group commit).
  */
 public final class LmdbRawProvider implements StoreProvider {
   static final OptionSpec<Long> MAP_SIZE =
-      OptionSpec.size("map-size", 1L << 30, 1L << 20, 1L << 44, "LMDB map size");
+      OptionSpec.size(
+          "map-size", 64L << 30, 1L << 20, 1L << 44, "LMDB map size (address space; never grown)");
 
   /** Creates the provider; called by {@link java.util.ServiceLoader}. */
   public LmdbRawProvider() {}
