@@ -121,16 +121,20 @@ final class SqliteStore extends AbstractStore {
   private final SqlConn writer;
   private final ConnectionPool readers;
   private final ConnectionPool cursorConnections;
-  private final ReentrantLock writeLock = new ReentrantLock();
-  private final ConcurrentLinkedQueue<PendingWrite> pending = new ConcurrentLinkedQueue<>();
-  private final AtomicLong singleWrites = new AtomicLong();
-  private final AtomicLong singleCommits = new AtomicLong();
-  private final AtomicInteger snapshots = new AtomicInteger();
-  private final AtomicLong compactVacuums = new AtomicLong();
-  private final AtomicLong compactVacuumsSkipped = new AtomicLong();
-  private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
+  private final ReentrantLock writeLock;
+  private final ConcurrentLinkedQueue<PendingWrite> pending;
+  private final AtomicLong singleWrites;
+  private final AtomicLong singleCommits;
+  private final AtomicInteger snapshots;
+  private final AtomicLong compactVacuums;
+  private final AtomicLong compactVacuumsSkipped;
+  private final ReentrantReadWriteLock lifecycle;
   private final int pageSize;
   private final ReadMode readMode;
+  private final KeyspaceCatalog catalog;
+  // The store itself, or for a keyspace handle the store it belongs to: the fields above are the
+  // store's, shared by its handles; the flags below are used on the store only (root.x).
+  private final SqliteStore root;
   private boolean shut; // guarded by lifecycle
   private boolean unsynced; // guarded by writeLock
   private boolean directorySynced; // guarded by writeLock
@@ -145,6 +149,16 @@ final class SqliteStore extends AbstractStore {
       boolean checksums,
       ReadMode readMode) {
     super(info);
+    this.root = this;
+    this.lifecycle = new ReentrantReadWriteLock();
+    this.writeLock = new ReentrantLock();
+    this.pending = new ConcurrentLinkedQueue<>();
+    this.singleWrites = new AtomicLong();
+    this.singleCommits = new AtomicLong();
+    this.snapshots = new AtomicInteger();
+    this.compactVacuums = new AtomicLong();
+    this.compactVacuumsSkipped = new AtomicLong();
+    this.catalog = new KeyspaceCatalog(settings.table(), file);
     this.settings = settings;
     this.dir = dir;
     this.file = file;
@@ -161,6 +175,34 @@ final class SqliteStore extends AbstractStore {
     this.cursorConnections =
         new ConnectionPool(
             () -> openReader(settings, file, readMode), Integer.MAX_VALUE, IDLE_CURSOR_CONNECTIONS);
+  }
+
+  /**
+   * A keyspace handle: the store's connections, locks and group-commit queue, its own table's
+   * statements. It owns nothing, so its {@link #doClose()} releases nothing.
+   */
+  private SqliteStore(SqliteStore store, String keyspace, Sql sql) {
+    super(store, keyspace);
+    this.root = store;
+    this.settings = store.settings;
+    this.dir = store.dir;
+    this.file = store.file;
+    this.wal = store.wal;
+    this.sql = sql;
+    this.writer = store.writer;
+    this.readers = store.readers;
+    this.cursorConnections = store.cursorConnections;
+    this.writeLock = store.writeLock;
+    this.pending = store.pending;
+    this.singleWrites = store.singleWrites;
+    this.singleCommits = store.singleCommits;
+    this.snapshots = store.snapshots;
+    this.compactVacuums = store.compactVacuums;
+    this.compactVacuumsSkipped = store.compactVacuumsSkipped;
+    this.lifecycle = store.lifecycle;
+    this.pageSize = store.pageSize;
+    this.readMode = store.readMode;
+    this.catalog = store.catalog;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -540,6 +582,11 @@ final class SqliteStore extends AbstractStore {
    * key asked for.
    */
   byte[] getOn(SqlConn c, byte[] key) throws SQLException {
+    return getOn(c, sql, key);
+  }
+
+  /** {@link #getOn(SqlConn, byte[])} on a given table (a queued write's). */
+  private byte[] getOn(SqlConn c, Sql sql, byte[] key) throws SQLException {
     PreparedStatement ps = c.prepare(sql.get);
     ps.setBytes(1, key);
     try (ResultSet rs = ps.executeQuery()) {
@@ -551,7 +598,7 @@ final class SqliteStore extends AbstractStore {
         v = new byte[0];
       }
       if (sql.checksums) {
-        checkRow(key, v, rs.getInt(2));
+        checkRow(sql, key, v, rs.getInt(2));
       }
       return v;
     }
@@ -617,9 +664,9 @@ final class SqliteStore extends AbstractStore {
           if (kb == null || !asked.contains(kb) || found.containsKey(kb)) {
             throw new StoreCorruptedException(
                 describe()
-                    + ": getAll on table '"
-                    + settings.table()
-                    + "' in "
+                    + ": getAll on table "
+                    + sql.table
+                    + " in "
                     + file
                     + " read "
                     + (kb == null
@@ -664,15 +711,19 @@ final class SqliteStore extends AbstractStore {
    * @throws StoreCorruptedException if the checksum does not match
    */
   void checkRow(byte[] key, byte[] value, int stored) {
+    checkRow(sql, key, value, stored);
+  }
+
+  private void checkRow(Sql sql, byte[] key, byte[] value, int stored) {
     int computed = RowChecksum.of(key, value);
     if (computed != stored) {
       throw new StoreCorruptedException(
           describe()
               + ": the row of key "
               + showKey(key)
-              + " in table '"
-              + settings.table()
-              + "' of "
+              + " in table "
+              + sql.table
+              + " of "
               + file
               + " fails its checksum (stored "
               + RowChecksum.COLUMN
@@ -697,12 +748,12 @@ final class SqliteStore extends AbstractStore {
 
   @Override
   protected void doPut(byte[] key, byte[] value) {
-    single(new PendingWrite(key, value));
+    single(new PendingWrite(sql, key, value));
   }
 
   @Override
   protected void doDelete(byte[] key) {
-    single(new PendingWrite(key, null));
+    single(new PendingWrite(sql, key, null));
   }
 
   /**
@@ -716,11 +767,17 @@ final class SqliteStore extends AbstractStore {
    */
   @Override
   protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
-    PendingWrite w = new PendingWrite(key, value, expected);
+    PendingWrite w = new PendingWrite(sql, key, value, expected);
     single(w);
     return w.matched;
   }
 
+  /**
+   * One {@code BEGIN IMMEDIATE ... COMMIT} on the writer, also for a batch naming several
+   * keyspaces: they are tables of the one database file, so the batch commits (or, after a crash,
+   * recovers) whole. A keyspace the batch names that does not exist yet is created inside the same
+   * transaction.
+   */
   @Override
   protected void doWrite(WriteBatch batch) {
     write(
@@ -729,14 +786,16 @@ final class SqliteStore extends AbstractStore {
           c.exec("BEGIN IMMEDIATE");
           boolean committed = false;
           try {
-            PreparedStatement upsert = c.prepare(sql.upsert);
-            PreparedStatement delete = c.prepare(sql.delete);
+            Map<String, Sql> tables = new HashMap<>();
             for (int i = 0, n = batch.size(); i < n; i++) {
+              Sql t = batch.namesKeyspaces() ? tableOf(c, keyspaceOf(batch, i), tables) : sql;
               if (batch.isDelete(i)) {
+                PreparedStatement delete = c.prepare(t.delete);
                 delete.setBytes(1, batch.key(i));
                 delete.executeUpdate();
               } else {
-                sql.bindUpsert(upsert, batch.key(i), batch.value(i));
+                PreparedStatement upsert = c.prepare(t.upsert);
+                t.bindUpsert(upsert, batch.key(i), batch.value(i));
                 upsert.executeUpdate();
               }
             }
@@ -749,6 +808,126 @@ final class SqliteStore extends AbstractStore {
           }
           return null;
         });
+  }
+
+  /**
+   * The statements of the table a batch operation writes: the store's own ({@code name} null), this
+   * handle's, or a keyspace's, found in (or added to) the catalog on the writer inside the batch's
+   * transaction; {@code seen} keeps them for the rest of the batch.
+   */
+  private Sql tableOf(SqlConn c, String name, Map<String, Sql> seen) throws SQLException {
+    if (name == null) {
+      return root.sql;
+    }
+    if (name.equals(keyspaceName())) {
+      return sql;
+    }
+    Sql t = seen.get(name);
+    if (t == null) {
+      String tbl = catalog.find(c, name);
+      if (tbl == null) {
+        tbl = catalog.create(c, name, root.sql.checksums);
+      }
+      t = catalog.statements(c, name, tbl);
+      seen.put(name, t);
+    }
+    return t;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Keyspaces: tables of the same database file, listed in the catalog (see KeyspaceCatalog)
+
+  /**
+   * Opens a keyspace handle. A read-write store finds the keyspace in the catalog on the writer,
+   * under the writer lock, and creates it (table and catalog row, one transaction) if absent; a
+   * read-only store finds it on a reader.
+   */
+  @Override
+  protected AbstractStore doKeyspace(String name) {
+    Sql t;
+    if (writer == null) {
+      t =
+          read(
+              "open keyspace '" + name + "'",
+              c -> {
+                String tbl = catalog.find(c, name);
+                if (tbl == null) {
+                  throw new StoreIOException(
+                      describe() + ": keyspace '" + name + "' was dropped", (Throwable) null);
+                }
+                return catalog.statements(c, name, tbl);
+              });
+    } else {
+      Sql[] out = new Sql[1];
+      write(
+          "create keyspace '" + name + "'",
+          c -> {
+            String tbl = catalog.find(c, name);
+            if (tbl == null) {
+              c.exec("BEGIN IMMEDIATE");
+              boolean committed = false;
+              try {
+                tbl = catalog.create(c, name, sql.checksums);
+                c.exec("COMMIT");
+                committed = true;
+              } finally {
+                if (!committed) {
+                  c.rollbackQuietly();
+                }
+              }
+            }
+            out[0] = catalog.statements(c, name, tbl);
+            return null;
+          });
+      t = out[0];
+    }
+    return new SqliteStore(this, name, t);
+  }
+
+  @Override
+  protected List<String> doKeyspaces() {
+    return read("keyspaces", catalog::names);
+  }
+
+  /**
+   * Drops a keyspace: {@code DROP TABLE} and its catalog row in one transaction on the writer. It
+   * runs under the write side of the lifecycle lock, so no call is in flight anywhere in the store
+   * meanwhile: a call that raced the drop on the keyspace's (already closed) handle either finished
+   * before it or finds the handle closed ({@link StoreClosedException}) and never reaches the
+   * table. Readers' open transactions (cursors and snapshots of other keyspaces) are not disturbed:
+   * in WAL mode they keep reading as of their start.
+   */
+  @Override
+  protected boolean doDropKeyspace(String name) {
+    lifecycle.writeLock().lock();
+    try {
+      ensureOpen();
+      writeLock.lock();
+      try {
+        writer.exec("BEGIN IMMEDIATE");
+        boolean committed = false;
+        String tbl;
+        try {
+          tbl = catalog.drop(writer, name);
+          writer.exec("COMMIT");
+          committed = true;
+        } finally {
+          if (!committed) {
+            writer.rollbackQuietly();
+          }
+        }
+        if (settings.durability() == Durability.BUFFERED) {
+          unsynced = true;
+        }
+        return tbl != null;
+      } finally {
+        writeLock.unlock();
+      }
+    } catch (SQLException e) {
+      throw writeError("drop keyspace '" + name + "'", e);
+    } finally {
+      lifecycle.writeLock().unlock();
+    }
   }
 
   @Override
@@ -794,7 +973,7 @@ final class SqliteStore extends AbstractStore {
       ensureOpen();
       writeLock.lock();
       try {
-        if (!unsynced && directorySynced) {
+        if (!root.unsynced && root.directorySynced) {
           return;
         }
         // synchronous=NORMAL does not fsync the WAL on commit; fsync it (and the database file,
@@ -802,11 +981,11 @@ final class SqliteStore extends AbstractStore {
         // it from syncing anything.
         fsync(wal);
         fsync(file);
-        if (!directorySynced) {
+        if (!root.directorySynced) {
           StoreDirectory.syncDirectory(dir.path());
-          directorySynced = true;
+          root.directorySynced = true;
         }
-        unsynced = false;
+        root.unsynced = false;
       } catch (IOException e) {
         throw failWrites("sync (fsync of " + wal + " and " + file + ")", e);
       } finally {
@@ -1057,6 +1236,9 @@ final class SqliteStore extends AbstractStore {
 
   @Override
   protected void doClose() {
+    if (root != this) {
+      return; // a keyspace handle owns no connection; the store closes them
+    }
     lifecycle.writeLock().lock();
     SQLException failure = null;
     try {
@@ -1133,7 +1315,7 @@ final class SqliteStore extends AbstractStore {
 
   /** Throws if {@link #doClose()} ran; call with the lifecycle read lock held. */
   void ensureOpen() {
-    if (shut) {
+    if (root.shut || (root != this && isClosed())) {
       throw new StoreClosedException(describe() + " is closed");
     }
   }
@@ -1153,7 +1335,7 @@ final class SqliteStore extends AbstractStore {
 
   /** Ends a cursor's read transaction and returns its connection; lifecycle read lock held. */
   void endSnapshot(SqlConn c) {
-    if (shut) {
+    if (root.shut) {
       return; // doClose closed every connection already
     }
     snapshots.decrementAndGet();
@@ -1198,7 +1380,7 @@ final class SqliteStore extends AbstractStore {
       try {
         work.run(writer);
         if (settings.durability() == Durability.BUFFERED) {
-          unsynced = true;
+          root.unsynced = true;
         }
       } finally {
         writeLock.unlock();
@@ -1353,8 +1535,9 @@ final class SqliteStore extends AbstractStore {
    * row first and writes only when it holds the expected value (recording the answer).
    */
   private void apply(PendingWrite w) throws SQLException {
+    Sql sql = w.sql;
     if (w.conditional) {
-      byte[] current = getOn(writer, w.key);
+      byte[] current = getOn(writer, sql, w.key);
       w.matched =
           w.expected == null
               ? current == null
@@ -1406,7 +1589,7 @@ final class SqliteStore extends AbstractStore {
     if (error == null) {
       singleWrites.addAndGet(group.size());
       if (settings.durability() == Durability.BUFFERED) {
-        unsynced = true;
+        root.unsynced = true;
       }
     }
     for (PendingWrite w : group) {
@@ -1421,6 +1604,7 @@ final class SqliteStore extends AbstractStore {
    * the writer lock.
    */
   private static final class PendingWrite {
+    final Sql sql; // the table of the handle the write came through
     final byte[] key;
     final byte[] value;
     final boolean conditional;
@@ -1429,14 +1613,16 @@ final class SqliteStore extends AbstractStore {
     boolean matched;
     RuntimeException error;
 
-    PendingWrite(byte[] key, byte[] value) {
+    PendingWrite(Sql sql, byte[] key, byte[] value) {
+      this.sql = sql;
       this.key = key;
       this.value = value;
       this.conditional = false;
       this.expected = null;
     }
 
-    PendingWrite(byte[] key, byte[] value, byte[] expected) {
+    PendingWrite(Sql sql, byte[] key, byte[] value, byte[] expected) {
+      this.sql = sql;
       this.key = key;
       this.value = value;
       this.conditional = true;

@@ -79,7 +79,9 @@ class SqliteStoreTest {
             Feature.CHECKSUMS,
             Feature.CONDITIONAL_WRITE,
             Feature.SNAPSHOT_READ,
-            Feature.BACKUP);
+            Feature.BACKUP,
+            Feature.KEYSPACES,
+            Feature.KEYSPACE_BATCH);
     assertThat(Stores.provider("sqlite").options())
         .extracting(o -> o.name())
         .containsExactly(
