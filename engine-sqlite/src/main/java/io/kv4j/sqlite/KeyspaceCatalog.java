@@ -126,7 +126,7 @@ final class KeyspaceCatalog {
       }
       n++;
     }
-    c.exec(SqliteStore.Sql.createTable(quote(tbl), checksums));
+    c.exec(Sql.createTable(quote(tbl), checksums));
     PreparedStatement ps = c.prepare(INSERT);
     ps.setString(1, store);
     ps.setString(2, name);
@@ -160,7 +160,7 @@ final class KeyspaceCatalog {
    * @throws StoreCorruptedException if the catalog names a table that is missing or not a kv4j
    *     table
    */
-  SqliteStore.Sql statements(SqlConn c, String name, String tbl) throws SQLException {
+  Sql statements(SqlConn c, String name, String tbl) throws SQLException {
     Set<String> columns = new HashSet<>();
     PreparedStatement info = c.prepare("SELECT name FROM pragma_table_info(?)");
     info.setString(1, tbl);
@@ -186,7 +186,7 @@ final class KeyspaceCatalog {
           file,
           -1);
     }
-    return new SqliteStore.Sql(quote(tbl), columns.contains(RowChecksum.COLUMN));
+    return new Sql(quote(tbl), columns.contains(RowChecksum.COLUMN));
   }
 
   private boolean taken(SqlConn c, String tbl) throws SQLException {

@@ -187,6 +187,6 @@ public final class SqliteProvider implements StoreProvider {
 
   @Override
   public Store open(StoreConfig config) {
-    return SqliteStore.open(config, SqliteSettings.from(config));
+    return StoreOpening.open(config, SqliteSettings.from(config));
   }
 }
