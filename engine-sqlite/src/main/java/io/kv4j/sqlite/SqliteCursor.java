@@ -83,7 +83,7 @@ final class SqliteCursor extends AbstractCursor {
         }
       }
     } catch (SQLException e) {
-      throw SqliteStore.translate(
+      throw SqliteErrors.translate(
           store.describe() + ": scan " + range + " failed", e, store.file());
     } finally {
       store.lifecycle().readLock().unlock();
@@ -105,7 +105,7 @@ final class SqliteCursor extends AbstractCursor {
           endSnapshotIfDrained();
         }
       } catch (SQLException e) {
-        throw SqliteStore.translate(store.describe() + ": scan failed", e, store.file());
+        throw SqliteErrors.translate(store.describe() + ": scan failed", e, store.file());
       } finally {
         store.lifecycle().readLock().unlock();
       }
@@ -160,11 +160,11 @@ final class SqliteCursor extends AbstractCursor {
       problem = "an empty or NULL key";
     } else if (last != null
         && Integer.signum(Arrays.compareUnsigned(k, last)) != (reverse ? -1 : 1)) {
-      problem = "key " + SqliteStore.showKey(k) + " after key " + SqliteStore.showKey(last);
+      problem = "key " + RowReads.showKey(k) + " after key " + RowReads.showKey(last);
     } else if (lower != null && Arrays.compareUnsigned(k, lower) < (lowerOp.equals(">") ? 1 : 0)) {
-      problem = "key " + SqliteStore.showKey(k) + " below the range's lower bound";
+      problem = "key " + RowReads.showKey(k) + " below the range's lower bound";
     } else if (upper != null && Arrays.compareUnsigned(k, upper) > (upperOp.equals("<") ? -1 : 0)) {
-      problem = "key " + SqliteStore.showKey(k) + " above the range's upper bound";
+      problem = "key " + RowReads.showKey(k) + " above the range's upper bound";
     }
     if (problem != null) {
       throw new StoreCorruptedException(

@@ -45,7 +45,9 @@ public final class SqliteProvider implements StoreProvider {
           Feature.PERSISTENT,
           Feature.CONDITIONAL_WRITE,
           Feature.SNAPSHOT_READ,
-          Feature.BACKUP);
+          Feature.BACKUP,
+          Feature.KEYSPACES,
+          Feature.KEYSPACE_BATCH);
 
   static final Set<Feature> FEATURES =
       EnumSet.of(
@@ -57,7 +59,9 @@ public final class SqliteProvider implements StoreProvider {
           Feature.CHECKSUMS,
           Feature.CONDITIONAL_WRITE,
           Feature.SNAPSHOT_READ,
-          Feature.BACKUP);
+          Feature.BACKUP,
+          Feature.KEYSPACES,
+          Feature.KEYSPACE_BATCH);
 
   /** SQLite's largest mmap size as compiled into sqlite-jdbc (SQLITE_MAX_MMAP_SIZE). */
   static final long MAX_MMAP = 0x7fff0000L;
@@ -163,7 +167,7 @@ public final class SqliteProvider implements StoreProvider {
   public String description() {
     return "SQLite (sqlite-jdbc): one portable database file, WAL, parallel readers, ordered"
         + " and snapshot scans, atomic batches, conditional writes, read snapshots, online"
-        + " backup (VACUUM INTO), a CRC32C per row.";
+        + " backup (VACUUM INTO), a CRC32C per row, keyspaces as tables of the same file.";
   }
 
   @Override
@@ -183,6 +187,6 @@ public final class SqliteProvider implements StoreProvider {
 
   @Override
   public Store open(StoreConfig config) {
-    return SqliteStore.open(config, SqliteSettings.from(config));
+    return StoreOpening.open(config, SqliteSettings.from(config));
   }
 }

@@ -38,6 +38,19 @@ record SqliteSettings(
               + "': expected letters, digits and '_', starting with a letter or '_', at most 64"
               + " characters, not starting with 'sqlite_'");
     }
+    String lower = table.toLowerCase(Locale.ROOT);
+    if (lower.equals(KeyspaceCatalog.TABLE) || lower.startsWith(KeyspaceCatalog.TABLE_PREFIX)) {
+      throw new IllegalArgumentException(
+          "option '"
+              + SqliteProvider.TABLE.name()
+              + "' has invalid value '"
+              + table
+              + "': '"
+              + KeyspaceCatalog.TABLE
+              + "' and names starting with '"
+              + KeyspaceCatalog.TABLE_PREFIX
+              + "' are kv4j's keyspace catalog and keyspace tables");
+    }
     if (Integer.bitCount(pageSize) != 1) {
       throw new IllegalArgumentException(
           "option '"

@@ -80,7 +80,7 @@ final class SqliteSnapshot extends AbstractSnapshot {
         return work.run();
       }
     } catch (SQLException e) {
-      throw SqliteStore.translate(
+      throw SqliteErrors.translate(
           store.describe() + ": " + what + " through a snapshot failed", e, store.file());
     } finally {
       store.lifecycle().readLock().unlock();

@@ -40,14 +40,14 @@ public final class LayoutMeasurement {
   /** One layout under test. */
   record Layout(String name, boolean withoutRowid, int pageSize) {
     /**
-     * The engine's own schema ({@code SqliteStore.Sql.createTable}, measured without the row
-     * checksum column, which adds at most 5 bytes to a row) or its WITHOUT ROWID rival.
+     * The engine's own schema ({@code Sql.createTable}, measured without the row checksum column,
+     * which adds at most 5 bytes to a row) or its WITHOUT ROWID rival.
      */
     String createSql() {
       return withoutRowid
           ? "CREATE TABLE kv(k BLOB NOT NULL PRIMARY KEY CHECK (typeof(k) = 'blob'),"
               + " v BLOB NOT NULL CHECK (typeof(v) = 'blob')) WITHOUT ROWID"
-          : SqliteStore.Sql.createTable("kv", false);
+          : Sql.createTable("kv", false);
     }
   }
 

@@ -79,7 +79,9 @@ class SqliteStoreTest {
             Feature.CHECKSUMS,
             Feature.CONDITIONAL_WRITE,
             Feature.SNAPSHOT_READ,
-            Feature.BACKUP);
+            Feature.BACKUP,
+            Feature.KEYSPACES,
+            Feature.KEYSPACE_BATCH);
     assertThat(Stores.provider("sqlite").options())
         .extracting(o -> o.name())
         .containsExactly(
@@ -337,20 +339,20 @@ class SqliteStoreTest {
   @Test
   void translate_mapsSqliteCodes() {
     Path f = Path.of("x.sqlite");
-    assertThat(SqliteStore.translate("m", new java.sql.SQLException("c", "s", 11), f))
+    assertThat(SqliteErrors.translate("m", new java.sql.SQLException("c", "s", 11), f))
         .isInstanceOf(StoreCorruptedException.class)
         .hasCauseInstanceOf(java.sql.SQLException.class);
-    assertThat(SqliteStore.translate("m", new java.sql.SQLException("n", "s", 26), f))
+    assertThat(SqliteErrors.translate("m", new java.sql.SQLException("n", "s", 26), f))
         .isInstanceOf(StoreCorruptedException.class);
-    assertThat(SqliteStore.translate("m", new java.sql.SQLException("full", "s", 13), f))
+    assertThat(SqliteErrors.translate("m", new java.sql.SQLException("full", "s", 13), f))
         .isInstanceOf(StoreIOException.class)
         .hasMessageContaining("full");
   }
 
   @Test
   void verify_pragmaNotApplied_failsClearly() {
-    SqliteStore.verify("mmap_size", 1024L, 1024L, Path.of("kv.sqlite")); // applied: no error
-    assertThatThrownBy(() -> SqliteStore.verify("mmap_size", 1024L, 0L, Path.of("kv.sqlite")))
+    StoreOpening.verify("mmap_size", 1024L, 1024L, Path.of("kv.sqlite")); // applied: no error
+    assertThatThrownBy(() -> StoreOpening.verify("mmap_size", 1024L, 0L, Path.of("kv.sqlite")))
         .isInstanceOf(StoreIOException.class)
         .hasMessageContaining("PRAGMA mmap_size")
         .hasMessageContaining("is 0 after setting it to 1024");
