@@ -66,6 +66,11 @@ final class NativeOptions implements AutoCloseable {
   private final BloomFilter filter;
   private final Logger logger;
 
+  /** DB and column family halves of {@link #options}, made by {@link #split()} for the open. */
+  DBOptions dbOptions;
+
+  ColumnFamilyOptions cfOptions;
+
   private NativeOptions(Options options, LRUCache cache, BloomFilter filter, Logger logger) {
     this.options = options;
     this.cache = cache;
@@ -188,9 +193,26 @@ final class NativeOptions implements AutoCloseable {
     }
   }
 
+  /**
+   * Copies {@link #options} into its DB half and its column family half, which opening with column
+   * families needs; every column family, {@code default} included, gets the same column family
+   * options (table factory, block cache and filter shared). Call once, after the last change to
+   * {@link #options}.
+   */
+  void split() {
+    dbOptions = new DBOptions(options);
+    cfOptions = new ColumnFamilyOptions(options);
+  }
+
   /** Frees the options, then the cache and the filter they referenced. */
   @Override
   public void close() {
+    if (cfOptions != null) {
+      cfOptions.close();
+    }
+    if (dbOptions != null) {
+      dbOptions.close();
+    }
     closeAll(options, cache, filter, logger);
   }
 
@@ -211,6 +233,10 @@ final class NativeOptions implements AutoCloseable {
   /** The native objects in the order they are freed, for lifecycle tests. */
   List<AutoCloseable> owned() {
     List<AutoCloseable> out = new ArrayList<>();
+    if (cfOptions != null) {
+      out.add(cfOptions);
+      out.add(dbOptions);
+    }
     out.add(options);
     if (cache != null) {
       out.add(cache);

@@ -62,7 +62,9 @@ public final class RocksDbProvider implements StoreProvider {
           Feature.CHECKSUMS,
           Feature.CONDITIONAL_WRITE,
           Feature.SNAPSHOT_READ,
-          Feature.BACKUP);
+          Feature.BACKUP,
+          Feature.KEYSPACES,
+          Feature.KEYSPACE_BATCH);
 
   static final OptionSpec<Long> BLOCK_CACHE_SIZE =
       OptionSpec.size(

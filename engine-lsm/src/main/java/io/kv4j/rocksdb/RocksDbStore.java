@@ -26,18 +26,23 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.rocksdb.Checkpoint;
+import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.CompactRangeOptions;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.ReadOptions;
@@ -101,13 +106,20 @@ final class RocksDbStore extends AbstractStore {
   private final RocksDB db;
   private final ReadOptions readOptions;
   private final WriteOptions writeOptions;
-  private final CallGate gate = new CallGate();
-  private final Set<RocksDbCursor> liveCursors = ConcurrentHashMap.newKeySet();
-  private final Set<RocksDbSnapshot> liveSnapshots = ConcurrentHashMap.newKeySet();
-  private final KeyLocks keyLocks = new KeyLocks();
+  private final CallGate gate;
+  private final Set<RocksDbCursor> liveCursors;
+  private final Set<RocksDbSnapshot> liveSnapshots;
+  private final KeyLocks keyLocks;
+  private final Keyspaces keyspaces;
+
+  /** The column family this object serves: the store's own keys, or its keyspace's. */
+  private final Column column;
+
+  /** The store: this, or the store a keyspace handle was opened on. */
+  private final RocksDbStore store;
 
   /** Options of the manual compactions running now; guarded by itself (close cancels them). */
-  private final Set<CompactRangeOptions> compactions = new HashSet<>();
+  private final Set<CompactRangeOptions> compactions;
 
   /** Whether close flushes the memtable first; false only through {@link #closeWithoutFlush()}. */
   private volatile boolean flushOnClose = true;
@@ -118,7 +130,8 @@ final class RocksDbStore extends AbstractStore {
       NativeOptions nativeOptions,
       RocksDB db,
       ReadOptions readOptions,
-      WriteOptions writeOptions) {
+      WriteOptions writeOptions,
+      Keyspaces keyspaces) {
     super(info);
     this.dir = storeDir.path();
     this.storeDir = storeDir;
@@ -126,6 +139,33 @@ final class RocksDbStore extends AbstractStore {
     this.db = db;
     this.readOptions = readOptions;
     this.writeOptions = writeOptions;
+    this.gate = new CallGate();
+    this.liveCursors = ConcurrentHashMap.newKeySet();
+    this.liveSnapshots = ConcurrentHashMap.newKeySet();
+    this.keyLocks = new KeyLocks();
+    this.compactions = new HashSet<>();
+    this.keyspaces = keyspaces;
+    this.column = keyspaces.own();
+    this.store = this;
+  }
+
+  /** A keyspace handle: the store's database, gate and locks, working in one column family. */
+  private RocksDbStore(RocksDbStore store, Column column) {
+    super(store, column.keyspace);
+    this.dir = store.dir;
+    this.storeDir = store.storeDir;
+    this.nativeOptions = store.nativeOptions;
+    this.db = store.db;
+    this.readOptions = store.readOptions;
+    this.writeOptions = store.writeOptions;
+    this.gate = store.gate;
+    this.liveCursors = store.liveCursors;
+    this.liveSnapshots = store.liveSnapshots;
+    this.keyLocks = store.keyLocks;
+    this.compactions = store.compactions;
+    this.keyspaces = store.keyspaces;
+    this.column = column;
+    this.store = store;
   }
 
   /**
@@ -140,6 +180,7 @@ final class RocksDbStore extends AbstractStore {
     NativeOptions opts = NativeOptions.build(config);
     StoreDirectory sd = null;
     RocksDB db = null;
+    List<ColumnFamilyHandle> handles = new ArrayList<>();
     ReadOptions ro = null;
     WriteOptions wo = null;
     boolean ok = false;
@@ -154,7 +195,9 @@ final class RocksDbStore extends AbstractStore {
         }
       }
       opts.options.setCreateIfMissing(create);
-      db = openDb(opts, dir, readOnly, create);
+      opts.split();
+      List<ColumnFamilyDescriptor> families = families(opts, dir, create);
+      db = openDb(opts, dir, readOnly, create, families, handles);
       if (!readOnly) {
         sd.created(); // a new store's, or an adopted one's once RocksDB has opened it
         try {
@@ -186,7 +229,8 @@ final class RocksDbStore extends AbstractStore {
               config.durability(),
               dir.toString(),
               readOnly);
-      RocksDbStore store = new RocksDbStore(info, sd, opts, db, ro, wo);
+      Keyspaces keyspaces = new Keyspaces(families, handles, opts.cfOptions);
+      RocksDbStore store = new RocksDbStore(info, sd, opts, db, ro, wo, keyspaces);
       ok = true;
       return store;
     } finally {
@@ -196,6 +240,9 @@ final class RocksDbStore extends AbstractStore {
         }
         if (wo != null) {
           wo.close();
+        }
+        for (ColumnFamilyHandle h : handles) {
+          h.close();
         }
         if (db != null) {
           db.close();
@@ -330,15 +377,49 @@ final class RocksDbStore extends AbstractStore {
   private static final Pattern WAL = Pattern.compile("\\d{1,18}\\.log");
 
   /**
-   * Opens the database. A read-only open of a store that a writer has open may meet a file the
-   * writer just made obsolete and deleted; it is retried twice before the error counts.
+   * The column families to open, {@code default} first, each with the same column family options: a
+   * new store has only {@code default}; an existing one every family its MANIFEST lists (RocksDB
+   * opens a database only with all of them).
    */
-  private static RocksDB openDb(NativeOptions opts, Path dir, boolean readOnly, boolean create) {
+  private static List<ColumnFamilyDescriptor> families(
+      NativeOptions opts, Path dir, boolean create) {
+    List<ColumnFamilyDescriptor> out = new ArrayList<>();
+    out.add(new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, opts.cfOptions));
+    if (create) {
+      return out;
+    }
+    List<byte[]> names;
+    try {
+      names = RocksDB.listColumnFamilies(opts.options, dir.toString());
+    } catch (RocksDBException e) {
+      throw translateOpen(dir, true, e);
+    }
+    for (byte[] n : names) {
+      if (!Arrays.equals(n, RocksDB.DEFAULT_COLUMN_FAMILY)) {
+        out.add(new ColumnFamilyDescriptor(n, opts.cfOptions));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Opens the database with its column families, their handles added to {@code handles} in the
+   * order of {@code families}. A read-only open of a store that a writer has open may meet a file
+   * the writer just made obsolete and deleted; it is retried twice before the error counts.
+   */
+  private static RocksDB openDb(
+      NativeOptions opts,
+      Path dir,
+      boolean readOnly,
+      boolean create,
+      List<ColumnFamilyDescriptor> families,
+      List<ColumnFamilyHandle> handles) {
     for (int attempt = 1; ; attempt++) {
       try {
+        handles.clear();
         return readOnly
-            ? RocksDB.openReadOnly(opts.options, dir.toString())
-            : RocksDB.open(opts.options, dir.toString());
+            ? RocksDB.openReadOnly(opts.dbOptions, dir.toString(), families, handles)
+            : RocksDB.open(opts.dbOptions, dir.toString(), families, handles);
       } catch (RocksDBException e) {
         if (readOnly && attempt < 3 && isMissingFile(e)) {
           continue;
@@ -367,6 +448,10 @@ final class RocksDbStore extends AbstractStore {
     if (token < 0) {
       throw new StoreClosedException(info().describe() + " is closed");
     }
+    if (column.dropped) { // read after entering: a drop waits for every call that missed it
+      gate.exit(token);
+      throw new StoreClosedException(info().describe() + " is closed: its keyspace was dropped");
+    }
     return token;
   }
 
@@ -381,7 +466,7 @@ final class RocksDbStore extends AbstractStore {
     try {
       // The allocating overload copies the pinned value once, straight into an exact-size array;
       // the buffer overloads would need a second copy to hand out a fresh array.
-      return db.get(ro, key);
+      return db.get(column.handle, ro, key);
     } catch (RocksDBException e) {
       throw translate(dir, "get", e);
     } finally {
@@ -407,7 +492,10 @@ final class RocksDbStore extends AbstractStore {
   List<byte[]> readAll(ReadOptions ro, List<byte[]> keys) {
     int l = enter();
     try {
-      List<byte[]> values = db.multiGetAsList(ro, keys);
+      List<byte[]> values =
+          column.keyspace == null
+              ? db.multiGetAsList(ro, keys)
+              : db.multiGetAsList(ro, Collections.nCopies(keys.size(), column.handle), keys);
       if (values.size() != keys.size()) {
         throw new IllegalStateException(
             info().describe()
@@ -420,7 +508,7 @@ final class RocksDbStore extends AbstractStore {
       List<byte[]> out = new ArrayList<>(values);
       for (int i = 0; i < out.size(); i++) {
         if (out.get(i) == null) {
-          out.set(i, db.get(ro, keys.get(i)));
+          out.set(i, db.get(column.handle, ro, keys.get(i)));
         }
       }
       return out;
@@ -440,12 +528,12 @@ final class RocksDbStore extends AbstractStore {
 
   @Override
   protected void doPut(byte[] key, byte[] value) {
-    ReentrantLock lock = keyLocks.of(key);
+    ReentrantLock lock = keyLocks.of(column.salt, key);
     lock.lock();
     try {
       int l = enter();
       try {
-        db.put(writeOptions, key, value);
+        db.put(column.handle, writeOptions, key, value);
       } catch (RocksDBException e) {
         throw writeError("put", e);
       } finally {
@@ -458,12 +546,12 @@ final class RocksDbStore extends AbstractStore {
 
   @Override
   protected void doDelete(byte[] key) {
-    ReentrantLock lock = keyLocks.of(key);
+    ReentrantLock lock = keyLocks.of(column.salt, key);
     lock.lock();
     try {
       int l = enter();
       try {
-        db.delete(writeOptions, key);
+        db.delete(column.handle, writeOptions, key);
       } catch (RocksDBException e) {
         throw writeError("delete", e);
       } finally {
@@ -474,23 +562,86 @@ final class RocksDbStore extends AbstractStore {
     }
   }
 
+  /**
+   * One native batch, also across keyspaces: each operation goes to its keyspace's column family
+   * (created first if the batch names an absent keyspace), and RocksDB applies the batch as one WAL
+   * record, atomically across column families and crashes. If a drop retired one of its keyspaces
+   * meanwhile, the batch is built again against the keyspace as it is now.
+   */
   @Override
   protected void doWrite(WriteBatch batch) {
-    // The native batch is independent of the database: build it before taking any lock.
-    try (org.rocksdb.WriteBatch wb = nativeBatch(batch, dir)) {
-      long[] stripes = keyLocks.lock(batch);
-      try {
-        int l = enter();
+    while (true) {
+      Column[] columns = batch.namesKeyspaces() ? columns(batch) : null;
+      // The native batch is independent of the database: build it before taking any lock.
+      try (org.rocksdb.WriteBatch wb = nativeBatch(batch, column, columns, dir)) {
+        long[] stripes = keyLocks.lock(batch, column.salt, columns);
         try {
-          db.write(writeOptions, wb);
-        } catch (RocksDBException e) {
-          throw writeError("write batch", e);
+          int l = enter();
+          try {
+            if (columns != null && anyDropped(columns)) {
+              continue;
+            }
+            db.write(writeOptions, wb);
+            return;
+          } catch (RocksDBException e) {
+            throw writeError("write batch", e);
+          } finally {
+            gate.exit(l);
+          }
         } finally {
-          gate.exit(l);
+          keyLocks.unlock(stripes);
         }
-      } finally {
-        keyLocks.unlock(stripes);
       }
+    }
+  }
+
+  /** The column of every operation of a batch that names keyspaces, creating absent keyspaces. */
+  private Column[] columns(WriteBatch batch) {
+    Column[] out = new Column[batch.size()];
+    Map<String, Column> seen = new HashMap<>();
+    for (int i = 0; i < out.length; i++) {
+      String name = keyspaceOf(batch, i);
+      out[i] =
+          name == null
+              ? keyspaces.own()
+              : name.equals(column.keyspace)
+                  ? column
+                  : seen.computeIfAbsent(name, this::liveColumn);
+    }
+    return out;
+  }
+
+  private static boolean anyDropped(Column[] columns) {
+    for (Column c : columns) {
+      if (c.dropped) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A keyspace's column as it is now, created if absent, waiting out a drop of the same name. */
+  private Column liveColumn(String name) {
+    for (int round = 0; ; round++) {
+      Column c = keyspaces.get(name);
+      if (c != null && !c.dropped) {
+        return c;
+      }
+      int l = gate.enter();
+      if (l < 0) {
+        throw new StoreClosedException(info().describe() + " is closed");
+      }
+      try {
+        c = keyspaces.create(db, name);
+      } catch (RocksDBException e) {
+        throw writeError("create keyspace '" + name + "'", e);
+      } finally {
+        gate.exit(l);
+      }
+      if (c != null) {
+        return c;
+      }
+      LockSupport.parkNanos(Math.min(1_000_000L, 10_000L << Math.min(round, 6)));
     }
   }
 
@@ -503,14 +654,14 @@ final class RocksDbStore extends AbstractStore {
    */
   @Override
   protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
-    ReentrantLock lock = keyLocks.of(key);
+    ReentrantLock lock = keyLocks.of(column.salt, key);
     lock.lock();
     try {
       int l = enter();
       try {
         byte[] current;
         try {
-          current = db.get(readOptions, key);
+          current = db.get(column.handle, readOptions, key);
         } catch (RocksDBException e) {
           throw translate(dir, "conditional write (read)", e);
         }
@@ -519,9 +670,9 @@ final class RocksDbStore extends AbstractStore {
         }
         try {
           if (value == null) {
-            db.delete(writeOptions, key);
+            db.delete(column.handle, writeOptions, key);
           } else {
-            db.put(writeOptions, key, value);
+            db.put(column.handle, writeOptions, key, value);
           }
         } catch (RocksDBException e) {
           throw writeError("conditional write", e);
@@ -601,9 +752,12 @@ final class RocksDbStore extends AbstractStore {
     int l = enter();
     try (Checkpoint checkpoint = Checkpoint.create(db)) {
       if (info().readOnly()) {
-        long inMemory =
-            db.getLongProperty("rocksdb.num-entries-active-mem-table")
-                + db.getLongProperty("rocksdb.num-entries-imm-mem-tables");
+        long inMemory = 0;
+        for (Column c : keyspaces.all()) {
+          inMemory +=
+              db.getLongProperty(c.handle, "rocksdb.num-entries-active-mem-table")
+                  + db.getLongProperty(c.handle, "rocksdb.num-entries-imm-mem-tables");
+        }
         if (inMemory > 0) {
           throw new StoreIOException(
               info().describe()
@@ -650,16 +804,32 @@ final class RocksDbStore extends AbstractStore {
    * @return the native batch; the caller closes it
    */
   static org.rocksdb.WriteBatch nativeBatch(WriteBatch batch, Path dir) {
-    long bytes = nativeBatchBytes(batch);
+    return nativeBatch(batch, null, null, dir);
+  }
+
+  /**
+   * The native batch for a kv4j batch written to the column {@code own} (null: the store's own
+   * keys), each operation {@code i} going to {@code columns[i]} if {@code columns} is not null.
+   */
+  static org.rocksdb.WriteBatch nativeBatch(
+      WriteBatch batch, Column own, Column[] columns, Path dir) {
+    long bytes = nativeBatchBytes(batch, own, columns);
     org.rocksdb.WriteBatch wb =
         new org.rocksdb.WriteBatch(bytes > Integer.MAX_VALUE ? 0 : (int) bytes);
     boolean ok = false;
     try {
       for (int i = 0, n = batch.size(); i < n; i++) {
-        if (batch.isDelete(i)) {
-          wb.delete(batch.key(i));
+        Column c = columns == null ? own : columns[i];
+        if (c == null || c.id == 0) { // the default column family: records without an id
+          if (batch.isDelete(i)) {
+            wb.delete(batch.key(i));
+          } else {
+            wb.put(batch.key(i), batch.value(i));
+          }
+        } else if (batch.isDelete(i)) {
+          wb.delete(c.handle, batch.key(i));
         } else {
-          wb.put(batch.key(i), batch.value(i));
+          wb.put(c.handle, batch.key(i), batch.value(i));
         }
       }
       ok = true;
@@ -675,7 +845,9 @@ final class RocksDbStore extends AbstractStore {
 
   /**
    * The size of RocksDB's serialized form of a batch (its {@code WriteBatch} rep, as it also goes
-   * into the WAL record), for the default column family without per-key protection bytes:
+   * into the WAL record), without per-key protection bytes. A record for another column family than
+   * the default one has another type byte (0x05 put, 0x04 delete) followed by the family's id
+   * (varint32):
    *
    * <pre>
    * offset  width        field
@@ -690,10 +862,19 @@ final class RocksDbStore extends AbstractStore {
    * </pre>
    */
   static long nativeBatchBytes(WriteBatch batch) {
+    return nativeBatchBytes(batch, null, null);
+  }
+
+  /** {@link #nativeBatchBytes(WriteBatch)} for a batch whose records go to the given columns. */
+  static long nativeBatchBytes(WriteBatch batch, Column own, Column[] columns) {
     long bytes = 12;
     for (int i = 0, n = batch.size(); i < n; i++) {
+      Column c = columns == null ? own : columns[i];
       int k = batch.key(i).length;
       bytes += 1 + varintLength(k) + k;
+      if (c != null && c.id != 0) {
+        bytes += varintLength(c.id);
+      }
       if (!batch.isDelete(i)) {
         int v = batch.value(i).length;
         bytes += varintLength(v) + v;
@@ -747,7 +928,7 @@ final class RocksDbStore extends AbstractStore {
       checkOpen();
       int l = enter();
       try {
-        db.compactRange(null, null, null, options); // null: the default column family, all keys
+        db.compactRange(column.handle, null, null, options); // all keys of this column family
       } catch (RocksDBException e) {
         if (isClosed()) { // cancelled by close()
           throw new StoreClosedException(
@@ -801,7 +982,7 @@ final class RocksDbStore extends AbstractStore {
         upper = new Slice(range.upperInclusive() ? successor(hi) : hi);
         ro.setIterateUpperBound(upper);
       }
-      it = db.newIterator(ro);
+      it = db.newIterator(column.handle, ro);
       RocksDbCursor c = new RocksDbCursor(this, range, ro, lower, upper, it);
       liveCursors.add(c);
       ok = true;
@@ -868,22 +1049,34 @@ final class RocksDbStore extends AbstractStore {
     long keys;
     int l = enter();
     try {
-      keys = db.getLongProperty("rocksdb.estimate-num-keys");
-      figures.put("sst-bytes", db.getLongProperty("rocksdb.live-sst-files-size"));
-      figures.put("sst-bytes-all-versions", db.getLongProperty("rocksdb.total-sst-files-size"));
-      figures.put("memtable-bytes", db.getLongProperty("rocksdb.cur-size-all-mem-tables"));
-      figures.put("level0-files", (long) number(db.getProperty("rocksdb.num-files-at-level0")));
-      figures.put("compaction-pending", db.getLongProperty("rocksdb.compaction-pending"));
+      keys = db.getLongProperty(column.handle, "rocksdb.estimate-num-keys");
+      figures.put("sst-bytes", db.getLongProperty(column.handle, "rocksdb.live-sst-files-size"));
+      figures.put(
+          "sst-bytes-all-versions",
+          db.getLongProperty(column.handle, "rocksdb.total-sst-files-size"));
+      figures.put(
+          "memtable-bytes", db.getLongProperty(column.handle, "rocksdb.cur-size-all-mem-tables"));
+      figures.put(
+          "level0-files",
+          (long) number(db.getProperty(column.handle, "rocksdb.num-files-at-level0")));
+      figures.put(
+          "compaction-pending", db.getLongProperty(column.handle, "rocksdb.compaction-pending"));
       figures.put(
           "pending-compaction-bytes",
-          db.getLongProperty("rocksdb.estimate-pending-compaction-bytes"));
-      figures.put("running-compactions", db.getLongProperty("rocksdb.num-running-compactions"));
-      figures.put("running-flushes", db.getLongProperty("rocksdb.num-running-flushes"));
-      figures.put("flush-pending", db.getLongProperty("rocksdb.mem-table-flush-pending"));
+          db.getLongProperty(column.handle, "rocksdb.estimate-pending-compaction-bytes"));
+      figures.put(
+          "running-compactions",
+          db.getLongProperty(column.handle, "rocksdb.num-running-compactions"));
+      figures.put(
+          "running-flushes", db.getLongProperty(column.handle, "rocksdb.num-running-flushes"));
+      figures.put(
+          "flush-pending", db.getLongProperty(column.handle, "rocksdb.mem-table-flush-pending"));
       addCompactionTotals(figures);
       figures.put("block-cache-usage-bytes", blockCacheUsage());
-      figures.put("table-readers-bytes", db.getLongProperty("rocksdb.estimate-table-readers-mem"));
-      figures.put("live-snapshots", db.getLongProperty("rocksdb.num-snapshots"));
+      figures.put(
+          "table-readers-bytes",
+          db.getLongProperty(column.handle, "rocksdb.estimate-table-readers-mem"));
+      figures.put("live-snapshots", db.getLongProperty(column.handle, "rocksdb.num-snapshots"));
       figures.put("open-cursors", liveCursors.size());
     } catch (RocksDBException e) {
       throw translate(dir, "stats", e);
@@ -901,7 +1094,7 @@ final class RocksDbStore extends AbstractStore {
    * {@code compaction-count} include them.
    */
   private void addCompactionTotals(Map<String, Number> figures) throws RocksDBException {
-    Map<String, String> cf = db.getMapProperty("rocksdb.cfstats");
+    Map<String, String> cf = db.getMapProperty(column.handle, "rocksdb.cfstats");
     double readGb = number(cf.get("compaction.Sum.ReadGB"));
     double writeGb = number(cf.get("compaction.Sum.WriteGB"));
     figures.put("compaction-read-bytes", (long) (readGb * (1L << 30)));
@@ -926,7 +1119,7 @@ final class RocksDbStore extends AbstractStore {
 
   private long blockCacheUsage() {
     try {
-      return db.getLongProperty("rocksdb.block-cache-usage");
+      return db.getLongProperty(column.handle, "rocksdb.block-cache-usage");
     } catch (RocksDBException e) {
       return 0; // no block cache configured
     }
@@ -963,6 +1156,9 @@ final class RocksDbStore extends AbstractStore {
    */
   @Override
   protected void doClose() {
+    if (store != this) {
+      return; // a keyspace handle holds nothing native of its own
+    }
     synchronized (compactions) {
       for (CompactRangeOptions c : compactions) {
         c.setCanceled(true); // a running compactRange returns soon after; one not started at once
@@ -984,14 +1180,22 @@ final class RocksDbStore extends AbstractStore {
       liveSnapshots.clear();
       readOptions.close();
       writeOptions.close();
+      List<Column> columns = keyspaces.all();
       boolean clean = !info().readOnly() && writeFailure() == null;
       if (clean && flushOnClose) {
         try (FlushOptions fo = new FlushOptions().setWaitForFlush(true)) {
-          db.flush(fo);
+          List<ColumnFamilyHandle> all = new ArrayList<>();
+          for (Column c : columns) {
+            all.add(c.handle);
+          }
+          db.flush(fo, all); // every column family, so the WAL holds nothing
         } catch (RocksDBException e) {
           clean = false;
           failure = translate(dir, "flush on close", e);
         }
+      }
+      for (Column c : columns) {
+        c.free(); // column family handles before the database
       }
       try {
         db.closeE();
@@ -1122,14 +1326,77 @@ final class RocksDbStore extends AbstractStore {
     }
   }
 
+  // ---------------------------------------------------------------- keyspaces
+
+  @Override
+  protected AbstractStore doKeyspace(String name) {
+    int l = enter();
+    try {
+      Column c = keyspaces.get(name);
+      if (c == null) {
+        c = keyspaces.create(db, name); // not null: drops never run beside this
+      }
+      return new RocksDbStore(this, c);
+    } catch (RocksDBException e) {
+      throw writeError("create keyspace '" + name + "'", e);
+    } finally {
+      gate.exit(l);
+    }
+  }
+
+  @Override
+  protected List<String> doKeyspaces() {
+    return keyspaces.names();
+  }
+
+  /**
+   * Drops a keyspace's column family: it leaves the table and is marked dropped first, so no new
+   * call finds it and a call that already holds it backs out after entering the gate; then the drop
+   * waits for every call that entered the gate before ({@link CallGate#awaitEarlier()}), drops the
+   * family (durably, in the MANIFEST) and frees its handle once. If the store closes meanwhile, its
+   * close frees the handle and the family stays (it is listed again on reopen).
+   */
+  @Override
+  protected boolean doDropKeyspace(String name) {
+    Column c = keyspaces.retire(name);
+    if (c == null) {
+      return false;
+    }
+    gate.awaitEarlier();
+    int l = gate.enter();
+    if (l < 0) {
+      throw new StoreClosedException(
+          info().describe() + " was closed while keyspace '" + name + "' was being dropped");
+    }
+    try {
+      db.dropColumnFamily(c.handle);
+    } catch (RocksDBException e) {
+      throw writeError("drop keyspace '" + name + "'", e);
+    } finally {
+      c.free();
+      keyspaces.dropped(c);
+      gate.exit(l);
+    }
+    return true;
+  }
+
+  /** A keyspace's column (null: the store's own keys), for tests. */
+  Column column(String keyspace) {
+    return keyspaces.get(keyspace);
+  }
+
   /** The stripe lock every write of {@code key} takes, for tests of write ordering. */
   ReentrantLock keyLock(byte[] key) {
-    return keyLocks.of(key);
+    return keyLocks.of(column.salt, key);
   }
 
   /** The native objects this store owns, in the order close frees them, for lifecycle tests. */
   List<AutoCloseable> ownedNativeObjects() {
-    List<AutoCloseable> out = new ArrayList<>(List.of(readOptions, writeOptions, db));
+    List<AutoCloseable> out = new ArrayList<>(List.of(readOptions, writeOptions));
+    for (Column c : keyspaces.all()) {
+      out.add(c.handle);
+    }
+    out.add(db);
     out.addAll(nativeOptions.owned());
     return out;
   }

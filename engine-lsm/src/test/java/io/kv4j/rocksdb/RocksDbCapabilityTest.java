@@ -145,7 +145,7 @@ class RocksDbCapabilityTest {
       for (int i = 0; neighbours.size() < 8; i++) {
         byte[] k = b("n" + i);
         for (byte[] c : counters) {
-          if (KeyLocks.stripe(k) == KeyLocks.stripe(c)) {
+          if (KeyLocks.stripe(0, k) == KeyLocks.stripe(0, c)) {
             neighbours.add(k);
             break;
           }
