@@ -128,27 +128,7 @@ final class NativeOptions implements AutoCloseable {
       }
       options.setCreateIfMissing(false); // the store decides once it has seen the directory
       options.setErrorIfExists(false);
-      if (!custom.containsKey("write_buffer_size")) {
-        options.setWriteBufferSize(config.get(WRITE_BUFFER_SIZE));
-      }
-      if (!custom.containsKey("max_background_jobs")) {
-        options.setMaxBackgroundJobs(config.get(BACKGROUND_JOBS));
-      }
-      if (!custom.containsKey("compression")) {
-        options.setCompressionType(compression(config.get(COMPRESSION)));
-      }
-      if (!custom.containsKey("bytes_per_sync")) {
-        options.setBytesPerSync(1 << 20); // smooth out fsync of table files
-      }
-      if (!custom.containsKey("info_log_level")) {
-        options.setInfoLogLevel(InfoLogLevel.WARN_LEVEL);
-      }
-      if (!custom.containsKey("keep_log_file_num")) {
-        options.setKeepLogFileNum(2);
-      }
-      if (!custom.containsKey("max_log_file_size")) {
-        options.setMaxLogFileSize(1 << 20);
-      }
+      applyDefaults(options, config, custom);
       if (config.readOnly()) {
         // RocksDB would create (and rotate) its info LOG in the store directory even when opened
         // read-only; a logger of our own keeps a read-only open from writing anything there.
@@ -181,6 +161,34 @@ final class NativeOptions implements AutoCloseable {
       if (!ok) {
         closeAll(options, cache, filter, logger);
       }
+    }
+  }
+
+  /**
+   * The engine's settings that differ from RocksDB's, each unless {@code rocksdb-options} names it.
+   */
+  private static void applyDefaults(
+      Options options, StoreConfig config, Map<String, String> custom) {
+    if (!custom.containsKey("write_buffer_size")) {
+      options.setWriteBufferSize(config.get(WRITE_BUFFER_SIZE));
+    }
+    if (!custom.containsKey("max_background_jobs")) {
+      options.setMaxBackgroundJobs(config.get(BACKGROUND_JOBS));
+    }
+    if (!custom.containsKey("compression")) {
+      options.setCompressionType(compression(config.get(COMPRESSION)));
+    }
+    if (!custom.containsKey("bytes_per_sync")) {
+      options.setBytesPerSync(1 << 20); // smooth out fsync of table files
+    }
+    if (!custom.containsKey("info_log_level")) {
+      options.setInfoLogLevel(InfoLogLevel.WARN_LEVEL);
+    }
+    if (!custom.containsKey("keep_log_file_num")) {
+      options.setKeepLogFileNum(2);
+    }
+    if (!custom.containsKey("max_log_file_size")) {
+      options.setMaxLogFileSize(1 << 20);
     }
   }
 

@@ -150,6 +150,6 @@ public final class RocksDbProvider implements StoreProvider {
 
   @Override
   public Store open(StoreConfig config) {
-    return RocksDbStore.open(config);
+    return Opening.open(config);
   }
 }

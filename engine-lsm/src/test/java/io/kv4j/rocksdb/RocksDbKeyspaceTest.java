@@ -324,10 +324,10 @@ class RocksDbKeyspaceTest {
             b.put(k, v);
           }
         }
-        try (org.rocksdb.WriteBatch wb = RocksDbStore.nativeBatch(b, null, cols, dir)) {
+        try (org.rocksdb.WriteBatch wb = NativeBatches.nativeBatch(b, null, cols, dir)) {
           assertThat(wb.getDataSize())
               .as("seed %d round %d", seed, round)
-              .isEqualTo(RocksDbStore.nativeBatchBytes(b, null, cols));
+              .isEqualTo(NativeBatches.nativeBatchBytes(b, null, cols));
         }
       }
     }
@@ -406,7 +406,7 @@ class RocksDbKeyspaceTest {
                   assertThat(
                           n.equals(StoreDirectory.IDENTITY_FILE)
                               || n.equals(DirectoryLock.FILE_NAME)
-                              || RocksDbStore.LAYOUT.ownsFile().test(n))
+                              || Opening.LAYOUT.ownsFile().test(n))
                       .as(n)
                       .isTrue());
     }

@@ -546,11 +546,11 @@ class RocksDbRawParityTest {
           b.put(k, new byte[size]);
         }
       }
-      try (org.rocksdb.WriteBatch wb = RocksDbStore.nativeBatch(b, tmp)) {
+      try (org.rocksdb.WriteBatch wb = NativeBatches.nativeBatch(b, tmp)) {
         assertThat(wb.count()).isEqualTo(ops);
         assertThat(wb.getDataSize())
             .as("seed " + SEED + ", round " + round + ": " + b)
-            .isEqualTo(RocksDbStore.nativeBatchBytes(b));
+            .isEqualTo(NativeBatches.nativeBatchBytes(b));
       }
     }
   }
