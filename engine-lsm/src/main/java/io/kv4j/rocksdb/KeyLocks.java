@@ -36,17 +36,22 @@ final class KeyLocks {
    * The stripe of a key: its content hash, spread so that short keys differing late still land
    * apart.
    */
-  static int stripe(byte[] key) {
-    int h = Arrays.hashCode(key);
+  static int stripe(int salt, byte[] key) {
+    int h = Arrays.hashCode(key) + salt; // salt: the keyspace's (0 for the store's own keys)
     h ^= h >>> 16;
     h *= 0x85ebca6b; // murmur3's finaliser: every input bit reaches the low bits used here
     h ^= h >>> 13;
     return h & (STRIPES - 1);
   }
 
-  /** The lock of a key's stripe; the caller locks and unlocks it. */
-  ReentrantLock of(byte[] key) {
-    return locks[stripe(key)];
+  /**
+   * The lock of a key's stripe; the caller locks and unlocks it.
+   *
+   * @param salt the keyspace's {@link Column#salt}
+   * @param key the key
+   */
+  ReentrantLock of(int salt, byte[] key) {
+    return locks[stripe(salt, key)];
   }
 
   /**
@@ -59,15 +64,17 @@ final class KeyLocks {
       ThreadLocal.withInitial(() -> new long[STRIPES / 64]);
 
   /**
-   * Locks the stripes of every key of a batch, each once, in ascending order.
+   * Locks the stripes of every (keyspace, key) of a batch, each once, in ascending order.
    *
+   * @param salt the salt of the keyspace the batch is written to
+   * @param columns the column of each operation, or null if all go to that keyspace
    * @return the stripes taken, a bitmap for {@link #unlock(long[])}
    */
-  long[] lock(WriteBatch batch) {
+  long[] lock(WriteBatch batch, int salt, Column[] columns) {
     long[] bits = BATCH_STRIPES.get();
     Arrays.fill(bits, 0);
     for (int i = 0, n = batch.size(); i < n; i++) {
-      int s = stripe(batch.key(i));
+      int s = stripe(columns == null ? salt : columns[i].salt, batch.key(i));
       bits[s >>> 6] |= 1L << s;
     }
     int taken = 0;

@@ -66,6 +66,11 @@ final class NativeOptions implements AutoCloseable {
   private final BloomFilter filter;
   private final Logger logger;
 
+  /** DB and column family halves of {@link #options}, made by {@link #split()} for the open. */
+  DBOptions dbOptions;
+
+  ColumnFamilyOptions cfOptions;
+
   private NativeOptions(Options options, LRUCache cache, BloomFilter filter, Logger logger) {
     this.options = options;
     this.cache = cache;
@@ -123,27 +128,7 @@ final class NativeOptions implements AutoCloseable {
       }
       options.setCreateIfMissing(false); // the store decides once it has seen the directory
       options.setErrorIfExists(false);
-      if (!custom.containsKey("write_buffer_size")) {
-        options.setWriteBufferSize(config.get(WRITE_BUFFER_SIZE));
-      }
-      if (!custom.containsKey("max_background_jobs")) {
-        options.setMaxBackgroundJobs(config.get(BACKGROUND_JOBS));
-      }
-      if (!custom.containsKey("compression")) {
-        options.setCompressionType(compression(config.get(COMPRESSION)));
-      }
-      if (!custom.containsKey("bytes_per_sync")) {
-        options.setBytesPerSync(1 << 20); // smooth out fsync of table files
-      }
-      if (!custom.containsKey("info_log_level")) {
-        options.setInfoLogLevel(InfoLogLevel.WARN_LEVEL);
-      }
-      if (!custom.containsKey("keep_log_file_num")) {
-        options.setKeepLogFileNum(2);
-      }
-      if (!custom.containsKey("max_log_file_size")) {
-        options.setMaxLogFileSize(1 << 20);
-      }
+      applyDefaults(options, config, custom);
       if (config.readOnly()) {
         // RocksDB would create (and rotate) its info LOG in the store directory even when opened
         // read-only; a logger of our own keeps a read-only open from writing anything there.
@@ -179,6 +164,34 @@ final class NativeOptions implements AutoCloseable {
     }
   }
 
+  /**
+   * The engine's settings that differ from RocksDB's, each unless {@code rocksdb-options} names it.
+   */
+  private static void applyDefaults(
+      Options options, StoreConfig config, Map<String, String> custom) {
+    if (!custom.containsKey("write_buffer_size")) {
+      options.setWriteBufferSize(config.get(WRITE_BUFFER_SIZE));
+    }
+    if (!custom.containsKey("max_background_jobs")) {
+      options.setMaxBackgroundJobs(config.get(BACKGROUND_JOBS));
+    }
+    if (!custom.containsKey("compression")) {
+      options.setCompressionType(compression(config.get(COMPRESSION)));
+    }
+    if (!custom.containsKey("bytes_per_sync")) {
+      options.setBytesPerSync(1 << 20); // smooth out fsync of table files
+    }
+    if (!custom.containsKey("info_log_level")) {
+      options.setInfoLogLevel(InfoLogLevel.WARN_LEVEL);
+    }
+    if (!custom.containsKey("keep_log_file_num")) {
+      options.setKeepLogFileNum(2);
+    }
+    if (!custom.containsKey("max_log_file_size")) {
+      options.setMaxLogFileSize(1 << 20);
+    }
+  }
+
   private static Throwable load() {
     try {
       RocksDB.loadLibrary();
@@ -188,9 +201,26 @@ final class NativeOptions implements AutoCloseable {
     }
   }
 
+  /**
+   * Copies {@link #options} into its DB half and its column family half, which opening with column
+   * families needs; every column family, {@code default} included, gets the same column family
+   * options (table factory, block cache and filter shared). Call once, after the last change to
+   * {@link #options}.
+   */
+  void split() {
+    dbOptions = new DBOptions(options);
+    cfOptions = new ColumnFamilyOptions(options);
+  }
+
   /** Frees the options, then the cache and the filter they referenced. */
   @Override
   public void close() {
+    if (cfOptions != null) {
+      cfOptions.close();
+    }
+    if (dbOptions != null) {
+      dbOptions.close();
+    }
     closeAll(options, cache, filter, logger);
   }
 
@@ -211,6 +241,10 @@ final class NativeOptions implements AutoCloseable {
   /** The native objects in the order they are freed, for lifecycle tests. */
   List<AutoCloseable> owned() {
     List<AutoCloseable> out = new ArrayList<>();
+    if (cfOptions != null) {
+      out.add(cfOptions);
+      out.add(dbOptions);
+    }
     out.add(options);
     if (cache != null) {
       out.add(cache);

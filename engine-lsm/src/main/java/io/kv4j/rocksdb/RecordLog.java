@@ -1,12 +1,18 @@
 package io.kv4j.rocksdb;
 
 import io.kv4j.StoreCorruptedException;
+import io.kv4j.StoreIOException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 
 /**
@@ -294,4 +300,23 @@ final class RecordLog {
         file,
         at);
   }
+
+  /** The WAL files ({@code <number>.log}), oldest first. */
+  static List<Path> walFiles(Path dir) {
+    List<Path> out = new ArrayList<>();
+    try (Stream<Path> s = Files.list(dir)) {
+      s.filter(p -> WAL.matcher(p.getFileName().toString()).matches()).forEach(out::add);
+    } catch (IOException e) {
+      throw new StoreIOException(
+          "engine '" + RocksDbProvider.ID + "': cannot list store directory " + dir, e);
+    }
+    out.sort(
+        (a, b) ->
+            Long.compare(
+                Long.parseLong(a.getFileName().toString().replace(".log", "")),
+                Long.parseLong(b.getFileName().toString().replace(".log", ""))));
+    return out;
+  }
+
+  private static final Pattern WAL = Pattern.compile("\\d{1,18}\\.log");
 }

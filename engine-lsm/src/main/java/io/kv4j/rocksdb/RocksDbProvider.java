@@ -62,7 +62,9 @@ public final class RocksDbProvider implements StoreProvider {
           Feature.CHECKSUMS,
           Feature.CONDITIONAL_WRITE,
           Feature.SNAPSHOT_READ,
-          Feature.BACKUP);
+          Feature.BACKUP,
+          Feature.KEYSPACES,
+          Feature.KEYSPACE_BATCH);
 
   static final OptionSpec<Long> BLOCK_CACHE_SIZE =
       OptionSpec.size(
@@ -148,6 +150,6 @@ public final class RocksDbProvider implements StoreProvider {
 
   @Override
   public Store open(StoreConfig config) {
-    return RocksDbStore.open(config);
+    return Opening.open(config);
   }
 }

@@ -23,6 +23,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -65,14 +66,9 @@ class RocksDbCapabilityTest {
     return ByteBuffer.wrap(v).getLong();
   }
 
-  private static void awaitQueued(ReentrantLock lock) throws InterruptedException {
-    long end = System.currentTimeMillis() + DEADLINE_MS;
-    while (!lock.hasQueuedThreads()) {
-      assertThat(System.currentTimeMillis())
-          .as("no writer queued for the key lock")
-          .isLessThan(end);
-      Thread.sleep(1);
-    }
+  private static void awaitQueued(ReentrantLock lock) throws Exception {
+    Waits.await(
+        "a writer queued for the key lock", Duration.ofMillis(DEADLINE_MS), lock::hasQueuedThreads);
   }
 
   /**
@@ -145,7 +141,7 @@ class RocksDbCapabilityTest {
       for (int i = 0; neighbours.size() < 8; i++) {
         byte[] k = b("n" + i);
         for (byte[] c : counters) {
-          if (KeyLocks.stripe(k) == KeyLocks.stripe(c)) {
+          if (KeyLocks.stripe(0, k) == KeyLocks.stripe(0, c)) {
             neighbours.add(k);
             break;
           }

@@ -14,6 +14,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -395,28 +396,33 @@ class RocksDbRawParityTest {
    * same for both databases, whatever the timing of their background threads.
    */
   private static void settle(Target t) throws Exception {
-    for (int round = 0; round < 60_000; round++) {
-      long[] bg = t.background();
-      if (bg[0] == 0 && bg[1] == 0) {
-        long sst = 0;
-        int wals = 0;
-        try (Stream<Path> s = Files.list(t.dir())) {
-          for (Path p : (Iterable<Path>) s::iterator) {
-            String n = p.getFileName().toString();
-            if (n.endsWith(".sst")) {
-              sst += Files.size(p);
-            } else if (n.endsWith(".log")) {
-              wals++;
-            }
-          }
-        }
-        if (sst == bg[2] && wals == 1) {
-          return;
+    Waits.await(
+        "background work of "
+            + t.dir()
+            + " to settle (no flush or compaction running or"
+            + " pending, the live table files alone in the directory, one WAL)",
+        Duration.ofMinutes(2),
+        () -> settled(t));
+  }
+
+  private static boolean settled(Target t) throws Exception {
+    long[] bg = t.background();
+    if (bg[0] != 0 || bg[1] != 0) {
+      return false;
+    }
+    long sst = 0;
+    int wals = 0;
+    try (Stream<Path> s = Files.list(t.dir())) {
+      for (Path p : (Iterable<Path>) s::iterator) {
+        String n = p.getFileName().toString();
+        if (n.endsWith(".sst")) {
+          sst += Files.size(p);
+        } else if (n.endsWith(".log")) {
+          wals++;
         }
       }
-      Thread.sleep(2);
     }
-    throw new AssertionError("background work of " + t.dir() + " did not settle in 2 minutes");
+    return sst == bg[2] && wals == 1;
   }
 
   /**
@@ -540,11 +546,11 @@ class RocksDbRawParityTest {
           b.put(k, new byte[size]);
         }
       }
-      try (org.rocksdb.WriteBatch wb = RocksDbStore.nativeBatch(b, tmp)) {
+      try (org.rocksdb.WriteBatch wb = NativeBatches.nativeBatch(b, tmp)) {
         assertThat(wb.count()).isEqualTo(ops);
         assertThat(wb.getDataSize())
             .as("seed " + SEED + ", round " + round + ": " + b)
-            .isEqualTo(RocksDbStore.nativeBatchBytes(b));
+            .isEqualTo(NativeBatches.nativeBatchBytes(b));
       }
     }
   }

@@ -100,7 +100,9 @@ class RocksDbStoreTest {
               Feature.CHECKSUMS,
               Feature.CONDITIONAL_WRITE,
               Feature.SNAPSHOT_READ,
-              Feature.BACKUP);
+              Feature.BACKUP,
+              Feature.KEYSPACES,
+              Feature.KEYSPACE_BATCH);
       assertThat(s.info().limits().maxKeySize()).isEqualTo(64 << 10);
       assertThat(s.info().limits().maxValueSize()).isEqualTo(256 << 20);
       assertThat(s.info().location()).isEqualTo(db().toString());
