@@ -345,6 +345,7 @@ final class GroupCommit {
     return e instanceof LmdbNativeException
         && !(e instanceof Env.MapFullException
             || e instanceof Dbi.BadValueSizeException
+            || e instanceof Dbi.DbFullException
             || e instanceof Txn.TxFullException
             || e instanceof Env.ReadersFullException);
   }

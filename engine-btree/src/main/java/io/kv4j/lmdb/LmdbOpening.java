@@ -73,12 +73,12 @@ final class LmdbOpening {
     boolean wanted = config.get(LmdbProvider.CHECKSUMS);
     boolean ok = false;
     try {
-      dir = StoreDirectory.open(config, LmdbStore.layout(LmdbStore.FORMAT_FRAMED));
+      dir = StoreDirectory.open(config, LmdbStore.layout(LmdbStore.FORMAT_NAMED_FRAMED));
       if (dir.isNew() && !wanted) {
-        // A new store without checksums records format 1; the layout fixes the format written.
+        // A new store without checksums records format 3; the layout fixes the format written.
         dir.close();
         dir = null;
-        dir = StoreDirectory.open(config, LmdbStore.layout(LmdbStore.FORMAT_RAW));
+        dir = StoreDirectory.open(config, LmdbStore.layout(LmdbStore.FORMAT_NAMED_RAW));
       }
       directory = dir.path();
       where = "engine '" + LmdbProvider.ID + "' at " + directory;
@@ -86,14 +86,17 @@ final class LmdbOpening {
       int pageSize = checkExisting();
       claim();
       boolean noLock = openEnv();
-      Dbi<byte[]> db = openDb(noLock);
+      boolean named = dir.format() >= LmdbStore.FORMAT_NAMED_RAW || holdsNamedDbs();
+      Dbi<byte[]> main = openDb(noLock, named);
+      Dbi<byte[]> db = named ? ownDb() : main;
       if (pageSize == 0) {
         pageSize = env.stat().pageSize;
       }
       MapBounds bounds = new MapBounds(data);
       bounds.mapped(env.info().mapSize);
-      boolean framed = dir.format() >= LmdbStore.FORMAT_FRAMED;
-      if (!framed && looksFramed(env, db, bounds)) {
+      boolean framed =
+          dir.format() == LmdbStore.FORMAT_FRAMED || dir.format() == LmdbStore.FORMAT_NAMED_FRAMED;
+      if (!framed && dir.format() < LmdbStore.FORMAT_NAMED_RAW && looksFramed(env, db, bounds)) {
         // A framed store whose identity file was lost (then adopted as format 1): read it framed,
         // or every value would come back with its checksum in front.
         framed = true;
@@ -103,10 +106,20 @@ final class LmdbOpening {
       }
       if (!readOnly) {
         // An adopted store's identity, once LMDB has opened and kv4j checked its files.
-        dir.created(framed ? LmdbStore.FORMAT_FRAMED : LmdbStore.FORMAT_RAW);
+        dir.created(format(named, framed));
       }
       LmdbStore store =
-          new LmdbStore(info(framed), dir, env, db, config, framed, pageSize, noLock, bounds);
+          new LmdbStore(
+              info(named, framed),
+              dir,
+              env,
+              db,
+              named ? main : null,
+              config,
+              framed,
+              pageSize,
+              noLock,
+              bounds);
       ok = true;
       return store;
     } finally {
@@ -164,7 +177,7 @@ final class LmdbOpening {
           Env.create(ArrayProxy.INSTANCE)
               .setMapSize(roundUp(config.get(LmdbProvider.MAP_SIZE)))
               .setMaxReaders(config.get(LmdbProvider.MAX_READERS))
-              .setMaxDbs(1)
+              .setMaxDbs(Keyspaces.MAX_DBS)
               .open(directory.toFile(), 0644, flags.toArray(new EnvFlags[0]));
     } catch (LinkageError e) {
       throw Errors.initFailure(where, e);
@@ -187,14 +200,21 @@ final class LmdbOpening {
     return noLock;
   }
 
-  /** Opens the unnamed database; a new store's creation is made durable before its identity. */
-  private Dbi<byte[]> openDb(boolean noLock) {
+  /**
+   * Opens the unnamed database (in formats 3 and 4 it holds only the names of the named databases);
+   * a new store's creation, with the database of its own keys in formats 3 and 4, is made durable
+   * before its identity.
+   */
+  private Dbi<byte[]> openDb(boolean noLock, boolean named) {
     Dbi<byte[]> db;
     try {
       if (!readOnly && !noLock) {
         env.readerCheck(); // frees slots left by dead processes
       }
       db = readOnly ? env.openDbi((byte[]) null) : env.openDbi((byte[]) null, DbiFlags.MDB_CREATE);
+      if (named && !readOnly) {
+        env.openDbi(Keyspaces.OWN, DbiFlags.MDB_CREATE); // its handle is opened again by ownDb()
+      }
       if (dir.isNew()) {
         env.sync(true); // the meta pages LMDB wrote at creation, durable before the identity
       }
@@ -207,13 +227,64 @@ final class LmdbOpening {
     return db;
   }
 
+  /**
+   * Whether a store of format 1 or 2 holds named databases after all: a store of format 3 or 4
+   * whose identity file was lost is adopted as format 1, and read as such it would return the names
+   * of its databases as keys. Its main database then holds the database {@value Keyspaces#OWN}; in
+   * a store of format 1 or 2 a key of that name is a plain record (LMDB refuses to open it as a
+   * database) or absent.
+   */
+  private boolean holdsNamedDbs() {
+    if (dir.isNew()) {
+      return false;
+    }
+    try (Txn<byte[]> txn = env.txnRead()) {
+      env.openDbi(
+          txn, Keyspaces.OWN.getBytes(java.nio.charset.StandardCharsets.US_ASCII), null, false);
+      return true; // the handle closes with the transaction, which is never committed
+    } catch (Dbi.KeyNotFoundException | Dbi.IncompatibleException e) {
+      return false;
+    } catch (RuntimeException e) {
+      throw Errors.translate(where, data, e);
+    }
+  }
+
+  /** The named database of the store's own keys (formats 3 and 4). */
+  private Dbi<byte[]> ownDb() {
+    try {
+      return env.openDbi(Keyspaces.OWN);
+    } catch (RuntimeException e) {
+      throw new StoreCorruptedException(
+          where
+              + ": "
+              + data
+              + " has no database '"
+              + Keyspaces.OWN
+              + "' holding the store's keys, which its format "
+              + dir.format()
+              + " requires ("
+              + e
+              + ")",
+          data,
+          -1,
+          e);
+    }
+  }
+
+  static int format(boolean named, boolean framed) {
+    if (named) {
+      return framed ? LmdbStore.FORMAT_NAMED_FRAMED : LmdbStore.FORMAT_NAMED_RAW;
+    }
+    return framed ? LmdbStore.FORMAT_FRAMED : LmdbStore.FORMAT_RAW;
+  }
+
   private IllegalArgumentException conflict(boolean wanted, boolean framed) {
     return new IllegalArgumentException(
         where
             + ": option checksums="
             + wanted
             + " conflicts with the store, which has format "
-            + (framed ? LmdbStore.FORMAT_FRAMED : LmdbStore.FORMAT_RAW)
+            + dir.format()
             + (framed
                 ? " (every value carries a checksum)"
                 : " (values stored raw, without checksums)")
@@ -224,8 +295,15 @@ final class LmdbOpening {
             + wanted);
   }
 
-  private StoreInfo info(boolean framed) {
+  private StoreInfo info(boolean named, boolean framed) {
     Set<Feature> features = EnumSet.copyOf(LmdbProvider.FEATURES);
+    if (!named) {
+      // Formats 1 and 2 keep the store's keys in the main database, where LMDB also stores the
+      // names of named databases: keyspaces there would collide with keys. Copy the store with
+      // kv4j copy to a new one (format 3 or 4) to gain them.
+      features.remove(Feature.KEYSPACES);
+      features.remove(Feature.KEYSPACE_BATCH);
+    }
     if (!framed) {
       features.remove(Feature.CHECKSUMS);
     }

@@ -11,18 +11,14 @@ import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
-import org.lmdbjava.CopyFlags;
 import org.lmdbjava.Dbi;
 import org.lmdbjava.Env;
 import org.lmdbjava.EnvInfo;
@@ -62,6 +58,15 @@ final class LmdbStore extends AbstractStore {
   static final int FORMAT_FRAMED = 2;
 
   /**
+   * Format 3: values raw, the store's keys in the named database {@code default} and each keyspace
+   * in a named database of its name; the unnamed main database holds only those names.
+   */
+  static final int FORMAT_NAMED_RAW = 3;
+
+  /** Format 4 (new stores' default): format 3 with every value in a {@link ValueFrame}. */
+  static final int FORMAT_NAMED_FRAMED = 4;
+
+  /**
    * Zero bytes kept after the last page in use: LMDB reads node offsets and key sizes (16 bits
    * each) from a page without checking them, so a damaged page near the end of the file could make
    * it read up to 128 KiB past the page; inside the file that is garbage LMDB or the frame check
@@ -73,7 +78,9 @@ final class LmdbStore extends AbstractStore {
   private final Path dataFile;
   private final StoreDirectory storeDir;
   private final Env<byte[]> env;
-  private final Dbi<byte[]> db;
+  private final Space space; // this store's or handle's database
+  private final Space own; // the store's own keys
+  private final Keyspaces keyspaces; // null in formats 1 and 2
   private final TxnGate gate;
   private final boolean framed;
   private final MapBounds bounds;
@@ -85,6 +92,7 @@ final class LmdbStore extends AbstractStore {
       StoreDirectory storeDir,
       Env<byte[]> env,
       Dbi<byte[]> db,
+      Dbi<byte[]> main,
       StoreConfig config,
       boolean framed,
       int pageSize,
@@ -95,7 +103,8 @@ final class LmdbStore extends AbstractStore {
     this.dataFile = directory.resolve(DATA_FILE);
     this.storeDir = storeDir;
     this.env = env;
-    this.db = db;
+    this.space = new Space(null, db, info.describe());
+    this.own = space;
     this.framed = framed;
     this.gate = new TxnGate(info.describe());
     this.bounds = bounds;
@@ -111,7 +120,30 @@ final class LmdbStore extends AbstractStore {
             LmdbOpening.roundUp(config.get(LmdbProvider.MAP_GROWTH_STEP)),
             config.get(LmdbProvider.MAP_GROWTH_TIMEOUT),
             info.readOnly());
+    if (main != null) {
+      this.keyspaces = new Keyspaces(env, main, readers, bounds, info.describe(), info.readOnly());
+      keyspaces.attach(writes);
+    } else {
+      this.keyspaces = null;
+    }
     bounds.refresh();
+  }
+
+  /** A keyspace's handle: shares everything of the store but the database. */
+  private LmdbStore(LmdbStore store, String name, Space space) {
+    super(store, name);
+    this.directory = store.directory;
+    this.dataFile = store.dataFile;
+    this.storeDir = store.storeDir;
+    this.env = store.env;
+    this.space = space;
+    this.own = store.own;
+    this.keyspaces = store.keyspaces;
+    this.framed = store.framed;
+    this.gate = store.gate;
+    this.bounds = store.bounds;
+    this.readers = store.readers;
+    this.writes = store.writes;
   }
 
   static StoreDirectory.Layout layout(int format) {
@@ -140,7 +172,8 @@ final class LmdbStore extends AbstractStore {
 
   @Override
   protected byte[] doGet(byte[] key) {
-    int token = gate.enter();
+    int spaceToken = space.enter();
+    int token = enterGate(spaceToken);
     Txn<byte[]> txn = null;
     try {
       txn = readers.borrow();
@@ -152,6 +185,7 @@ final class LmdbStore extends AbstractStore {
         }
       } finally {
         gate.exit(token);
+        space.exit(spaceToken);
       }
     }
   }
@@ -163,7 +197,8 @@ final class LmdbStore extends AbstractStore {
    */
   @Override
   protected List<byte[]> doGetAll(List<byte[]> keys) {
-    int token = gate.enter();
+    int spaceToken = space.enter();
+    int token = enterGate(spaceToken);
     Txn<byte[]> txn = null;
     try {
       txn = readers.borrow();
@@ -175,6 +210,7 @@ final class LmdbStore extends AbstractStore {
         }
       } finally {
         gate.exit(token);
+        space.exit(spaceToken);
       }
     }
   }
@@ -186,7 +222,7 @@ final class LmdbStore extends AbstractStore {
   byte[] readIn(Txn<byte[]> txn, byte[] key) {
     try {
       ArrayProxy.beginGet(bounds, framed, key);
-      return db.get(txn, key);
+      return space.dbi().get(txn, key);
     } catch (RuntimeException e) {
       throw Errors.translate(info().describe(), dataFile, e);
     } finally {
@@ -211,50 +247,48 @@ final class LmdbStore extends AbstractStore {
    */
   @Override
   protected AbstractSnapshot doSnapshot() {
-    int token = gate.enter();
+    int spaceToken = space.enter();
+    int token = enterGate(spaceToken);
     Txn<byte[]> txn = null;
     boolean ok = false;
     try {
       txn = readers.borrow();
-      LmdbSnapshot s = new LmdbSnapshot(this, txn, token, gate.cursorsOfCurrentThread());
+      LmdbSnapshot s =
+          new LmdbSnapshot(this, txn, token, spaceToken, gate.cursorsOfCurrentThread());
       ok = true;
       return s;
     } catch (RuntimeException e) {
       throw Errors.translate(info().describe(), dataFile, e);
     } finally {
       if (!ok) {
-        cursorReleased(txn, token);
+        cursorReleased(txn, token, spaceToken);
       }
     }
   }
 
   @Override
   protected AbstractCursor doScan(KeyRange range) {
-    int token = gate.enter();
+    int spaceToken = space.enter();
+    int token = enterGate(spaceToken);
     Txn<byte[]> txn = null;
     boolean ok = false;
     try {
       txn = range.isEmpty() ? null : readers.borrow();
-      LmdbCursor c = new LmdbCursor(this, range, txn, token, gate.cursorsOfCurrentThread());
+      LmdbCursor c =
+          new LmdbCursor(this, range, txn, token, spaceToken, gate.cursorsOfCurrentThread());
       ok = true;
       return c;
     } catch (RuntimeException e) {
       throw Errors.translate(info().describe(), dataFile, e);
     } finally {
       if (!ok) {
-        try {
-          if (txn != null) {
-            readers.giveBack(txn);
-          }
-        } finally {
-          gate.exit(token);
-        }
+        cursorReleased(txn, token, spaceToken);
       }
     }
   }
 
   Dbi<byte[]> db() {
-    return db;
+    return space.dbi();
   }
 
   MapBounds bounds() {
@@ -269,14 +303,38 @@ final class LmdbStore extends AbstractStore {
     return dataFile;
   }
 
-  /** Called by a cursor's release: gives its transaction back and leaves the gate. */
-  void cursorReleased(Txn<byte[]> txn, int token) {
+  /** Enters the store's gate after the space's; leaves the space's if the store's is closed. */
+  private int enterGate(int spaceToken) {
+    try {
+      return gate.enter();
+    } catch (RuntimeException e) {
+      space.exit(spaceToken);
+      throw e;
+    }
+  }
+
+  /** Called by a cursor's release: gives its transaction back and leaves the gates. */
+  void cursorReleased(Txn<byte[]> txn, int token, int spaceToken) {
     try {
       if (txn != null) {
         readers.giveBack(txn);
       }
     } finally {
-      gate.exit(token);
+      try {
+        gate.exit(token);
+      } finally {
+        space.exit(spaceToken);
+      }
+    }
+  }
+
+  /** Submits a write to this store's or handle's database, counted in the space's gate. */
+  private void submit(GroupCommit.WriteBody body, long bytes) {
+    int spaceToken = space.enter();
+    try {
+      writes.submit(body, bytes);
+    } finally {
+      space.exit(spaceToken);
     }
   }
 
@@ -285,12 +343,14 @@ final class LmdbStore extends AbstractStore {
   @Override
   protected void doPut(byte[] key, byte[] value) {
     byte[] stored = framed ? ValueFrame.encode(key, value) : value;
-    writes.submit(txn -> db.put(txn, key, stored), key.length + (long) stored.length);
+    Dbi<byte[]> db = space.dbi();
+    submit(txn -> db.put(txn, key, stored), key.length + (long) stored.length);
   }
 
   @Override
   protected void doDelete(byte[] key) {
-    writes.submit(txn -> db.delete(txn, key), key.length);
+    Dbi<byte[]> db = space.dbi();
+    submit(txn -> db.delete(txn, key), key.length);
   }
 
   /**
@@ -311,7 +371,8 @@ final class LmdbStore extends AbstractStore {
   protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
     byte[] stored = value == null ? null : framed ? ValueFrame.encode(key, value) : value;
     boolean[] swapped = new boolean[1];
-    writes.submit(
+    Dbi<byte[]> db = space.dbi();
+    submit(
         txn -> {
           byte[] current;
           try {
@@ -340,9 +401,11 @@ final class LmdbStore extends AbstractStore {
 
   @Override
   protected void doWrite(WriteBatch batch) {
-    writes.submit(
+    submit(
         txn -> {
+          Map<String, Dbi<byte[]>> named = new HashMap<>();
           for (int i = 0, n = batch.size(); i < n; i++) {
+            Dbi<byte[]> db = dbOf(txn, keyspaceOf(batch, i), named);
             try {
               if (batch.isDelete(i)) {
                 db.delete(txn, batch.key(i));
@@ -359,43 +422,67 @@ final class LmdbStore extends AbstractStore {
   }
 
   /**
-   * Copies the environment with {@code mdb_env_copy2(MDB_CP_COMPACT)}: LMDB walks the tree of one
-   * read transaction and writes its pages renumbered, without free pages, into {@code
-   * target/data.mdb}, while writers go on (a compacting copy does not take the writer mutex); it
-   * works on read-only stores too. The copy's meta page records exactly the pages written, so it
-   * passes the open check ({@link #checkDataFile}). Then the data file is synced, and the identity
-   * file copied beside it, so the copy opens as the same engine and format. The copy runs inside a
-   * gate section: the map is not remapped under it (a write needing growth waits for it up to
-   * {@code map-growth-timeout}) and the store is not closed under it.
+   * The database a batch operation applies to: the store's own, this handle's, or another
+   * keyspace's, opened (and created, if absent) in the batch's own write transaction, so a batch
+   * naming an absent keyspace creates it atomically with its writes. Runs under the writer lock, so
+   * no drop runs meanwhile.
    */
+  private Dbi<byte[]> dbOf(Txn<byte[]> txn, String keyspace, Map<String, Dbi<byte[]>> named) {
+    if (keyspace == null) {
+      return own.dbi();
+    }
+    if (keyspace.equals(keyspaceName())) {
+      return space.dbi();
+    }
+    return named.computeIfAbsent(keyspace, k -> keyspaces.resolve(txn, k).dbi());
+  }
+
+  // ---- keyspaces ----
+
   @Override
-  protected void doBackup(Path target) throws IOException {
+  protected AbstractStore doKeyspace(String name) {
+    Space s;
+    if (info().readOnly()) {
+      int token = gate.enter();
+      try {
+        s = keyspaces.open(name);
+      } catch (RuntimeException e) {
+        throw Errors.translate(info().describe(), dataFile, e);
+      } finally {
+        gate.exit(token);
+      }
+    } else {
+      s = keyspaces.open(name); // a write transaction of its own, which enters the gate
+    }
+    return new LmdbStore(this, name, s);
+  }
+
+  @Override
+  protected List<String> doKeyspaces() {
     int token = gate.enter();
     try {
-      env.copy(target.toFile(), CopyFlags.MDB_CP_COMPACT);
+      return keyspaces.names();
     } catch (RuntimeException e) {
-      throw Errors.translate(info().describe() + ": backup to " + target, dataFile, e);
+      throw Errors.translate(info().describe(), dataFile, e);
     } finally {
       gate.exit(token);
     }
-    try (FileChannel ch = FileChannel.open(target.resolve(DATA_FILE), StandardOpenOption.WRITE)) {
-      ch.force(true);
-    }
-    Path identity = directory.resolve(StoreDirectory.IDENTITY_FILE);
-    if (Files.exists(identity)) {
-      // A read-only store made before identities has none: the copy is then adopted when opened,
-      // as the store itself would be.
-      Path copied = target.resolve(StoreDirectory.IDENTITY_FILE);
-      Files.copy(identity, copied);
-      try (FileChannel ch = FileChannel.open(copied, StandardOpenOption.WRITE)) {
-        ch.force(true);
-      }
-    }
+  }
+
+  @Override
+  protected boolean doDropKeyspace(String name) {
+    return keyspaces.drop(name);
   }
 
   // ---- misc ----
 
   // ---- misc ----
+
+  /** Copies the environment, every keyspace included: see {@link EnvCopy}. */
+  @Override
+  protected void doBackup(Path target) throws IOException {
+    EnvCopy.copy(env, gate, info().describe(), dataFile, directory, target);
+  }
 
   @Override
   protected void doSync() {
@@ -419,39 +506,26 @@ final class LmdbStore extends AbstractStore {
   protected StoreStats doStats() {
     Stat stat;
     EnvInfo envInfo;
-    int token = gate.enter();
+    int spaceToken = space.enter();
+    int token = enterGate(spaceToken);
+    Txn<byte[]> txn = null;
     try {
-      stat = env.stat();
+      txn = readers.borrow();
+      stat = space.dbi().stat(txn); // this keyspace's database (the main one in formats 1 and 2)
       envInfo = env.info();
     } catch (RuntimeException e) {
       throw Errors.translate(info().describe(), dataFile, e);
     } finally {
-      gate.exit(token);
-    }
-    long disk = 0;
-    for (String f : new String[] {DATA_FILE, LOCK_FILE}) {
       try {
-        disk += Files.size(directory.resolve(f));
-      } catch (IOException ignored) {
-        // A missing lock file (read-only media) counts as 0.
+        if (txn != null) {
+          readers.giveBack(txn);
+        }
+      } finally {
+        gate.exit(token);
+        space.exit(spaceToken);
       }
     }
-    long usedPages = envInfo.lastPageNumber + 1;
-    Map<String, Number> figures = new LinkedHashMap<>();
-    figures.put("map-size-bytes", envInfo.mapSize);
-    figures.put("map-used-bytes", usedPages * stat.pageSize);
-    figures.put("map-used-pages", usedPages);
-    figures.put("page-size-bytes", stat.pageSize);
-    figures.put("tree-depth", stat.depth);
-    figures.put("branch-pages", stat.branchPages);
-    figures.put("leaf-pages", stat.leafPages);
-    figures.put("overflow-pages", stat.overflowPages);
-    figures.put("map-growths", writes.growths());
-    figures.put("reader-slots-in-use", readers.live());
-    figures.put("reader-slots-high-water", envInfo.numReaders);
-    figures.put("max-readers", envInfo.maxReaders);
-    figures.put("last-txn-id", envInfo.lastTransactionId);
-    return new StoreStats(stat.entries, true, disk, figures);
+    return StoreFigures.of(directory, stat, envInfo, writes.growths(), readers.live());
   }
 
   /**
@@ -470,6 +544,9 @@ final class LmdbStore extends AbstractStore {
 
   @Override
   protected void doClose() {
+    if (keyspaceName() != null) {
+      return; // a handle holds nothing of its own: its cursors and snapshots are closed already
+    }
     try {
       gate.closeAndDrain();
       readers.closeAll();
@@ -483,6 +560,16 @@ final class LmdbStore extends AbstractStore {
       writes.closeTail();
       storeDir.close();
     }
+  }
+
+  /** The keyspaces of a store of format 3 or 4, else null. */
+  Keyspaces namedSpaces() {
+    return keyspaces;
+  }
+
+  /** The store's own keys. */
+  Space own() {
+    return own;
   }
 
   ReadTxnPool readers() {

@@ -8,6 +8,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.lmdbjava.Cursor;
 import org.lmdbjava.Dbi;
 import org.lmdbjava.Txn;
@@ -36,21 +38,44 @@ final class Verification {
 
   private void verify() {
     Txn<byte[]> txn = null;
+    Keyspaces keyspaces = store.namedSpaces();
+    // Keyspaces opened before the snapshot is pinned: a read transaction knows only the database
+    // handles that existed when it was renewed.
+    Map<String, Space> spaces = new LinkedHashMap<>();
+    Map<Space, Integer> tokens = new LinkedHashMap<>();
     try {
-      long[] entries = new long[1];
-      txn = pinWalked(entries);
-      long seen = walkEntries(txn, store.db());
-      if (seen != entries[0]) {
-        throw new StoreCorruptedException(
-            describe
-                + ": "
-                + dataFile
-                + ": a walk through LMDB met "
-                + seen
-                + " entries, the pages hold "
-                + entries[0],
-            dataFile,
-            -1);
+      if (keyspaces != null) {
+        for (String name : keyspaces.names()) {
+          Space s = keyspaces.opened(name);
+          if (s != null) {
+            try {
+              tokens.put(s, s.enter()); // no drop frees its handle during the walk
+              spaces.put(name, s);
+            } catch (io.kv4j.StoreClosedException dropped) {
+              // Dropped meanwhile: the page walk still checks whatever the snapshot holds.
+            }
+          }
+        }
+      }
+      PageWalk.Walked[] walked = new PageWalk.Walked[1];
+      txn = pinWalked(walked);
+      if (keyspaces == null) {
+        compare("the store", walkEntries(txn, store.own().dbi()), walked[0].mainEntries());
+        if (!walked[0].named().isEmpty()) {
+          throw new StoreCorruptedException(
+              describe + ": " + dataFile + ": the main database names databases", dataFile, -1);
+        }
+      } else {
+        compare("the names", walked[0].named().size(), walked[0].mainEntries());
+        Long own = walked[0].named().get(Keyspaces.OWN);
+        compare(
+            "the store's own keys", walkEntries(txn, store.own().dbi()), own == null ? -1 : own);
+        for (Map.Entry<String, Long> e : walked[0].named().entrySet()) {
+          Space s = spaces.get(e.getKey());
+          if (s != null) {
+            compare("keyspace '" + e.getKey() + "'", walkEntries(txn, s.dbi()), e.getValue());
+          }
+        }
       }
     } catch (RuntimeException e) {
       throw Errors.translate(describe, dataFile, e);
@@ -59,6 +84,26 @@ final class Verification {
       if (txn != null) {
         store.readers().giveBack(txn);
       }
+      for (Map.Entry<Space, Integer> t : tokens.entrySet()) {
+        t.getKey().exit(t.getValue());
+      }
+    }
+  }
+
+  private void compare(String what, long seen, long inPages) {
+    if (seen != inPages) {
+      throw new StoreCorruptedException(
+          describe
+              + ": "
+              + dataFile
+              + ": a walk through LMDB met "
+              + seen
+              + " entries of "
+              + what
+              + ", the pages hold "
+              + inPages,
+          dataFile,
+          -1);
     }
   }
 
@@ -67,7 +112,7 @@ final class Verification {
    * meta page that describes it and walks its pages; commits in between move it, so it tries again
    * then. Returns the transaction, and the main database's entry count in {@code entries}.
    */
-  private Txn<byte[]> pinWalked(long[] entries) {
+  private Txn<byte[]> pinWalked(PageWalk.Walked[] walked) {
     Txn<byte[]> txn = null;
     boolean ok = false;
     try {
@@ -98,7 +143,7 @@ final class Verification {
           MetaPages.Meta snap =
               m.current.txnId() == id ? m.current : m.other.txnId() == id ? m.other : null;
           if (snap != null) {
-            entries[0] = PageWalk.check(ch, dataFile, describe, snap, ch.size());
+            walked[0] = PageWalk.walk(ch, dataFile, describe, snap, ch.size());
             ok = true;
             return txn;
           }
