@@ -27,6 +27,7 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
   private final AtomicInteger ownerCursors;
   private final LmdbSnapshot snapshot; // null: the cursor has a transaction of its own
   private final int gateToken; // the store's gate counts this cursor's transaction until release
+  private final int spaceToken; // in the keyspace's gate (see Space); 0 through a snapshot
   private final byte[] lower;
   private final byte[] upper;
   private Txn<byte[]> txn;
@@ -35,7 +36,12 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
   private byte[] previous; // the last key returned, to check LMDB's order
 
   LmdbCursor(
-      LmdbStore store, KeyRange range, Txn<byte[]> txn, int gateToken, AtomicInteger ownerCursors) {
+      LmdbStore store,
+      KeyRange range,
+      Txn<byte[]> txn,
+      int gateToken,
+      int spaceToken,
+      AtomicInteger ownerCursors) {
     super(store, range);
     this.store = store;
     this.range = range;
@@ -46,6 +52,7 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
     this.ownerCursors = ownerCursors;
     this.snapshot = null;
     this.gateToken = gateToken;
+    this.spaceToken = spaceToken;
     ownerCursors.incrementAndGet();
     if (txn != null) {
       try {
@@ -73,6 +80,7 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
     this.ownerCursors = null;
     this.snapshot = snapshot;
     this.gateToken = 0;
+    this.spaceToken = 0;
     if (!range.isEmpty()) {
       try {
         this.cursor = store.db().openCursor(snapshot.txn());
@@ -201,7 +209,7 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
       Txn<byte[]> t = txn;
       txn = null;
       ownerCursors.decrementAndGet();
-      store.cursorReleased(t, gateToken);
+      store.cursorReleased(t, gateToken, spaceToken);
     }
   }
 }

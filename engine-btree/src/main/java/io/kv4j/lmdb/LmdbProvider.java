@@ -50,7 +50,9 @@ public final class LmdbProvider implements StoreProvider {
           Feature.CHECKSUMS,
           Feature.CONDITIONAL_WRITE,
           Feature.SNAPSHOT_READ,
-          Feature.BACKUP);
+          Feature.BACKUP,
+          Feature.KEYSPACES,
+          Feature.KEYSPACE_BATCH);
 
   static final OptionSpec<Boolean> CHECKSUMS =
       OptionSpec.bool(

@@ -33,14 +33,17 @@ final class LmdbSnapshot extends AbstractSnapshot {
   private final LmdbStore store;
   private final ReentrantLock lock = new ReentrantLock();
   private final int gateToken;
+  private final int spaceToken; // in the keyspace's gate (see Space)
   private final AtomicInteger ownerCursors;
   private Txn<byte[]> txn; // guarded by lock; null once released
 
-  LmdbSnapshot(LmdbStore store, Txn<byte[]> txn, int gateToken, AtomicInteger ownerCursors) {
+  LmdbSnapshot(
+      LmdbStore store, Txn<byte[]> txn, int gateToken, int spaceToken, AtomicInteger ownerCursors) {
     super(store);
     this.store = store;
     this.txn = txn;
     this.gateToken = gateToken;
+    this.spaceToken = spaceToken;
     this.ownerCursors = ownerCursors;
     // Counted as an open cursor of the opening thread: if that thread then needs the map to grow,
     // the gate refuses at once instead of waiting for this snapshot (see TxnGate).
@@ -94,7 +97,7 @@ final class LmdbSnapshot extends AbstractSnapshot {
       Txn<byte[]> t = txn;
       txn = null;
       ownerCursors.decrementAndGet();
-      store.cursorReleased(t, gateToken);
+      store.cursorReleased(t, gateToken, spaceToken);
     } finally {
       lock.unlock();
     }

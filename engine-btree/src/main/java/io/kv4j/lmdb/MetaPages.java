@@ -257,7 +257,7 @@ final class MetaPages {
     return new Meta(slot, pageSize, lastPage, txnId, free, main);
   }
 
-  private static Db db(ByteBuffer b, int at) {
+  static Db db(ByteBuffer b, int at) {
     return new Db(
         b.getShort(at + 4) & 0xFFFF,
         b.getShort(at + 6) & 0xFFFF,

@@ -52,6 +52,8 @@ final class PageWalk {
   private static final int P_OVERFLOW = 0x04;
   private static final int TYPE_MASK = 0x7F;
   private static final int F_BIGDATA = 0x01;
+  private static final int F_SUBDATA = 0x02; // main database only: a named database's record
+  private static final int DB_RECORD = 48; // sizeof(MDB_db)
   private static final int NODE_HEADER = 8;
   private static final int MAX_DEPTH = 32; // LMDB's CURSOR_STACK
 
@@ -67,6 +69,10 @@ final class PageWalk {
   private long leafPages;
   private long overflowPages;
   private long entries;
+  private boolean inMain; // walking the main database, whose leaves may name databases
+  // Named databases found in the main database's leaves, walked after it: name -> record.
+  private final java.util.Map<String, MetaPages.Db> named = new java.util.LinkedHashMap<>();
+  private final java.util.Map<String, Long> namedEntries = new java.util.LinkedHashMap<>();
 
   private PageWalk(FileChannel ch, Path file, String describe, MetaPages.Meta meta, long fileSize) {
     this.ch = ch;
@@ -85,10 +91,22 @@ final class PageWalk {
    * @param describe the store, for messages
    * @param meta the snapshot to check
    * @param fileSize the file's length
-   * @return the number of entries in the main database
+   * @return the number of entries in the main database (in a store of named databases: their count)
    * @throws StoreCorruptedException at the first damage found
    */
   static long check(
+      FileChannel ch, Path file, String describe, MetaPages.Meta meta, long fileSize) {
+    return walk(ch, file, describe, meta, fileSize).mainEntries();
+  }
+
+  /**
+   * What a walk found: the main database's entry count, and the entry count of each named database
+   * (by name, in key order; empty in a store without named databases).
+   */
+  record Walked(long mainEntries, java.util.Map<String, Long> named) {}
+
+  /** {@link #check}, also walking and counting the named databases the main database records. */
+  static Walked walk(
       FileChannel ch, Path file, String describe, MetaPages.Meta meta, long fileSize) {
     if (meta.lastPage() >= Integer.MAX_VALUE) {
       throw new StoreIOException(
@@ -103,7 +121,14 @@ final class PageWalk {
     PageWalk w = new PageWalk(ch, file, describe, meta, fileSize);
     w.used.set(0, 2);
     w.tree(meta.free(), true, "free-page database");
+    w.inMain = true;
     w.tree(meta.main(), false, "main database");
+    w.inMain = false;
+    long mainEntries = w.entries;
+    for (java.util.Map.Entry<String, MetaPages.Db> e : w.named.entrySet()) {
+      w.tree(e.getValue(), false, "database '" + e.getKey() + "'");
+      w.namedEntries.put(e.getKey(), w.entries);
+    }
     long total = meta.lastPage() + 1;
     long accounted = (long) w.used.cardinality() + w.free.cardinality();
     if (accounted != total) {
@@ -127,7 +152,7 @@ final class PageWalk {
               + missing
               + " is neither in a tree nor free");
     }
-    return w.entries;
+    return new Walked(mainEntries, java.util.Collections.unmodifiableMap(w.namedEntries));
   }
 
   private void tree(MetaPages.Db db, boolean isFree, String name) {
@@ -214,48 +239,7 @@ final class PageWalk {
         }
         keys[i] = key;
       } else {
-        entries++;
-        int data = at + NODE_HEADER + ksize;
-        if ((nflags & ~F_BIGDATA) != 0) {
-          throw bad(
-              pgno,
-              "node "
-                  + i
-                  + " of page "
-                  + pgno
-                  + " has flags 0x"
-                  + Integer.toHexString(nflags)
-                  + " that this store never writes");
-        }
-        if ((nflags & F_BIGDATA) != 0) {
-          if (data + 8 > psize) {
-            throw bad(
-                pgno,
-                "the overflow page number of node "
-                    + i
-                    + " of page "
-                    + pgno
-                    + " runs past the page");
-          }
-          long ov = p.getLong(data);
-          overflow(ov, pgno, lohi, isFree);
-        } else {
-          if (data + lohi > psize) {
-            throw bad(
-                pgno,
-                "the value of node "
-                    + i
-                    + " of page "
-                    + pgno
-                    + " ("
-                    + lohi
-                    + " bytes) runs past the page");
-          }
-          if (isFree) {
-            freeList(
-                ByteBuffer.wrap(copy(p, data, (int) lohi)).order(ByteOrder.LITTLE_ENDIAN), pgno);
-          }
-        }
+        leaf(p, pgno, i, at + NODE_HEADER + ksize, lohi, nflags, key, isFree);
       }
       if (!isFree) {
         if (prev != null && Arrays.compareUnsigned(prev, key) >= 0) {
@@ -281,6 +265,84 @@ final class PageWalk {
         page(children[i], pgno, depth + 1, keys[i], keys[i + 1], isFree);
       }
     }
+  }
+
+  /** Checks one leaf node: its flags, and its value inside the page or in overflow pages. */
+  private void leaf(
+      ByteBuffer p, long pgno, int i, int data, long lohi, int nflags, byte[] key, boolean isFree) {
+    entries++;
+    if (inMain && nflags == F_SUBDATA) {
+      namedDb(p, pgno, i, data, lohi, key);
+    } else if ((nflags & ~F_BIGDATA) != 0) {
+      throw bad(
+          pgno,
+          "node "
+              + i
+              + " of page "
+              + pgno
+              + " has flags 0x"
+              + Integer.toHexString(nflags)
+              + " that this store never writes");
+    }
+    if ((nflags & F_BIGDATA) != 0) {
+      if (data + 8 > psize) {
+        throw bad(
+            pgno,
+            "the overflow page number of node " + i + " of page " + pgno + " runs past the page");
+      }
+      long ov = p.getLong(data);
+      overflow(ov, pgno, lohi, isFree);
+    } else {
+      if (data + lohi > psize) {
+        throw bad(
+            pgno,
+            "the value of node "
+                + i
+                + " of page "
+                + pgno
+                + " ("
+                + lohi
+                + " bytes) runs past the page");
+      }
+      if (isFree) {
+        freeList(ByteBuffer.wrap(copy(p, data, (int) lohi)).order(ByteOrder.LITTLE_ENDIAN), pgno);
+      }
+    }
+  }
+
+  /** Records a named database's record (a leaf node of the main database flagged F_SUBDATA). */
+  private void namedDb(ByteBuffer p, long pgno, int i, int data, long size, byte[] key) {
+    if (size != DB_RECORD || data + DB_RECORD > psize) {
+      throw bad(
+          pgno,
+          "node "
+              + i
+              + " of page "
+              + pgno
+              + " names a database but holds "
+              + size
+              + " bytes, not a "
+              + DB_RECORD
+              + "-byte database record");
+    }
+    MetaPages.Db db = MetaPages.db(p, data);
+    if (db.flags() != 0) {
+      throw bad(
+          pgno,
+          "node "
+              + i
+              + " of page "
+              + pgno
+              + " records a database with flags 0x"
+              + Integer.toHexString(db.flags())
+              + " that this store never sets");
+    }
+    if (!db.isEmpty() && (db.root() < 2 || db.root() > meta.lastPage())) {
+      throw bad(
+          pgno,
+          "node " + i + " of page " + pgno + " records a database root outside the pages in use");
+    }
+    named.put(new String(key, java.nio.charset.StandardCharsets.UTF_8), db);
   }
 
   private void overflow(long ov, long parent, long dataSize, boolean isFree) {

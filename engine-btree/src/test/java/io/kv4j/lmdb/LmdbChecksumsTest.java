@@ -40,21 +40,21 @@ class LmdbChecksumsTest {
   }
 
   @Test
-  void newStore_hasChecksumsByDefault_andRecordsFormat2() throws Exception {
+  void newStore_hasChecksumsByDefault_andRecordsFormat4() throws Exception {
     try (Store s = Lmdb.open(dir)) {
       assertThat(s.info().features()).contains(Feature.CHECKSUMS);
       s.put(b("k"), b("v"));
     }
-    assertThat(Files.readString(dir.resolve("kv4j.store"))).contains("format=2");
+    assertThat(Files.readString(dir.resolve("kv4j.store"))).contains("format=4");
   }
 
   @Test
-  void checksumsFalse_storesRawValues_inFormat1_withoutTheFeature() throws Exception {
+  void checksumsFalse_storesRawValues_inFormat3_withoutTheFeature() throws Exception {
     try (Store s = Lmdb.open(dir, "checksums", "false")) {
       assertThat(s.info().features()).doesNotContain(Feature.CHECKSUMS);
       s.put(b("k"), b("v"));
     }
-    assertThat(Files.readString(dir.resolve("kv4j.store"))).contains("format=1");
+    assertThat(Files.readString(dir.resolve("kv4j.store"))).contains("format=3");
     // Reopened without the option: the store's format wins.
     try (Store s = Lmdb.open(dir)) {
       assertThat(s.info().features()).doesNotContain(Feature.CHECKSUMS);
@@ -71,7 +71,7 @@ class LmdbChecksumsTest {
     assertThatThrownBy(() -> Lmdb.open(dir, "checksums", "false"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("checksums=false")
-        .hasMessageContaining("format 2")
+        .hasMessageContaining("format 4")
         .hasMessageContaining("kv4j copy");
     Path raw = dir.resolve("raw");
     try (Store s = Lmdb.open(raw, "checksums", "false")) {
@@ -80,7 +80,7 @@ class LmdbChecksumsTest {
     assertThatThrownBy(() -> Lmdb.open(raw, "checksums", "true"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("checksums=true")
-        .hasMessageContaining("format 1");
+        .hasMessageContaining("format 3");
     // Matching explicit options open.
     try (Store s = Lmdb.open(dir, "checksums", "true")) {
       assertThat(s.get(b("k"))).isEqualTo(b("v"));
@@ -89,15 +89,28 @@ class LmdbChecksumsTest {
 
   @Test
   void legacyStoreWithoutIdentity_isAdoptedRaw() throws Exception {
-    try (Store s = Lmdb.open(dir, "checksums", "false")) {
-      s.put(b("k"), b("v"));
-    }
-    Files.delete(dir.resolve("kv4j.store")); // as made by kv4j before identities
+    Lmdb.legacy(dir, false, java.util.Map.of("k", "v")); // as made by kv4j before identities
     try (Store s = Lmdb.open(dir)) {
       assertThat(s.info().features()).doesNotContain(Feature.CHECKSUMS);
       assertThat(s.get(b("k"))).isEqualTo(b("v"));
     }
     assertThat(Files.readString(dir.resolve("kv4j.store"))).contains("format=1");
+  }
+
+  @Test
+  void rawStoreOfFormat3ThatLostItsIdentity_isStillReadFromItsNamedDatabases() throws Exception {
+    try (Store s = Lmdb.open(dir, "checksums", "false")) {
+      s.put(b("k"), b("v"));
+      s.keyspace("users").put(b("u"), b("1"));
+    }
+    Files.delete(dir.resolve("kv4j.store"));
+    try (Store s = Lmdb.open(dir)) {
+      assertThat(s.info().features()).doesNotContain(Feature.CHECKSUMS).contains(Feature.KEYSPACES);
+      assertThat(s.get(b("k"))).isEqualTo(b("v"));
+      assertThat(s.get(b("default"))).isNull();
+      assertThat(s.keyspaces()).containsExactly("users");
+    }
+    assertThat(Files.readString(dir.resolve("kv4j.store"))).contains("format=3");
   }
 
   @Test

@@ -7,7 +7,10 @@ import io.kv4j.Stores;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
-/** Child-JVM programs for {@link LmdbReadOnlyTest} and {@link LmdbFailurePolicyTest}. */
+/**
+ * Child-JVM programs for {@link LmdbReadOnlyTest}, {@link LmdbFailurePolicyTest} and {@link
+ * LmdbKeyspaceTest}.
+ */
 public final class LmdbChildMain {
   private LmdbChildMain() {}
 
@@ -26,6 +29,10 @@ public final class LmdbChildMain {
         byte[] v = s.get(args[2].getBytes(StandardCharsets.UTF_8));
         System.out.println("VALUE " + (v == null ? "null" : new String(v, StandardCharsets.UTF_8)));
       }
+      return;
+    }
+    if (args[0].equals("batches")) {
+      batches(dir);
       return;
     }
     StoreConfig c =
@@ -64,5 +71,30 @@ public final class LmdbChildMain {
       System.out.println("READ " + (first == null ? "null" : first.length));
     }
     System.out.println("CLOSED");
+  }
+
+  /**
+   * {@code batches <dir>}: writes batches spanning the store's own keys and keyspaces a, b and c
+   * until killed; batch n sets key "n" to n in the store, a and b, and puts 100 keys "n-j" into c
+   * (creating c with the first batch); prints "ACKED n" after each.
+   */
+  private static void batches(Path dir) {
+    StoreConfig c = StoreConfig.builder("lmdb").path(dir).durability(Durability.SYNC).build();
+    try (Store s = Stores.open(c)) {
+      for (int n = 0; ; n++) {
+        byte[] v = String.valueOf(n).getBytes(StandardCharsets.UTF_8);
+        io.kv4j.WriteBatch batch =
+            new io.kv4j.WriteBatch()
+                .put("n".getBytes(StandardCharsets.UTF_8), v)
+                .put("a", "n".getBytes(StandardCharsets.UTF_8), v)
+                .put("b", "n".getBytes(StandardCharsets.UTF_8), v);
+        for (int j = 0; j < 100; j++) {
+          batch.put("c", (n + "-" + j).getBytes(StandardCharsets.UTF_8), new byte[200]);
+        }
+        s.write(batch);
+        System.out.println("ACKED " + n);
+        System.out.flush();
+      }
+    }
   }
 }

@@ -37,7 +37,9 @@ class LmdbSmokeTest {
             Feature.CHECKSUMS,
             Feature.CONDITIONAL_WRITE,
             Feature.SNAPSHOT_READ,
-            Feature.BACKUP);
+            Feature.BACKUP,
+            Feature.KEYSPACES,
+            Feature.KEYSPACE_BATCH);
     assertThat(Stores.provider("lmdb").limits().maxKeySize()).isEqualTo(511);
   }
 }
