@@ -356,6 +356,7 @@ final class CompactionRun {
       Segment v = victims.get(i);
       Files.deleteIfExists(v.path);
       Files.deleteIfExists(HintFile.path(segments.dir, v.id));
+      v.deleted = true;
       freed += v.end;
       if (i == 0) {
         compactor.step(Compactor.Step.FIRST_VICTIM_DELETED);

@@ -1,11 +1,11 @@
 package io.kv4j.hashlog;
 
+import io.kv4j.hashlog.Victims.DropMap;
+import io.kv4j.hashlog.Victims.Mode;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -17,10 +17,10 @@ import java.util.concurrent.locks.LockSupport;
  * Background compaction: copies the live records of mostly-dead sealed segments into a new segment
  * and deletes the old ones.
  *
- * <p><b>Victims</b> are chosen from the per-segment byte accounting (no data is read to choose):
- * garbage ratio = dead bytes / data bytes (tombstones count as garbage in the oldest segment, where
- * they can be dropped), highest first, then oldest first; a run takes victims until their live and
- * tombstone bytes fill one segment.
+ * <p><b>Victims</b> are chosen by {@link Victims} from the per-segment byte accounting (no data is
+ * read to choose): garbage ratio = dead bytes / data bytes (tombstones count as garbage in the
+ * oldest segment, where they can be dropped), highest first, then oldest first; a run takes victims
+ * until their live and tombstone bytes fill one segment.
  *
  * <p><b>Ordering</b>: a run writes the survivors into a segment whose id is above every victim's
  * and below the active segment's. So the copies order after every victim and before every write
@@ -100,12 +100,6 @@ final class Compactor {
     }
   }
 
-  private enum Mode {
-    BACKGROUND,
-    ALL,
-    ONLY
-  }
-
   private static final int COPY_BUFFER = 256 << 10;
 
   // Direct, so that writing the output does not copy each chunk once more into a temporary direct
@@ -120,6 +114,7 @@ final class Compactor {
   private final StoreState state;
   private final Settings settings;
   private final Throttle throttle;
+  private final Victims choice;
   private final List<Thread> threads = new ArrayList<>();
   private volatile boolean stopping;
   private final Object signal = new Object();
@@ -151,6 +146,7 @@ final class Compactor {
     this.state = state;
     this.settings = settings;
     this.throttle = new Throttle(segments, state, settings.garbageThreshold(), log.segmentSize);
+    this.choice = new Victims(segments, settings.garbageThreshold(), log.segmentSize);
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -298,7 +294,7 @@ final class Compactor {
       segments.writeLock.lock();
       try {
         any =
-            !pick(Mode.BACKGROUND, null, new DropMap()).isEmpty()
+            !choice.pick(Mode.BACKGROUND, null, reserved, new DropMap()).isEmpty()
                 || anyCompacting()
                 || log.sealer.pending().length > 0;
       } finally {
@@ -321,111 +317,6 @@ final class Compactor {
     return false;
   }
 
-  // ---------------------------------------------------------------- victim choice
-
-  /** Map from victim to whether its tombstones may be dropped. */
-  private static final class DropMap extends java.util.HashMap<Segment, Boolean> {
-    private static final long serialVersionUID = 1L;
-  }
-
-  /** Chooses victims (ascending id). Caller holds the write lock. */
-  private List<Segment> pick(Mode mode, Set<Integer> only, DropMap dropTombs) {
-    Segment act = segments.active;
-    Segment[] all = segments.all();
-    int oldest = Integer.MAX_VALUE;
-    List<Segment> candidates = new ArrayList<>();
-    for (Segment s : all) {
-      if (s.retired) {
-        continue;
-      }
-      oldest = Math.min(oldest, s.id);
-      if (s != act && s.sealed && !s.sealing && !s.compacting && !s.unreadable) {
-        candidates.add(s);
-      }
-    }
-    for (int r : reserved) {
-      oldest = Math.min(oldest, r);
-    }
-    List<Segment> chosen = new ArrayList<>();
-    if (mode == Mode.ONLY) {
-      for (Segment s : candidates) {
-        if (only.contains(s.id)) {
-          chosen.add(s);
-        }
-      }
-    } else {
-      chosen = byGarbage(mode, candidates, oldest);
-    }
-    chosen.sort(Comparator.comparingInt((Segment s) -> s.id));
-    Set<Integer> victimIds = new HashSet<>();
-    for (Segment s : chosen) {
-      victimIds.add(s.id);
-    }
-    for (Segment v : chosen) {
-      dropTombs.put(v, mayDropTombstones(v, all, victimIds));
-    }
-    return chosen;
-  }
-
-  /**
-   * The candidates above the garbage threshold (any garbage for {@link Mode#ALL}), highest ratio
-   * first, until their live and tombstone bytes fill one segment; empty segments go along.
-   */
-  private List<Segment> byGarbage(Mode mode, List<Segment> candidates, int oldest) {
-    Map<Segment, Double> ratio = new java.util.HashMap<>();
-    for (Segment s : candidates) {
-      long data = s.end - RecordCodec.FILE_HEADER;
-      long garbage = s.deadBytes() + (s.id == oldest ? s.tombstoneBytes : 0);
-      ratio.put(s, data <= 0 ? 1.0 : (double) garbage / data);
-    }
-    double min = mode == Mode.ALL ? Double.MIN_VALUE : settings.garbageThreshold();
-    List<Segment> order = new ArrayList<>();
-    List<Segment> empty = new ArrayList<>();
-    for (Segment s : candidates) {
-      if (s.end <= RecordCodec.FILE_HEADER) {
-        empty.add(s);
-      } else if (ratio.get(s) >= min) {
-        order.add(s);
-      }
-    }
-    order.sort(
-        Comparator.comparingDouble((Segment s) -> -ratio.get(s))
-            .thenComparingInt((Segment s) -> s.id));
-    long budget = log.segmentSize;
-    long used = 0;
-    List<Segment> chosen = new ArrayList<>();
-    for (Segment s : order) {
-      long keep = s.liveBytes + s.tombstoneBytes;
-      if (!chosen.isEmpty() && used + keep > budget) {
-        continue;
-      }
-      chosen.add(s);
-      used += keep;
-    }
-    if (!chosen.isEmpty() || mode == Mode.ALL) {
-      chosen.addAll(empty); // free to delete alongside a real run
-    }
-    return chosen;
-  }
-
-  /**
-   * Whether victim {@code v}'s tombstones may be dropped: every live segment (or reserved output)
-   * older than it is a victim of the same run.
-   */
-  private boolean mayDropTombstones(Segment v, Segment[] all, Set<Integer> victimIds) {
-    for (Segment s : all) {
-      if (!s.retired && s.id < v.id && !victimIds.contains(s.id)) {
-        return false;
-      }
-    }
-    for (int r : reserved) {
-      if (r < v.id) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   // ---------------------------------------------------------------- one run
 
   private boolean runOnce(Mode mode, Set<Integer> only) {
@@ -437,7 +328,7 @@ final class Compactor {
       if (state.closed() || state.failed() || (stopping && mode == Mode.BACKGROUND)) {
         return false;
       }
-      victims = pick(mode, only, dropTombs);
+      victims = choice.pick(mode, only, reserved, dropTombs);
       if (victims.isEmpty()) {
         if (mode == Mode.ALL && hasGarbage(segments.active)) {
           // Seal the active segment so that its garbage becomes compactable.

@@ -37,7 +37,8 @@ public final class HashLogProvider implements StoreProvider {
           Feature.CHECKSUMS,
           Feature.CONDITIONAL_WRITE,
           Feature.SNAPSHOT_READ,
-          Feature.BACKUP);
+          Feature.BACKUP,
+          Feature.KEYSPACES);
 
   static final OptionSpec<Long> SEGMENT_SIZE =
       OptionSpec.size(

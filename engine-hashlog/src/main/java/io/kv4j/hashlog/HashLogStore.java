@@ -69,6 +69,10 @@ final class HashLogStore extends AbstractStore {
   final Compactor compactor;
   private final Opening opening;
   private final Verifier verifier;
+  // The store's keyspaces (null in a keyspace's own sub-store, whose parent is the store).
+  private Keyspaces keyspaces;
+  private HashLogStore parent;
+  private String keyspace;
 
   private HashLogStore(StoreInfo info, StoreDirectory directory, Options options) {
     super(info);
@@ -90,7 +94,46 @@ final class HashLogStore extends AbstractStore {
   /** Opens or creates a store in the config's directory (see {@link StoreDirectory}). */
   static HashLogStore open(
       StoreConfig config, Set<Feature> features, Limits limits, Options options) {
+    Set<Feature> own = EnumSet.copyOf(features);
+    own.remove(Feature.KEYSPACES); // a keyspace's sub-store has none of its own
+    HashLogStore s = open(config, features, limits, options, null, null);
+    s.keyspaces =
+        new Keyspaces(
+            s.dir,
+            config.readOnly(),
+            (name, sub) -> {
+              StoreConfig c =
+                  config.readOnly()
+                      ? config.withPath(sub)
+                      : config.withPath(sub).toBuilder().createIfMissing(true).build();
+              return open(c, own, limits, options, s, name);
+            });
+    boolean ok = false;
+    try {
+      s.keyspaces.check();
+      ok = true;
+    } catch (IOException e) {
+      throw new StoreIOException(
+          "engine 'hashlog': cannot open the keyspaces of " + s.dir + ": " + e, e);
+    } finally {
+      if (!ok) {
+        s.releaseAll();
+      }
+    }
+    return s;
+  }
+
+  private static HashLogStore open(
+      StoreConfig config,
+      Set<Feature> features,
+      Limits limits,
+      Options options,
+      HashLogStore parent,
+      String keyspace) {
     Opening.checkIndexCapacity(options.initialKeys(), Runtime.getRuntime().maxMemory());
+    if (parent == null) {
+      Keyspaces.refuseKeyspaceDirectory(config.path());
+    }
     StoreDirectory directory = StoreDirectory.open(config, Opening.LAYOUT);
     HashLogStore s = null;
     boolean ok = false;
@@ -111,6 +154,8 @@ final class HashLogStore extends AbstractStore {
           new StoreInfo(
               "hashlog", f, limits, config.durability(), real.toString(), config.readOnly());
       s = new HashLogStore(info, directory, options);
+      s.parent = parent;
+      s.keyspace = keyspace;
       s.opening.recover();
       if (!config.readOnly()) {
         s.log.sealer.start();
@@ -183,12 +228,17 @@ final class HashLogStore extends AbstractStore {
 
   @Override
   protected AbstractCursor doScan(KeyRange range) {
+    return scan(this, range);
+  }
+
+  /** A cursor over this store's keys, registered by {@code owner} (this, or a keyspace handle). */
+  AbstractCursor scan(AbstractStore owner, KeyRange range) {
     int token = guard.enter();
     try {
       KeyOrder.View view = range.isEmpty() ? KeyOrder.View.EMPTY_VIEW : index.order.snapshot();
       // Registered before exit(): a compaction that retires segments this view points into waits
       // for this reader to leave, and by then sees the cursor pinned.
-      HashLogCursor c = new HashLogCursor(this, records, guard, compactor, range, view);
+      HashLogCursor c = new HashLogCursor(owner, records, guard, compactor, range, view);
       guard.pin(c);
       return c;
     } finally {
@@ -271,12 +321,17 @@ final class HashLogStore extends AbstractStore {
 
   @Override
   protected AbstractSnapshot doSnapshot() {
+    return snapshot(this);
+  }
+
+  /** A snapshot of this store's keys, tracked by {@code owner} (this, or a keyspace handle). */
+  AbstractSnapshot snapshot(AbstractStore owner) {
     int token = guard.enter();
     try {
       // As for a scan: pinned before exit(), so a compaction that retires segments the view
       // points into waits for this reader to leave and then sees the snapshot pinned.
       HashLogSnapshot s =
-          new HashLogSnapshot(this, records, guard, compactor, index.order.snapshot());
+          new HashLogSnapshot(owner, records, guard, compactor, index.order.snapshot());
       guard.pin(s);
       return s;
     } finally {
@@ -292,6 +347,38 @@ final class HashLogStore extends AbstractStore {
   @Override
   protected void doBackup(Path target) throws IOException {
     new Backup(dir, segments, guard, compactor).writeTo(target);
+    if (keyspaces != null) {
+      keyspaces.backupTo(target);
+    }
+  }
+
+  // ---------------------------------------------------------------- keyspaces
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>hashlog: the keyspace is a sub-store of its own in {@code keyspaces/<name>/} (see {@link
+   * Keyspaces}), opened on first use and kept open until the store closes or drops it.
+   */
+  @Override
+  protected AbstractStore doKeyspace(String name) {
+    return new KeyspaceHandle(this, name, keyspaces.get(name));
+  }
+
+  @Override
+  protected List<String> doKeyspaces() {
+    return keyspaces.names();
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>hashlog: closes the sub-store (calls in flight end with {@code StoreClosedException}),
+   * renames its directory out of the way (durably: that is the drop), then deletes it.
+   */
+  @Override
+  protected boolean doDropKeyspace(String name) {
+    return keyspaces.drop(name);
   }
 
   // ---------------------------------------------------------------- sync, compaction, verify
@@ -300,6 +387,9 @@ final class HashLogStore extends AbstractStore {
   protected void doSync() {
     if (!readOnly) {
       log.sync();
+      if (keyspaces != null) {
+        keyspaces.syncOpen();
+      }
     }
   }
 
@@ -312,6 +402,11 @@ final class HashLogStore extends AbstractStore {
   @Override
   protected void doCompact() {
     reclaim();
+    if (keyspaces != null) {
+      for (HashLogStore k : keyspaces.all()) {
+        k.reclaim();
+      }
+    }
   }
 
   /** Compacts everything reclaimable now (see {@link Compactor#compactAll}); bytes reclaimed. */
@@ -329,6 +424,11 @@ final class HashLogStore extends AbstractStore {
   @Override
   protected void doVerify() {
     verifier.verify();
+    if (keyspaces != null) {
+      for (HashLogStore k : keyspaces.all()) {
+        k.verifier.verify();
+      }
+    }
   }
 
   // ---------------------------------------------------------------- stats
@@ -372,6 +472,9 @@ final class HashLogStore extends AbstractStore {
     f.put("fsyncs", log.commit.forces());
     f.put("failed", writeFailure() == null ? 0 : 1);
     f.put("leftover-segments-removed", opening.leftoversRemoved);
+    if (keyspaces != null) {
+      f.put("keyspaces-open", keyspaces.openCount());
+    }
     compactor.figures(f, disk, live);
     return new StoreStats(keys, true, disk, f);
   }
@@ -413,6 +516,9 @@ final class HashLogStore extends AbstractStore {
 
   @Override
   protected void doClose() {
+    if (keyspaces != null) {
+      keyspaces.close(); // their directories are inside this one, under its lock
+    }
     compactor.stop();
     log.sealer.stop();
     if (!readOnly && log.finishForClose()) {
@@ -446,11 +552,17 @@ final class HashLogStore extends AbstractStore {
     return isClosed();
   }
 
+  /** This store's failure, or for a keyspace's sub-store its own or the store's. */
   StoreIOException failure() {
-    return writeFailure();
+    StoreIOException f = writeFailure();
+    return f != null || parent == null ? f : parent.failure();
   }
 
+  /** Fails this store; a keyspace's sub-store fails the whole store with it (one failed state). */
   StoreIOException failWritesBecause(String what, Throwable cause) {
+    if (parent != null) {
+      parent.failWritesBecause("keyspace '" + keyspace + "': " + what, cause);
+    }
     return failWrites(what, cause);
   }
 }

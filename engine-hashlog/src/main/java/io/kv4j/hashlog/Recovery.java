@@ -52,7 +52,8 @@ final class Recovery {
         || HINT.matcher(name).matches()
         || TEMP.matcher(name).matches()
         || name.equals(Manifest.FILE_NAME)
-        || name.equals(Manifest.TEMP_NAME);
+        || name.equals(Manifest.TEMP_NAME)
+        || name.equals(Keyspaces.DIR_NAME);
   }
 
   /** The engine's files in a directory. */

@@ -96,6 +96,12 @@ final class Segment {
    */
   volatile boolean retired;
 
+  /**
+   * Retired and its file deleted by the compaction run that retired it. Until then the file is
+   * still on disk, and the compaction throttle counts all of it as garbage.
+   */
+  volatile boolean deleted;
+
   private Segment(
       int id, Path path, MappedByteBuffer map, int capacity, RandomAccessFile file, int end) {
     this.id = id;

@@ -3,10 +3,11 @@ package io.kv4j.hashlog;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Holds writers back while compaction is behind: when the garbage in sealed segments exceeds what
- * the garbage threshold allows for the data kept (plus {@link #SLACK_SEGMENTS} segments of slack),
- * a writer waits, before it takes the writer lock, until compaction has caught up. Never while
- * compaction cannot run (no threads, stopping, or its last run failed).
+ * Holds writers back while compaction is behind: when the garbage in sealed segments (and in the
+ * victims of a compaction run still on disk) exceeds what the garbage threshold allows for the data
+ * kept (plus {@link #SLACK_SEGMENTS} segments of slack), a writer waits, before it takes the writer
+ * lock, until compaction has caught up. Never while compaction cannot run (no threads, stopping, or
+ * its last run failed).
  */
 final class Throttle {
   /** Garbage beyond what the threshold allows, in segments, before writers wait. */
@@ -61,7 +62,16 @@ final class Throttle {
     long kept = 0;
     Segment act = segments.active;
     for (Segment s : segments.all()) {
-      if (s.retired || s == act || s.unreadable) {
+      if (s.retired) {
+        // Retired by a run that has not deleted its file yet (it forces the active segment and
+        // writes the manifest first): still on disk, and all of it garbage. Not counting it let
+        // writers add a threshold's worth of new garbage while every victim was still there.
+        if (!s.deleted) {
+          garbage += s.end;
+        }
+        continue;
+      }
+      if (s == act || s.unreadable) {
         continue;
       }
       garbage += s.deadBytes();

@@ -41,10 +41,87 @@ class CompactionTest {
     return String.format("key-%05d", i).getBytes(java.nio.charset.StandardCharsets.UTF_8);
   }
 
-  /** Bytes of the store's files as they are on disk (the active segment counted to its end). */
+  /**
+   * Where the bytes on disk are, for a failure message: the active segment's end, the sealed
+   * segments (count, bytes, kept and dead bytes, how many still sealing), retired compaction
+   * victims whose files are still there, and temporary and hint files.
+   */
+  static String breakdown(HashLogStore s) throws IOException {
+    StringBuilder b = new StringBuilder();
+    long sealedEnd = 0;
+    long kept = 0;
+    long dead = 0;
+    long retiredBytes = 0;
+    int sealed = 0;
+    int sealing = 0;
+    int retired = 0;
+    s.segments.writeLock.lock();
+    try {
+      for (Segment g : s.segments()) {
+        if (g == s.activeSegment()) {
+          b.append("active ").append(g.end);
+        } else if (g.retired) {
+          if (!g.deleted) {
+            retired++;
+            retiredBytes += g.end;
+          }
+        } else {
+          sealed++;
+          sealedEnd += g.end;
+          kept += g.liveBytes + g.tombstoneBytes;
+          dead += g.deadBytes();
+          sealing += g.sealing ? 1 : 0;
+        }
+      }
+    } finally {
+      s.segments.writeLock.unlock();
+    }
+    long tmp = 0;
+    long hints = 0;
+    try (Stream<Path> files = Files.list(s.dir)) {
+      for (Path p : (Iterable<Path>) files::iterator) {
+        String n = p.getFileName().toString();
+        try {
+          if (n.endsWith(".tmp")) {
+            tmp += Files.size(p);
+          } else if (n.endsWith(".hint")) {
+            hints += Files.size(p);
+          }
+        } catch (java.nio.file.NoSuchFileException e) {
+          // Deleted while we listed.
+        }
+      }
+    }
+    return b.append(", sealed ")
+        .append(sealed)
+        .append(": ")
+        .append(sealedEnd)
+        .append(" (kept ")
+        .append(kept)
+        .append(", dead ")
+        .append(dead)
+        .append(", sealing ")
+        .append(sealing)
+        .append("), victims not yet deleted ")
+        .append(retired)
+        .append(": ")
+        .append(retiredBytes)
+        .append(", tmp ")
+        .append(tmp)
+        .append(", hints ")
+        .append(hints)
+        .toString();
+  }
+
+  /**
+   * Bytes of the store's files as they are on disk (the active segment counted to its end). A file
+   * and its temporary are one file, counted once at the larger size: a listing that races the
+   * rename of {@code seg-X.log.tmp} to {@code seg-X.log} (compaction's output, a hint) may return
+   * both names.
+   */
   static long bytesOnDisk(HashLogStore s) throws IOException {
     Segment act = s.activeSegment();
-    long total = 0;
+    Map<String, Long> sizes = new java.util.HashMap<>();
     try (Stream<Path> files = Files.list(s.dir)) {
       for (Path p : (Iterable<Path>) files::iterator) {
         String n = p.getFileName().toString();
@@ -52,11 +129,16 @@ class CompactionTest {
           continue;
         }
         try {
-          total += n.equals(Segment.fileName(act.id)) ? act.end : Files.size(p);
+          long size = n.equals(Segment.fileName(act.id)) ? act.end : Files.size(p);
+          sizes.merge(n.endsWith(".tmp") ? n.substring(0, n.length() - 4) : n, size, Math::max);
         } catch (java.nio.file.NoSuchFileException e) {
           // Deleted by compaction while we listed: it takes no space any more.
         }
       }
+    }
+    long total = 0;
+    for (long size : sizes.values()) {
+      total += size;
     }
     return total;
   }
@@ -472,6 +554,7 @@ class CompactionTest {
     long live = keys * (long) (key(0).length + valueSize);
     long segment = 16 << 10;
     double worst = 0;
+    String worstWhy = "";
     try (HashLogStore s =
         TestStores.open(
             dir,
@@ -489,23 +572,31 @@ class CompactionTest {
         int k = rnd.nextInt(keys);
         s.put(key(k), value(k, w, valueSize));
         if (w % 64 == 0) {
-          worst = Math.max(worst, bytesOnDisk(s));
+          long b = bytesOnDisk(s);
+          if (b > worst) {
+            worst = b;
+            worstWhy = breakdown(s);
+          }
         }
       }
       Map<String, Number> f = s.stats().figures();
       // Garbage may exceed live data (threshold 0.5) by the throttle's slack before writers wait;
-      // add the active segment, one compaction output in flight, the segments still queued for
-      // the sealer (not compactable until their force and hint are done), one segment of garbage
-      // made between two throttle checks (they run at each seal), and the victims of the run just
-      // finished: retired, so no longer counted by the throttle, but on disk until the readers
-      // that may still use them have left (their kept bytes fit one segment, at >= 50% garbage
-      // they fill at most two). Without that last term a sample taken in that window exceeded
-      // the bound by 0.3% about once in six runs.
+      // the garbage counted includes the victims of a run still on disk (retired at the index
+      // switch, deleted only after the active segment's force and the manifest: issue #23, where
+      // 4-7 such victims, 75-104 KB, sat uncounted next to a full threshold of new garbage).
+      // Add the active segment, one compaction output in flight, the segments still queued for
+      // the sealer (not compactable until their force and hint are done: a compactor finding no
+      // other victim releases writers) and one segment of garbage made between two throttle
+      // checks (they run at each seal). Hint files on top: each holds 36 bytes of header and CRC
+      // plus 12 + key bytes per record of its segment, which holds at least one record.
       long slack = (long) Math.ceil(Throttle.SLACK_SEGMENTS);
-      long victims = 2;
-      long bound =
-          2 * (live + keys * 12L) + (slack + 3 + SegmentLog.SEAL_BACKLOG + victims) * segment;
-      assertThat(worst).as("worst disk bytes %s, bound %s, %s", worst, bound, f).isLessThan(bound);
+      long record = 12 + key(0).length + valueSize;
+      long logs = 2 * (live + keys * 12L) + (slack + 3 + SegmentLog.SEAL_BACKLOG) * segment;
+      long bound = logs + logs * (36 + 12 + key(0).length) / record;
+      System.out.println("throttled churn: worst " + worst + " bound " + bound + ", " + worstWhy);
+      assertThat(worst)
+          .as("worst disk bytes %s, bound %s, at the worst: %s; %s", worst, bound, worstWhy, f)
+          .isLessThanOrEqualTo(bound);
       assertThat(f.get("compaction-throttled-ms").longValue()).as(f.toString()).isPositive();
     }
   }
