@@ -15,6 +15,7 @@ import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
+import io.kv4j.spi.LockKeeper;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -22,33 +23,26 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** A store kept in one table of a SQL server. */
 final class JdbcStore extends AbstractStore {
-  private static final ScheduledExecutorService KEEPER =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "kv4j-jdbc-lock-keeper");
-            t.setDaemon(true);
-            return t;
-          });
+  /** How often the lock's session is checked and, after a server restart, the lock taken again. */
+  private static final Duration KEEP_PERIOD = Duration.ofSeconds(1);
 
   private final Dialect dialect;
   private final JdbcSettings settings;
   private final String table;
   private final String quoted;
   private final HikariDataSource pool;
-  private final ScheduledFuture<?> keeper;
+  private final LockKeeper keeper;
   private final boolean exclusive;
   private final Object lockGuard = new Object();
   private final AtomicLong retries = new AtomicLong();
@@ -71,7 +65,9 @@ final class JdbcStore extends AbstractStore {
     this.quoted = dialect.quote(table);
     this.lockConnection = lockConnection;
     this.pool = pool;
-    this.keeper = KEEPER.scheduleWithFixedDelay(this::keepLock, 1, 1, TimeUnit.SECONDS);
+    this.keeper =
+        LockKeeper.start(
+            "server lock of " + dialect.id() + " table " + table, KEEP_PERIOD, this::keepLock);
   }
 
   static JdbcStore open(Dialect d, StoreConfig config, JdbcSettings s, Limits limits) {
@@ -643,7 +639,7 @@ final class JdbcStore extends AbstractStore {
 
   @Override
   protected void doClose() {
-    keeper.cancel(false);
+    keeper.close(); // waits for a check in progress: none runs after this
     try {
       pool.close();
     } finally {
