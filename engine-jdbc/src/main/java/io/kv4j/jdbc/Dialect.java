@@ -126,6 +126,12 @@ abstract class Dialect {
   /** Server-specific states for "shutting down / starting up". */
   abstract boolean isServerShutdownState(String sqlState);
 
+  static void execute(Connection c, String sql) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute(sql);
+    }
+  }
+
   static long queryLong(Connection c, String sql) throws SQLException {
     try (Statement st = c.createStatement();
         ResultSet rs = st.executeQuery(sql)) {

@@ -1,73 +1,41 @@
 package io.kv4j.jdbc;
 
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
-import com.zaxxer.hikari.HikariPoolMXBean;
-import io.kv4j.Durability;
 import io.kv4j.KeyRange;
 import io.kv4j.Limits;
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
-import io.kv4j.StoreLockedException;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
-import io.kv4j.spi.LockKeeper;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /** A store kept in one table of a SQL server. */
 final class JdbcStore extends AbstractStore {
-  /** How often the lock's session is checked and, after a server restart, the lock taken again. */
-  private static final Duration KEEP_PERIOD = Duration.ofSeconds(1);
-
+  private final SqlServer server;
   private final Dialect dialect;
   private final JdbcSettings settings;
   private final String table;
   private final String quoted;
-  private final HikariDataSource pool;
-  private final LockKeeper keeper;
-  private final boolean exclusive;
-  private final Object lockGuard = new Object();
-  private final AtomicLong retries = new AtomicLong();
-  private final AtomicLong lockReconnects = new AtomicLong();
-  private Connection lockConnection; // guarded by lockGuard
-  private volatile boolean lockLost;
 
-  private JdbcStore(
-      StoreInfo info,
-      Dialect dialect,
-      JdbcSettings settings,
-      Connection lockConnection,
-      HikariDataSource pool,
-      boolean exclusive) {
+  private JdbcStore(StoreInfo info, SqlServer server) {
     super(info);
-    this.exclusive = exclusive;
-    this.dialect = dialect;
-    this.settings = settings;
+    this.server = server;
+    this.dialect = server.dialect;
+    this.settings = server.settings;
     this.table = settings.table();
     this.quoted = dialect.quote(table);
-    this.lockConnection = lockConnection;
-    this.pool = pool;
-    this.keeper =
-        LockKeeper.start(
-            "server lock of " + dialect.id() + " table " + table, KEEP_PERIOD, this::keepLock);
   }
 
   static JdbcStore open(Dialect d, StoreConfig config, JdbcSettings s, Limits limits) {
@@ -81,121 +49,16 @@ final class JdbcStore extends AbstractStore {
    */
   static JdbcStore open(
       Dialect d, StoreConfig config, JdbcSettings s, Limits limits, boolean exclusive) {
-    String location =
-        d.scheme()
-            + "://"
-            + s.address()
-            + "/"
-            + s.database()
-            + "/"
-            + s.table()
-            + " (store path "
-            + config.path()
-            + ")";
-    String who = "engine '" + d.id() + "' at " + location;
-    Connection lock;
-    try {
-      lock = connect(d, s);
-    } catch (SQLException e) {
-      throw new StoreIOException(
-          who
-              + ": cannot connect to "
-              + s.address()
-              + " as user '"
-              + s.user()
-              + "', database '"
-              + s.database()
-              + "': "
-              + e.getMessage()
-              + " (is the server running? for tests run .ci/servers.sh)",
-          e);
-    }
-    boolean ok = false;
-    try {
-      if (s.verifyDurability()) {
-        String why = d.checkDurability(lock, config.durability());
-        if (why != null) {
-          throw new StoreIOException(who + ": " + why, (Throwable) null);
-        }
-      }
-      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(s.lockWaitMillis());
-      while (exclusive && !d.tryLock(lock, s.table())) {
-        if (System.nanoTime() - deadline > 0) {
-          throw new StoreLockedException(
-              who + " is open in another session (server lock on table " + s.table() + " held)",
-              config.path());
-        }
-        pause(100);
-      }
-      if (!d.tableExists(lock, s.table())) {
-        if (config.readOnly() || !config.createIfMissing()) {
-          throw new StoreIOException(
-              who
-                  + ": table "
-                  + s.table()
-                  + " does not exist and "
-                  + (config.readOnly()
-                      ? "the store is opened read-only"
-                      : "create-if-missing=false"),
-              (Throwable) null);
-        }
-        try (Statement st = lock.createStatement()) {
-          st.execute(d.createTable(s.table()));
-        }
-      }
-      HikariDataSource pool = pool(d, s, config.durability(), location);
-      StoreInfo info =
-          new StoreInfo(
-              d.id(),
-              JdbcProvider.FEATURES,
-              limits,
-              config.durability(),
-              location,
-              config.readOnly());
-      JdbcStore store = new JdbcStore(info, d, s, lock, pool, exclusive);
-      ok = true;
-      return store;
-    } catch (SQLException e) {
-      throw new StoreIOException(
-          who + ": opening failed on " + s.address() + ": " + e.getMessage(), e);
-    } catch (RuntimeException e) {
-      if (e instanceof io.kv4j.StoreException || e instanceof IllegalArgumentException) {
-        throw e;
-      }
-      throw new StoreIOException(
-          who + ": opening failed on " + s.address() + ": " + e.getMessage(), e);
-    } finally {
-      if (!ok) {
-        closeQuietly(lock);
-      }
-    }
-  }
-
-  private static Connection connect(Dialect d, JdbcSettings s) throws SQLException {
-    Properties p = new Properties();
-    p.setProperty("user", s.user());
-    p.setProperty("password", s.password());
-    return DriverManager.getConnection(d.jdbcUrl(s), p);
-  }
-
-  private static HikariDataSource pool(
-      Dialect d, JdbcSettings s, Durability durability, String location) {
-    HikariConfig hc = new HikariConfig();
-    hc.setPoolName("kv4j-" + d.id() + "-" + s.table());
-    hc.setJdbcUrl(d.jdbcUrl(s));
-    hc.setUsername(s.user());
-    hc.setPassword(s.password());
-    hc.setMaximumPoolSize(s.poolSize());
-    hc.setMinimumIdle(Math.min(2, s.poolSize()));
-    hc.setConnectionTimeout(s.connectTimeoutMillis());
-    hc.setValidationTimeout(Math.max(250, Math.min(1000, s.connectTimeoutMillis() - 1)));
-    hc.setInitializationFailTimeout(-1); // the lock connection already proved the server answers
-    hc.setAutoCommit(true);
-    String init = d.connectionInitSql(durability);
-    if (init != null) {
-      hc.setConnectionInitSql(init);
-    }
-    return new HikariDataSource(hc);
+    SqlServer server = SqlServer.open(d, config, s, exclusive);
+    StoreInfo info =
+        new StoreInfo(
+            d.id(),
+            JdbcProvider.FEATURES,
+            limits,
+            config.durability(),
+            server.location,
+            config.readOnly());
+    return new JdbcStore(info, server);
   }
 
   // ------------------------------------------------------------------------------ operations
@@ -217,7 +80,7 @@ final class JdbcStore extends AbstractStore {
     int attempt = 0;
     while (true) {
       checkOpen();
-      try (Connection c = pool.getConnection()) {
+      try (Connection c = server.pool.getConnection()) {
         return work.run(c);
       } catch (SQLException e) {
         if (isClosed()) {
@@ -227,8 +90,8 @@ final class JdbcStore extends AbstractStore {
             || System.nanoTime() - deadline > 0) {
           throw failure(op, e);
         }
-        retries.incrementAndGet();
-        pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
+        server.retries.incrementAndGet();
+        SqlServer.pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
       }
     }
   }
@@ -257,14 +120,7 @@ final class JdbcStore extends AbstractStore {
   }
 
   private void checkLock() {
-    if (lockLost) {
-      throw new StoreIOException(
-          info().describe()
-              + ": lost the server lock on table "
-              + table
-              + " while the server was unreachable, and another session took it; close and reopen",
-          (Throwable) null);
-    }
+    server.checkLock(info().describe());
   }
 
   @Override
@@ -351,7 +207,7 @@ final class JdbcStore extends AbstractStore {
             c.commit();
             return null;
           } catch (SQLException | RuntimeException e) {
-            rollbackQuietly(c);
+            SqlServer.rollbackQuietly(c);
             throw e;
           } finally {
             c.setAutoCommit(true);
@@ -371,7 +227,7 @@ final class JdbcStore extends AbstractStore {
       Connection c = null;
       PreparedStatement ps = null;
       try {
-        c = pool.getConnection();
+        c = server.pool.getConnection();
         c.setAutoCommit(false); // PostgreSQL streams with a fetch size only inside a transaction
         c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
         c.setReadOnly(true);
@@ -383,16 +239,16 @@ final class JdbcStore extends AbstractStore {
         ResultSet rs = ps.executeQuery();
         return new JdbcCursor(this, range, c, ps, rs, settings.fetchSize());
       } catch (SQLException e) {
-        closeQuietly(ps);
+        SqlServer.closeQuietly(ps);
         if (c != null) {
-          rollbackQuietly(c);
-          closeQuietly(c);
+          SqlServer.rollbackQuietly(c);
+          SqlServer.closeQuietly(c);
         }
         if (!dialect.isConnectionLoss(e) || System.nanoTime() - deadline > 0) {
           throw failure("scan " + range, e);
         }
-        retries.incrementAndGet();
-        pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
+        server.retries.incrementAndGet();
+        SqlServer.pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
       }
     }
   }
@@ -480,7 +336,7 @@ final class JdbcStore extends AbstractStore {
       }
     } catch (SQLException | RuntimeException e) {
       if (tx) {
-        rollbackQuietly(c);
+        SqlServer.rollbackQuietly(c);
       }
       throw e;
     }
@@ -543,7 +399,7 @@ final class JdbcStore extends AbstractStore {
       checkOpen();
       Connection c;
       try {
-        c = pool.getConnection();
+        c = server.pool.getConnection();
       } catch (SQLException e) {
         if (isClosed()) {
           checkOpen();
@@ -551,8 +407,8 @@ final class JdbcStore extends AbstractStore {
         if (!dialect.isConnectionLoss(e) || System.nanoTime() - deadline > 0) {
           throw failure(op, e);
         }
-        retries.incrementAndGet();
-        pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
+        server.retries.incrementAndGet();
+        SqlServer.pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
         continue;
       }
       try (c) {
@@ -586,7 +442,7 @@ final class JdbcStore extends AbstractStore {
   protected AbstractSnapshot doSnapshot() {
     Connection c = null;
     try {
-      c = connect(dialect, settings);
+      c = server.connect();
       dialect.beginSnapshot(c);
       JdbcSnapshot snap = new JdbcSnapshot(this, c, settings.fetchSize());
       c = null;
@@ -594,7 +450,7 @@ final class JdbcStore extends AbstractStore {
     } catch (SQLException e) {
       throw failure("snapshot", e);
     } finally {
-      closeQuietly(c);
+      SqlServer.closeQuietly(c);
     }
   }
 
@@ -626,97 +482,13 @@ final class JdbcStore extends AbstractStore {
           long count = Dialect.queryLong(c, "SELECT COUNT(*) FROM " + quoted);
           long bytes = dialect.tableBytes(c, table);
           Map<String, Number> figures = new LinkedHashMap<>();
-          HikariPoolMXBean mx = pool.getHikariPoolMXBean();
-          if (mx != null) {
-            figures.put("pool.active", mx.getActiveConnections());
-            figures.put("pool.idle", mx.getIdleConnections());
-          }
-          figures.put("retries", retries.get());
-          figures.put("lock.reconnects", lockReconnects.get());
+          server.figures(figures);
           return new StoreStats(count, true, bytes, figures);
         });
   }
 
   @Override
   protected void doClose() {
-    keeper.close(); // waits for a check in progress: none runs after this
-    try {
-      pool.close();
-    } finally {
-      synchronized (lockGuard) {
-        if (lockConnection != null) {
-          try {
-            if (exclusive) {
-              dialect.unlock(lockConnection, table);
-            }
-          } catch (SQLException ignored) {
-            // Closing the session below releases the lock as well.
-          }
-          closeQuietly(lockConnection);
-          lockConnection = null;
-        }
-      }
-    }
-  }
-
-  /** Every second: if the lock's session died (server restart), reconnect and take it again. */
-  private void keepLock() {
-    synchronized (lockGuard) {
-      if (!exclusive || isClosed() || lockConnection == null || lockLost) {
-        return;
-      }
-      try {
-        if (lockConnection.isValid(2)) {
-          return;
-        }
-      } catch (SQLException e) {
-        // treated as invalid
-      }
-      Connection fresh = null;
-      try {
-        fresh = connect(dialect, settings);
-        if (dialect.tryLock(fresh, table)) {
-          closeQuietly(lockConnection);
-          lockConnection = fresh;
-          fresh = null;
-          lockReconnects.incrementAndGet();
-        } else {
-          lockLost = true;
-        }
-      } catch (SQLException e) {
-        // Server still unreachable: try again on the next tick.
-      } finally {
-        closeQuietly(fresh);
-      }
-    }
-  }
-
-  // ------------------------------------------------------------------------------ helpers
-
-  static void pause(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new StoreIOException("interrupted while waiting to retry", e);
-    }
-  }
-
-  static void rollbackQuietly(Connection c) {
-    try {
-      c.rollback();
-    } catch (SQLException ignored) {
-      // The connection is broken or closed; the server rolls back on its own.
-    }
-  }
-
-  static void closeQuietly(AutoCloseable c) {
-    if (c != null) {
-      try {
-        c.close();
-      } catch (Exception ignored) {
-        // Nothing left to release.
-      }
-    }
+    server.close();
   }
 }
