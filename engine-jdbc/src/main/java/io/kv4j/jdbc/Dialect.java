@@ -33,6 +33,15 @@ abstract class Dialect {
   /** DDL creating the table if absent. */
   abstract String createTable(String table);
 
+  /**
+   * DDL creating a store's keyspace catalog if absent: {@code name} (case-sensitive, primary key),
+   * {@code tbl} (the keyspace's table) and {@code state} (one letter).
+   */
+  abstract String createCatalog(String table);
+
+  /** Whether DDL runs inside transactions (PostgreSQL) rather than committing on its own. */
+  abstract boolean transactionalDdl();
+
   /** Quotes an identifier. */
   abstract String quote(String identifier);
 

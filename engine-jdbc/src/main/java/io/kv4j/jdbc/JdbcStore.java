@@ -16,6 +16,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,8 @@ final class JdbcStore extends AbstractStore {
   private final SqlServer server;
   private final Dialect dialect;
   private final JdbcSettings settings;
-  private final String table;
+  private final Keyspaces keyspaces; // shared by the store and its keyspace handles
+  private final String table; // this store's or keyspace's
   private final String quoted;
 
   private JdbcStore(StoreInfo info, SqlServer server) {
@@ -34,7 +36,19 @@ final class JdbcStore extends AbstractStore {
     this.server = server;
     this.dialect = server.dialect;
     this.settings = server.settings;
+    this.keyspaces = new Keyspaces(dialect, settings.table());
     this.table = settings.table();
+    this.quoted = dialect.quote(table);
+  }
+
+  /** A keyspace handle: the store's server, its own table. */
+  private JdbcStore(JdbcStore store, String name, String table) {
+    super(store, name);
+    this.server = store.server;
+    this.dialect = store.dialect;
+    this.settings = store.settings;
+    this.keyspaces = store.keyspaces;
+    this.table = table;
     this.quoted = dialect.quote(table);
   }
 
@@ -58,7 +72,20 @@ final class JdbcStore extends AbstractStore {
             config.durability(),
             server.location,
             config.readOnly());
-    return new JdbcStore(info, server);
+    JdbcStore store = new JdbcStore(info, server);
+    if (exclusive && !config.readOnly()) {
+      try (Connection c = server.pool.getConnection()) {
+        store.keyspaces.recover(c);
+      } catch (SQLException | RuntimeException e) {
+        server.close();
+        throw new StoreIOException(
+            info.describe()
+                + ": settling keyspaces a crash left half created or dropped failed: "
+                + e.getMessage(),
+            e);
+      }
+    }
+    return store;
   }
 
   // ------------------------------------------------------------------------------ operations
@@ -166,53 +193,132 @@ final class JdbcStore extends AbstractStore {
         });
   }
 
+  /**
+   * One transaction over every table the batch touches (the store's and its keyspaces'), so a batch
+   * spanning keyspaces commits atomically. Keyspaces the batch names that do not exist yet are
+   * created first, each in its own step: if the batch then fails they stay, empty.
+   */
   @Override
   protected void doWrite(WriteBatch batch) {
     checkLock();
-    // The last operation on a key decides its final state: apply one delete or upsert per key.
-    Map<ByteBuffer, byte[]> last = new LinkedHashMap<>();
+    // The last operation on a key decides its final state: one delete or upsert per key and table.
+    Map<String, Map<ByteBuffer, byte[]>> byKeyspace = new LinkedHashMap<>();
     for (int i = 0, n = batch.size(); i < n; i++) {
+      Map<ByteBuffer, byte[]> last =
+          byKeyspace.computeIfAbsent(keyspaceOf(batch, i), k -> new LinkedHashMap<>());
       ByteBuffer k = ByteBuffer.wrap(batch.key(i));
       last.remove(k);
       last.put(k, batch.isDelete(i) ? null : batch.value(i));
     }
-    run(
-        "batch of " + batch.size() + " operations",
-        c -> {
-          c.setAutoCommit(false);
-          try (PreparedStatement del =
-                  c.prepareStatement("DELETE FROM " + quoted + " WHERE k = ?");
-              PreparedStatement up = c.prepareStatement(dialect.upsert(table))) {
-            int dels = 0;
-            int ups = 0;
-            for (Map.Entry<ByteBuffer, byte[]> e : last.entrySet()) {
-              byte[] k = e.getKey().array();
-              if (e.getValue() == null) {
-                del.setBytes(1, k);
-                del.addBatch();
-                dels++;
-              } else {
-                up.setBytes(1, k);
-                up.setBytes(2, e.getValue());
-                up.addBatch();
-                ups++;
-              }
+    while (true) {
+      Map<String, String> tables = new HashMap<>();
+      for (String ks : byKeyspace.keySet()) {
+        tables.put(ks, tableOf(ks));
+      }
+      keyspaces.lock.readLock().lock(); // no keyspace is dropped while the batch runs
+      try {
+        if (stillListed(tables)) {
+          run(
+              "batch of " + batch.size() + " operations",
+              c -> {
+                applyBatch(c, byKeyspace, tables);
+                return null;
+              });
+          return;
+        }
+      } finally {
+        keyspaces.lock.readLock().unlock();
+      }
+      // A keyspace was dropped between its lookup and the batch: look it up (create it) again.
+    }
+  }
+
+  /** The table of the store's own keys (null) or of a named keyspace, created if absent. */
+  private String tableOf(String keyspace) {
+    if (keyspace == null) {
+      return settings.table();
+    }
+    if (keyspace.equals(keyspaceName())) {
+      return table;
+    }
+    String t = keyspaces.cached(keyspace);
+    return t != null
+        ? t
+        : run("create keyspace " + keyspace, c -> keyspaces.table(c, keyspace, true));
+  }
+
+  private boolean stillListed(Map<String, String> tables) {
+    for (Map.Entry<String, String> e : tables.entrySet()) {
+      String ks = e.getKey();
+      if (ks != null && !ks.equals(keyspaceName()) && !e.getValue().equals(keyspaces.cached(ks))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private void applyBatch(
+      Connection c, Map<String, Map<ByteBuffer, byte[]>> byKeyspace, Map<String, String> tables)
+      throws SQLException {
+    c.setAutoCommit(false);
+    try {
+      for (Map.Entry<String, Map<ByteBuffer, byte[]>> ks : byKeyspace.entrySet()) {
+        String t = tables.get(ks.getKey());
+        try (PreparedStatement del =
+                c.prepareStatement("DELETE FROM " + dialect.quote(t) + " WHERE k = ?");
+            PreparedStatement up = c.prepareStatement(dialect.upsert(t))) {
+          int dels = 0;
+          int ups = 0;
+          for (Map.Entry<ByteBuffer, byte[]> e : ks.getValue().entrySet()) {
+            byte[] k = e.getKey().array();
+            if (e.getValue() == null) {
+              del.setBytes(1, k);
+              del.addBatch();
+              dels++;
+            } else {
+              up.setBytes(1, k);
+              up.setBytes(2, e.getValue());
+              up.addBatch();
+              ups++;
             }
-            if (dels > 0) {
-              del.executeBatch();
-            }
-            if (ups > 0) {
-              up.executeBatch();
-            }
-            c.commit();
-            return null;
-          } catch (SQLException | RuntimeException e) {
-            SqlServer.rollbackQuietly(c);
-            throw e;
-          } finally {
-            c.setAutoCommit(true);
           }
-        });
+          if (dels > 0) {
+            del.executeBatch();
+          }
+          if (ups > 0) {
+            up.executeBatch();
+          }
+        }
+      }
+      c.commit();
+    } catch (SQLException | RuntimeException e) {
+      SqlServer.rollbackQuietly(c);
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
+    }
+  }
+
+  @Override
+  protected AbstractStore doKeyspace(String name) {
+    boolean create = !info().readOnly();
+    String t = run("open keyspace " + name, c -> keyspaces.table(c, name, create));
+    if (t == null) {
+      throw new IllegalStateException(
+          info().describe() + ": keyspace '" + name + "' is not in catalog " + keyspaces.catalog());
+    }
+    return new JdbcStore(this, name, t);
+  }
+
+  @Override
+  protected List<String> doKeyspaces() {
+    return run("list keyspaces", keyspaces::names);
+  }
+
+  @Override
+  protected boolean doDropKeyspace(String name) {
+    checkLock();
+    return run("drop keyspace " + name, c -> keyspaces.drop(c, name));
   }
 
   @Override
@@ -489,6 +595,8 @@ final class JdbcStore extends AbstractStore {
 
   @Override
   protected void doClose() {
-    server.close();
+    if (keyspaceName() == null) {
+      server.close(); // a keyspace handle holds nothing of its own
+    }
   }
 }
