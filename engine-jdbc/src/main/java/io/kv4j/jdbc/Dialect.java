@@ -33,6 +33,15 @@ abstract class Dialect {
   /** DDL creating the table if absent. */
   abstract String createTable(String table);
 
+  /**
+   * DDL creating a store's keyspace catalog if absent: {@code name} (case-sensitive, primary key),
+   * {@code tbl} (the keyspace's table) and {@code state} (one letter).
+   */
+  abstract String createCatalog(String table);
+
+  /** Whether DDL runs inside transactions (PostgreSQL) rather than committing on its own. */
+  abstract boolean transactionalDdl();
+
   /** Quotes an identifier. */
   abstract String quote(String identifier);
 
@@ -125,6 +134,12 @@ abstract class Dialect {
 
   /** Server-specific states for "shutting down / starting up". */
   abstract boolean isServerShutdownState(String sqlState);
+
+  static void execute(Connection c, String sql) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute(sql);
+    }
+  }
 
   static long queryLong(Connection c, String sql) throws SQLException {
     try (Statement st = c.createStatement();

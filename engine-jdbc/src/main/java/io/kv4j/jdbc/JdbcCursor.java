@@ -89,10 +89,10 @@ final class JdbcCursor extends io.kv4j.spi.AbstractCursor {
     if (c == null) {
       return;
     }
-    JdbcStore.closeQuietly(rows);
-    JdbcStore.closeQuietly(statement);
-    JdbcStore.rollbackQuietly(c);
-    JdbcStore.closeQuietly(c);
+    SqlServer.closeQuietly(rows);
+    SqlServer.closeQuietly(statement);
+    SqlServer.rollbackQuietly(c);
+    SqlServer.closeQuietly(c);
     rows = null;
     statement = null;
     connection = null;

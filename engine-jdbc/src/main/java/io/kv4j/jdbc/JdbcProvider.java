@@ -20,7 +20,9 @@ abstract class JdbcProvider implements StoreProvider {
           Feature.ATOMIC_BATCH,
           Feature.PERSISTENT,
           Feature.CONDITIONAL_WRITE,
-          Feature.SNAPSHOT_READ);
+          Feature.SNAPSHOT_READ,
+          Feature.KEYSPACES,
+          Feature.KEYSPACE_BATCH);
   // No BACKUP: the data lives on the server, whose own tools copy it consistently while it serves
   // (pg_dump / pg_basebackup, mariadb-dump --single-transaction / mariadb-backup).
 

@@ -2,13 +2,9 @@ package io.kv4j.jdbc;
 
 import io.kv4j.StoreConfig;
 import io.kv4j.spi.OptionSpec;
-import java.nio.charset.StandardCharsets;
+import io.kv4j.spi.ServerNames;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 
 /** Connection and table settings read from a store config. */
 record JdbcSettings(
@@ -133,24 +129,11 @@ record JdbcSettings(
 
   /**
    * The table for a store path: {@code kv4j_<last path element, sanitised>_<16 hex of SHA-256 of
-   * the absolute path>}. Lower case, at most 48 characters, stable across runs and machines.
+   * the absolute path>} ({@link ServerNames#forPath}). Lower case, at most 45 characters, stable
+   * across runs and machines.
    */
   static String tableFor(Path path) {
-    String abs = path.toAbsolutePath().normalize().toString();
-    Path last = path.getFileName();
-    String name =
-        (last == null ? "root" : last.toString())
-            .toLowerCase(Locale.ROOT)
-            .replaceAll("[^a-z0-9]+", "_");
-    if (name.length() > 24) {
-      name = name.substring(0, 24);
-    }
-    try {
-      byte[] h = MessageDigest.getInstance("SHA-256").digest(abs.getBytes(StandardCharsets.UTF_8));
-      return "kv4j_" + name + "_" + HexFormat.of().formatHex(h, 0, 8);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-    }
+    return ServerNames.forPath(path, '_', "", 24);
   }
 
   /** host:port for messages. */

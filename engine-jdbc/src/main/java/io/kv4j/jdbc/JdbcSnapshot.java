@@ -57,7 +57,7 @@ final class JdbcSnapshot extends AbstractSnapshot {
   protected void release() {
     synchronized (guard) {
       // Closing the session ends its transaction: the server rolls it back.
-      JdbcStore.closeQuietly(connection);
+      SqlServer.closeQuietly(connection);
       connection = null;
     }
   }

@@ -1,15 +1,10 @@
 package io.kv4j.jdbc;
 
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
-import com.zaxxer.hikari.HikariPoolMXBean;
-import io.kv4j.Durability;
 import io.kv4j.KeyRange;
 import io.kv4j.Limits;
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
-import io.kv4j.StoreLockedException;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
@@ -17,61 +12,44 @@ import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /** A store kept in one table of a SQL server. */
 final class JdbcStore extends AbstractStore {
-  private static final ScheduledExecutorService KEEPER =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "kv4j-jdbc-lock-keeper");
-            t.setDaemon(true);
-            return t;
-          });
-
+  private final SqlServer server;
   private final Dialect dialect;
   private final JdbcSettings settings;
-  private final String table;
+  private final Keyspaces keyspaces; // shared by the store and its keyspace handles
+  private final String table; // this store's or keyspace's
   private final String quoted;
-  private final HikariDataSource pool;
-  private final ScheduledFuture<?> keeper;
-  private final boolean exclusive;
-  private final Object lockGuard = new Object();
-  private final AtomicLong retries = new AtomicLong();
-  private final AtomicLong lockReconnects = new AtomicLong();
-  private Connection lockConnection; // guarded by lockGuard
-  private volatile boolean lockLost;
 
-  private JdbcStore(
-      StoreInfo info,
-      Dialect dialect,
-      JdbcSettings settings,
-      Connection lockConnection,
-      HikariDataSource pool,
-      boolean exclusive) {
+  private JdbcStore(StoreInfo info, SqlServer server) {
     super(info);
-    this.exclusive = exclusive;
-    this.dialect = dialect;
-    this.settings = settings;
+    this.server = server;
+    this.dialect = server.dialect;
+    this.settings = server.settings;
+    this.keyspaces = new Keyspaces(dialect, settings.table());
     this.table = settings.table();
     this.quoted = dialect.quote(table);
-    this.lockConnection = lockConnection;
-    this.pool = pool;
-    this.keeper = KEEPER.scheduleWithFixedDelay(this::keepLock, 1, 1, TimeUnit.SECONDS);
+  }
+
+  /** A keyspace handle: the store's server, its own table. */
+  private JdbcStore(JdbcStore store, String name, String table) {
+    super(store, name);
+    this.server = store.server;
+    this.dialect = store.dialect;
+    this.settings = store.settings;
+    this.keyspaces = store.keyspaces;
+    this.table = table;
+    this.quoted = dialect.quote(table);
   }
 
   static JdbcStore open(Dialect d, StoreConfig config, JdbcSettings s, Limits limits) {
@@ -85,121 +63,29 @@ final class JdbcStore extends AbstractStore {
    */
   static JdbcStore open(
       Dialect d, StoreConfig config, JdbcSettings s, Limits limits, boolean exclusive) {
-    String location =
-        d.scheme()
-            + "://"
-            + s.address()
-            + "/"
-            + s.database()
-            + "/"
-            + s.table()
-            + " (store path "
-            + config.path()
-            + ")";
-    String who = "engine '" + d.id() + "' at " + location;
-    Connection lock;
-    try {
-      lock = connect(d, s);
-    } catch (SQLException e) {
-      throw new StoreIOException(
-          who
-              + ": cannot connect to "
-              + s.address()
-              + " as user '"
-              + s.user()
-              + "', database '"
-              + s.database()
-              + "': "
-              + e.getMessage()
-              + " (is the server running? for tests run .ci/servers.sh)",
-          e);
-    }
-    boolean ok = false;
-    try {
-      if (s.verifyDurability()) {
-        String why = d.checkDurability(lock, config.durability());
-        if (why != null) {
-          throw new StoreIOException(who + ": " + why, (Throwable) null);
-        }
-      }
-      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(s.lockWaitMillis());
-      while (exclusive && !d.tryLock(lock, s.table())) {
-        if (System.nanoTime() - deadline > 0) {
-          throw new StoreLockedException(
-              who + " is open in another session (server lock on table " + s.table() + " held)",
-              config.path());
-        }
-        pause(100);
-      }
-      if (!d.tableExists(lock, s.table())) {
-        if (config.readOnly() || !config.createIfMissing()) {
-          throw new StoreIOException(
-              who
-                  + ": table "
-                  + s.table()
-                  + " does not exist and "
-                  + (config.readOnly()
-                      ? "the store is opened read-only"
-                      : "create-if-missing=false"),
-              (Throwable) null);
-        }
-        try (Statement st = lock.createStatement()) {
-          st.execute(d.createTable(s.table()));
-        }
-      }
-      HikariDataSource pool = pool(d, s, config.durability(), location);
-      StoreInfo info =
-          new StoreInfo(
-              d.id(),
-              JdbcProvider.FEATURES,
-              limits,
-              config.durability(),
-              location,
-              config.readOnly());
-      JdbcStore store = new JdbcStore(info, d, s, lock, pool, exclusive);
-      ok = true;
-      return store;
-    } catch (SQLException e) {
-      throw new StoreIOException(
-          who + ": opening failed on " + s.address() + ": " + e.getMessage(), e);
-    } catch (RuntimeException e) {
-      if (e instanceof io.kv4j.StoreException || e instanceof IllegalArgumentException) {
-        throw e;
-      }
-      throw new StoreIOException(
-          who + ": opening failed on " + s.address() + ": " + e.getMessage(), e);
-    } finally {
-      if (!ok) {
-        closeQuietly(lock);
+    SqlServer server = SqlServer.open(d, config, s, exclusive);
+    StoreInfo info =
+        new StoreInfo(
+            d.id(),
+            JdbcProvider.FEATURES,
+            limits,
+            config.durability(),
+            server.location,
+            config.readOnly());
+    JdbcStore store = new JdbcStore(info, server);
+    if (exclusive && !config.readOnly()) {
+      try (Connection c = server.pool.getConnection()) {
+        store.keyspaces.recover(c);
+      } catch (SQLException | RuntimeException e) {
+        server.close();
+        throw new StoreIOException(
+            info.describe()
+                + ": settling keyspaces a crash left half created or dropped failed: "
+                + e.getMessage(),
+            e);
       }
     }
-  }
-
-  private static Connection connect(Dialect d, JdbcSettings s) throws SQLException {
-    Properties p = new Properties();
-    p.setProperty("user", s.user());
-    p.setProperty("password", s.password());
-    return DriverManager.getConnection(d.jdbcUrl(s), p);
-  }
-
-  private static HikariDataSource pool(
-      Dialect d, JdbcSettings s, Durability durability, String location) {
-    HikariConfig hc = new HikariConfig();
-    hc.setPoolName("kv4j-" + d.id() + "-" + s.table());
-    hc.setJdbcUrl(d.jdbcUrl(s));
-    hc.setUsername(s.user());
-    hc.setPassword(s.password());
-    hc.setMaximumPoolSize(s.poolSize());
-    hc.setMinimumIdle(Math.min(2, s.poolSize()));
-    hc.setConnectionTimeout(s.connectTimeoutMillis());
-    hc.setValidationTimeout(Math.max(250, Math.min(1000, s.connectTimeoutMillis() - 1)));
-    hc.setInitializationFailTimeout(-1); // the lock connection already proved the server answers
-    hc.setAutoCommit(true);
-    String init = d.connectionInitSql(durability);
-    if (init != null) {
-      hc.setConnectionInitSql(init);
-    }
-    return new HikariDataSource(hc);
+    return store;
   }
 
   // ------------------------------------------------------------------------------ operations
@@ -221,7 +107,7 @@ final class JdbcStore extends AbstractStore {
     int attempt = 0;
     while (true) {
       checkOpen();
-      try (Connection c = pool.getConnection()) {
+      try (Connection c = server.pool.getConnection()) {
         return work.run(c);
       } catch (SQLException e) {
         if (isClosed()) {
@@ -231,8 +117,8 @@ final class JdbcStore extends AbstractStore {
             || System.nanoTime() - deadline > 0) {
           throw failure(op, e);
         }
-        retries.incrementAndGet();
-        pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
+        server.retries.incrementAndGet();
+        SqlServer.pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
       }
     }
   }
@@ -261,14 +147,7 @@ final class JdbcStore extends AbstractStore {
   }
 
   private void checkLock() {
-    if (lockLost) {
-      throw new StoreIOException(
-          info().describe()
-              + ": lost the server lock on table "
-              + table
-              + " while the server was unreachable, and another session took it; close and reopen",
-          (Throwable) null);
-    }
+    server.checkLock(info().describe());
   }
 
   @Override
@@ -314,53 +193,132 @@ final class JdbcStore extends AbstractStore {
         });
   }
 
+  /**
+   * One transaction over every table the batch touches (the store's and its keyspaces'), so a batch
+   * spanning keyspaces commits atomically. Keyspaces the batch names that do not exist yet are
+   * created first, each in its own step: if the batch then fails they stay, empty.
+   */
   @Override
   protected void doWrite(WriteBatch batch) {
     checkLock();
-    // The last operation on a key decides its final state: apply one delete or upsert per key.
-    Map<ByteBuffer, byte[]> last = new LinkedHashMap<>();
+    // The last operation on a key decides its final state: one delete or upsert per key and table.
+    Map<String, Map<ByteBuffer, byte[]>> byKeyspace = new LinkedHashMap<>();
     for (int i = 0, n = batch.size(); i < n; i++) {
+      Map<ByteBuffer, byte[]> last =
+          byKeyspace.computeIfAbsent(keyspaceOf(batch, i), k -> new LinkedHashMap<>());
       ByteBuffer k = ByteBuffer.wrap(batch.key(i));
       last.remove(k);
       last.put(k, batch.isDelete(i) ? null : batch.value(i));
     }
-    run(
-        "batch of " + batch.size() + " operations",
-        c -> {
-          c.setAutoCommit(false);
-          try (PreparedStatement del =
-                  c.prepareStatement("DELETE FROM " + quoted + " WHERE k = ?");
-              PreparedStatement up = c.prepareStatement(dialect.upsert(table))) {
-            int dels = 0;
-            int ups = 0;
-            for (Map.Entry<ByteBuffer, byte[]> e : last.entrySet()) {
-              byte[] k = e.getKey().array();
-              if (e.getValue() == null) {
-                del.setBytes(1, k);
-                del.addBatch();
-                dels++;
-              } else {
-                up.setBytes(1, k);
-                up.setBytes(2, e.getValue());
-                up.addBatch();
-                ups++;
-              }
+    while (true) {
+      Map<String, String> tables = new HashMap<>();
+      for (String ks : byKeyspace.keySet()) {
+        tables.put(ks, tableOf(ks));
+      }
+      keyspaces.lock.readLock().lock(); // no keyspace is dropped while the batch runs
+      try {
+        if (stillListed(tables)) {
+          run(
+              "batch of " + batch.size() + " operations",
+              c -> {
+                applyBatch(c, byKeyspace, tables);
+                return null;
+              });
+          return;
+        }
+      } finally {
+        keyspaces.lock.readLock().unlock();
+      }
+      // A keyspace was dropped between its lookup and the batch: look it up (create it) again.
+    }
+  }
+
+  /** The table of the store's own keys (null) or of a named keyspace, created if absent. */
+  private String tableOf(String keyspace) {
+    if (keyspace == null) {
+      return settings.table();
+    }
+    if (keyspace.equals(keyspaceName())) {
+      return table;
+    }
+    String t = keyspaces.cached(keyspace);
+    return t != null
+        ? t
+        : run("create keyspace " + keyspace, c -> keyspaces.table(c, keyspace, true));
+  }
+
+  private boolean stillListed(Map<String, String> tables) {
+    for (Map.Entry<String, String> e : tables.entrySet()) {
+      String ks = e.getKey();
+      if (ks != null && !ks.equals(keyspaceName()) && !e.getValue().equals(keyspaces.cached(ks))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private void applyBatch(
+      Connection c, Map<String, Map<ByteBuffer, byte[]>> byKeyspace, Map<String, String> tables)
+      throws SQLException {
+    c.setAutoCommit(false);
+    try {
+      for (Map.Entry<String, Map<ByteBuffer, byte[]>> ks : byKeyspace.entrySet()) {
+        String t = tables.get(ks.getKey());
+        try (PreparedStatement del =
+                c.prepareStatement("DELETE FROM " + dialect.quote(t) + " WHERE k = ?");
+            PreparedStatement up = c.prepareStatement(dialect.upsert(t))) {
+          int dels = 0;
+          int ups = 0;
+          for (Map.Entry<ByteBuffer, byte[]> e : ks.getValue().entrySet()) {
+            byte[] k = e.getKey().array();
+            if (e.getValue() == null) {
+              del.setBytes(1, k);
+              del.addBatch();
+              dels++;
+            } else {
+              up.setBytes(1, k);
+              up.setBytes(2, e.getValue());
+              up.addBatch();
+              ups++;
             }
-            if (dels > 0) {
-              del.executeBatch();
-            }
-            if (ups > 0) {
-              up.executeBatch();
-            }
-            c.commit();
-            return null;
-          } catch (SQLException | RuntimeException e) {
-            rollbackQuietly(c);
-            throw e;
-          } finally {
-            c.setAutoCommit(true);
           }
-        });
+          if (dels > 0) {
+            del.executeBatch();
+          }
+          if (ups > 0) {
+            up.executeBatch();
+          }
+        }
+      }
+      c.commit();
+    } catch (SQLException | RuntimeException e) {
+      SqlServer.rollbackQuietly(c);
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
+    }
+  }
+
+  @Override
+  protected AbstractStore doKeyspace(String name) {
+    boolean create = !info().readOnly();
+    String t = run("open keyspace " + name, c -> keyspaces.table(c, name, create));
+    if (t == null) {
+      throw new IllegalStateException(
+          info().describe() + ": keyspace '" + name + "' is not in catalog " + keyspaces.catalog());
+    }
+    return new JdbcStore(this, name, t);
+  }
+
+  @Override
+  protected List<String> doKeyspaces() {
+    return run("list keyspaces", keyspaces::names);
+  }
+
+  @Override
+  protected boolean doDropKeyspace(String name) {
+    checkLock();
+    return run("drop keyspace " + name, c -> keyspaces.drop(c, name));
   }
 
   @Override
@@ -375,7 +333,7 @@ final class JdbcStore extends AbstractStore {
       Connection c = null;
       PreparedStatement ps = null;
       try {
-        c = pool.getConnection();
+        c = server.pool.getConnection();
         c.setAutoCommit(false); // PostgreSQL streams with a fetch size only inside a transaction
         c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
         c.setReadOnly(true);
@@ -387,116 +345,34 @@ final class JdbcStore extends AbstractStore {
         ResultSet rs = ps.executeQuery();
         return new JdbcCursor(this, range, c, ps, rs, settings.fetchSize());
       } catch (SQLException e) {
-        closeQuietly(ps);
+        SqlServer.closeQuietly(ps);
         if (c != null) {
-          rollbackQuietly(c);
-          closeQuietly(c);
+          SqlServer.rollbackQuietly(c);
+          SqlServer.closeQuietly(c);
         }
         if (!dialect.isConnectionLoss(e) || System.nanoTime() - deadline > 0) {
           throw failure("scan " + range, e);
         }
-        retries.incrementAndGet();
-        pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
+        server.retries.incrementAndGet();
+        SqlServer.pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
       }
     }
   }
 
-  /**
-   * {@code SELECT k, v} of a range in its order: after {@code after} (exclusive, in the range's
-   * direction) when not null, at most {@code limit} rows ({@code Long.MAX_VALUE}: no limit).
-   * Appends the parameters in order to {@code params}.
-   */
+  /** {@link TableReads#rangeQuery} on this store's (or keyspace's) table. */
   String rangeQuery(KeyRange range, byte[] after, long limit, List<byte[]> params) {
-    StringBuilder sql = new StringBuilder("SELECT k, v FROM ").append(quoted);
-    String glue = " WHERE";
-    byte[] lo = range.lower();
-    byte[] hi = range.upper();
-    if (lo != null) {
-      sql.append(glue).append(" k ").append(range.lowerInclusive() ? ">=" : ">").append(" ?");
-      params.add(lo);
-      glue = " AND";
-    }
-    if (hi != null) {
-      sql.append(glue).append(" k ").append(range.upperInclusive() ? "<=" : "<").append(" ?");
-      params.add(hi);
-      glue = " AND";
-    }
-    if (after != null) {
-      sql.append(glue).append(" k ").append(range.isReverse() ? "<" : ">").append(" ?");
-      params.add(after);
-    }
-    sql.append(" ORDER BY k").append(range.isReverse() ? " DESC" : "");
-    if (limit < Long.MAX_VALUE) {
-      sql.append(" LIMIT ").append(limit);
-    }
-    return sql.toString();
+    return TableReads.rangeQuery(quoted, range, after, limit, params);
   }
-
-  /** Keys per {@code IN (...)} statement of a getAll: 500 keys of at most 1 KiB each. */
-  static final int GET_ALL_CHUNK = 500;
 
   @Override
   protected List<byte[]> doGetAll(List<byte[]> keys) {
     return run("getAll of " + keys.size() + " keys", c -> readMany(c, keys, true));
   }
 
-  /**
-   * Reads keys with {@code SELECT k, v ... WHERE k IN (...)}, {@link #GET_ALL_CHUNK} distinct keys
-   * per statement. With {@code ownTransaction} and more than one statement, the statements run in
-   * one read-only repeatable-read transaction, so the answer is one point in time; otherwise the
-   * caller's transaction (a snapshot's) or autocommit decides.
-   */
+  /** {@link TableReads#readMany} on this store's (or keyspace's) table. */
   List<byte[]> readMany(Connection c, List<byte[]> keys, boolean ownTransaction)
       throws SQLException {
-    Map<ByteBuffer, byte[]> found = new LinkedHashMap<>();
-    for (byte[] k : keys) {
-      found.put(ByteBuffer.wrap(k), null);
-    }
-    List<ByteBuffer> distinct = new ArrayList<>(found.keySet());
-    boolean tx = ownTransaction && distinct.size() > GET_ALL_CHUNK;
-    if (tx) {
-      c.setAutoCommit(false);
-      c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-      c.setReadOnly(true);
-    }
-    try {
-      for (int from = 0; from < distinct.size(); from += GET_ALL_CHUNK) {
-        List<ByteBuffer> chunk =
-            distinct.subList(from, Math.min(distinct.size(), from + GET_ALL_CHUNK));
-        StringBuilder sql =
-            new StringBuilder("SELECT k, v FROM ").append(quoted).append(" WHERE k IN (");
-        for (int i = 0; i < chunk.size(); i++) {
-          sql.append(i == 0 ? "?" : ", ?");
-        }
-        try (PreparedStatement ps = c.prepareStatement(sql.append(')').toString())) {
-          for (int i = 0; i < chunk.size(); i++) {
-            ps.setBytes(i + 1, chunk.get(i).array());
-          }
-          try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-              found.put(ByteBuffer.wrap(rs.getBytes(1)), rs.getBytes(2));
-            }
-          }
-        }
-      }
-      if (tx) {
-        c.commit();
-      }
-    } catch (SQLException | RuntimeException e) {
-      if (tx) {
-        rollbackQuietly(c);
-      }
-      throw e;
-    }
-    List<byte[]> values = new ArrayList<>(keys.size());
-    java.util.Set<ByteBuffer> handedOut = new java.util.HashSet<>();
-    for (byte[] k : keys) {
-      ByteBuffer b = ByteBuffer.wrap(k);
-      byte[] v = found.get(b);
-      // A key asked twice gets two arrays: the caller may change one.
-      values.add(v != null && !handedOut.add(b) ? v.clone() : v);
-    }
-    return values;
+    return TableReads.readMany(c, quoted, keys, ownTransaction);
   }
 
   /**
@@ -547,7 +423,7 @@ final class JdbcStore extends AbstractStore {
       checkOpen();
       Connection c;
       try {
-        c = pool.getConnection();
+        c = server.pool.getConnection();
       } catch (SQLException e) {
         if (isClosed()) {
           checkOpen();
@@ -555,8 +431,8 @@ final class JdbcStore extends AbstractStore {
         if (!dialect.isConnectionLoss(e) || System.nanoTime() - deadline > 0) {
           throw failure(op, e);
         }
-        retries.incrementAndGet();
-        pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
+        server.retries.incrementAndGet();
+        SqlServer.pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
         continue;
       }
       try (c) {
@@ -590,7 +466,7 @@ final class JdbcStore extends AbstractStore {
   protected AbstractSnapshot doSnapshot() {
     Connection c = null;
     try {
-      c = connect(dialect, settings);
+      c = server.connect();
       dialect.beginSnapshot(c);
       JdbcSnapshot snap = new JdbcSnapshot(this, c, settings.fetchSize());
       c = null;
@@ -598,7 +474,7 @@ final class JdbcStore extends AbstractStore {
     } catch (SQLException e) {
       throw failure("snapshot", e);
     } finally {
-      closeQuietly(c);
+      SqlServer.closeQuietly(c);
     }
   }
 
@@ -630,97 +506,15 @@ final class JdbcStore extends AbstractStore {
           long count = Dialect.queryLong(c, "SELECT COUNT(*) FROM " + quoted);
           long bytes = dialect.tableBytes(c, table);
           Map<String, Number> figures = new LinkedHashMap<>();
-          HikariPoolMXBean mx = pool.getHikariPoolMXBean();
-          if (mx != null) {
-            figures.put("pool.active", mx.getActiveConnections());
-            figures.put("pool.idle", mx.getIdleConnections());
-          }
-          figures.put("retries", retries.get());
-          figures.put("lock.reconnects", lockReconnects.get());
+          server.figures(figures);
           return new StoreStats(count, true, bytes, figures);
         });
   }
 
   @Override
   protected void doClose() {
-    keeper.cancel(false);
-    try {
-      pool.close();
-    } finally {
-      synchronized (lockGuard) {
-        if (lockConnection != null) {
-          try {
-            if (exclusive) {
-              dialect.unlock(lockConnection, table);
-            }
-          } catch (SQLException ignored) {
-            // Closing the session below releases the lock as well.
-          }
-          closeQuietly(lockConnection);
-          lockConnection = null;
-        }
-      }
-    }
-  }
-
-  /** Every second: if the lock's session died (server restart), reconnect and take it again. */
-  private void keepLock() {
-    synchronized (lockGuard) {
-      if (!exclusive || isClosed() || lockConnection == null || lockLost) {
-        return;
-      }
-      try {
-        if (lockConnection.isValid(2)) {
-          return;
-        }
-      } catch (SQLException e) {
-        // treated as invalid
-      }
-      Connection fresh = null;
-      try {
-        fresh = connect(dialect, settings);
-        if (dialect.tryLock(fresh, table)) {
-          closeQuietly(lockConnection);
-          lockConnection = fresh;
-          fresh = null;
-          lockReconnects.incrementAndGet();
-        } else {
-          lockLost = true;
-        }
-      } catch (SQLException e) {
-        // Server still unreachable: try again on the next tick.
-      } finally {
-        closeQuietly(fresh);
-      }
-    }
-  }
-
-  // ------------------------------------------------------------------------------ helpers
-
-  static void pause(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new StoreIOException("interrupted while waiting to retry", e);
-    }
-  }
-
-  static void rollbackQuietly(Connection c) {
-    try {
-      c.rollback();
-    } catch (SQLException ignored) {
-      // The connection is broken or closed; the server rolls back on its own.
-    }
-  }
-
-  static void closeQuietly(AutoCloseable c) {
-    if (c != null) {
-      try {
-        c.close();
-      } catch (Exception ignored) {
-        // Nothing left to release.
-      }
+    if (keyspaceName() == null) {
+      server.close(); // a keyspace handle holds nothing of its own
     }
   }
 }

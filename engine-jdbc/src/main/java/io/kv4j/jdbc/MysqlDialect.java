@@ -77,6 +77,22 @@ final class MysqlDialect extends Dialect {
         + " (k VARBINARY(1024) NOT NULL PRIMARY KEY, v LONGBLOB NOT NULL) ENGINE=InnoDB";
   }
 
+  /** Names compare byte for byte ({@code ascii_bin}): keyspaces differing in case are distinct. */
+  @Override
+  String createCatalog(String table) {
+    return "CREATE TABLE IF NOT EXISTS "
+        + quote(table)
+        + " (name VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,"
+        + " tbl VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL UNIQUE,"
+        + " state CHAR(1) CHARACTER SET ascii COLLATE ascii_bin NOT NULL) ENGINE=InnoDB";
+  }
+
+  /** Every DDL statement commits implicitly (and the open transaction before it). */
+  @Override
+  boolean transactionalDdl() {
+    return false;
+  }
+
   @Override
   String quote(String identifier) {
     return '`' + identifier + '`';

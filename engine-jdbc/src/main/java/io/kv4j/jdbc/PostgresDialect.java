@@ -70,6 +70,19 @@ final class PostgresDialect extends Dialect {
   }
 
   @Override
+  String createCatalog(String table) {
+    return "CREATE TABLE IF NOT EXISTS "
+        + quote(table)
+        + " (name varchar(64) COLLATE \"C\" PRIMARY KEY,"
+        + " tbl varchar(64) NOT NULL UNIQUE, state char(1) NOT NULL)";
+  }
+
+  @Override
+  boolean transactionalDdl() {
+    return true;
+  }
+
+  @Override
   String quote(String identifier) {
     return '"' + identifier + '"';
   }

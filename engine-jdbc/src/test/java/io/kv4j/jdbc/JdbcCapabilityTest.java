@@ -46,7 +46,7 @@ class JdbcCapabilityTest {
         TestServers.require(
             engine.equals("postgres") ? TestServers.postgres() : TestServers.mysql());
     String table = JdbcSettings.tableFor(path);
-    cleanup.add(() -> s.drop(table));
+    cleanup.add(() -> s.dropStore(table));
     return s.apply(StoreConfig.builder(engine)).path(path);
   }
 

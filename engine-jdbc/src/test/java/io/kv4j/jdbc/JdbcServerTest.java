@@ -39,7 +39,7 @@ class JdbcServerTest {
 
   private StoreConfig.Builder config(TestServers.Server s, Path path) {
     String table = JdbcSettings.tableFor(path);
-    cleanup.add(() -> s.drop(table));
+    cleanup.add(() -> s.dropStore(table));
     return s.apply(StoreConfig.builder(s.engine())).path(path);
   }
 
@@ -88,7 +88,7 @@ class JdbcServerTest {
   void open_explicitTable_isSharedByPathsAndLocked(String engine) {
     TestServers.Server s = server(engine);
     String table = "kv4j_explicit_" + engine;
-    cleanup.add(() -> s.drop(table));
+    cleanup.add(() -> s.dropStore(table));
     StoreConfig a =
         s.apply(StoreConfig.builder(engine))
             .path(dir.resolve("a"))

@@ -48,6 +48,34 @@ public final class TestServers {
       return DriverManager.getConnection(jdbcUrl(), p);
     }
 
+    /**
+     * Drops a store: its keyspaces' tables (listed in its catalog, whatever their state), the
+     * catalog and the store's table, where they exist.
+     */
+    public void dropStore(String table) {
+      String catalog = catalogOf(table);
+      java.util.List<String> tables = new java.util.ArrayList<>();
+      try (Connection c = connect();
+          Statement st = c.createStatement()) {
+        try (java.sql.ResultSet rs = st.executeQuery("SELECT tbl FROM " + quote(catalog))) {
+          while (rs.next()) {
+            tables.add(rs.getString(1));
+          }
+        } catch (SQLException noCatalog) {
+          // The store never had a keyspace.
+        }
+      } catch (SQLException e) {
+        throw new IllegalStateException("cannot list the keyspaces of test table " + table, e);
+      }
+      tables.forEach(this::drop);
+      drop(catalog);
+      drop(table);
+    }
+
+    String quote(String table) {
+      return engine.equals("postgres") ? '"' + table + '"' : '`' + table + '`';
+    }
+
     /** Drops a table if it exists. */
     public void drop(String table) {
       String q = engine.equals("postgres") ? '"' + table + '"' : '`' + table + '`';
@@ -58,6 +86,11 @@ public final class TestServers {
         throw new IllegalStateException("cannot drop test table " + table, e);
       }
     }
+  }
+
+  /** The catalog table listing the keyspaces of the store at {@code table}. */
+  static String catalogOf(String table) {
+    return Keyspaces.catalogFor(table);
   }
 
   static String setting(String server, String key, String dflt) {

@@ -21,7 +21,7 @@ class MysqlTckTest extends ServerTck {
   @AfterAll
   static void dropTables() {
     for (String t : NAMESPACES) {
-      server.drop(t);
+      server.dropStore(t);
     }
     NAMESPACES.clear();
   }

@@ -19,7 +19,7 @@ class PostgresTckTest extends ServerTck {
   @AfterAll
   static void dropTables() {
     for (String t : NAMESPACES) {
-      server.drop(t);
+      server.dropStore(t);
     }
     NAMESPACES.clear();
   }
