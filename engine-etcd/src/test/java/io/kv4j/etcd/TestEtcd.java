@@ -189,12 +189,19 @@ public final class TestEtcd {
     script("stop", n);
   }
 
-  /** Starts member {@code n} again and waits until the whole cluster is healthy. */
+  /**
+   * Starts member {@code n} again; the script waits until it answers, which needs a quorum (start
+   * every stopped member, then {@link #awaitHealthy()}).
+   */
   static void start(int n) throws Exception {
     script("start", n);
+  }
+
+  /** Waits until every member is healthy. */
+  static void awaitHealthy() {
     Assertions.assertTrue(
         waitFor(Duration.ofSeconds(60), TestEtcd::allHealthy),
-        "cluster not healthy 60 s after starting member " + n);
+        "etcd cluster not healthy within 60 s at " + endpoints());
   }
 
   private static void script(String verb, int n) throws Exception {
