@@ -200,7 +200,6 @@ case "${1:-start}" in
     start_mariadb
     start_redis
     start_redis_cluster
-    bash "$(dirname "${BASH_SOURCE[0]}")/etcd.sh" # three-member etcd cluster, 2379/22379/32379
     ;;
   restart)
     case "${2:-}" in
