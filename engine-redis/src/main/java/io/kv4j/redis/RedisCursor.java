@@ -13,8 +13,8 @@ import java.util.List;
  * between pages.
  */
 final class RedisCursor extends AbstractCursor {
-  private static final byte[] MINUS = {'-'};
-  private static final byte[] PLUS = {'+'};
+  static final byte[] MINUS = {'-'};
+  static final byte[] PLUS = {'+'};
 
   private final RedisStore store;
   private final KeyRange range;
@@ -32,7 +32,7 @@ final class RedisCursor extends AbstractCursor {
     this.left = range.limitValue();
   }
 
-  private static byte[] bound(byte prefix, byte[] key) {
+  static byte[] bound(byte prefix, byte[] key) {
     byte[] b = new byte[key.length + 1];
     b[0] = prefix;
     System.arraycopy(key, 0, b, 1, key.length);

@@ -29,7 +29,9 @@ public final class RedisProvider implements StoreProvider {
           Feature.REVERSE_SCAN,
           Feature.ATOMIC_BATCH,
           Feature.PERSISTENT,
-          Feature.CONDITIONAL_WRITE);
+          Feature.CONDITIONAL_WRITE,
+          Feature.KEYSPACES,
+          Feature.KEYSPACE_BATCH);
   static final Limits LIMITS = new Limits(4096, 64 << 20);
 
   /** For ServiceLoader. */

@@ -131,7 +131,40 @@ record RedisSettings(
           RETRY_TIMEOUT,
           VERIFY_DURABILITY);
 
+  /** Mode of engine {@code redis-sharded}: a cluster unless told otherwise. */
+  static final OptionSpec<String> SHARDED_MODE =
+      OptionSpec.choice(
+          "mode",
+          "cluster",
+          List.of("standalone", "cluster"),
+          "cluster: a Redis Cluster reached through nodes (the shards spread over its primaries);"
+              + " standalone: one server (host, port), all shards on it");
+
+  static final OptionSpec<Integer> SHARDS =
+      OptionSpec.integer(
+          "shards",
+          64,
+          1,
+          16384,
+          "shards",
+          "hash-tagged shards a store's keys spread over (by CRC-32 of the key); fixed when the"
+              + " store is created, later opens use the stored count");
+
+  /** The options of engine {@code redis-sharded}. */
+  static final List<OptionSpec<?>> SHARDED_OPTIONS = shardedOptions();
+
+  private static List<OptionSpec<?>> shardedOptions() {
+    List<OptionSpec<?>> l = new ArrayList<>(OPTIONS);
+    l.set(0, SHARDED_MODE);
+    l.add(SHARDS);
+    return List.copyOf(l);
+  }
+
   static RedisSettings of(StoreConfig c) {
+    return of(c, MODE);
+  }
+
+  static RedisSettings of(StoreConfig c, OptionSpec<String> modeSpec) {
     String prefix = c.get(PREFIX);
     if (prefix.isEmpty()) {
       prefix = namespaceFor(c.path());
@@ -157,12 +190,12 @@ record RedisSettings(
     if (nodes.isEmpty()) {
       throw new IllegalArgumentException("option 'nodes' names no host:port");
     }
-    if (c.get(MODE).equals("cluster") && c.get(DATABASE) != 0) {
+    if (c.get(modeSpec).equals("cluster") && c.get(DATABASE) != 0) {
       throw new IllegalArgumentException(
           "option 'database' must be 0 in cluster mode: a Redis Cluster has one database");
     }
     return new RedisSettings(
-        c.get(MODE),
+        c.get(modeSpec),
         c.get(HOST),
         c.get(PORT),
         nodes,

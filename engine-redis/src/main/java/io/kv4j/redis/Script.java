@@ -5,6 +5,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import redis.clients.jedis.AbstractPipeline;
+import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 
@@ -39,6 +41,23 @@ final class Script {
    * @return the script's reply
    */
   Object run(UnifiedJedis client, List<byte[]> keys, List<byte[]> args) {
+    return runCached(client, keys, args);
+  }
+
+  /**
+   * Queues the script on a pipeline with {@code EVAL} (the source: a pipelined {@code NOSCRIPT}
+   * could not be retried in place).
+   *
+   * @param pipeline the pipeline
+   * @param keys the keys it touches, all in one hash slot
+   * @param args its arguments
+   * @return the reply, once the pipeline is synced
+   */
+  Response<Object> queue(AbstractPipeline pipeline, List<byte[]> keys, List<byte[]> args) {
+    return pipeline.eval(source, keys, args);
+  }
+
+  private Object runCached(UnifiedJedis client, List<byte[]> keys, List<byte[]> args) {
     try {
       return client.evalsha(sha, keys, args);
     } catch (JedisNoScriptException e) {

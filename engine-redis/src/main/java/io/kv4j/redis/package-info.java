@@ -1,6 +1,9 @@
 /**
- * The {@code redis} engine: a store is a namespace on a Redis server or Redis Cluster, reached
- * through Jedis. Only {@link io.kv4j.redis.RedisProvider} is public.
+ * The {@code redis} and {@code redis-sharded} engines: a store is a namespace on a Redis server or
+ * Redis Cluster, reached through Jedis; {@code redis} keeps a store (and its keyspaces) in one hash
+ * slot, {@code redis-sharded} spreads one store's keys over {@code shards} hash-tagged shards, so
+ * over every primary. Only the providers, {@link io.kv4j.redis.RedisProvider} and {@link
+ * io.kv4j.redis.RedisShardedProvider}, are public.
  *
  * <p>Layout: all keys of a store carry one hash tag {@code {ns}}: {@code {ns}:v} is a hash of key →
  * value, {@code {ns}:i} a sorted set of the keys (all scores 0) kept in step with it by Lua

@@ -3,15 +3,20 @@ package io.kv4j.redis;
 import io.kv4j.StoreConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
 
 /**
  * Where the test Redis servers are: system property {@code kv4j.test.redis.<key>}, else environment
@@ -63,6 +68,18 @@ public final class TestRedis {
       return b.option("mode", "cluster").option("nodes", nodes());
     }
     return b.option("host", host()).option("port", Integer.toString(port()));
+  }
+
+  /**
+   * A config builder for engine {@code redis-sharded} on the test cluster.
+   *
+   * @return the builder
+   */
+  public static StoreConfig.Builder shardedBuilder() {
+    return StoreConfig.builder("redis-sharded")
+        .option("password", password())
+        .option("mode", "cluster")
+        .option("nodes", nodes());
   }
 
   static boolean required() {
@@ -124,16 +141,55 @@ public final class TestRedis {
   }
 
   /**
-   * Deletes the keys of a store namespace.
+   * Deletes every key of a store namespace (its keyspaces' too): {@code SCAN} for the hash tag on
+   * the server, or on every primary of the cluster.
    *
    * @param cluster which mode
    * @param namespace the namespace
    */
   public static void drop(boolean cluster, String namespace) {
+    // The store's own tag, and its shards' under engine redis-sharded.
+    List<String> patterns = List.of("{" + namespace + "}*", "{" + namespace + ":s*");
     try (UnifiedJedis j = client(cluster)) {
-      String tag = "{" + namespace + "}";
-      j.del(tag + ":v", tag + ":i", tag + ":meta", tag + ":lock", tag + ":shared");
+      if (!cluster) {
+        patterns.forEach(p -> dropMatching(j, p));
+        return;
+      }
+      for (String node : ((RedisClusterClient) j).getClusterNodes().keySet()) {
+        try (UnifiedJedis n =
+            RedisClient.builder()
+                .hostAndPort(HostAndPort.from(node))
+                .clientConfig(clientConfig())
+                .build()) {
+          patterns.forEach(p -> dropMatching(n, p));
+        }
+      }
     }
+  }
+
+  private static void dropMatching(UnifiedJedis j, String pattern) {
+    ScanParams p = new ScanParams().match(pattern).count(1000);
+    String cursor = ScanParams.SCAN_POINTER_START;
+    do {
+      ScanResult<String> r = j.scan(cursor, p);
+      for (String k : r.getResult()) {
+        try {
+          j.del(k);
+        } catch (JedisDataException moved) {
+          // A replica's or another node's key (MOVED): its primary deletes it.
+        }
+      }
+      cursor = r.getCursor();
+    } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+  }
+
+  private static JedisClientConfig clientConfig() {
+    DefaultJedisClientConfig.Builder cb =
+        DefaultJedisClientConfig.builder().connectionTimeoutMillis(2000).socketTimeoutMillis(5000);
+    if (!password().isEmpty()) {
+      cb.password(password());
+    }
+    return cb.build();
   }
 
   /**

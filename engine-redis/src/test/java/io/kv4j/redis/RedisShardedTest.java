@@ -1,0 +1,338 @@
+package io.kv4j.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import io.kv4j.Entry;
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.Store;
+import io.kv4j.StoreConfig;
+import io.kv4j.StoreIOException;
+import io.kv4j.Stores;
+import io.kv4j.WriteBatch;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.params.MigrateParams;
+import redis.clients.jedis.util.JedisClusterCRC16;
+
+/**
+ * Engine {@code redis-sharded} on the three-primary test cluster: one store's keys on every primary
+ * with scans still in order, the refused batch, the stored shard count, the layout check against
+ * engine {@code redis}, and slots of the store moving between primaries while clients write, losing
+ * nothing.
+ */
+class RedisShardedTest {
+  @TempDir Path dir;
+  private final List<Runnable> cleanup = new ArrayList<>();
+
+  @AfterEach
+  void clean() {
+    cleanup.forEach(Runnable::run);
+  }
+
+  private StoreConfig.Builder config(Path path) {
+    TestRedis.require(true);
+    String ns = RedisSettings.namespaceFor(path);
+    cleanup.add(() -> TestRedis.drop(true, ns));
+    return TestRedis.shardedBuilder().path(path);
+  }
+
+  private static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static String s(byte[] b) {
+    return b == null ? null : new String(b, StandardCharsets.UTF_8);
+  }
+
+  /** The cluster's primaries and the slot ranges each serves, from {@code CLUSTER NODES}. */
+  private static Map<HostAndPort, List<int[]>> primaries() {
+    HostAndPort seed = HostAndPort.from(TestRedis.nodes().split(",")[0].trim());
+    Map<HostAndPort, List<int[]>> out = new HashMap<>();
+    try (Jedis j = new Jedis(seed)) {
+      for (String line : j.clusterNodes().split("\n")) {
+        String[] f = line.trim().split(" ");
+        if (f.length < 8 || !f[2].contains("master")) {
+          continue;
+        }
+        HostAndPort node = HostAndPort.from(f[1].substring(0, f[1].indexOf('@')));
+        List<int[]> ranges = new ArrayList<>();
+        for (int i = 8; i < f.length; i++) {
+          if (f[i].startsWith("[")) {
+            continue; // a slot in migration
+          }
+          String[] r = f[i].split("-");
+          int lo = Integer.parseInt(r[0]);
+          ranges.add(new int[] {lo, r.length > 1 ? Integer.parseInt(r[1]) : lo});
+        }
+        out.put(node, ranges);
+      }
+    }
+    return out;
+  }
+
+  private static HostAndPort ownerOf(int slot) {
+    for (Map.Entry<HostAndPort, List<int[]>> e : primaries().entrySet()) {
+      for (int[] r : e.getValue()) {
+        if (slot >= r[0] && slot <= r[1]) {
+          return e.getKey();
+        }
+      }
+    }
+    throw new IllegalStateException("no primary serves slot " + slot);
+  }
+
+  private static int slotOfShard(StoreConfig c, int shard) {
+    String tag = ShardedStore.tag(RedisSettings.namespaceFor(c.path()), shard);
+    return JedisClusterCRC16.getSlot(tag + ":v");
+  }
+
+  @Test
+  void keys_spreadOverEveryPrimary_andScansStayOrdered() {
+    long seed = new Random().nextLong();
+    Random rnd = new Random(seed);
+    StoreConfig c = config(dir.resolve("spread")).build();
+    TreeMap<byte[], byte[]> model = new TreeMap<>(Arrays::compareUnsigned);
+    try (Store store = Stores.open(c)) {
+      assertThat(store.info().has(Feature.ATOMIC_BATCH)).isFalse();
+      for (int i = 0; i < 3000; i++) {
+        byte[] k = new byte[1 + rnd.nextInt(6)];
+        rnd.nextBytes(k);
+        byte[] v = b("v" + i);
+        store.put(k, v);
+        model.put(k, v);
+      }
+      Map<HostAndPort, Long> perPrimary = new HashMap<>();
+      for (int j = 0; j < 64; j++) {
+        HostAndPort owner = ownerOf(slotOfShard(c, j));
+        try (Jedis n = new Jedis(owner)) {
+          long held = n.hlen(ShardedStore.tag(RedisSettings.namespaceFor(c.path()), j) + ":v");
+          perPrimary.merge(owner, held, Long::sum);
+        }
+      }
+      assertThat(perPrimary)
+          .as("seed %d: one store's keys on every primary of the cluster", seed)
+          .hasSize(primaries().size())
+          .allSatisfy((node, n) -> assertThat(n).as("keys on %s", node).isPositive());
+      assertThat(perPrimary.values().stream().mapToLong(Long::longValue).sum())
+          .isEqualTo(model.size());
+      assertThat(keys(store.scan(KeyRange.all())))
+          .as("seed %d: a forward scan merges the shards in order", seed)
+          .containsExactlyElementsOf(keysOf(model.keySet()));
+      assertThat(keys(store.scan(KeyRange.all().reverse())))
+          .as("seed %d: a reverse scan", seed)
+          .containsExactlyElementsOf(keysOf(model.descendingKeySet()));
+      byte[] lo = model.keySet().stream().skip(500).findFirst().orElseThrow();
+      byte[] hi = model.keySet().stream().skip(2500).findFirst().orElseThrow();
+      assertThat(keys(store.scan(KeyRange.between(lo, hi).limit(700))))
+          .as("seed %d: a bounded, limited scan", seed)
+          .containsExactlyElementsOf(
+              keysOf(model.subMap(lo, true, hi, false).keySet()).subList(0, 700));
+      assertThat(store.stats().keyCount()).isEqualTo(model.size());
+      List<byte[]> ask = new ArrayList<>(model.keySet()).subList(0, 50);
+      List<byte[]> want = new ArrayList<>();
+      ask.forEach(k -> want.add(model.get(k)));
+      ask = new ArrayList<>(ask);
+      ask.add(b("absent-key-xyz"));
+      want.add(null);
+      assertThat(store.getAll(ask)).as("getAll over many shards").containsExactlyElementsOf(want);
+    }
+  }
+
+  private static List<String> keys(io.kv4j.Cursor cursor) {
+    List<String> out = new ArrayList<>();
+    try (cursor) {
+      while (cursor.hasNext()) {
+        Entry e = cursor.next();
+        out.add(java.util.HexFormat.of().formatHex(e.key()));
+      }
+    }
+    return out;
+  }
+
+  private static List<String> keysOf(Iterable<byte[]> keys) {
+    List<String> out = new ArrayList<>();
+    keys.forEach(k -> out.add(java.util.HexFormat.of().formatHex(k)));
+    return out;
+  }
+
+  @Test
+  void batch_isRefusedNamingTheFeature() {
+    try (Store store = Stores.open(config(dir.resolve("batch")).build())) {
+      assertThat(catchThrowable(() -> store.write(new WriteBatch().put(b("a"), b("1")))))
+          .isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("ATOMIC_BATCH");
+      assertThat(store.get(b("a"))).isNull();
+    }
+  }
+
+  @Test
+  void reopen_keepsTheStoredShardCount() {
+    Path path = dir.resolve("count");
+    try (Store store = Stores.open(config(path).option("shards", "8").build())) {
+      for (int i = 0; i < 100; i++) {
+        store.put(b("k" + i), b("v" + i));
+      }
+    }
+    try (Store store = Stores.open(config(path).build())) {
+      assertThat(store.info().location()).endsWith("shards=8");
+      assertThat(store.stats().figures().get("shards")).isEqualTo(8);
+      for (int i = 0; i < 100; i++) {
+        assertThat(s(store.get(b("k" + i)))).isEqualTo("v" + i);
+      }
+    }
+  }
+
+  @Test
+  void otherLayoutOnThePath_isRefused() {
+    Path path = dir.resolve("layout");
+    config(path);
+    try (Store store =
+        Stores.open(TestRedis.builder(true).path(path).build())) { // engine redis, one slot
+      store.put(b("k"), b("v"));
+    }
+    assertThat(catchThrowable(() -> Stores.open(config(path).build()).close()))
+        .isInstanceOf(StoreIOException.class)
+        .hasMessageContaining("another layout");
+  }
+
+  /** Moves a slot between primaries the way {@code redis-cli --cluster reshard} does. */
+  private static void moveSlot(int slot, HostAndPort from, HostAndPort to) {
+    try (Jedis src = new Jedis(from);
+        Jedis dst = new Jedis(to)) {
+      String srcId = src.clusterMyId();
+      String dstId = dst.clusterMyId();
+      dst.clusterSetSlotImporting(slot, srcId);
+      src.clusterSetSlotMigrating(slot, dstId);
+      while (true) {
+        List<byte[]> keys = src.clusterGetKeysInSlotBinary(slot, 10);
+        if (keys.isEmpty()) {
+          break;
+        }
+        src.migrate(
+            to.getHost(), to.getPort(), 0, 5000, new MigrateParams(), keys.toArray(new byte[0][]));
+      }
+      dst.clusterSetSlotNode(slot, dstId);
+      src.clusterSetSlotNode(slot, dstId);
+      for (HostAndPort other : primaries().keySet()) {
+        if (!other.equals(from) && !other.equals(to)) {
+          try (Jedis o = new Jedis(other)) {
+            o.clusterSetSlotNode(slot, dstId);
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void slotsMovingBetweenPrimariesDuringWrites_loseNothing() throws Exception {
+    StoreConfig c = config(dir.resolve("reshard")).option("lock", "shared").build();
+    Map<String, String> acked = new ConcurrentHashMap<>();
+    AtomicLong increments = new AtomicLong();
+    AtomicBoolean stop = new AtomicBoolean();
+    // The slots of four of the store's shards (only the store's own slots move), each moved to
+    // another primary and back while two clients write.
+    Set<Integer> slots = new LinkedHashSet<>();
+    for (int j = 0; slots.size() < 4; j++) {
+      slots.add(slotOfShard(c, j));
+    }
+    Map<Integer, HostAndPort> home = new HashMap<>();
+    for (int slot : slots) {
+      home.put(slot, ownerOf(slot));
+    }
+    List<HostAndPort> nodes = new ArrayList<>(primaries().keySet());
+    assertThat(nodes).as("a cluster of several primaries").hasSizeGreaterThan(1);
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try (Store first = Stores.open(c);
+        Store second = Stores.open(c)) {
+      first.put(b("counter"), b("0"));
+      List<Future<?>> work = new ArrayList<>();
+      for (int t = 0; t < 2; t++) {
+        Store store = t == 0 ? first : second;
+        String name = "w" + t;
+        work.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; !stop.get(); i++) {
+                    String k = name + ":" + i;
+                    store.put(b(k), b("v" + i));
+                    acked.put(k, "v" + i);
+                    while (true) {
+                      byte[] old = store.get(b("counter"));
+                      long n = Long.parseLong(s(old));
+                      if (store.replace(b("counter"), old, b(Long.toString(n + 1)))) {
+                        increments.incrementAndGet();
+                        break;
+                      }
+                    }
+                  }
+                  return null;
+                }));
+      }
+      long before = acked.size();
+      try {
+        for (int slot : slots) {
+          HostAndPort from = home.get(slot);
+          HostAndPort to = nodes.get((nodes.indexOf(from) + 1) % nodes.size());
+          moveSlot(slot, from, to);
+          assertThat(ownerOf(slot)).isEqualTo(to);
+        }
+      } finally {
+        for (int slot : slots) {
+          HostAndPort now = ownerOf(slot);
+          if (!now.equals(home.get(slot))) {
+            moveSlot(slot, now, home.get(slot));
+          }
+        }
+      }
+      long during = acked.size() - before;
+      stop.set(true);
+      for (Future<?> f : work) {
+        f.get(2, TimeUnit.MINUTES);
+      }
+      assertThat(during).as("writes went on while the slots moved").isPositive();
+      TreeMap<String, String> model = new TreeMap<>(acked);
+      model.put("counter", Long.toString(increments.get()));
+      Map<String, String> scanned = new TreeMap<>();
+      List<String> order = new ArrayList<>();
+      try (var cursor = first.scan(KeyRange.all())) {
+        while (cursor.hasNext()) {
+          Entry e = cursor.next();
+          order.add(s(e.key()));
+          scanned.put(s(e.key()), s(e.value()));
+        }
+      }
+      assertThat(scanned).as("every acknowledged write, and every increment").isEqualTo(model);
+      assertThat(order).as("scans in order").isSorted();
+      assertThat(first.stats().keyCount()).isEqualTo(model.size());
+    } finally {
+      stop.set(true);
+      pool.shutdownNow();
+    }
+    for (int slot : slots) {
+      assertThat(ownerOf(slot)).as("slot %d back home", slot).isEqualTo(home.get(slot));
+    }
+  }
+}
