@@ -39,6 +39,7 @@ public final class Stores {
           Map.entry("mysql", "io.kv4j:kv4j-engine-jdbc"),
           Map.entry("mariadb", "io.kv4j:kv4j-engine-jdbc"),
           Map.entry("redis", "io.kv4j:kv4j-engine-redis"),
+          Map.entry("redis-sharded", "io.kv4j:kv4j-engine-redis"),
           Map.entry("memory", "io.kv4j:kv4j-api"));
 
   private Stores() {}
