@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * kv4j on the module path: every kv4j jar has a stable module name (the package its code lives
- * in: {@code io.kv4j} from api's module-info, {@code Automatic-Module-Name} in the others), and a
+ * kv4j on the module path: every kv4j jar has a stable module name (the package its code lives in:
+ * {@code io.kv4j} from api's module-info, {@code Automatic-Module-Name} in the others), and a
  * consumer module that {@code requires io.kv4j} opens an engine found by the service loader.
  */
 class ModulePathTest {
