@@ -85,7 +85,7 @@ final class Commands {
     /** Runs at once inside MULTI instead of being queued (MULTI, EXEC, DISCARD, WATCH, ...). */
     final boolean transactionControl;
 
-    /** Refused inside MULTI (FLUSHALL and FLUSHDB, which have no keys to lock). */
+    /** Refused inside MULTI (FLUSHALL and FLUSHDB, which have no keys to lock, and SELECT). */
     final boolean noMulti;
 
     Cmd(String name, int arity, String flags, int firstKey, int lastKey, int step, Impl impl) {
@@ -107,6 +107,10 @@ final class Commands {
   }
 
   private static final int FLUSH_BATCH = 1000;
+
+  /** Databases SELECT accepts where the engine has keyspaces (Redis's default count). */
+  static final int DATABASES = 16;
+
   private static final int VERSION_SLOTS = 1 << 16;
 
   private final RespServer server;
@@ -114,6 +118,9 @@ final class Commands {
   private final boolean atomicBatch;
   private final boolean conditional;
   private final boolean ordered;
+  private final boolean keyspaces;
+  // Handles of the keyspaces "db<n>" serving SELECTed databases n > 0, opened on first SELECT.
+  private final Map<Integer, Store> databases = new ConcurrentHashMap<>();
   private final Supplier<Store> reopener;
   private final KeyLocks locks = new KeyLocks(1024);
   private final ScanCursors cursors = new ScanCursors(100_000);
@@ -140,6 +147,7 @@ final class Commands {
     this.atomicBatch = info.has(Feature.ATOMIC_BATCH);
     this.conditional = info.has(Feature.CONDITIONAL_WRITE);
     this.ordered = info.has(Feature.ORDERED_SCAN);
+    this.keyspaces = info.has(Feature.KEYSPACES);
     this.flusher =
         Executors.newSingleThreadExecutor(
             r -> {
@@ -199,7 +207,7 @@ final class Commands {
     add("CLIENT", -2, "admin noscript loading stale", 0, 0, 0, this::client);
     add("COMMAND", -1, "loading stale", 0, 0, 0, this::command);
     add("CONFIG", -2, "admin noscript loading stale", 0, 0, 0, this::config);
-    add("SELECT", 2, "loading stale fast", 0, 0, 0, this::select);
+    add("SELECT", 2, "loading stale fast no-multi", 0, 0, 0, this::select);
     add("HELLO", -1, "noscript loading stale fast no-auth", 0, 0, 0, this::hello);
     add("AUTH", -2, "noscript loading stale fast no-auth", 0, 0, 0, this::auth);
     add("ACL", -2, "admin noscript loading stale", 0, 0, 0, this::acl);
@@ -322,7 +330,11 @@ final class Commands {
             out,
             "ERR "
                 + c.name
-                + " is not supported inside MULTI by kv4j-server (it has no keys to lock)");
+                + " is not supported inside MULTI by kv4j-server ("
+                + (c.name.equals("SELECT")
+                    ? "a transaction runs in one database"
+                    : "it has no keys to lock")
+                + ")");
         s.queueFailed = true;
         return false;
       }
@@ -466,6 +478,7 @@ final class Commands {
         StderrLog.print("kv4j-server: closing the failed store: " + e);
       }
       Store fresh = reopener.get();
+      databases.clear(); // the old store closed its keyspace handles
       store = fresh;
       synchronized (this) {
         writeFailure = null;
@@ -505,10 +518,10 @@ final class Commands {
     return versions.get(versionSlot(key));
   }
 
-  private void touched(byte[] key) {
+  private void touched(Session s, byte[] key) {
     versions.incrementAndGet(versionSlot(key));
     AsyncFlush f = flushing;
-    if (f != null) {
+    if (f != null && s.db == 0) {
       f.kept.add(new Key(key));
     }
   }
@@ -519,10 +532,26 @@ final class Commands {
     }
   }
 
-  /** Whether an asynchronous FLUSHALL hides this stored key (it existed before the flush). */
-  private boolean hidden(byte[] key) {
+  /**
+   * Whether an asynchronous FLUSHALL hides this stored key of database 0 (it existed before the
+   * flush). Other databases are flushed synchronously: nothing is hidden there.
+   */
+  private boolean hidden(Session s, byte[] key) {
     AsyncFlush f = flushing;
-    return f != null && !f.kept.contains(new Key(key));
+    return f != null && s.db == 0 && !f.kept.contains(new Key(key));
+  }
+
+  /**
+   * The store holding the session's database: the store itself for database 0, else the keyspace
+   * {@code db<n>} (opened, and created, by SELECT).
+   */
+  private Store st(Session s) {
+    return s.db == 0 ? store : database(s.db);
+  }
+
+  private Store database(int db) {
+    Store current = store;
+    return databases.computeIfAbsent(db, n -> current.keyspace("db" + n));
   }
 
   private byte[] get(Session s, byte[] key) {
@@ -533,10 +562,10 @@ final class Commands {
         return v == Overlay.DELETED ? null : v;
       }
     }
-    if (hidden(key)) {
+    if (hidden(s, key)) {
       return null;
     }
-    return store.get(key);
+    return st(s).get(key);
   }
 
   private boolean contains(Session s, byte[] key) {
@@ -547,7 +576,7 @@ final class Commands {
         return v != Overlay.DELETED;
       }
     }
-    return !hidden(key) && store.contains(key);
+    return !hidden(s, key) && st(s).contains(key);
   }
 
   /** A read-modify-write's decision: the new value, {@link #KEEP}, or null to delete the key. */
@@ -584,10 +613,11 @@ final class Commands {
         }
         return old;
       }
-      Store st = store;
+      Store st = st(s);
       while (true) {
         byte[] stored = st.get(key);
-        byte[] old = hidden(key) ? null : stored; // a key an async FLUSHALL hides reads as absent
+        byte[] old =
+            hidden(s, key) ? null : stored; // a key an async FLUSHALL hides reads as absent
         byte[] next = change.apply(old);
         if (next == KEEP) {
           return old;
@@ -601,7 +631,7 @@ final class Commands {
           done = st.replace(key, stored, next);
         }
         if (done) {
-          touched(key);
+          touched(s, key);
           return old;
         }
         // Another writer of the shared store changed the key since we read it: read again.
@@ -619,8 +649,8 @@ final class Commands {
       o.put(key, value);
       return;
     }
-    store.put(key, value);
-    touched(key);
+    st(s).put(key, value);
+    touched(s, key);
   }
 
   /** Deletes one key; the caller holds the key's stripe lock. */
@@ -630,8 +660,8 @@ final class Commands {
       o.delete(key);
       return;
     }
-    store.delete(key);
-    touched(key);
+    st(s).delete(key);
+    touched(s, key);
   }
 
   /**
@@ -651,6 +681,7 @@ final class Commands {
       }
       return;
     }
+    Store st = st(s);
     if (atomicBatch && keys.size() > 1) {
       WriteBatch b = new WriteBatch();
       for (int i = 0; i < keys.size(); i++) {
@@ -660,18 +691,18 @@ final class Commands {
           b.put(keys.get(i), values.get(i));
         }
       }
-      store.write(b);
+      st.write(b);
     } else {
       for (int i = 0; i < keys.size(); i++) {
         if (values.get(i) == null) {
-          store.delete(keys.get(i));
+          st.delete(keys.get(i));
         } else {
-          store.put(keys.get(i), values.get(i));
+          st.put(keys.get(i), values.get(i));
         }
       }
     }
     for (byte[] k : keys) {
-      touched(k);
+      touched(s, k);
     }
   }
 
@@ -837,6 +868,7 @@ final class Commands {
 
   private void reset(Session s, Request r, ByteBuf out) {
     s.endMulti();
+    s.db = 0;
     s.resp3 = false;
     s.name = null;
     s.user = null;
@@ -1194,8 +1226,11 @@ final class Commands {
       if (r.is(i, "REPLACE")) {
         replace = true;
       } else if (r.is(i, "DB") && i + 1 < r.count()) {
-        if (r.longValue(++i) != 0) {
-          throw new CommandException("ERR DB index is out of range (kv4j-server has one database)");
+        if (r.longValue(++i) != s.db) {
+          throw new CommandException(
+              "ERR COPY to another database is not supported by kv4j-server (only DB "
+                  + s.db
+                  + ")");
         }
       } else {
         throw syntax();
@@ -1249,7 +1284,7 @@ final class Commands {
     String next = ScanCursors.START;
     if (!ordered) {
       // No order to resume in: one pass returns everything.
-      collect(range, glob, keys);
+      collect(s, range, glob, keys);
     } else {
       if (resume != null) {
         if (!range.belowUpper(resume)) {
@@ -1262,7 +1297,7 @@ final class Commands {
         long examined = 0;
         byte[] last = null;
         boolean more = false;
-        try (Cursor c = store.scan(range.limit(Math.min(count, Long.MAX_VALUE - 1) + 1))) {
+        try (Cursor c = st(s).scan(range.limit(Math.min(count, Long.MAX_VALUE - 1) + 1))) {
           while (c.hasNext()) {
             if (examined == count) {
               more = true;
@@ -1271,7 +1306,7 @@ final class Commands {
             Entry e = c.next();
             examined++;
             last = e.key();
-            if ((glob == null || glob.matches(last)) && !hidden(last)) {
+            if ((glob == null || glob.matches(last)) && !hidden(s, last)) {
               keys.add(last);
             }
           }
@@ -1300,11 +1335,11 @@ final class Commands {
     return prefix.length == 0 ? KeyRange.all() : KeyRange.prefix(prefix);
   }
 
-  private void collect(KeyRange range, Glob glob, List<byte[]> keys) {
-    try (Cursor c = store.scan(range)) {
+  private void collect(Session s, KeyRange range, Glob glob, List<byte[]> keys) {
+    try (Cursor c = st(s).scan(range)) {
       while (c.hasNext()) {
         byte[] k = c.next().key();
-        if ((glob == null || glob.matches(k)) && !hidden(k)) {
+        if ((glob == null || glob.matches(k)) && !hidden(s, k)) {
           keys.add(k);
         }
       }
@@ -1314,7 +1349,7 @@ final class Commands {
   private void keys(Session s, Request r, ByteBuf out) {
     Glob glob = new Glob(r.bytes(1));
     List<byte[]> keys = new ArrayList<>();
-    collect(rangeFor(glob), glob, keys);
+    collect(s, rangeFor(glob), glob, keys);
     Reply.arrayHeader(out, keys.size());
     for (byte[] k : keys) {
       Reply.bulk(out, k);
@@ -1323,7 +1358,7 @@ final class Commands {
 
   private void dbsize(Session s, Request r, ByteBuf out) {
     AsyncFlush f = flushing;
-    if (f != null) {
+    if (f != null && s.db == 0) {
       // Only keys written since the flush began are visible.
       long n = 0;
       for (Key k : f.kept) {
@@ -1334,7 +1369,7 @@ final class Commands {
       Reply.integer(out, n);
       return;
     }
-    Reply.integer(out, store.stats().keyCount());
+    Reply.integer(out, st(s).stats().keyCount());
   }
 
   /**
@@ -1343,13 +1378,13 @@ final class Commands {
    * keys after large gaps are more likely than others. Unordered engines return their first key.
    */
   private void randomkey(Session s, Request r, ByteBuf out) {
-    byte[] first = firstVisible(KeyRange.all());
+    byte[] first = firstVisible(s, KeyRange.all());
     if (first == null || !ordered) {
       Reply.bulkOrNil(out, first, s.resp3);
       return;
     }
     byte[] last = null;
-    try (Cursor c = store.scan(KeyRange.all().reverse().limit(1))) {
+    try (Cursor c = st(s).scan(KeyRange.all().reverse().limit(1))) {
       if (c.hasNext()) {
         last = c.next().key();
       }
@@ -1363,7 +1398,7 @@ final class Commands {
       for (int i = 0; i < 8; i++) {
         from[i] = (byte) (point >>> (56 - 8 * i));
       }
-      byte[] found = firstVisible(KeyRange.all().gte(from));
+      byte[] found = firstVisible(s, KeyRange.all().gte(from));
       pick = found == null ? first : found;
     }
     Reply.bulk(out, pick);
@@ -1377,11 +1412,11 @@ final class Commands {
     return v;
   }
 
-  private byte[] firstVisible(KeyRange range) {
-    try (Cursor c = store.scan(range)) {
+  private byte[] firstVisible(Session s, KeyRange range) {
+    try (Cursor c = st(s).scan(range)) {
       while (c.hasNext()) {
         byte[] k = c.next().key();
-        if (!hidden(k)) {
+        if (!hidden(s, k)) {
           return k;
         }
       }
@@ -1401,15 +1436,29 @@ final class Commands {
    * FLUSHALL / FLUSHDB. Synchronous: deletes every key in batches of 1000 holding every stripe
    * lock. ASYNC: returns at once; from then on every key that existed is hidden from reads, scans
    * and DBSIZE, and a background thread deletes them, each under its stripe lock, skipping keys
-   * written after the command (they stay).
+   * written after the command (they stay). FLUSHDB in a database n > 0 deletes the keys of its
+   * keyspace synchronously (also when ASYNC); FLUSHALL flushes every other database synchronously
+   * and database 0 as above.
    */
   private void flushdb(Session s, Request r, ByteBuf out) {
     if (r.count() > 2 || (r.count() == 2 && !r.is(1, "SYNC") && !r.is(1, "ASYNC"))) {
       throw syntax();
     }
     boolean async = r.count() == 2 && r.is(1, "ASYNC");
+    boolean all = r.is(0, "FLUSHALL");
     int[] held = locks.lockEverything();
     try {
+      if (s.db != 0 && !all) {
+        touchedAll();
+        flushNow(database(s.db));
+        Reply.ok(out);
+        return;
+      }
+      if (all && keyspaces) {
+        for (int db : existingDatabases()) {
+          flushNow(database(db));
+        }
+      }
       AsyncFlush running = flushing;
       if (running != null) {
         running.cancelled = true;
@@ -1421,7 +1470,7 @@ final class Commands {
         flusher.execute(() -> flushInBackground(f));
       } else {
         flushing = null;
-        flushNow();
+        flushNow(store);
       }
     } finally {
       locks.unlockAll(held);
@@ -1429,10 +1478,24 @@ final class Commands {
     Reply.ok(out);
   }
 
-  private void flushNow() {
+  /** The databases n > 0 whose keyspace {@code db<n>} exists in the store. */
+  private List<Integer> existingDatabases() {
+    List<Integer> dbs = new ArrayList<>();
+    for (String name : store.keyspaces()) {
+      if (name.matches("db[1-9][0-9]{0,8}")) {
+        int n = Integer.parseInt(name.substring(2));
+        if (n < DATABASES) {
+          dbs.add(n);
+        }
+      }
+    }
+    return dbs;
+  }
+
+  private void flushNow(Store target) {
     while (true) {
       List<byte[]> keys = new ArrayList<>(FLUSH_BATCH);
-      try (Cursor c = store.scan(KeyRange.all().limit(FLUSH_BATCH))) {
+      try (Cursor c = target.scan(KeyRange.all().limit(FLUSH_BATCH))) {
         while (c.hasNext()) {
           keys.add(c.next().key());
         }
@@ -1443,9 +1506,9 @@ final class Commands {
       if (atomicBatch) {
         WriteBatch b = new WriteBatch();
         keys.forEach(b::delete);
-        store.write(b);
+        target.write(b);
       } else {
-        keys.forEach(store::delete);
+        keys.forEach(target::delete);
       }
     }
   }
@@ -1671,6 +1734,15 @@ final class Commands {
       if (keys > 0) {
         sb.append("db0:keys=").append(keys).append(",expires=0,avg_ttl=0\r\n");
       }
+      if (keyspaces) {
+        for (int db : existingDatabases()) {
+          long n = database(db).stats().keyCount();
+          if (n > 0) {
+            sb.append("db").append(db).append(":keys=").append(n);
+            sb.append(",expires=0,avg_ttl=0\r\n");
+          }
+        }
+      }
     }
     Reply.bulk(out, sb.toString());
   }
@@ -1726,7 +1798,9 @@ final class Commands {
         + (s.name == null ? "" : s.name)
         + " age="
         + age
-        + " db=0 resp="
+        + " db="
+        + s.db
+        + " resp="
         + (s.resp3 ? 3 : 2)
         + " lib-name="
         + (s.libName == null ? "" : s.libName)
@@ -1807,7 +1881,7 @@ final class Commands {
       Map<String, String> known = new TreeMap<>();
       known.put("save", "");
       known.put("appendonly", "no");
-      known.put("databases", "1");
+      known.put("databases", keyspaces ? Integer.toString(DATABASES) : "1");
       known.put("maxmemory", "0");
       known.put("port", Integer.toString(server.port()));
       known.put("proto-max-bulk-len", Long.toString(server.options.maxBulkBytes()));
@@ -1851,9 +1925,20 @@ final class Commands {
     } catch (CommandException e) {
       throw new CommandException("ERR value is not an integer or out of range");
     }
-    if (db != 0) {
-      throw new CommandException("ERR DB index is out of range (kv4j-server has one database)");
+    if (db != 0 && !keyspaces) {
+      throw new CommandException(
+          "ERR DB index is out of range (kv4j-server has one database: engine '"
+              + info.engine()
+              + "' does not support KEYSPACES)");
     }
+    if (db < 0 || db >= DATABASES) {
+      throw new CommandException(
+          "ERR DB index is out of range (kv4j-server has databases 0 to " + (DATABASES - 1) + ")");
+    }
+    if (db != 0) {
+      database((int) db); // opens (creates) the keyspace now, so errors show here
+    }
+    s.db = (int) db;
     Reply.ok(out);
   }
 

@@ -14,6 +14,9 @@ final class Session {
   String libVersion;
   boolean resp3;
 
+  /** The SELECTed database: 0 is the store's own keys, n > 0 the keyspace {@code db<n>}. */
+  int db;
+
   /**
    * Whether the client may run commands (false until AUTH when the default user has a password).
    */

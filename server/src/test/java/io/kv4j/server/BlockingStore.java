@@ -102,7 +102,14 @@ final class BlockingStore implements Store {
 
   @Override
   public StoreInfo info() {
-    return delegate.info();
+    // Faults are injected into the delegate's own keys only: no keyspaces through this wrapper.
+    StoreInfo i = delegate.info();
+    java.util.Set<io.kv4j.Feature> features = java.util.EnumSet.noneOf(io.kv4j.Feature.class);
+    features.addAll(i.features());
+    features.remove(io.kv4j.Feature.KEYSPACES);
+    features.remove(io.kv4j.Feature.KEYSPACE_BATCH);
+    return new StoreInfo(
+        i.engine(), features, i.limits(), i.durability(), i.location(), i.readOnly());
   }
 
   @Override

@@ -234,7 +234,81 @@ abstract class CommandContractTest {
     assertThat(jedis.clientGetname()).isEqualTo("worker-1");
     assertThat(jedis.clientId()).isPositive();
     assertThat(jedis.select(0)).isEqualTo("OK");
-    assertThatThrownBy(() -> jedis.select(1)).hasMessageContaining("DB index is out of range");
+    if (!server.store.info().has(io.kv4j.Feature.KEYSPACES)) {
+      assertThatThrownBy(() -> jedis.select(1))
+          .hasMessageContaining("DB index is out of range")
+          .hasMessageContaining("does not support KEYSPACES");
+    }
+    assertThatThrownBy(() -> jedis.select(-1)).hasMessageContaining("DB index is out of range");
+    assertThatThrownBy(() -> jedis.select(Commands.DATABASES))
+        .hasMessageContaining("DB index is out of range");
+  }
+
+  @Test
+  void select_isolatesDatabasesAsKeyspaces() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        server.store.info().has(io.kv4j.Feature.KEYSPACES), "engine without keyspaces");
+    jedis.set("k", "zero");
+    assertThat(jedis.select(1)).isEqualTo("OK");
+    assertThat(jedis.get("k")).isNull();
+    jedis.set("k", "one");
+    jedis.set("only1", "x");
+    assertThatThrownBy(() -> call("COPY", "only1", "c", "DB", "0"))
+        .hasMessageContaining("another database");
+    assertThat(jedis.get("k")).isEqualTo("one");
+    assertThat(jedis.dbSize()).isEqualTo(2);
+    assertThat(jedis.keys("*")).containsExactlyInAnyOrder("k", "only1");
+    assertThat(jedis.clientInfo()).contains(" db=1 ");
+    assertThat(jedis.info("keyspace")).contains("db0:keys=1", "db1:keys=2");
+    assertThat(server.store.keyspaces()).contains("db1");
+
+    try (Jedis other = new Jedis("127.0.0.1", server.port(), 30_000)) {
+      assertThat(other.get("k")).isEqualTo("zero");
+      assertThat(other.exists("only1")).isFalse();
+      assertThat(other.select(1)).isEqualTo("OK");
+      assertThat(other.get("k")).isEqualTo("one");
+      assertThat(other.flushDB()).isEqualTo("OK");
+      assertThat(other.dbSize()).isZero();
+    }
+    assertThat(jedis.get("only1")).isNull();
+    assertThat(jedis.select(0)).isEqualTo("OK");
+    assertThat(jedis.get("k")).isEqualTo("zero");
+    assertThat(server.store.get("k".getBytes(StandardCharsets.UTF_8)))
+        .isEqualTo("zero".getBytes(StandardCharsets.UTF_8));
+
+    jedis.select(1);
+    jedis.set("kept", "1");
+    if (server.store.info().has(io.kv4j.Feature.PERSISTENT)) {
+      jedis.close();
+      server.close();
+      server = new TestServer(uri(dir));
+      jedis = new Jedis("127.0.0.1", server.port(), 30_000);
+      assertThat(jedis.get("k")).isEqualTo("zero");
+      assertThat(jedis.select(1)).isEqualTo("OK");
+      assertThat(jedis.get("kept")).isEqualTo("1");
+      assertThat(jedis.get("k")).isNull();
+    }
+
+    jedis.select(2);
+    jedis.set("k", "two");
+    assertThat(jedis.flushAll()).isEqualTo("OK");
+    assertThat(jedis.dbSize()).isZero();
+    jedis.select(0);
+    assertThat(jedis.dbSize()).isZero();
+  }
+
+  @Test
+  void select_isRefusedInsideMultiAndResetReturnsToDatabaseZero() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        server.store.info().has(io.kv4j.Feature.KEYSPACES), "engine without keyspaces");
+    jedis.set("k", "zero");
+    jedis.select(3);
+    assertThat(call("MULTI")).isEqualTo("OK".getBytes(StandardCharsets.UTF_8));
+    assertThatThrownBy(() -> call("SELECT", "0")).hasMessageContaining("one database");
+    assertThatThrownBy(() -> call("EXEC")).hasMessageContaining("EXECABORT");
+    assertThat(jedis.get("k")).isNull();
+    call("RESET");
+    assertThat(jedis.get("k")).isEqualTo("zero");
   }
 
   @Test

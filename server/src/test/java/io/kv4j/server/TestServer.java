@@ -91,18 +91,12 @@ final class TestServer implements AutoCloseable {
   }
 
   /**
-   * Polls until {@code condition} holds; fails after 30 s. A guard against hanging, not a timing
-   * assertion: the condition is what the test asserts.
+   * Waits until {@code condition} holds (see {@link ConditionWait}); fails naming {@code what}
+   * after 30 s.
    */
   static void await(String what, java.util.function.BooleanSupplier condition)
       throws InterruptedException {
-    long deadline = System.nanoTime() + 30_000_000_000L;
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      Thread.sleep(10);
-    }
+    ConditionWait.until(what, java.time.Duration.ofSeconds(30), condition);
   }
 
   /** Reads everything until the server closes the connection. */
