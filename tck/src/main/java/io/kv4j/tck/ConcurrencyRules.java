@@ -120,7 +120,7 @@ abstract class ConcurrencyRules extends CrashRules {
     List<Throwable> errors =
         runThreads(
             "8.1",
-            THREADS,
+            env().threads(),
             t -> {
               for (int i = 0; i < per; i++) {
                 long k = (long) t * per + i;
@@ -141,7 +141,7 @@ abstract class ConcurrencyRules extends CrashRules {
               }
             });
     assertThat(errors).as(rule("8.1", "no thread failed")).isEmpty();
-    for (int t = 0; t < THREADS; t++) {
+    for (int t = 0; t < env().threads(); t++) {
       for (int i = 0; i < per; i++) {
         long k = (long) t * per + i;
         byte[] want =
@@ -161,7 +161,7 @@ abstract class ConcurrencyRules extends CrashRules {
     List<Throwable> errors =
         runThreads(
             "8.2",
-            THREADS,
+            env().threads(),
             t -> {
               for (int r = 0; r < rounds; r++) {
                 int k = (r * 7 + t) % keys;
@@ -178,7 +178,7 @@ abstract class ConcurrencyRules extends CrashRules {
     assertThat(errors).as(rule("8.2", "no thread failed")).isEmpty();
     for (int k = 0; k < keys; k++) {
       Set<String> lastWrites = new HashSet<>();
-      for (int t = 0; t < THREADS; t++) {
+      for (int t = 0; t < env().threads(); t++) {
         for (int r = rounds - 1; r >= 0; r--) {
           if ((r * 7 + t) % keys == k) {
             lastWrites.add("t" + t + "-r" + r);
@@ -205,11 +205,11 @@ abstract class ConcurrencyRules extends CrashRules {
       s.put(key(i), b("v"));
     }
     AtomicBoolean done = new AtomicBoolean();
-    int writers = Math.max(1, THREADS / 2);
+    int writers = Math.max(1, env().threads() / 2);
     List<Throwable> errors =
         runThreads(
             "8.3",
-            THREADS,
+            env().threads(),
             t -> {
               if (t < writers) {
                 try {
@@ -256,11 +256,11 @@ abstract class ConcurrencyRules extends CrashRules {
   @Test
   void required_r8_5_exactKeyCountUnderConcurrentWriters() throws Exception {
     Store s = open();
-    int per = STRESS_OPS;
+    int per = env().stressOps();
     List<Throwable> errors =
         runThreads(
             "8.5",
-            STRESS_THREADS,
+            env().stressThreads(),
             t -> {
               for (int i = 0; i < per; i++) {
                 long k = (long) t * per + i;
@@ -282,7 +282,7 @@ abstract class ConcurrencyRules extends CrashRules {
               }
             });
     noThreadFailed("8.5", errors);
-    long live = (long) STRESS_THREADS * (per - (per + 2) / 3);
+    long live = (long) env().stressThreads() * (per - (per + 2) / 3);
     io.kv4j.StoreStats st = s.stats();
     if (st.keyCountExact()) {
       assertThat(st.keyCount())
@@ -290,7 +290,7 @@ abstract class ConcurrencyRules extends CrashRules {
               rule(
                   "8.5",
                   "a key count flagged exact after "
-                      + STRESS_THREADS
+                      + env().stressThreads()
                       + " threads put, overwrote and deleted concurrently equals the "
                       + live
                       + " live keys (a count kept outside the write lock drifts)"))
@@ -306,15 +306,15 @@ abstract class ConcurrencyRules extends CrashRules {
   void required_r8_6_batchesAreNeverHalfVisible() throws Exception {
     require("8.6", Feature.ATOMIC_BATCH);
     Store s = open();
-    int writers = Math.max(1, STRESS_THREADS / 2);
-    int batches = Math.max(1, STRESS_OPS / 2);
+    int writers = Math.max(1, env().stressThreads() / 2);
+    int batches = Math.max(1, env().stressOps() / 2);
     boolean snapshots = has(Feature.SNAPSHOT_SCAN) && has(Feature.ORDERED_SCAN);
     java.util.concurrent.atomic.AtomicInteger done =
         new java.util.concurrent.atomic.AtomicInteger();
     List<Throwable> errors =
         runThreads(
             "8.6",
-            Math.max(2, STRESS_THREADS),
+            Math.max(2, env().stressThreads()),
             t -> {
               if (t < writers) {
                 // Writer t owns 8 keys and sets all 8 to n in batch n: at every moment a reader
@@ -393,13 +393,13 @@ abstract class ConcurrencyRules extends CrashRules {
     Store s = open();
     // Round r: every thread, started together, overwrites key r twice, so the last write to each
     // key is a race between all threads (not one thread left alone at the end).
-    int keys = Math.max(1, STRESS_OPS / 4);
-    CyclicBarrier round = new CyclicBarrier(STRESS_THREADS);
+    int keys = Math.max(1, env().stressOps() / 4);
+    CyclicBarrier round = new CyclicBarrier(env().stressThreads());
     long timeoutNanos = threadTimeout().toNanos();
     List<Throwable> errors =
         runThreads(
             "8.7",
-            STRESS_THREADS,
+            env().stressThreads(),
             t -> {
               try {
                 for (int k = 0; k < keys; k++) {
@@ -441,14 +441,14 @@ abstract class ConcurrencyRules extends CrashRules {
   @Test
   void required_r8_8_manyWritersMatchModel() throws Exception {
     Store s = open();
-    int threads = STRESS_THREADS;
+    int threads = env().stressThreads();
     boolean batches = has(Feature.ATOMIC_BATCH);
     // With ATOMIC_BATCH most keys go in batches of 256 puts and 64 deletes: an engine applies a
     // batch to its index in one long stretch, so a writer that does it outside the write lock is
     // still applying when the next one starts, and each thread writes for longer than a scheduler
     // time slice. A batch costs one log append, so the kit can afford 8 times the keys.
     int chunk = batches ? 256 : 16;
-    int per = batches ? STRESS_OPS * BATCHED_KEYS_FACTOR : STRESS_OPS;
+    int per = batches ? env().stressOps() * BATCHED_KEYS_FACTOR : env().stressOps();
     // Thread t owns the keys i * threads + t: neighbours in key order belong to different threads,
     // and the keys of all threads grow together, so every thread inserts where the others are
     // rebalancing the same part of the index. A chunk's keys are put, then every 4th deleted: as
@@ -607,7 +607,7 @@ abstract class ConcurrencyRules extends CrashRules {
     List<Throwable> errors =
         runThreads(
             "8.4",
-            THREADS,
+            env().threads(),
             t -> {
               for (int i = 0; i < per; i++) {
                 WriteBatch wb = new WriteBatch();

@@ -97,7 +97,7 @@ abstract class CrashRules extends DurabilityRules {
     Path trace = tempDir.resolve("sync-trace.strace");
     Path err = tempDir.resolve("sync-trace.stderr");
     StoreConfig cfg = config(dir, Durability.SYNC);
-    long seed = Long.getLong("kv4j.tck.seed", 76);
+    long seed = seed(76);
     long target = 40;
     List<String> prefix = new ArrayList<>(strace);
     prefix.addAll(List.of("-o", trace.toString(), "-e", TRACED));
@@ -196,8 +196,8 @@ abstract class CrashRules extends DurabilityRules {
   @Test
   void required_r7_5_killDuringOverwritesLeavesOldOrNewValue() throws Exception {
     require("7.5", Feature.PERSISTENT);
-    long base = Long.getLong("kv4j.tck.seed", System.nanoTime());
-    for (int round = 0; round < CRASH_ROUNDS; round++) {
+    long base = randomSeed();
+    for (int round = 0; round < env().crashRounds(); round++) {
       overwriteRound(base, round);
     }
   }
@@ -238,8 +238,8 @@ abstract class CrashRules extends DurabilityRules {
    * SYNC and BUFFERED in turn) and is killed after a random number of acks; then {@code check}.
    */
   private void crashRounds(String ruleId, Durability d, CrashCheck check) throws Exception {
-    long base = Long.getLong("kv4j.tck.seed", System.nanoTime());
-    for (int round = 0; round < CRASH_ROUNDS; round++) {
+    long base = randomSeed();
+    for (int round = 0; round < env().crashRounds(); round++) {
       long seed = base + round;
       Durability dr = d != null ? d : round % 2 == 0 ? Durability.SYNC : Durability.BUFFERED;
       Path dir = tempDir.resolve("crash-" + dr + "-" + round);
@@ -281,8 +281,8 @@ abstract class CrashRules extends DurabilityRules {
   }
 
   /** Where a child JVM that crashes writes its crash report. */
-  static Path crashReport(String pid) throws IOException {
-    Path dir = Path.of(System.getProperty("kv4j.tck.reportDir", "target/kv4j-tck"));
+  Path crashReport(String pid) throws IOException {
+    Path dir = reportDir();
     Files.createDirectories(dir);
     return dir.toAbsolutePath().resolve("hs_err_pid" + pid + ".log");
   }

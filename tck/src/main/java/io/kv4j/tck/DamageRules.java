@@ -85,7 +85,7 @@ abstract class DamageRules extends ModelRules {
    * {@code kv4j.tck.childTimeoutSeconds}, default 300.
    */
   Duration damageChildTimeout() {
-    return Duration.ofSeconds(Long.getLong("kv4j.tck.childTimeoutSeconds", 300));
+    return env().childTimeout();
   }
 
   /** The damages, each applied to one file of a copy of the store. */
@@ -179,7 +179,7 @@ abstract class DamageRules extends ModelRules {
             + "] skipped: engine '"
             + engine()
             + "' keeps its data on a server, not in files under the location");
-    long seed = Long.getLong("kv4j.tck.seed", DEFAULT_SEED);
+    long seed = seed(DEFAULT_SEED);
     String seedNote = "data set seed " + seed + " (replay with -Dkv4j.tck.seed=" + seed + ")";
     Path pristine = tempDir.resolve("pristine");
     long started = System.nanoTime();
@@ -267,7 +267,9 @@ abstract class DamageRules extends ModelRules {
           run.timedOut()
               ? "did not finish within " + timeout.toSeconds() + " s and was killed"
               : "died with " + exitDescription(run.exit());
-      String said = "; never a crash or a hang on damaged files" + run.said();
+      String said =
+          "; never a crash or a hang on damaged files"
+              + run.said(crashReport(Long.toString(run.pid())));
       if (run.running() < 0) {
         problems.add(rule(id, "the child JVM " + why + " outside any case" + said));
         break;
@@ -351,13 +353,12 @@ abstract class DamageRules extends ModelRules {
      * What the child printed besides its protocol (a JVM crash banner goes to stdout), its stderr,
      * and where the crash report of a JVM that crashed is.
      */
-    String said() throws IOException {
+    String said(Path report) throws IOException {
       StringBuilder sb = new StringBuilder();
       if (!output.isEmpty()) {
         sb.append("; its output ends with:\n").append(String.join("\n", output));
       }
       sb.append("\nits stderr ends with:\n").append(tail(err));
-      Path report = crashReport(Long.toString(pid));
       if (Files.exists(report)) {
         sb.append("\nJVM crash report: ").append(report);
       }

@@ -25,8 +25,6 @@ import org.junit.jupiter.api.Test;
  */
 abstract class KeyspaceRules extends CapabilityRules {
 
-  private static final long SEED = Long.getLong("kv4j.tck.seed", 17);
-
   /** Keyspace names the rules use: one of every allowed character class. */
   private static final List<String> NAMES = List.of("users", "Orders-2", "_x");
 
@@ -43,8 +41,8 @@ abstract class KeyspaceRules extends CapabilityRules {
       models.put(n, newModel());
     }
     List<String> order = new ArrayList<>(spaces.keySet());
-    SplittableRandom rnd = new SplittableRandom(SEED);
-    for (int op = 0; op < OPS; op++) {
+    SplittableRandom rnd = new SplittableRandom(seed(17));
+    for (int op = 0; op < env().ops(); op++) {
       String name = order.get(rnd.nextInt(order.size()));
       Store ks = spaces.get(name);
       TreeMap<byte[], byte[]> model = models.get(name);
@@ -57,7 +55,7 @@ abstract class KeyspaceRules extends CapabilityRules {
         ks.put(k, v);
         model.put(k, v);
       }
-      String where = "seed=" + SEED + " op #" + op + " keyspace " + name + " key=" + hex(k);
+      String where = "seed=" + seed(17) + " op #" + op + " keyspace " + name + " key=" + hex(k);
       for (String other : order) {
         assertThat(spaces.get(other).get(k))
             .as(rule("17.1", where + ": keyspace " + other + " holds only its own writes"))
@@ -68,10 +66,14 @@ abstract class KeyspaceRules extends CapabilityRules {
       Store ks = spaces.get(name);
       TreeMap<byte[], byte[]> model = models.get(name);
       if (has(Feature.ORDERED_SCAN)) {
-        assertScan("17.1", ks, model, KeyRange.all(), "keyspace " + name + ", seed=" + SEED);
+        assertScan("17.1", ks, model, KeyRange.all(), "keyspace " + name + ", seed=" + seed(17));
         if (has(Feature.REVERSE_SCAN)) {
           assertScan(
-              "17.1", ks, model, KeyRange.all().reverse(), "keyspace " + name + ", seed=" + SEED);
+              "17.1",
+              ks,
+              model,
+              KeyRange.all().reverse(),
+              "keyspace " + name + ", seed=" + seed(17));
         }
       }
       if (ks.stats().keyCountExact()) {

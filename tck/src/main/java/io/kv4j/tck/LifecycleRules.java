@@ -136,9 +136,9 @@ abstract class LifecycleRules extends LimitRules {
   void required_r10_12_compactDuringWritesLosesNothing() throws Exception {
     require("10.12", Feature.PERSISTENT);
     Store s = open();
-    int writers = Math.max(1, STRESS_THREADS - 1);
-    int rounds = Math.max(3, STRESS_OPS / 500);
-    int cap = Math.max(1000, STRESS_OPS * 20); // writes per writer, at most
+    int writers = Math.max(1, env().stressThreads() - 1);
+    int rounds = Math.max(3, env().stressOps() / 500);
+    int cap = Math.max(1000, env().stressOps() * 20); // writes per writer, at most
     java.util.concurrent.atomic.AtomicIntegerArray written =
         new java.util.concurrent.atomic.AtomicIntegerArray(writers);
     java.util.concurrent.atomic.AtomicIntegerArray finished =

@@ -64,7 +64,7 @@ abstract class LimitRules extends ConcurrencyRules {
   @Test
   void required_r9_4_hundredThousandKeys() {
     Store s = open();
-    int n = MANY_KEYS;
+    int n = env().manyKeys();
     byte[] v = new byte[100];
     WriteBatch batch = new WriteBatch();
     for (int i = 0; i < n; i++) {

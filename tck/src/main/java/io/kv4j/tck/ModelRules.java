@@ -24,7 +24,7 @@ abstract class ModelRules extends LifecycleRules {
     Store[] s = {open()};
     TreeMap<byte[], byte[]> model = newModel();
     boolean scans = has(Feature.ORDERED_SCAN);
-    for (int op = 0; op < OPS; op++) {
+    for (int op = 0; op < env().ops(); op++) {
       int dice = rnd.nextInt(100);
       String at = "seed=" + seed + " op #" + op;
       if (dice < 40) {

@@ -23,13 +23,14 @@ import java.nio.file.Path;
  *
  * <p>The config is used, not an object: the crash and damage rules open the engine in a child JVM
  * from {@link StoreConfig#toUri()}, on this JVM's classpath and with its module flags (see {@code
- * childJvmOptions()}). Depth is set with system properties: {@code kv4j.tck.ops} (random
- * operations, default 3000), {@code kv4j.tck.threads} (default 4), {@code kv4j.tck.crashRounds}
- * (per durability, default 2), {@code kv4j.tck.manyKeys} (default 100000), {@code kv4j.tck.seed}
- * (replay a failing seed), {@code kv4j.tck.childTimeoutSeconds} (how long a damage rule's child JVM
- * may run, default 300), {@code kv4j.tck.timeoutSeconds} (how long the kit waits for the threads of
- * a concurrency rule, default 600), {@code kv4j.tck.ruleTimeoutSeconds} (how long one rule, and
- * then closing its stores, may take, default 1800).
+ * childJvmOptions()}).
+ *
+ * <p>How deep and how long the kit runs (operations, threads, crash rounds, keys, the seed, time
+ * limits) and whether the engine's data lives in files under its path are its {@link
+ * TckEnvironment}: override {@link #environment()} to change them. For one run, a JUnit
+ * configuration parameter or system property overrides each ({@code -Dkv4j.tck.seed=8812734},
+ * {@code -Dkv4j.tck.ops=200000}; the names are in {@link TckEnvironment}). To run the kit from code
+ * against an engine URI, use {@link TckRunner}.
  *
  * <p>The report is rewritten as each rule starts and ends, beside a {@code <TestClass>.progress}
  * file with one line per start and per result: an engine that kills the JVM leaves a report whose
@@ -55,15 +56,27 @@ public abstract class StoreTck extends KeyspaceRules {
   protected abstract StoreConfig config(Path directory, Durability durability);
 
   /**
+   * The environment the kit runs in; the overrides (system properties, JUnit configuration
+   * parameters) are applied to it. Called once per rule.
+   *
+   * @return {@link TckEnvironment#defaults()} unless overridden
+   */
+  @Override
+  protected TckEnvironment environment() {
+    return TckEnvironment.defaults();
+  }
+
+  /**
    * Whether the engine keeps its data in files under the configured path. Rules 10.7 and 12.x
    * damage those files; an engine whose data lives elsewhere (a database server) returns false and
    * the rule is skipped with that reason.
    *
-   * @return true (the default) for embedded engines
+   * @return the environment's {@link TckEnvironment#dataLivesInLocationFiles()} (by default true,
+   *     for embedded engines)
    */
   @Override
   protected boolean dataLivesInLocationFiles() {
-    return true;
+    return super.dataLivesInLocationFiles();
   }
 
   /**

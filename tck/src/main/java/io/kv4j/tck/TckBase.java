@@ -33,24 +33,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @ExtendWith(TckReport.class)
 abstract class TckBase {
-  /** Depth knobs, settable with -D so CI stays short and a soak is one flag away. */
-  static final int OPS = Integer.getInteger("kv4j.tck.ops", 3000);
-
-  static final int THREADS = Integer.getInteger("kv4j.tck.threads", 4);
-  static final int CRASH_ROUNDS = Integer.getInteger("kv4j.tck.crashRounds", 2);
-  static final int MANY_KEYS = Integer.getInteger("kv4j.tck.manyKeys", 100_000);
-
-  /** Threads of the stress rules (8.5-8.8, 10.12); enough to make lost updates likely. */
-  static final int STRESS_THREADS = Integer.getInteger("kv4j.tck.stressThreads", 8);
-
-  /** Operations per thread of the stress rules. */
-  static final int STRESS_OPS = Integer.getInteger("kv4j.tck.stressOps", 2000);
-
   @TempDir Path tempDir;
 
   private final List<Store> opened = new ArrayList<>();
   private final Map<Store, StoreConfig> configs = new java.util.IdentityHashMap<>();
   private StoreProvider provider;
+  private TckEnvironment env; // environment() with the overrides, computed at first use
+  private java.util.function.Function<String, String> overrides = System::getProperty;
 
   /**
    * How to open the engine under test.
@@ -61,26 +50,70 @@ abstract class TckBase {
    */
   protected abstract StoreConfig config(Path directory, Durability durability);
 
+  /** See {@link StoreTck#environment()}. */
+  protected TckEnvironment environment() {
+    return TckEnvironment.defaults();
+  }
+
   /** See {@link StoreTck#dataLivesInLocationFiles()}. */
   protected boolean dataLivesInLocationFiles() {
-    return true;
+    return env().dataLivesInLocationFiles();
   }
 
   /**
-   * How long the kit waits for threads it started to meet and to finish: {@code
-   * kv4j.tck.timeoutSeconds}, default 600. A deadlocked engine fails the rule, never hangs it.
+   * Where the overrides of {@link #environment()} come from: JUnit's configuration parameters
+   * (which fall back to system properties), set by {@link TckReport} before each rule.
+   */
+  final void overrides(java.util.function.Function<String, String> lookup) {
+    overrides = lookup;
+    env = null;
+  }
+
+  /**
+   * A run parameter that is not part of the environment (the engine URI of {@link UriTck}, extra
+   * child JVM options): the JUnit configuration parameter or system property of that name.
+   */
+  final String parameter(String name) {
+    return overrides.apply(name);
+  }
+
+  /** Where the report, crash reports of child JVMs and the like go. */
+  final Path reportDir() {
+    return TckReport.dir(overrides);
+  }
+
+  /** The environment the rules run in: {@link #environment()} with the overrides applied. */
+  final TckEnvironment env() {
+    if (env == null) {
+      TckEnvironment e = environment();
+      if (e == null) {
+        throw new IllegalStateException(getClass().getName() + ".environment() returned null");
+      }
+      env = e.withOverrides(overrides);
+    }
+    return env;
+  }
+
+  /**
+   * How long the kit waits for threads it started to meet and to finish ({@link
+   * TckEnvironment#threadTimeout()}). A deadlocked engine fails the rule, never hangs it.
    */
   java.time.Duration threadTimeout() {
-    return java.time.Duration.ofSeconds(Long.getLong("kv4j.tck.timeoutSeconds", 600));
+    return env().threadTimeout();
   }
 
   /**
-   * How long one rule may run, and then how long closing its stores may take: {@code
-   * kv4j.tck.ruleTimeoutSeconds}, default 1800. An engine that hangs a rule, even deaf to
-   * interrupts, fails it with the stuck thread's stack (see {@link TckReport}).
+   * How long one rule may run, and then how long closing its stores may take ({@link
+   * TckEnvironment#ruleTimeout()}). An engine that hangs a rule, even deaf to interrupts, fails it
+   * with the stuck thread's stack (see {@link TckReport}).
    */
   java.time.Duration ruleTimeout() {
-    return java.time.Duration.ofSeconds(Long.getLong("kv4j.tck.ruleTimeoutSeconds", 1800));
+    return env().ruleTimeout();
+  }
+
+  /** The seed of a rule with a fixed default: the environment's, else {@code fixed}. */
+  long seed(long fixed) {
+    return env().seed().orElse(fixed);
   }
 
   @AfterEach
@@ -164,11 +197,11 @@ abstract class TckBase {
   }
 
   /**
-   * The seed of the randomised rules: {@code kv4j.tck.seed} when set (to replay a failure), else a
-   * fresh one.
+   * The seed of the randomised rules: the environment's ({@code kv4j.tck.seed}, to replay a
+   * failure) when set, else a fresh one.
    */
   long randomSeed() {
-    return Long.getLong("kv4j.tck.seed", System.nanoTime());
+    return env().seed().orElseGet(System::nanoTime);
   }
 
   /** One call into the engine that returns something. */
