@@ -17,18 +17,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
-import org.junit.jupiter.api.Test;
 
 /**
  * Group 17: keyspaces — named, independent sets of keys in one store location ({@link
  * Feature#KEYSPACES}), and batches that span them atomically ({@link Feature#KEYSPACE_BATCH}).
  */
-abstract class KeyspaceRules extends CapabilityRules {
+final class Group17Keyspaces extends RuleGroup {
+  Group17Keyspaces(TckBase kit) {
+    super(kit);
+  }
 
   /** Keyspace names the rules use: one of every allowed character class. */
   private static final List<String> NAMES = List.of("users", "Orders-2", "_x");
 
-  @Test
   void required_r17_1_keyspacesAreIndependent() {
     require("17.1", Feature.KEYSPACES);
     Store s = open();
@@ -93,7 +94,6 @@ abstract class KeyspaceRules extends CapabilityRules {
         .isEqualTo(models.get("users").get(key(3)));
   }
 
-  @Test
   void required_r17_2_keyspacesSurviveReopen() {
     require("17.2", Feature.KEYSPACES);
     require("17.2", Feature.PERSISTENT);
@@ -125,7 +125,6 @@ abstract class KeyspaceRules extends CapabilityRules {
         .isNull();
   }
 
-  @Test
   void required_r17_3_dropRemovesAKeyspaceAndClosesItsHandles() {
     require("17.3", Feature.KEYSPACES);
     Store s = open();
@@ -186,7 +185,6 @@ abstract class KeyspaceRules extends CapabilityRules {
     }
   }
 
-  @Test
   void required_r17_4_namesAreChecked() {
     require("17.4", Feature.KEYSPACES);
     Store s = open();
@@ -218,7 +216,6 @@ abstract class KeyspaceRules extends CapabilityRules {
         .containsExactly(longest, "users");
   }
 
-  @Test
   void required_r17_5_handlesCloseWithTheirStore() {
     require("17.5", Feature.KEYSPACES);
     Store s = open();
@@ -258,7 +255,6 @@ abstract class KeyspaceRules extends CapabilityRules {
     }
   }
 
-  @Test
   void required_r17_6_batchesSpanKeyspacesAtomically() {
     require("17.6", Feature.KEYSPACE_BATCH);
     Store s = open();
@@ -318,7 +314,6 @@ abstract class KeyspaceRules extends CapabilityRules {
     }
   }
 
-  @Test
   void required_r17_7_keyspaceCallsWithoutTheFeatureAreRefused() {
     Store s = open();
     boolean keyspaces = has(Feature.KEYSPACES);
@@ -355,7 +350,6 @@ abstract class KeyspaceRules extends CapabilityRules {
     }
   }
 
-  @Test
   void required_r17_8_aKeyspaceHandleKeepsTheStoreContract() throws Exception {
     require("17.8", Feature.KEYSPACES);
     Store s = open();
@@ -409,7 +403,6 @@ abstract class KeyspaceRules extends CapabilityRules {
         .isEqualTo(s.info().durability());
   }
 
-  @Test
   void required_r17_9_backupHoldsEveryKeyspace() {
     require("17.9", Feature.KEYSPACES);
     require("17.9", Feature.BACKUP);
@@ -445,7 +438,6 @@ abstract class KeyspaceRules extends CapabilityRules {
         .isEqualTo(b("orders"));
   }
 
-  @Test
   void required_r17_10_readOnlyOpensExistingKeyspacesOnly() {
     require("17.10", Feature.KEYSPACES);
     require("17.10", Feature.PERSISTENT);

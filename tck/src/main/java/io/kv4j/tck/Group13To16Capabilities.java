@@ -22,18 +22,19 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.Test;
 
 /**
  * Groups 13 to 16: conditional writes, read snapshots, multi-get and online backup — the
  * capabilities beyond get/put/delete/scan/batch, each behind its own {@link Feature} except
  * multi-get, which every engine has.
  */
-abstract class CapabilityRules extends DamageRules {
+final class Group13To16Capabilities extends RuleGroup {
+  Group13To16Capabilities(TckBase kit) {
+    super(kit);
+  }
 
   // ------------------------------------------------------------------ 13: conditional writes
 
-  @Test
   void required_r13_1_conditionalWritesMatchAModel() {
     require("13.1", Feature.CONDITIONAL_WRITE);
     Store s = open();
@@ -97,7 +98,6 @@ abstract class CapabilityRules extends DamageRules {
     }
   }
 
-  @Test
   void required_r13_2_replaceLoopsLoseNoIncrement() throws Exception {
     require("13.2", Feature.CONDITIONAL_WRITE);
     Store s = open();
@@ -146,7 +146,6 @@ abstract class CapabilityRules extends DamageRules {
         .isEqualTo((long) env().stressThreads() * perThread);
   }
 
-  @Test
   void required_r13_3_putIfAbsentHasOneWinner() throws Exception {
     require("13.3", Feature.CONDITIONAL_WRITE);
     Store s = open();
@@ -182,7 +181,6 @@ abstract class CapabilityRules extends DamageRules {
     }
   }
 
-  @Test
   void required_r13_4_conditionalWritesWithoutFeatureAreRefused() {
     Store s = open();
     s.put(b("k"), b("v"));
@@ -208,7 +206,6 @@ abstract class CapabilityRules extends DamageRules {
 
   // ------------------------------------------------------------------ 14: read snapshots
 
-  @Test
   void required_r14_1_snapshotIgnoresLaterWrites() {
     require("14.1", Feature.SNAPSHOT_READ);
     Store s = open();
@@ -258,7 +255,6 @@ abstract class CapabilityRules extends DamageRules {
     }
   }
 
-  @Test
   void required_r14_2_snapshotNeverSeesHalfABatch() throws Exception {
     require("14.2", Feature.SNAPSHOT_READ);
     require("14.2", Feature.ATOMIC_BATCH);
@@ -323,7 +319,6 @@ abstract class CapabilityRules extends DamageRules {
     assertThat(errors).as(rule("14.2", "no thread failed")).isEmpty();
   }
 
-  @Test
   void required_r14_3_closingASnapshotClosesItsCursors() {
     require("14.3", Feature.SNAPSHOT_READ);
     Store s = open();
@@ -354,7 +349,6 @@ abstract class CapabilityRules extends DamageRules {
     left.close();
   }
 
-  @Test
   void required_r14_4_snapshotSurvivesCompaction() {
     require("14.4", Feature.SNAPSHOT_READ);
     Store s = open();
@@ -387,7 +381,6 @@ abstract class CapabilityRules extends DamageRules {
     }
   }
 
-  @Test
   void required_r14_5_snapshotWithoutFeatureIsRefused() {
     Store s = open();
     if (has(Feature.SNAPSHOT_READ)) {
@@ -404,7 +397,6 @@ abstract class CapabilityRules extends DamageRules {
 
   // ------------------------------------------------------------------ 15: multi-get
 
-  @Test
   void required_r15_1_getAllReturnsValuesInKeyOrder() {
     Store s = open();
     SplittableRandom rnd = new SplittableRandom(seed(13) + 15);
@@ -449,7 +441,6 @@ abstract class CapabilityRules extends DamageRules {
 
   // ------------------------------------------------------------------ 16: backup
 
-  @Test
   void required_r16_1_backupIsAnOpenableCopy() {
     require("16.1", Feature.BACKUP);
     Store s = open();
@@ -488,7 +479,6 @@ abstract class CapabilityRules extends DamageRules {
         .isNull();
   }
 
-  @Test
   void required_r16_2_backupWhileWritingHoldsAPrefix() throws Exception {
     require("16.2", Feature.BACKUP);
     Store s = open();
@@ -561,7 +551,6 @@ abstract class CapabilityRules extends DamageRules {
     }
   }
 
-  @Test
   void required_r16_3_backupRefusesATargetHoldingData() throws Exception {
     require("16.3", Feature.BACKUP);
     Store s = open();
@@ -583,7 +572,6 @@ abstract class CapabilityRules extends DamageRules {
     assertThat(s.get(b("k"))).as(rule("16.3", "the store is unharmed")).isEqualTo(b("v"));
   }
 
-  @Test
   void required_r16_4_backupWithoutFeatureIsRefused() {
     Store s = open();
     if (has(Feature.BACKUP)) {
@@ -618,15 +606,5 @@ abstract class CapabilityRules extends DamageRules {
       return -1;
     }
     return ByteBuffer.wrap(v).getLong();
-  }
-
-  static List<Entry> scanAll(Snapshot s, KeyRange r) {
-    List<Entry> out = new ArrayList<>();
-    try (Cursor c = s.scan(r)) {
-      while (c.hasNext()) {
-        out.add(c.next());
-      }
-    }
-    return out;
   }
 }

@@ -9,111 +9,20 @@ import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.WriteBatch;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.Test;
 
 /** Group 8: concurrency. Threads start together on a barrier; every failure is collected. */
-abstract class ConcurrencyRules extends CrashRules {
-
-  interface Task {
-    void run(int thread) throws Exception;
+final class Group08Concurrency extends RuleGroup {
+  Group08Concurrency(TckBase kit) {
+    super(kit);
   }
 
-  /**
-   * Runs {@code task} on n threads started together and returns their failures. Waits at most
-   * {@link #threadTimeout()} for the threads to meet and to finish: a deadlocked engine fails the
-   * rule, naming the threads still running and where they are stuck, instead of hanging the build.
-   */
-  List<Throwable> runThreads(String ruleId, int n, Task task) throws InterruptedException {
-    long timeoutNanos = threadTimeout().toNanos();
-    CyclicBarrier start = new CyclicBarrier(n);
-    ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
-    List<Thread> threads = new ArrayList<>();
-    for (int t = 0; t < n; t++) {
-      int id = t;
-      Thread th =
-          new Thread(
-              () -> {
-                try {
-                  start.await(timeoutNanos, TimeUnit.NANOSECONDS);
-                  task.run(id);
-                } catch (RuntimeException e) {
-                  // The engine threw: say on which thread (the rule may have wrapped it already
-                  // with the operation's index).
-                  errors.add(engineThrew(ruleId, "thread " + id, e));
-                } catch (Throwable e) {
-                  errors.add(e);
-                }
-              },
-              "kv4j-tck-" + t);
-      th.setDaemon(true); // a thread stuck in the engine must not keep the test JVM alive
-      threads.add(th);
-      th.start();
-    }
-    long deadline = System.nanoTime() + timeoutNanos;
-    List<String> stuck = new ArrayList<>();
-    for (Thread th : threads) {
-      long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-      th.join(Math.max(1, left));
-      if (th.isAlive()) {
-        StringBuilder where = new StringBuilder(th.getName());
-        for (StackTraceElement e : th.getStackTrace()) {
-          where.append("\n    at ").append(e);
-        }
-        stuck.add(where.toString());
-        th.interrupt();
-      }
-    }
-    if (!stuck.isEmpty()) {
-      throw new AssertionError(
-          rule(
-              ruleId,
-              stuck.size()
-                  + " of "
-                  + n
-                  + " threads did not finish within "
-                  + threadTimeout().toSeconds()
-                  + " s (kv4j.tck.timeoutSeconds): the engine deadlocked or stalled:\n"
-                  + String.join("\n", stuck)));
-    }
-    return new ArrayList<>(errors);
-  }
-
-  /**
-   * Fails the rule when a thread failed: the first failure is the cause (its message says on which
-   * thread and at which operation), the others are suppressed.
-   */
-  static void noThreadFailed(String ruleId, List<Throwable> errors) {
-    if (errors.isEmpty()) {
-      return;
-    }
-    Throwable first = errors.get(0);
-    String msg = String.valueOf(first.getMessage());
-    AssertionError e =
-        new AssertionError(
-            rule(
-                ruleId,
-                errors.size()
-                    + " thread(s) failed; the first: "
-                    + (msg.startsWith("[" + ruleId + "] ")
-                        ? msg.substring(ruleId.length() + 3)
-                        : first.toString())),
-            first);
-    for (Throwable other : errors.subList(1, errors.size())) {
-      e.addSuppressed(other);
-    }
-    throw e;
-  }
-
-  @Test
   void required_r8_1_threadsOnDisjointKeys() throws Exception {
     Store s = open();
     int per = 500;
@@ -153,7 +62,6 @@ abstract class ConcurrencyRules extends CrashRules {
     }
   }
 
-  @Test
   void required_r8_2_threadsOnSharedKeys() throws Exception {
     Store s = open();
     int keys = 20;
@@ -197,7 +105,6 @@ abstract class ConcurrencyRules extends CrashRules {
     }
   }
 
-  @Test
   void required_r8_3_scansDuringWrites() throws Exception {
     require("8.3", Feature.ORDERED_SCAN);
     Store s = open();
@@ -253,7 +160,6 @@ abstract class ConcurrencyRules extends CrashRules {
         .isEmpty();
   }
 
-  @Test
   void required_r8_5_exactKeyCountUnderConcurrentWriters() throws Exception {
     Store s = open();
     int per = env().stressOps();
@@ -302,7 +208,6 @@ abstract class ConcurrencyRules extends CrashRules {
     }
   }
 
-  @Test
   void required_r8_6_batchesAreNeverHalfVisible() throws Exception {
     require("8.6", Feature.ATOMIC_BATCH);
     Store s = open();
@@ -387,7 +292,6 @@ abstract class ConcurrencyRules extends CrashRules {
     assertThat(errors).as(rule("8.6", "no reader saw half a batch, no thread failed")).isEmpty();
   }
 
-  @Test
   void required_r8_7_sharedKeysKeepTheServedWinnerAfterReopen() throws Exception {
     require("8.7", Feature.PERSISTENT);
     Store s = open();
@@ -438,7 +342,6 @@ abstract class ConcurrencyRules extends CrashRules {
   /** Keys per thread of rule 8.8 written in batches, as a multiple of {@code stressOps}. */
   static final int BATCHED_KEYS_FACTOR = 8;
 
-  @Test
   void required_r8_8_manyWritersMatchModel() throws Exception {
     Store s = open();
     int threads = env().stressThreads();
@@ -599,7 +502,6 @@ abstract class ConcurrencyRules extends CrashRules {
             }));
   }
 
-  @Test
   void required_r8_4_concurrentBatchesStayAtomic() throws Exception {
     require("8.4", Feature.ATOMIC_BATCH);
     Store s = open();

@@ -28,7 +28,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Test;
 
 /**
  * Group 12: damage. A store written with durability SYNC and closed cleanly is copied once per
@@ -38,54 +37,39 @@ import org.junit.jupiter.api.Test;
  * or reports corruption, never a wrong value and never a silent loss. A child that dies (a native
  * crash such as SIGBUS) or hangs fails the rule, naming the case it was running.
  */
-abstract class DamageRules extends ModelRules {
+final class Group12Damage extends RuleGroup {
+  Group12Damage(TckBase kit) {
+    super(kit);
+  }
+
   /** The engine id written into the foreign store of rule 12.6. */
   static final String FOREIGN_ENGINE = "tck-foreign";
 
   /** Fixed by default so a failure replays as is; {@code kv4j.tck.seed} changes the data set. */
   private static final long DEFAULT_SEED = 20;
 
-  @Test
   void required_r12_1_fileTruncatedToHalf() throws Exception {
     damageRule("12.1", Damage.TRUNCATE_HALF);
   }
 
-  @Test
   void required_r12_2_fileTruncatedToZero() throws Exception {
     damageRule("12.2", Damage.TRUNCATE_ZERO);
   }
 
-  @Test
   void required_r12_3_fileDeleted() throws Exception {
     damageRule("12.3", Damage.DELETE);
   }
 
-  @Test
   void required_r12_4_bitFlipped() throws Exception {
     damageRule("12.4", Damage.FLIP_BIT);
   }
 
-  @Test
   void required_r12_5_blockZeroed() throws Exception {
     damageRule("12.5", Damage.ZERO_BLOCK);
   }
 
-  @Test
   void required_r12_6_foreignStoreRefused() throws Exception {
     damageRule("12.6", Damage.FOREIGN);
-  }
-
-  /** See {@link StoreTck#isDiagnosticFile(String)}. */
-  protected boolean isDiagnosticFile(String fileName) {
-    return false;
-  }
-
-  /**
-   * How long the child JVM of one damage rule may run before it is killed and the rule fails:
-   * {@code kv4j.tck.childTimeoutSeconds}, default 300.
-   */
-  Duration damageChildTimeout() {
-    return env().childTimeout();
   }
 
   /** The damages, each applied to one file of a copy of the store. */
