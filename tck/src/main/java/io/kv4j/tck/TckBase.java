@@ -1,56 +1,38 @@
 package io.kv4j.tck;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import io.kv4j.Cursor;
 import io.kv4j.Durability;
-import io.kv4j.Entry;
 import io.kv4j.Feature;
-import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.Stores;
 import io.kv4j.spi.StoreProvider;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
-import java.util.SplittableRandom;
-import java.util.TreeMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * State and helpers shared by the rule groups: the temporary directory, the stores a test opened
- * (closed after each test), rule-tagged messages, feature assumptions and a {@link TreeMap} model
- * to compare scans with.
+ * The state of one rule run and the engine's hooks: the temporary directory, the stores a rule
+ * opened (closed after each rule), the engine's config and {@link TckEnvironment} with its
+ * overrides, and the hooks an engine's test may override ({@code dataLivesInLocationFiles}, {@code
+ * isDiagnosticFile}, {@code childJvmOptions}). The rules themselves are in the group classes
+ * ({@code Group01Basics} ...), which reach this through {@link RuleGroup}.
  */
 @ExtendWith(TckReport.class)
 abstract class TckBase {
-  /** Depth knobs, settable with -D so CI stays short and a soak is one flag away. */
-  static final int OPS = Integer.getInteger("kv4j.tck.ops", 3000);
-
-  static final int THREADS = Integer.getInteger("kv4j.tck.threads", 4);
-  static final int CRASH_ROUNDS = Integer.getInteger("kv4j.tck.crashRounds", 2);
-  static final int MANY_KEYS = Integer.getInteger("kv4j.tck.manyKeys", 100_000);
-
-  /** Threads of the stress rules (8.5-8.8, 10.12); enough to make lost updates likely. */
-  static final int STRESS_THREADS = Integer.getInteger("kv4j.tck.stressThreads", 8);
-
-  /** Operations per thread of the stress rules. */
-  static final int STRESS_OPS = Integer.getInteger("kv4j.tck.stressOps", 2000);
-
   @TempDir Path tempDir;
 
   private final List<Store> opened = new ArrayList<>();
   private final Map<Store, StoreConfig> configs = new java.util.IdentityHashMap<>();
   private StoreProvider provider;
+  private TckEnvironment env; // environment() with the overrides, computed at first use
+  private java.util.function.Function<String, String> overrides = System::getProperty;
 
   /**
    * How to open the engine under test.
@@ -61,26 +43,70 @@ abstract class TckBase {
    */
   protected abstract StoreConfig config(Path directory, Durability durability);
 
+  /** See {@link StoreTck#environment()}. */
+  protected TckEnvironment environment() {
+    return TckEnvironment.defaults();
+  }
+
   /** See {@link StoreTck#dataLivesInLocationFiles()}. */
   protected boolean dataLivesInLocationFiles() {
-    return true;
+    return env().dataLivesInLocationFiles();
   }
 
   /**
-   * How long the kit waits for threads it started to meet and to finish: {@code
-   * kv4j.tck.timeoutSeconds}, default 600. A deadlocked engine fails the rule, never hangs it.
+   * Where the overrides of {@link #environment()} come from: JUnit's configuration parameters
+   * (which fall back to system properties), set by {@link TckReport} before each rule.
+   */
+  final void overrides(java.util.function.Function<String, String> lookup) {
+    overrides = lookup;
+    env = null;
+  }
+
+  /**
+   * A run parameter that is not part of the environment (the engine URI of {@link UriTck}, extra
+   * child JVM options): the JUnit configuration parameter or system property of that name.
+   */
+  final String parameter(String name) {
+    return overrides.apply(name);
+  }
+
+  /** Where the report, crash reports of child JVMs and the like go. */
+  final Path reportDir() {
+    return TckReport.dir(overrides);
+  }
+
+  /** The environment the rules run in: {@link #environment()} with the overrides applied. */
+  final TckEnvironment env() {
+    if (env == null) {
+      TckEnvironment e = environment();
+      if (e == null) {
+        throw new IllegalStateException(getClass().getName() + ".environment() returned null");
+      }
+      env = e.withOverrides(overrides);
+    }
+    return env;
+  }
+
+  /**
+   * How long the kit waits for threads it started to meet and to finish ({@link
+   * TckEnvironment#threadTimeout()}). A deadlocked engine fails the rule, never hangs it.
    */
   java.time.Duration threadTimeout() {
-    return java.time.Duration.ofSeconds(Long.getLong("kv4j.tck.timeoutSeconds", 600));
+    return env().threadTimeout();
   }
 
   /**
-   * How long one rule may run, and then how long closing its stores may take: {@code
-   * kv4j.tck.ruleTimeoutSeconds}, default 1800. An engine that hangs a rule, even deaf to
-   * interrupts, fails it with the stuck thread's stack (see {@link TckReport}).
+   * How long one rule may run, and then how long closing its stores may take ({@link
+   * TckEnvironment#ruleTimeout()}). An engine that hangs a rule, even deaf to interrupts, fails it
+   * with the stuck thread's stack (see {@link TckReport}).
    */
   java.time.Duration ruleTimeout() {
-    return java.time.Duration.ofSeconds(Long.getLong("kv4j.tck.ruleTimeoutSeconds", 1800));
+    return env().ruleTimeout();
+  }
+
+  /** The seed of a rule with a fixed default: the environment's, else {@code fixed}. */
+  long seed(long fixed) {
+    return env().seed().orElse(fixed);
   }
 
   @AfterEach
@@ -155,177 +181,49 @@ abstract class TckBase {
   }
 
   /**
-   * What a call throws, or null when it returns normally; used as {@code
-   * assertThat(thrown(call)).as(rule(...)).isInstanceOf(...)} so the rule is named also when
-   * nothing was thrown.
-   */
-  static Throwable thrown(org.assertj.core.api.ThrowableAssert.ThrowingCallable call) {
-    return org.assertj.core.api.Assertions.catchThrowable(call);
-  }
-
-  /**
-   * The seed of the randomised rules: {@code kv4j.tck.seed} when set (to replay a failure), else a
-   * fresh one.
+   * The seed of the randomised rules: the environment's ({@code kv4j.tck.seed}, to replay a
+   * failure) when set, else a fresh one.
    */
   long randomSeed() {
-    return Long.getLong("kv4j.tck.seed", System.nanoTime());
-  }
-
-  /** One call into the engine that returns something. */
-  interface EngineCall<T> {
-    T call();
-  }
-
-  /** One call into the engine that returns nothing. */
-  interface EngineAction {
-    void run();
+    return env().seed().orElseGet(System::nanoTime);
   }
 
   /**
-   * Makes an exception the engine throws fail the rule with where it happened: {@code where} names
-   * the seed or thread, the operation's index and the operation, e.g. {@code seed=123 op #456 (put
-   * key=41ff)}. The message reads {@code [11.1] seed=123 op #456 (put key=41ff): engine threw
-   * StoreIOException: ...}; the exception is kept as the cause. An {@link AssertionError} (a rule
-   * that failed inside the call) passes through.
+   * JVM options handed to the child: the module and native-access flags and system properties of
+   * this JVM. Override to add what your engine needs.
+   *
+   * @return the options
    */
-  static <T> T call(String ruleId, java.util.function.Supplier<String> where, EngineCall<T> call) {
-    return call(ruleId, where, "", call);
-  }
-
-  /** As above, with {@code suffix} after the engine's message (e.g. how to replay the seed). */
-  static <T> T call(
-      String ruleId, java.util.function.Supplier<String> where, String suffix, EngineCall<T> call) {
-    try {
-      return call.call();
-    } catch (RuntimeException e) {
-      throw engineThrew(ruleId, where.get(), e, suffix);
-    }
-  }
-
-  /** As {@link #call(String, java.util.function.Supplier, EngineCall)}, for a void call. */
-  static void run(String ruleId, java.util.function.Supplier<String> where, EngineAction action) {
-    run(ruleId, where, "", action);
-  }
-
-  /** As above, with {@code suffix} after the engine's message. */
-  static void run(
-      String ruleId,
-      java.util.function.Supplier<String> where,
-      String suffix,
-      EngineAction action) {
-    try {
-      action.run();
-    } catch (RuntimeException e) {
-      throw engineThrew(ruleId, where.get(), e, suffix);
-    }
-  }
-
-  static AssertionError engineThrew(String ruleId, String where, Throwable e) {
-    return engineThrew(ruleId, where, e, "");
-  }
-
-  static AssertionError engineThrew(String ruleId, String where, Throwable e, String suffix) {
-    return new AssertionError(
-        rule(
-            ruleId,
-            where
-                + ": engine threw "
-                + e.getClass().getSimpleName()
-                + ": "
-                + e.getMessage()
-                + suffix),
-        e);
-  }
-
-  /** A rule-tagged description for assertion messages. */
-  static String rule(String id, String what) {
-    return "[" + id + "] " + what;
-  }
-
-  static byte[] b(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
-  }
-
-  static byte[] b(int... unsigned) {
-    byte[] r = new byte[unsigned.length];
-    for (int i = 0; i < r.length; i++) {
-      r[i] = (byte) unsigned[i];
-    }
-    return r;
-  }
-
-  /** A 16-byte key: 8-byte big-endian index then padding, so keys sort by index. */
-  static byte[] key(long i) {
-    return ByteBuffer.allocate(16).putLong(i).putLong(0x6b7634_6a6b7634L).array();
-  }
-
-  static byte[] value(SplittableRandom rnd, int length) {
-    byte[] v = new byte[length];
-    for (int i = 0; i < length; i++) {
-      v[i] = (byte) rnd.nextInt(256);
-    }
-    return v;
-  }
-
-  static List<Entry> scanAll(Store s, KeyRange r) {
-    List<Entry> out = new ArrayList<>();
-    try (Cursor c = s.scan(r)) {
-      while (c.hasNext()) {
-        out.add(c.next());
-      }
-    }
-    return out;
-  }
-
-  static List<String> keysOf(List<Entry> entries) {
+  protected List<String> childJvmOptions() {
+    List<String> in = ManagementFactory.getRuntimeMXBean().getInputArguments();
     List<String> out = new ArrayList<>();
-    for (Entry e : entries) {
-      out.add(hex(e.key()));
-    }
-    return out;
-  }
-
-  static String hex(byte[] b) {
-    return java.util.HexFormat.of().formatHex(b);
-  }
-
-  static TreeMap<byte[], byte[]> newModel() {
-    return new TreeMap<>(Arrays::compareUnsigned);
-  }
-
-  /** What a correct engine returns for a range, computed on the model. */
-  static List<Entry> expected(TreeMap<byte[], byte[]> model, KeyRange r) {
-    List<Entry> out = new ArrayList<>();
-    if (r.isEmpty()) {
-      return out;
-    }
-    NavigableMap<byte[], byte[]> v = r.view(model);
-    for (Map.Entry<byte[], byte[]> e : v.entrySet()) {
-      if (out.size() >= r.limitValue()) {
-        break;
+    for (int i = 0; i < in.size(); i++) {
+      String a = in.get(i);
+      if ((a.equals("--add-opens") || a.equals("--add-exports")) && i + 1 < in.size()) {
+        out.add(a);
+        out.add(in.get(++i));
+      } else if (a.startsWith("--add-opens=")
+          || a.startsWith("--add-exports=")
+          || a.startsWith("--enable-native-access")
+          || a.startsWith("--sun-misc-unsafe-memory-access")
+          || (a.startsWith("-D") && !a.startsWith("-Dsurefire") && !a.startsWith("-Dbasedir"))) {
+        out.add(a);
       }
-      out.add(new Entry(e.getKey(), e.getValue()));
     }
+    out.add("-Xmx256m");
     return out;
   }
 
-  /** Asserts that a scan equals the model's answer, keys and values. */
-  static void assertScan(String ruleId, Store s, TreeMap<byte[], byte[]> model, KeyRange r) {
-    assertScan(ruleId, s, model, r, null);
+  /** See {@link StoreTck#isDiagnosticFile(String)}. */
+  protected boolean isDiagnosticFile(String fileName) {
+    return false;
   }
 
-  /** As above; {@code at} (may be null) says where, e.g. the seed and operation index. */
-  static void assertScan(
-      String ruleId, Store s, TreeMap<byte[], byte[]> model, KeyRange r, String at) {
-    String where = at == null ? "" : " at " + at;
-    List<Entry> actual = scanAll(s, r);
-    List<Entry> want = expected(model, r);
-    assertThat(keysOf(actual))
-        .as(
-            rule(
-                ruleId,
-                "keys of scan " + r + where + " (check bound inclusivity, order and limit)"))
-        .containsExactlyElementsOf(keysOf(want));
-    assertThat(actual).as(rule(ruleId, "entries of scan " + r + where)).isEqualTo(want);
+  /**
+   * How long the child JVM of one damage rule may run before it is killed and the rule fails:
+   * {@code kv4j.tck.childTimeoutSeconds}, default 300.
+   */
+  Duration damageChildTimeout() {
+    return env().childTimeout();
   }
 }

@@ -77,6 +77,7 @@ final class TckReport
     String engine = "?";
     Outcome running;
     long startedNanos;
+    Path dir = dir(System::getProperty);
   }
 
   private static final Map<Class<?>, Run> RUNS = new ConcurrentHashMap<>();
@@ -85,17 +86,32 @@ final class TckReport
     return RUNS.computeIfAbsent(cls, k -> new Run());
   }
 
-  static Path dir() {
-    return Path.of(System.getProperty("kv4j.tck.reportDir", "target/kv4j-tck"));
+  /** The JUnit configuration parameter (or system property) naming the report's directory. */
+  static final String REPORT_DIR = "kv4j.tck.reportDir";
+
+  /** The report's directory: {@value #REPORT_DIR} as {@code lookup} finds it, else the default. */
+  static Path dir(java.util.function.Function<String, String> lookup) {
+    String d = lookup.apply(REPORT_DIR);
+    return Path.of(d == null || d.isBlank() ? "target/kv4j-tck" : d);
+  }
+
+  /**
+   * A JUnit configuration parameter, else the system property of that name (JUnit's launcher falls
+   * back to system properties, its EngineTestKit does not).
+   */
+  private static java.util.function.Function<String, String> parameters(ExtensionContext c) {
+    return k -> c.getConfigurationParameter(k).orElseGet(() -> System.getProperty(k));
   }
 
   @Override
   public void beforeAll(ExtensionContext context) throws IOException {
     Class<?> cls = context.getRequiredTestClass();
-    RUNS.put(cls, new Run());
-    Files.createDirectories(dir());
+    Run run = new Run();
+    run.dir = dir(parameters(context));
+    RUNS.put(cls, run);
+    Files.createDirectories(run.dir);
     Files.writeString(
-        dir().resolve(cls.getSimpleName() + ".progress"),
+        run.dir.resolve(cls.getSimpleName() + ".progress"),
         "# kv4j TCK progress of "
             + cls.getName()
             + ", one line per rule started and per rule ended; a last line 'started ...' names"
@@ -107,6 +123,9 @@ final class TckReport
   public void beforeEach(ExtensionContext context) {
     Class<?> cls = context.getRequiredTestClass();
     Run run = run(cls);
+    if (context.getTestInstance().orElse(null) instanceof TckBase tck) {
+      tck.overrides(parameters(context)); // the environment's overrides: -D or the launcher's
+    }
     Outcome o =
         outcome(
             context,
@@ -325,7 +344,9 @@ final class TckReport
             + " ("
             + (run == null ? "?" : run.engine)
             + "): "
-            + dir().resolve(base + ".md").toAbsolutePath()
+            + (run == null ? dir(parameters(context)) : run.dir)
+                .resolve(base + ".md")
+                .toAbsolutePath()
             + " (and "
             + base
             + ".json)");
@@ -334,16 +355,17 @@ final class TckReport
 
   /** Appends a line to the class's progress file; each call reaches the OS before it returns. */
   private static void progress(Class<?> cls, String line) {
+    Path dir = run(cls).dir;
     try {
-      Files.createDirectories(dir());
+      Files.createDirectories(dir);
       Files.writeString(
-          dir().resolve(cls.getSimpleName() + ".progress"),
+          dir.resolve(cls.getSimpleName() + ".progress"),
           line + "\n",
           StandardCharsets.UTF_8,
           StandardOpenOption.CREATE,
           StandardOpenOption.APPEND);
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot write TCK progress to " + dir(), e);
+      throw new UncheckedIOException("cannot write TCK progress to " + dir, e);
     }
   }
 
@@ -358,12 +380,13 @@ final class TckReport
     }
     outcomes.sort(Comparator.comparing((Outcome o) -> ruleOrder(o.rule())));
     String base = cls.getSimpleName();
+    Path dir = run.dir;
     try {
-      Files.createDirectories(dir());
-      replace(dir().resolve(base + ".md"), markdown(run.engine, cls, outcomes, run.running));
-      replace(dir().resolve(base + ".json"), json(run.engine, cls, outcomes));
+      Files.createDirectories(dir);
+      replace(dir.resolve(base + ".md"), markdown(run.engine, cls, outcomes, run.running));
+      replace(dir.resolve(base + ".json"), json(run.engine, cls, outcomes));
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot write TCK report to " + dir(), e);
+      throw new UncheckedIOException("cannot write TCK report to " + dir, e);
     }
   }
 

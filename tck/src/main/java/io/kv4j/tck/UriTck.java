@@ -30,7 +30,7 @@ public final class UriTck extends StoreTck {
 
   @Override
   protected StoreConfig config(Path directory, Durability durability) {
-    return config(System.getProperty(PROPERTY), directory, durability);
+    return config(parameter(PROPERTY), directory, durability);
   }
 
   /**
@@ -76,7 +76,7 @@ public final class UriTck extends StoreTck {
     if (!joined.contains("--enable-native-access")) {
       opts.add("--enable-native-access=ALL-UNNAMED");
     }
-    String extra = System.getProperty(CHILD_JVM_OPTIONS, "").trim();
+    String extra = java.util.Objects.requireNonNullElse(parameter(CHILD_JVM_OPTIONS), "").trim();
     if (!extra.isEmpty()) {
       for (String o : extra.split("\\s+")) {
         if (!opts.contains(o)) {

@@ -40,6 +40,41 @@ class BrokenEnginesTest {
     }
   }
 
+  static final class SharedKeyspaceKeys extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.SHARED_KEYSPACE_KEYS;
+    }
+  }
+
+  static final class DropKeepsKeys extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.DROP_KEEPS_KEYS;
+    }
+  }
+
+  static final class KeyspaceByKeyspaceBatch extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.KEYSPACE_BY_KEYSPACE_BATCH;
+    }
+  }
+
+  static final class BackupWithoutKeyspaces extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.BACKUP_WITHOUT_KEYSPACES;
+    }
+  }
+
+  static final class CompactForgetsKeyspaces extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.COMPACT_FORGETS_KEYSPACES;
+    }
+  }
+
   static final class None extends DefectTck {
     @Override
     Defect defect() {
@@ -530,7 +565,27 @@ class BrokenEnginesTest {
         Arguments.of(
             BackupFromLastSync.class,
             "required_r16_2_backupWhileWritingHoldsAPrefix",
-            List.of("acknowledged before backup() started")));
+            List.of("acknowledged before backup() started")),
+        Arguments.of(
+            SharedKeyspaceKeys.class,
+            "required_r17_1_keyspacesAreIndependent",
+            List.of("holds only its own writes", "seed=")),
+        Arguments.of(
+            DropKeepsKeys.class,
+            "required_r17_3_dropRemovesAKeyspaceAndClosesItsHandles",
+            List.of("opened again after drop is empty")),
+        Arguments.of(
+            KeyspaceByKeyspaceBatch.class,
+            "required_r17_6_batchesSpanKeyspacesAtomically",
+            List.of("a refused batch changed nothing in 'default'")),
+        Arguments.of(
+            BackupWithoutKeyspaces.class,
+            "required_r17_9_backupHoldsEveryKeyspace",
+            List.of("the backup lists the store's keyspaces")),
+        Arguments.of(
+            CompactForgetsKeyspaces.class,
+            "required_r17_2_keyspacesSurviveReopen",
+            List.of("the keyspaces are listed after reopen")));
   }
 
   /**

@@ -9,9 +9,10 @@ import org.junit.jupiter.api.Nested;
  * The whole kit on the {@code ref} engine under feature subsets, so that every skip path and every
  * guard of a rule ({@code has(Feature)}) runs in the build: an engine declaring only some features
  * must be able to pass. Each subset is the same defect-free engine registered under another id
- * ({@code ref-none}, {@code ref-o}, ...) declaring fewer features; it refuses batches and reverse
- * scans when it does not declare them. The full set is {@link RefTckTest}. Rules skip by feature
- * only, so the subsets without {@code PERSISTENT} cost a few seconds each.
+ * ({@code ref-none}, {@code ref-o}, ..., {@code ref-k}, {@code ref-kb}, {@code ref-kx} for the
+ * keyspace features) declaring fewer features; it refuses batches and reverse scans when it does
+ * not declare them. The full set is {@link RefTckTest}. Rules skip by feature only, so the subsets
+ * without {@code PERSISTENT} cost a few seconds each.
  */
 class FeatureMatrixTest {
 
@@ -76,6 +77,33 @@ class FeatureMatrixTest {
     @Override
     String id() {
       return "ref-p";
+    }
+  }
+
+  /** {@code KEYSPACES} only: group 17 without batches, scans or reopen. */
+  @Nested
+  class KeyspacesOnly extends Subset {
+    @Override
+    String id() {
+      return "ref-k";
+    }
+  }
+
+  /** {@code KEYSPACES} and {@code ATOMIC_BATCH}: a batch naming another keyspace is refused. */
+  @Nested
+  class KeyspacesBatches extends Subset {
+    @Override
+    String id() {
+      return "ref-kb";
+    }
+  }
+
+  /** {@code KEYSPACES}, {@code ATOMIC_BATCH} and {@code KEYSPACE_BATCH}, not persistent. */
+  @Nested
+  class KeyspaceBatches extends Subset {
+    @Override
+    String id() {
+      return "ref-kx";
     }
   }
 }

@@ -144,6 +144,28 @@ public enum Defect {
    */
   UNLOCKED_INDEX,
   /**
+   * Every keyspace handle reads and writes the store's own keys: the names are listed, but the
+   * keyspaces are not apart (17.1).
+   */
+  SHARED_KEYSPACE_KEYS,
+  /**
+   * A drop forgets the keyspace's name but leaves its keys (and logs nothing): they reappear when
+   * the name is opened again, and the name and keys come back after reopen (17.3).
+   */
+  DROP_KEEPS_KEYS,
+  /**
+   * A batch spanning keyspaces is split by keyspace, each part checked and applied before the next
+   * is looked at: a bad value in a later keyspace leaves the earlier ones applied (17.6).
+   */
+  KEYSPACE_BY_KEYSPACE_BATCH,
+  /** A backup holds the store's own keys only, no keyspace (17.9). */
+  BACKUP_WITHOUT_KEYSPACES,
+  /**
+   * Compaction rewrites the log with the store's own keys only: the keyspaces are served until the
+   * store is reopened, then gone, names and keys (17.2, which compacts before its reopen).
+   */
+  COMPACT_FORGETS_KEYSPACES,
+  /**
    * The 20th write (put, delete or batch) of an opened store fails with {@code StoreIOException},
    * as on a full disk, with nothing wrong in the environment: the failure of the rule that met it
    * must name the seed or thread and the operation's index.

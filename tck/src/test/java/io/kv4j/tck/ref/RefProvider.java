@@ -28,7 +28,9 @@ public class RefProvider implements StoreProvider {
           Feature.CHECKSUMS,
           Feature.CONDITIONAL_WRITE,
           Feature.SNAPSHOT_READ,
-          Feature.BACKUP);
+          Feature.BACKUP,
+          Feature.KEYSPACES,
+          Feature.KEYSPACE_BATCH);
   static final OptionSpec<String> DEFECT =
       OptionSpec.choice("defect", "none", Defect.names(), "which deliberate bug to exhibit");
 
@@ -93,6 +95,33 @@ public class RefProvider implements StoreProvider {
     /** For ServiceLoader. */
     public PersistentOnly() {
       super("ref-p", Set.of(Feature.PERSISTENT));
+    }
+  }
+
+  /** {@code ref-k}: {@code KEYSPACES} only (no batches, no scans, not persistent). */
+  public static final class KeyspacesOnly extends RefProvider {
+    /** For ServiceLoader. */
+    public KeyspacesOnly() {
+      super("ref-k", Set.of(Feature.KEYSPACES));
+    }
+  }
+
+  /**
+   * {@code ref-kb}: {@code KEYSPACES} and {@code ATOMIC_BATCH} without {@code KEYSPACE_BATCH}, so a
+   * batch naming another keyspace is refused.
+   */
+  public static final class KeyspacesBatches extends RefProvider {
+    /** For ServiceLoader. */
+    public KeyspacesBatches() {
+      super("ref-kb", Set.of(Feature.KEYSPACES, Feature.ATOMIC_BATCH));
+    }
+  }
+
+  /** {@code ref-kx}: {@code KEYSPACES}, {@code ATOMIC_BATCH} and {@code KEYSPACE_BATCH}. */
+  public static final class KeyspaceBatches extends RefProvider {
+    /** For ServiceLoader. */
+    public KeyspaceBatches() {
+      super("ref-kx", Set.of(Feature.KEYSPACES, Feature.ATOMIC_BATCH, Feature.KEYSPACE_BATCH));
     }
   }
 

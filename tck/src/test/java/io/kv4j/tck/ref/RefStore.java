@@ -52,19 +52,38 @@ import java.util.zip.CRC32C;
  * <table>
  *   <caption>data.log</caption>
  *   <tr><th>offset</th><th>width</th><th>field</th></tr>
- *   <tr><td>0</td><td>8</td><td>magic {@code KV4JREF2}</td></tr>
+ *   <tr><td>0</td><td>8</td><td>magic {@code KV4JREF3} (a {@code KV4JREF2} log, written before
+ *       keyspaces, is read too: its records use op codes 0 and 1 only; an open for writing
+ *       rewrites the header with the new magic)</td></tr>
  *   <tr><td>8</td><td>8</td><td>clean length: the file's length at its last clean close, or -1
  *       while a writer has it open (and after a crash)</td></tr>
  *   <tr><td>16</td><td>4</td><td>CRC32C of bytes 0-15</td></tr>
  *   <tr><td>20</td><td>...</td><td>records: [int payload length n][int CRC32C of the length field
- *       and the payload][n bytes payload = int count, count x (byte op 0=put/1=delete, int
- *       keyLength, key, [int valueLength, value])]</td></tr>
+ *       and the payload][n bytes payload = int count, count x operation]</td></tr>
  * </table>
  *
- * <p>One record per put, delete or batch, so a batch is atomic across crashes. Every record is
- * checked at open, and the whole map lives in memory, so every read returns checked bytes ({@link
- * io.kv4j.Feature#CHECKSUMS}). Recovery: after a clean close (clean length set) the file must be
- * exactly that long and every record whole, otherwise the open fails with {@link
+ * <table>
+ *   <caption>an operation in a record's payload</caption>
+ *   <tr><th>op</th><th>what</th><th>then</th></tr>
+ *   <tr><td>0</td><td>put into the store's own keys</td><td>int keyLength, key, int
+ *       valueLength, value</td></tr>
+ *   <tr><td>1</td><td>delete from the store's own keys</td><td>int keyLength, key</td></tr>
+ *   <tr><td>2</td><td>put into a named keyspace (created if absent)</td><td>byte nameLength,
+ *       name (ASCII), int keyLength, key, int valueLength, value</td></tr>
+ *   <tr><td>3</td><td>delete from a named keyspace (created if absent)</td><td>byte nameLength,
+ *       name, int keyLength, key</td></tr>
+ *   <tr><td>4</td><td>create a named keyspace (no-op if present)</td><td>byte nameLength,
+ *       name</td></tr>
+ *   <tr><td>5</td><td>drop a named keyspace and its keys</td><td>byte nameLength, name</td></tr>
+ * </table>
+ *
+ * <p>One record per put, delete, batch, keyspace creation or drop, so a batch is atomic across
+ * crashes, also one spanning keyspaces. Keyspaces ({@link Feature#KEYSPACES}) are TreeMaps by name
+ * beside the store's own; a handle ({@link RefKeyspace}) reads and writes them through the store,
+ * under its lock, and a backup or compaction carries every keyspace, also an empty one. Every
+ * record is checked at open, and the whole map lives in memory, so every read returns checked bytes
+ * ({@link io.kv4j.Feature#CHECKSUMS}). Recovery: after a clean close (clean length set) the file
+ * must be exactly that long and every record whole, otherwise the open fails with {@link
  * StoreCorruptedException} and changes nothing — damage is never mistaken for a torn tail. After a
  * crash (clean length -1) the first record that fails its check ends the log: a torn tail,
  * truncated by a read-write open. {@link #compact()} writes the live entries to {@code
@@ -73,7 +92,15 @@ import java.util.zip.CRC32C;
 final class RefStore implements Store {
   static final String LOG = "data.log";
   static final String COMPACTING = "data.log.compact";
-  private static final byte[] MAGIC = "KV4JREF2".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] MAGIC = "KV4JREF3".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] MAGIC_BEFORE_KEYSPACES =
+      "KV4JREF2".getBytes(StandardCharsets.US_ASCII);
+  private static final byte PUT = 0;
+  private static final byte DELETE = 1;
+  private static final byte PUT_IN = 2;
+  private static final byte DELETE_IN = 3;
+  private static final byte CREATE = 4;
+  private static final byte DROP = 5;
   private static final int HEADER = 20;
   private static final long DIRTY = -1;
 
@@ -90,7 +117,17 @@ final class RefStore implements Store {
   private final Path logFile;
   private final List<RefCursor> cursors = new ArrayList<>();
   private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
-  private volatile TreeMap<byte[], byte[]> map;
+  private volatile TreeMap<byte[], byte[]> map; // the store's own keys
+
+  /** The named keyspaces' keys, by name; guarded by the store's monitor. */
+  private final TreeMap<String, TreeMap<byte[], byte[]>> named = new TreeMap<>();
+
+  /** DROP_KEEPS_KEYS: dropped names whose keys stayed; guarded by the store's monitor. */
+  private final Set<String> forgotten = new java.util.HashSet<>();
+
+  /** The open keyspace handles; guarded by the store's monitor. */
+  private final List<RefKeyspace> handles = new ArrayList<>();
+
   private volatile boolean closed;
   private final AtomicLong writes =
       new AtomicLong(); // for STALLED_WRITES, DEADLOCKED_WRITES, WRITE_FAILS
@@ -295,7 +332,7 @@ final class RefStore implements Store {
     }
     byte[] magic = new byte[MAGIC.length];
     all.get(magic);
-    if (!Arrays.equals(magic, MAGIC)) {
+    if (!Arrays.equals(magic, MAGIC) && !Arrays.equals(magic, MAGIC_BEFORE_KEYSPACES)) {
       throw damage("is not a ref log (bad magic)", 0, size);
     }
     long clean = all.getLong();
@@ -309,7 +346,7 @@ final class RefStore implements Store {
       // What an engine reading a mapped file past its end suffers: SIGBUS, the JVM aborts.
       Runtime.getRuntime().halt(134);
     }
-    long valid = replay(all, map, defect != Defect.NO_CHECKSUM_CHECK);
+    long valid = replay(all, map, named, defect != Defect.NO_CHECKSUM_CHECK);
     if (strict && size != clean) {
       throw damage(
           "is "
@@ -344,7 +381,11 @@ final class RefStore implements Store {
    * Applies the records after the header to {@code into} and returns the offset just past the last
    * whole record whose checksum matched (or, without {@code check}, whose length fit).
    */
-  private static long replay(ByteBuffer all, TreeMap<byte[], byte[]> into, boolean check) {
+  private static long replay(
+      ByteBuffer all,
+      TreeMap<byte[], byte[]> into,
+      TreeMap<String, TreeMap<byte[], byte[]>> spaces,
+      boolean check) {
     all.position(HEADER);
     long valid = HEADER;
     while (all.remaining() >= 8) {
@@ -362,7 +403,7 @@ final class RefStore implements Store {
       }
       byte[] payload = new byte[len];
       all.get(payload);
-      apply(ByteBuffer.wrap(payload), into);
+      apply(ByteBuffer.wrap(payload), into, spaces);
       valid = all.position();
     }
     return valid;
@@ -403,13 +444,28 @@ final class RefStore implements Store {
     }
   }
 
-  private static void apply(ByteBuffer p, TreeMap<byte[], byte[]> m) {
+  private static void apply(
+      ByteBuffer p, TreeMap<byte[], byte[]> own, TreeMap<String, TreeMap<byte[], byte[]>> spaces) {
     int n = p.getInt();
     for (int i = 0; i < n; i++) {
       byte op = p.get();
+      TreeMap<byte[], byte[]> m = own;
+      if (op >= PUT_IN && op <= DROP) { // any other op reads as a delete (as before keyspaces)
+        byte[] name = new byte[p.get()];
+        p.get(name);
+        String ks = new String(name, StandardCharsets.US_ASCII);
+        if (op == DROP) {
+          spaces.remove(ks);
+          continue;
+        }
+        m = spaces.computeIfAbsent(ks, x -> new TreeMap<>(own.comparator()));
+        if (op == CREATE) {
+          continue;
+        }
+      }
       byte[] k = new byte[p.getInt()];
       p.get(k);
-      if (op == 0) {
+      if (op == PUT || op == PUT_IN) {
         byte[] v = new byte[p.getInt()];
         p.get(v);
         m.put(k, v);
@@ -431,17 +487,22 @@ final class RefStore implements Store {
         WriteBatch puts = new WriteBatch();
         WriteBatch deletes = new WriteBatch();
         for (int i = 0; i < ops.size(); i++) {
-          if (ops.isDelete(i)) {
-            deletes.delete(ops.key(i));
-          } else {
-            puts.put(ops.key(i), ops.value(i));
-          }
+          copyOp(ops, i, ops.isDelete(i) ? deletes : puts);
         }
         rec = record(puts);
         if (deletes.size() > 0) {
           pending.write(record(deletes).array());
         }
       }
+      appendRecord(rec);
+    } catch (IOException e) {
+      throw new StoreIOException("engine 'ref': cannot append to " + logFile, e);
+    }
+  }
+
+  /** Appends one whole record (and syncs it with SYNC); the caller holds the store's lock. */
+  private void appendRecord(ByteBuffer rec) {
+    try {
       writeFully(log, rec);
       if (info.durability() == Durability.SYNC && defect != Defect.NEVER_SYNCS) {
         log.force(false);
@@ -452,7 +513,26 @@ final class RefStore implements Store {
     }
   }
 
-  /** One log record holding a batch: length, CRC32C, payload. */
+  /** Copies operation {@code i} of {@code from}, keyspace included, to the end of {@code to}. */
+  private static void copyOp(WriteBatch from, int i, WriteBatch to) {
+    String ks = from.keyspace(i);
+    if (from.isDelete(i)) {
+      if (ks == null) {
+        to.delete(from.key(i));
+      } else {
+        to.delete(ks, from.key(i));
+      }
+    } else if (ks == null) {
+      to.put(from.key(i), from.value(i));
+    } else {
+      to.put(ks, from.key(i), from.value(i));
+    }
+  }
+
+  /**
+   * One log record holding a resolved batch (an operation's keyspace is null for the store's own
+   * keys, else a named keyspace): length, CRC32C, payload.
+   */
   private ByteBuffer record(WriteBatch ops) throws IOException {
     ByteArrayOutputStream bos = new ByteArrayOutputStream();
     DataOutputStream out = new DataOutputStream(bos);
@@ -464,22 +544,43 @@ final class RefStore implements Store {
     }
     out.writeInt(count);
     for (int i = 0; i < ops.size(); i++) {
-      if (ops.isDelete(i)) {
-        if (defect == Defect.LOST_DELETES) {
-          continue;
-        }
-        out.writeByte(1);
-        out.writeInt(ops.key(i).length);
-        out.write(ops.key(i));
+      if (ops.isDelete(i) && defect == Defect.LOST_DELETES) {
+        continue;
+      }
+      String ks = ops.keyspace(i);
+      if (ks == null) {
+        out.writeByte(ops.isDelete(i) ? DELETE : PUT);
       } else {
-        out.writeByte(0);
-        out.writeInt(ops.key(i).length);
-        out.write(ops.key(i));
+        out.writeByte(ops.isDelete(i) ? DELETE_IN : PUT_IN);
+        writeName(out, ks);
+      }
+      out.writeInt(ops.key(i).length);
+      out.write(ops.key(i));
+      if (!ops.isDelete(i)) {
         out.writeInt(ops.value(i).length);
         out.write(ops.value(i));
       }
     }
-    byte[] payload = bos.toByteArray();
+    return seal(bos.toByteArray());
+  }
+
+  /** One log record creating or dropping a keyspace. */
+  private static ByteBuffer record(byte op, String keyspace) throws IOException {
+    ByteArrayOutputStream bos = new ByteArrayOutputStream();
+    DataOutputStream out = new DataOutputStream(bos);
+    out.writeInt(1);
+    out.writeByte(op);
+    writeName(out, keyspace);
+    return seal(bos.toByteArray());
+  }
+
+  private static void writeName(DataOutputStream out, String keyspace) throws IOException {
+    byte[] name = keyspace.getBytes(StandardCharsets.US_ASCII); // checked: at most 64 ASCII
+    out.writeByte(name.length);
+    out.write(name);
+  }
+
+  private static ByteBuffer seal(byte[] payload) {
     ByteBuffer rec = ByteBuffer.allocate(8 + payload.length);
     rec.putInt(payload.length).putInt(0).put(payload);
     CRC32C c = new CRC32C();
@@ -531,11 +632,16 @@ final class RefStore implements Store {
 
   @Override
   public byte[] get(byte[] key) {
+    return get(null, key);
+  }
+
+  /** A get in a keyspace (null: the store's own keys); a handle checked itself first. */
+  byte[] get(String space, byte[] key) {
     checkKey(key);
     checkOpen();
     byte[] v;
     synchronized (this) {
-      v = map.get(key);
+      v = space(space).get(key);
     }
     if (v == null || (v.length == 0 && defect == Defect.EMPTY_VALUE_AS_NULL)) {
       return null;
@@ -545,8 +651,17 @@ final class RefStore implements Store {
 
   @Override
   public void put(byte[] key, byte[] value) {
+    put(null, key, value);
+  }
+
+  /** A put in a keyspace (null: the store's own keys). */
+  void put(String space, byte[] key, byte[] value) {
     checkKey(key);
     checkValue(value);
+    if (space != null) {
+      writeOps(resolve(space, new WriteBatch().put(key, value)));
+      return;
+    }
     if (defect == Defect.HALTS_ON_HUGE_VALUE && value.length > (8 << 20)) {
       // What an engine whose native allocator aborts does to the JVM: no exception, no hook.
       Runtime.getRuntime().halt(Defect.HALT_STATUS);
@@ -562,7 +677,7 @@ final class RefStore implements Store {
         } catch (IOException e) {
           throw new StoreIOException("engine 'ref': cannot stage an overwrite", e);
         }
-        applyToMap(put);
+        applyTo(map, put, false);
       }
       return;
     }
@@ -571,21 +686,84 @@ final class RefStore implements Store {
 
   @Override
   public void delete(byte[] key) {
+    delete((String) null, key);
+  }
+
+  /** A delete in a keyspace (null: the store's own keys). */
+  void delete(String space, byte[] key) {
     checkKey(key);
-    writeOps(new WriteBatch().delete(key));
+    writeOps(resolve(space, new WriteBatch().delete(key)));
   }
 
   @Override
   public void write(WriteBatch batch) {
+    write(null, batch);
+  }
+
+  /** A batch written to a keyspace (null: to the store): its unnamed operations apply there. */
+  void write(String space, WriteBatch batch) {
     Objects.requireNonNull(batch, "batch");
     requireFeature(Feature.ATOMIC_BATCH);
+    String own = space == null ? Store.DEFAULT_KEYSPACE : space;
+    boolean spans = false;
     for (int i = 0; i < batch.size(); i++) {
       String k = batch.keyspace(i);
-      if (k != null && !Store.DEFAULT_KEYSPACE.equals(k)) {
-        requireFeature(Feature.KEYSPACE_BATCH); // no keyspaces: never apply it to the own keys
+      if (k != null && !own.equals(k)) {
+        requireFeature(Feature.KEYSPACE_BATCH); // never apply it to the own keys instead
+        spans = true;
       }
     }
-    writeOps(batch, defect == Defect.RETAINS_BATCH_ARRAYS);
+    if (spans && defect == Defect.KEYSPACE_BY_KEYSPACE_BATCH) {
+      // The bug: one batch per keyspace, each checked and applied before the next is looked at.
+      WriteBatch resolved = resolve(space, batch);
+      java.util.Map<String, WriteBatch> parts = new java.util.LinkedHashMap<>();
+      for (int i = 0; i < resolved.size(); i++) {
+        copyOp(resolved, i, parts.computeIfAbsent(resolved.keyspace(i), x -> new WriteBatch()));
+      }
+      for (WriteBatch part : parts.values()) {
+        writeOps(part);
+      }
+      return;
+    }
+    WriteBatch resolved = space == null && !batch.namesKeyspaces() ? batch : resolve(space, batch);
+    writeOps(resolved, defect == Defect.RETAINS_BATCH_ARRAYS);
+  }
+
+  /**
+   * The batch with every operation naming the keyspace it applies to: null for the store's own keys
+   * (also for {@code default}), else the name; unnamed operations apply to {@code space}.
+   */
+  private WriteBatch resolve(String space, WriteBatch batch) {
+    WriteBatch out = new WriteBatch();
+    for (int i = 0; i < batch.size(); i++) {
+      String k = batch.keyspace(i);
+      String target = k == null ? space : Store.DEFAULT_KEYSPACE.equals(k) ? null : k;
+      if (defect == Defect.SHARED_KEYSPACE_KEYS) {
+        target = null; // the bug: every handle writes the store's own keys
+      }
+      byte[] key = batch.key(i);
+      if (batch.isDelete(i)) {
+        if (target == null) {
+          out.delete(key);
+        } else {
+          out.delete(target, key);
+        }
+      } else if (target == null) {
+        out.put(key, batch.value(i));
+      } else {
+        out.put(target, key, batch.value(i));
+      }
+    }
+    return out;
+  }
+
+  /** A keyspace's keys (null: the store's own); empty if it is gone. Under the store's lock. */
+  private TreeMap<byte[], byte[]> space(String name) {
+    if (name == null || defect == Defect.SHARED_KEYSPACE_KEYS) {
+      return map;
+    }
+    TreeMap<byte[], byte[]> m = named.get(name);
+    return m != null ? m : new TreeMap<>(map.comparator());
   }
 
   /** A put, a delete or a batch: one log record, applied to the map under the store's lock. */
@@ -618,13 +796,9 @@ final class RefStore implements Store {
         for (int i = 0; i < batch.size(); i++) {
           checkKey(batch.key(i));
           WriteBatch one = new WriteBatch();
-          if (batch.isDelete(i)) {
-            one.delete(batch.key(i));
-          } else {
-            one.put(batch.key(i), batch.value(i));
-          }
+          copyOp(batch, i, one);
           append(one);
-          applyToMap(one);
+          applyTo(map, one, false);
         }
       }
       return;
@@ -645,7 +819,7 @@ final class RefStore implements Store {
       synchronized (this) {
         append(batch);
       }
-      apply(copy, batch);
+      applyTo(copy, batch, false);
       map = copy;
       return;
     }
@@ -655,13 +829,9 @@ final class RefStore implements Store {
       }
       for (int i = 0; i < batch.size(); i++) { // ... the index one key at a time
         WriteBatch one = new WriteBatch();
-        if (batch.isDelete(i)) {
-          one.delete(batch.key(i));
-        } else {
-          one.put(batch.key(i), batch.value(i));
-        }
+        copyOp(batch, i, one);
         synchronized (this) {
-          apply(map, one);
+          applyTo(map, one, false);
         }
         Thread.yield();
       }
@@ -671,7 +841,7 @@ final class RefStore implements Store {
       synchronized (this) {
         append(batch);
       }
-      apply(map, batch); // the bug: racing writers rebalance the same TreeMap at once
+      applyTo(map, batch, false); // the bug: racing writers rebalance the same TreeMap at once
       return;
     }
     if (defect == Defect.SPLIT_LOCKS) {
@@ -680,7 +850,7 @@ final class RefStore implements Store {
       }
       LockSupport.parkNanos(50_000); // between the two locks another writer may pass
       synchronized (this) {
-        apply(map, batch);
+        applyTo(map, batch, false);
       }
       return;
     }
@@ -688,7 +858,7 @@ final class RefStore implements Store {
     synchronized (this) {
       int before = map.size();
       append(batch);
-      apply(map, batch, retainsArrays);
+      applyTo(map, batch, retainsArrays);
       delta = map.size() - before;
     }
     if (defect == Defect.RACY_KEY_COUNT) {
@@ -698,17 +868,19 @@ final class RefStore implements Store {
     }
   }
 
-  /** Applies a batch to the map in place; the caller holds the store's lock. */
-  private void applyToMap(WriteBatch batch) {
-    apply(map, batch);
-  }
-
-  private static void apply(TreeMap<byte[], byte[]> m, WriteBatch batch) {
-    apply(m, batch, false);
-  }
-
-  private static void apply(TreeMap<byte[], byte[]> m, WriteBatch batch, boolean retainsArrays) {
+  /**
+   * Applies a resolved batch in place: its unnamed operations to {@code own} (the store's own keys,
+   * or a racing copy of them), the others to their keyspace, created if absent. The caller holds
+   * the store's lock (but for the defects that do not).
+   */
+  private void applyTo(TreeMap<byte[], byte[]> own, WriteBatch batch, boolean retainsArrays) {
     for (int i = 0; i < batch.size(); i++) {
+      String ks = batch.keyspace(i);
+      TreeMap<byte[], byte[]> m = own;
+      if (ks != null) {
+        forgotten.remove(ks);
+        m = named.computeIfAbsent(ks, x -> new TreeMap<>(own.comparator()));
+      }
       if (batch.isDelete(i)) {
         m.remove(batch.key(i));
       } else {
@@ -734,6 +906,11 @@ final class RefStore implements Store {
 
   @Override
   public Cursor scan(KeyRange range) {
+    return scan(null, null, range);
+  }
+
+  /** A scan of a keyspace (null: the store's own keys) for a handle (null: the store). */
+  Cursor scan(String space, RefKeyspace owner, KeyRange range) {
     Objects.requireNonNull(range, "range");
     checkOpen();
     requireFeature(Feature.ORDERED_SCAN); // as AbstractStore does: no scan without the feature
@@ -741,7 +918,7 @@ final class RefStore implements Store {
       requireFeature(Feature.REVERSE_SCAN);
     }
     if (defect == Defect.LAZY_SNAPSHOT) {
-      RefCursor lazy = new RefCursor(null, range);
+      RefCursor lazy = new RefCursor(null, range, space, owner);
       synchronized (cursors) {
         cursors.add(lazy);
       }
@@ -751,9 +928,10 @@ final class RefStore implements Store {
     synchronized (this) {
       // The snapshot is taken here, when scan() returns, not at the first hasNext(): a copy of the
       // range (the map itself changes in place under the lock, so a put costs no copy).
-      entries = defect == Defect.FAKE_SNAPSHOT ? view(map, range) : new TreeMap<>(view(map, range));
+      TreeMap<byte[], byte[]> m = space(space);
+      entries = defect == Defect.FAKE_SNAPSHOT ? view(m, range) : new TreeMap<>(view(m, range));
     }
-    RefCursor c = new RefCursor(entries, range);
+    RefCursor c = new RefCursor(entries, range, space, owner);
     synchronized (cursors) {
       cursors.add(c);
     }
@@ -794,8 +972,13 @@ final class RefStore implements Store {
     private boolean cursorClosed;
     private boolean asked; // hasNext() called since the last next(), for HASNEXT_ADVANCES
 
-    RefCursor(NavigableMap<byte[], byte[]> view, KeyRange range) {
+    private final String space; // the keyspace it reads, null for the store's own keys
+    private final RefKeyspace owner; // the handle it was opened through, null for the store
+
+    RefCursor(NavigableMap<byte[], byte[]> view, KeyRange range, String space, RefKeyspace owner) {
       this.range = range;
+      this.space = space;
+      this.owner = owner;
       this.it = view == null ? null : view.entrySet().iterator();
       this.remaining = defect == Defect.LIMIT_IGNORED ? Long.MAX_VALUE : range.limitValue();
     }
@@ -803,7 +986,7 @@ final class RefStore implements Store {
     private Iterator<Map.Entry<byte[], byte[]>> it() {
       if (it == null) {
         synchronized (RefStore.this) {
-          it = new TreeMap<>(view(map, range)).entrySet().iterator();
+          it = new TreeMap<>(view(space(space), range)).entrySet().iterator();
         }
       }
       return it;
@@ -815,6 +998,9 @@ final class RefStore implements Store {
       }
       if (closed && defect != Defect.CURSOR_OUTLIVES_STORE) {
         throw new StoreClosedException("store closed");
+      }
+      if (owner != null && owner.isClosed()) {
+        throw new StoreClosedException("engine 'ref': " + owner.info().location() + " is closed");
       }
     }
 
@@ -851,33 +1037,47 @@ final class RefStore implements Store {
 
   @Override
   public boolean putIfAbsent(byte[] key, byte[] value) {
+    return putIfAbsent(null, key, value);
+  }
+
+  boolean putIfAbsent(String space, byte[] key, byte[] value) {
     checkKey(key);
     checkValue(value);
     requireFeature(Feature.CONDITIONAL_WRITE);
-    return compareAndSet(key, null, value);
+    return compareAndSet(space, key, null, value);
   }
 
   @Override
   public boolean replace(byte[] key, byte[] expected, byte[] value) {
+    return replace(null, key, expected, value);
+  }
+
+  boolean replace(String space, byte[] key, byte[] expected, byte[] value) {
     checkKey(key);
     Objects.requireNonNull(expected, "expected");
     checkValue(value);
     requireFeature(Feature.CONDITIONAL_WRITE);
-    return compareAndSet(key, expected, value);
+    return compareAndSet(space, key, expected, value);
   }
 
   @Override
   public boolean delete(byte[] key, byte[] expected) {
+    return delete(null, key, expected);
+  }
+
+  boolean delete(String space, byte[] key, byte[] expected) {
     checkKey(key);
     Objects.requireNonNull(expected, "expected");
     requireFeature(Feature.CONDITIONAL_WRITE);
-    return compareAndSet(key, expected, null);
+    return compareAndSet(space, key, expected, null);
   }
 
   /** Compares and writes under the store's lock: the log record and the map change together. */
-  private boolean compareAndSet(byte[] key, byte[] expected, byte[] value) {
+  private boolean compareAndSet(String space, byte[] key, byte[] expected, byte[] value) {
     checkWritable();
-    WriteBatch op = value == null ? new WriteBatch().delete(key) : new WriteBatch().put(key, value);
+    WriteBatch op =
+        resolve(
+            space, value == null ? new WriteBatch().delete(key) : new WriteBatch().put(key, value));
     if (defect == Defect.PUT_IF_ABSENT_OVERWRITES && expected == null) {
       writeOps(op);
       return true;
@@ -885,7 +1085,7 @@ final class RefStore implements Store {
     if (defect == Defect.RACY_CONDITIONAL_WRITE) {
       byte[] current;
       synchronized (this) {
-        current = map.get(key);
+        current = space(space).get(key);
       }
       if (!matches(current, expected)) {
         return false;
@@ -895,7 +1095,7 @@ final class RefStore implements Store {
       return true;
     }
     synchronized (this) {
-      if (!matches(map.get(key), expected)) {
+      if (!matches(space(space).get(key), expected)) {
         return false;
       }
       writeOps(op);
@@ -909,9 +1109,20 @@ final class RefStore implements Store {
 
   @Override
   public List<byte[]> getAll(List<byte[]> keys) {
+    return getAll(null, keys);
+  }
+
+  List<byte[]> getAll(String space, List<byte[]> keys) {
     Objects.requireNonNull(keys, "keys");
     for (byte[] k : keys) {
       checkKey(k);
+    }
+    if (space != null) {
+      List<byte[]> out = new ArrayList<>(keys.size());
+      for (byte[] k : keys) {
+        out.add(get(space, k));
+      }
+      return out;
     }
     if (defect == Defect.GETALL_IN_KEY_ORDER) {
       List<byte[]> sorted = new ArrayList<>(keys);
@@ -923,16 +1134,21 @@ final class RefStore implements Store {
 
   @Override
   public Snapshot snapshot() {
+    return snapshot(null, null);
+  }
+
+  /** A snapshot of a keyspace (null: the store's own keys) for a handle (null: the store). */
+  Snapshot snapshot(String space, RefKeyspace owner) {
     checkOpen();
     requireFeature(Feature.SNAPSHOT_READ);
     TreeMap<byte[], byte[]> frozen = null; // LIVE_SNAPSHOT: null, read the store itself
     if (defect != Defect.LIVE_SNAPSHOT) {
       synchronized (this) {
         checkOpen();
-        frozen = new TreeMap<>(map); // O(n): the reference engine favours plainness
+        frozen = new TreeMap<>(space(space)); // O(n): the reference engine favours plainness
       }
     }
-    RefSnapshot snap = new RefSnapshot(frozen);
+    RefSnapshot snap = new RefSnapshot(frozen, space, owner);
     synchronized (cursors) {
       snapshots.add(snap);
     }
@@ -944,13 +1160,17 @@ final class RefStore implements Store {
     private final TreeMap<byte[], byte[]> frozen;
     private final List<RefCursor> own = new ArrayList<>();
     private volatile boolean snapClosed;
+    private final String space;
+    private final RefKeyspace owner;
 
-    RefSnapshot(TreeMap<byte[], byte[]> frozen) {
+    RefSnapshot(TreeMap<byte[], byte[]> frozen, String space, RefKeyspace owner) {
       this.frozen = frozen;
+      this.space = space;
+      this.owner = owner;
     }
 
     private void check() {
-      if (closed) {
+      if (closed || (owner != null && owner.isClosed())) {
         throw new StoreClosedException("engine 'ref': the snapshot's store is closed");
       }
       if (snapClosed) {
@@ -963,7 +1183,7 @@ final class RefStore implements Store {
       checkKey(key);
       check();
       if (frozen == null) {
-        return RefStore.this.get(key);
+        return RefStore.this.get(space, key);
       }
       byte[] v = frozen.get(key);
       return v == null ? null : v.clone();
@@ -988,9 +1208,9 @@ final class RefStore implements Store {
         requireFeature(Feature.REVERSE_SCAN);
       }
       if (frozen == null) {
-        return RefStore.this.scan(range);
+        return RefStore.this.scan(space, owner, range);
       }
-      RefCursor c = new RefCursor(view(frozen, range), range);
+      RefCursor c = new RefCursor(view(frozen, range), range, space, owner);
       synchronized (cursors) {
         cursors.add(c);
         own.add(c);
@@ -1039,6 +1259,12 @@ final class RefStore implements Store {
         if (Files.exists(identity)) {
           Files.copy(identity, dest.resolve(StoreDirectory.IDENTITY_FILE));
         }
+        if (defect == Defect.BACKUP_WITHOUT_KEYSPACES) {
+          // The bug: a backup of the store's own keys only, as if there were nothing else.
+          writeLog(dest.resolve(LOG), map, new TreeMap<>());
+          StoreDirectory.syncDirectory(dest);
+          return;
+        }
         long length = defect == Defect.BACKUP_FROM_LAST_SYNC ? syncedLength : log.size();
         try (FileChannel out =
             FileChannel.open(
@@ -1067,37 +1293,36 @@ final class RefStore implements Store {
     checkWritable();
     if (defect == Defect.COMPACT_OUTSIDE_LOCK) {
       TreeMap<byte[], byte[]> snapshot;
+      TreeMap<String, TreeMap<byte[], byte[]>> spaces = new TreeMap<>();
       synchronized (this) {
         snapshot = new TreeMap<>(map);
+        named.forEach((n, m) -> spaces.put(n, new TreeMap<>(m)));
       }
       LockSupport.parkNanos(1_000_000); // let writers in between the copy and the rewrite
-      rewrite(snapshot); // the bug: writes made from here to the rename are in the old log only
+      rewrite(snapshot, spaces); // the bug: writes from here to the rename are in the old log only
       return;
     }
     synchronized (this) {
-      rewrite(map);
+      rewrite(map, defect == Defect.COMPACT_FORGETS_KEYSPACES ? new TreeMap<>() : liveSpaces());
     }
   }
 
-  /** Writes {@code entries} to a new log and renames it over the log (under the store's lock). */
-  private void rewrite(TreeMap<byte[], byte[]> entries) {
+  /** The named keyspaces that are listed (DROP_KEEPS_KEYS keeps some that are not). */
+  private TreeMap<String, TreeMap<byte[], byte[]>> liveSpaces() {
+    TreeMap<String, TreeMap<byte[], byte[]>> live = new TreeMap<>(named);
+    live.keySet().removeAll(forgotten);
+    return live;
+  }
+
+  /**
+   * Writes {@code entries} and the keyspaces {@code spaces} to a new log and renames it over the
+   * log (under the store's lock).
+   */
+  private void rewrite(
+      TreeMap<byte[], byte[]> entries, TreeMap<String, TreeMap<byte[], byte[]>> spaces) {
     Path next = logFile.resolveSibling(COMPACTING);
     try {
-      try (FileChannel out =
-          FileChannel.open(
-              next,
-              StandardOpenOption.CREATE,
-              StandardOpenOption.TRUNCATE_EXISTING,
-              StandardOpenOption.WRITE)) {
-        writeFully(out, header(DIRTY));
-        for (Map.Entry<byte[], byte[]> e : entries.entrySet()) {
-          if (defect == Defect.COMPACT_DROPS_EMPTY_VALUES && e.getValue().length == 0) {
-            continue;
-          }
-          writeFully(out, record(new WriteBatch().put(e.getKey(), e.getValue())));
-        }
-        out.force(true);
-      }
+      writeLog(next, entries, spaces);
       synchronized (this) {
         Files.move(
             next, logFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -1110,6 +1335,36 @@ final class RefStore implements Store {
       }
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot compact " + logFile, e);
+    }
+  }
+
+  /**
+   * Writes a new log file holding {@code entries} (the store's own keys) and {@code spaces} (each
+   * keyspace's creation, then its keys), synced, recovered like a crash when opened.
+   */
+  private void writeLog(
+      Path file, TreeMap<byte[], byte[]> entries, TreeMap<String, TreeMap<byte[], byte[]>> spaces)
+      throws IOException {
+    try (FileChannel out =
+        FileChannel.open(
+            file,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.TRUNCATE_EXISTING,
+            StandardOpenOption.WRITE)) {
+      writeFully(out, header(DIRTY));
+      for (Map.Entry<byte[], byte[]> e : entries.entrySet()) {
+        if (defect == Defect.COMPACT_DROPS_EMPTY_VALUES && e.getValue().length == 0) {
+          continue;
+        }
+        writeFully(out, record(new WriteBatch().put(e.getKey(), e.getValue())));
+      }
+      for (Map.Entry<String, TreeMap<byte[], byte[]>> s : spaces.entrySet()) {
+        writeFully(out, record(CREATE, s.getKey()));
+        for (Map.Entry<byte[], byte[]> e : s.getValue().entrySet()) {
+          writeFully(out, record(new WriteBatch().put(s.getKey(), e.getKey(), e.getValue())));
+        }
+      }
+      out.force(true);
     }
   }
 
@@ -1138,13 +1393,15 @@ final class RefStore implements Store {
         all.get(magic);
         CRC32C hc = new CRC32C();
         hc.update(all.array(), 0, 16);
-        headerOk = Arrays.equals(magic, MAGIC) && all.getInt(16) == (int) hc.getValue();
+        headerOk =
+            (Arrays.equals(magic, MAGIC) || Arrays.equals(magic, MAGIC_BEFORE_KEYSPACES))
+                && all.getInt(16) == (int) hc.getValue();
       }
       if (!headerOk) {
         throw new StoreCorruptedException(
             "engine 'ref': the header of " + logFile + " is damaged", logFile, 0);
       }
-      long valid = replay(all, new TreeMap<>(map.comparator()), true);
+      long valid = replay(all, new TreeMap<>(map.comparator()), new TreeMap<>(), true);
       if (valid != size) {
         throw new StoreCorruptedException(
             "engine 'ref': the record at offset "
@@ -1177,17 +1434,127 @@ final class RefStore implements Store {
   }
 
   @Override
-  public synchronized StoreStats stats() {
+  public StoreStats stats() {
+    return stats(null, null);
+  }
+
+  /** The stats of a keyspace (null: the store's own keys) for a handle (null: the store). */
+  synchronized StoreStats stats(String space, RefKeyspace owner) {
     checkOpen();
     try {
-      int open;
+      int open = 0;
       synchronized (cursors) {
-        open = cursors.size();
+        for (RefCursor c : cursors) {
+          open += owner == null || c.owner == owner ? 1 : 0;
+        }
       }
-      long count = defect == Defect.RACY_KEY_COUNT ? racyCount : map.size();
+      long count =
+          space != null
+              ? space(space).size()
+              : defect == Defect.RACY_KEY_COUNT ? racyCount : map.size();
       return new StoreStats(count, true, log.size(), Map.of("open-cursors", open));
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot size " + logFile, e);
+    }
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  @Override
+  public Store keyspace(String name) {
+    checkNamed(name);
+    requireFeature(Feature.KEYSPACES);
+    synchronized (this) {
+      checkOpen();
+      if (!named.containsKey(name) || forgotten.contains(name)) {
+        if (info.readOnly()) {
+          throw new UnsupportedOperationException(
+              info.describe()
+                  + " is open read-only and has no keyspace '"
+                  + name
+                  + "' (it has "
+                  + keyspaces()
+                  + ")");
+        }
+        appendRecord(keyspaceRecord(CREATE, name));
+        forgotten.remove(name); // DROP_KEEPS_KEYS: the old keys are back
+        named.computeIfAbsent(name, x -> new TreeMap<>(map.comparator()));
+      }
+      java.util.EnumSet<Feature> features = java.util.EnumSet.noneOf(Feature.class);
+      features.addAll(info.features());
+      features.remove(Feature.KEYSPACES); // keyspaces do not nest
+      features.remove(Feature.BACKUP); // the store is backed up whole
+      RefKeyspace h =
+          new RefKeyspace(
+              this,
+              name,
+              new StoreInfo(
+                  info.engine(),
+                  features,
+                  info.limits(),
+                  info.durability(),
+                  info.location() + "#" + name,
+                  info.readOnly()));
+      handles.add(h);
+      return h;
+    }
+  }
+
+  @Override
+  public synchronized List<String> keyspaces() {
+    requireFeature(Feature.KEYSPACES);
+    checkOpen();
+    return List.copyOf(liveSpaces().keySet()); // sorted: a TreeMap's keys
+  }
+
+  @Override
+  public boolean dropKeyspace(String name) {
+    checkNamed(name);
+    requireFeature(Feature.KEYSPACES);
+    synchronized (this) {
+      checkWritable();
+      for (RefKeyspace h : new ArrayList<>(handles)) {
+        if (h.name().equals(name)) {
+          h.close();
+        }
+      }
+      if (!named.containsKey(name) || forgotten.contains(name)) {
+        return false;
+      }
+      if (defect == Defect.DROP_KEEPS_KEYS) {
+        forgotten.add(name); // the bug: the name goes, the keys stay (and no record says so)
+        return true;
+      }
+      appendRecord(keyspaceRecord(DROP, name));
+      named.remove(name);
+      return true;
+    }
+  }
+
+  private static void checkNamed(String name) {
+    Store.checkKeyspaceName(name);
+    if (Store.DEFAULT_KEYSPACE.equals(name)) {
+      throw new IllegalArgumentException(
+          "'" + Store.DEFAULT_KEYSPACE + "' names the store's own keys, not a keyspace");
+    }
+  }
+
+  private ByteBuffer keyspaceRecord(byte op, String name) {
+    try {
+      return record(op, name);
+    } catch (IOException e) {
+      throw new StoreIOException("engine 'ref': cannot encode a record for " + name, e);
+    }
+  }
+
+  /** Closes a handle: its cursors and snapshots go with it. */
+  synchronized void closeHandle(RefKeyspace h) {
+    handles.remove(h);
+    synchronized (cursors) {
+      cursors.removeIf(c -> c.owner == h);
+      snapshots.removeIf(s -> s.owner == h);
     }
   }
 
@@ -1197,6 +1564,7 @@ final class RefStore implements Store {
       return;
     }
     closed = true;
+    handles.clear(); // they see the store closed
     synchronized (cursors) {
       snapshots.clear(); // their reads now throw StoreClosedException (closed is set)
     }

@@ -7,12 +7,13 @@ import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.WriteBatch;
 import java.util.SplittableRandom;
-import org.junit.jupiter.api.Test;
 
 /** Group 5: batches. */
-abstract class BatchRules extends CursorRules {
+final class Group05Batches extends RuleGroup {
+  Group05Batches(TckBase kit) {
+    super(kit);
+  }
 
-  @Test
   void required_r5_1_batchAppliesAllInOrder() {
     require("5.1", Feature.ATOMIC_BATCH);
     Store s = open();
@@ -29,7 +30,6 @@ abstract class BatchRules extends CursorRules {
     assertThat(s.get(b("gone"))).as(rule("5.1", "every delete applied")).isNull();
   }
 
-  @Test
   void required_r5_2_invalidOperationAppliesNothing() {
     require("5.2", Feature.ATOMIC_BATCH);
     Store s = open();
@@ -52,7 +52,6 @@ abstract class BatchRules extends CursorRules {
         .isNull();
   }
 
-  @Test
   void required_r5_3_putThenDeleteInOneBatch() {
     require("5.3", Feature.ATOMIC_BATCH);
     Store s = open();
@@ -71,7 +70,6 @@ abstract class BatchRules extends CursorRules {
     }
   }
 
-  @Test
   void required_r5_4_emptyBatchIsNoOp() {
     require("5.4", Feature.ATOMIC_BATCH);
     Store s = open();
@@ -80,7 +78,6 @@ abstract class BatchRules extends CursorRules {
     assertThat(s.get(b("a"))).as(rule("5.4", "an empty batch changes nothing")).isEqualTo(b("1"));
   }
 
-  @Test
   void required_r5_5_largeBatchOf10000() {
     require("5.5", Feature.ATOMIC_BATCH);
     Store s = open();
@@ -99,7 +96,6 @@ abstract class BatchRules extends CursorRules {
     }
   }
 
-  @Test
   void required_r5_6_batchWith16MiBOfValues() {
     require("5.6", Feature.ATOMIC_BATCH);
     Store s = open();
@@ -118,7 +114,6 @@ abstract class BatchRules extends CursorRules {
     }
   }
 
-  @Test
   void required_r5_7_batchIsReusableAndNotRetained() {
     require("5.7", Feature.ATOMIC_BATCH);
     Store s = open();
@@ -153,7 +148,6 @@ abstract class BatchRules extends CursorRules {
         .isNull();
   }
 
-  @Test
   void required_r5_8_batchWithoutFeatureIsRefused() {
     Store s = open();
     if (has(Feature.ATOMIC_BATCH)) {

@@ -3,19 +3,19 @@ package io.kv4j.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kv4j.Store;
-import org.junit.jupiter.api.Test;
 
 /** Group 1: basics. */
-abstract class BasicRules extends TckBase {
+final class Group01Basics extends RuleGroup {
+  Group01Basics(TckBase kit) {
+    super(kit);
+  }
 
-  @Test
   void required_r1_1_putThenGet() {
     Store s = open();
     s.put(b("a"), b("1"));
     assertThat(s.get(b("a"))).as(rule("1.1", "get returns what put stored")).isEqualTo(b("1"));
   }
 
-  @Test
   void required_r1_2_overwriteReplacesValue() {
     Store s = open();
     s.put(b("a"), b("1"));
@@ -25,7 +25,6 @@ abstract class BasicRules extends TckBase {
         .isEqualTo(b("second value"));
   }
 
-  @Test
   void required_r1_3_deleteRemovesKey() {
     Store s = open();
     s.put(b("a"), b("1"));
@@ -35,14 +34,12 @@ abstract class BasicRules extends TckBase {
     assertThat(s.get(b("b"))).as(rule("1.3", "other keys survive a delete")).isEqualTo(b("2"));
   }
 
-  @Test
   void required_r1_4_absentKeyIsNull() {
     Store s = open();
     assertThat(s.get(b("never"))).as(rule("1.4", "absent key reads as null")).isNull();
     assertThat(s.contains(b("never"))).as(rule("1.4", "contains is false")).isFalse();
   }
 
-  @Test
   void required_r1_5_emptyValueIsNotAbsent() {
     Store s = open();
     s.put(b("e"), new byte[0]);
@@ -53,7 +50,6 @@ abstract class BasicRules extends TckBase {
     assertThat(s.contains(b("e"))).as(rule("1.5", "contains sees an empty value")).isTrue();
   }
 
-  @Test
   void required_r1_6_deleteOfAbsentKeyIsNoError() {
     Store s = open();
     s.delete(b("never"));
@@ -63,7 +59,6 @@ abstract class BasicRules extends TckBase {
     assertThat(s.get(b("x"))).as(rule("1.6", "double delete leaves the key absent")).isNull();
   }
 
-  @Test
   void required_r1_7_returnedArraysAreCopies() {
     Store s = open();
     s.put(b("k"), b("value"));
@@ -81,7 +76,6 @@ abstract class BasicRules extends TckBase {
     }
   }
 
-  @Test
   void required_r1_8_inputArraysAreNotRetained() {
     Store s = open();
     byte[] k = b("key");
@@ -95,7 +89,6 @@ abstract class BasicRules extends TckBase {
     assertThat(s.get(b("zey"))).as(rule("1.8", "the key array is not retained")).isNull();
   }
 
-  @Test
   void required_r1_9_manyKeysIndependent() {
     Store s = open();
     for (int i = 0; i < 1000; i++) {

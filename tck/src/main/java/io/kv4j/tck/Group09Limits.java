@@ -8,12 +8,13 @@ import io.kv4j.Limits;
 import io.kv4j.Store;
 import io.kv4j.WriteBatch;
 import java.util.SplittableRandom;
-import org.junit.jupiter.api.Test;
 
 /** Group 9: limits and bad input. */
-abstract class LimitRules extends ConcurrencyRules {
+final class Group09Limits extends RuleGroup {
+  Group09Limits(TckBase kit) {
+    super(kit);
+  }
 
-  @Test
   void required_r9_1_declaredLimitsMeetTheMinimum() {
     Store s = open();
     Limits l = s.info().limits();
@@ -28,7 +29,6 @@ abstract class LimitRules extends ConcurrencyRules {
         .isEqualTo(provider().limits());
   }
 
-  @Test
   void required_r9_2_sixteenMiBValue() {
     Store s = open();
     byte[] big = value(new SplittableRandom(92), 16 << 20);
@@ -45,7 +45,6 @@ abstract class LimitRules extends ConcurrencyRules {
         .isEqualTo(b("shrunk"));
   }
 
-  @Test
   void required_r9_3_overLimitValueRejected() {
     Store s = open();
     int max = s.info().limits().maxValueSize();
@@ -61,10 +60,9 @@ abstract class LimitRules extends ConcurrencyRules {
     assertThat(s.get(b("k"))).as(rule("9.3", "the old value is kept")).isEqualTo(b("kept"));
   }
 
-  @Test
   void required_r9_4_hundredThousandKeys() {
     Store s = open();
-    int n = MANY_KEYS;
+    int n = env().manyKeys();
     byte[] v = new byte[100];
     WriteBatch batch = new WriteBatch();
     for (int i = 0; i < n; i++) {

@@ -22,32 +22,31 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.Test;
 
 /**
  * Groups 13 to 16: conditional writes, read snapshots, multi-get and online backup — the
  * capabilities beyond get/put/delete/scan/batch, each behind its own {@link Feature} except
  * multi-get, which every engine has.
  */
-abstract class CapabilityRules extends DamageRules {
-
-  private static final long SEED = Long.getLong("kv4j.tck.seed", 13);
+final class Group13To16Capabilities extends RuleGroup {
+  Group13To16Capabilities(TckBase kit) {
+    super(kit);
+  }
 
   // ------------------------------------------------------------------ 13: conditional writes
 
-  @Test
   void required_r13_1_conditionalWritesMatchAModel() {
     require("13.1", Feature.CONDITIONAL_WRITE);
     Store s = open();
     TreeMap<byte[], byte[]> model = newModel();
-    SplittableRandom rnd = new SplittableRandom(SEED);
+    SplittableRandom rnd = new SplittableRandom(seed(13));
     byte[][] values = {b(""), b("a"), b("b"), b("ab"), b("abc")};
-    for (int op = 0; op < OPS; op++) {
+    for (int op = 0; op < env().ops(); op++) {
       byte[] k = key(rnd.nextInt(8));
       byte[] current = model.get(k);
       byte[] guess = rnd.nextInt(3) == 0 && current != null ? current.clone() : pick(rnd, values);
       byte[] v = pick(rnd, values);
-      String where = "seed=" + SEED + " op #" + op + " key=" + hex(k);
+      String where = "seed=" + seed(13) + " op #" + op + " key=" + hex(k);
       switch (rnd.nextInt(5)) {
         case 0 -> {
           boolean want = current == null;
@@ -93,23 +92,22 @@ abstract class CapabilityRules extends DamageRules {
       s = reopen(s);
       for (int i = 0; i < 8; i++) {
         assertThat(s.get(key(i)))
-            .as(rule("13.1", "seed=" + SEED + ": key " + i + " after reopen"))
+            .as(rule("13.1", "seed=" + seed(13) + ": key " + i + " after reopen"))
             .isEqualTo(model.get(key(i)));
       }
     }
   }
 
-  @Test
   void required_r13_2_replaceLoopsLoseNoIncrement() throws Exception {
     require("13.2", Feature.CONDITIONAL_WRITE);
     Store s = open();
     int counters = 4;
-    int perThread = Math.max(50, STRESS_OPS / 4);
+    int perThread = Math.max(50, env().stressOps() / 4);
     AtomicLong retries = new AtomicLong();
     List<Throwable> errors =
         runThreads(
             "13.2",
-            STRESS_THREADS,
+            env().stressThreads(),
             t -> {
               for (int i = 0; i < perThread; i++) {
                 byte[] k = key((t + i) % counters);
@@ -136,7 +134,7 @@ abstract class CapabilityRules extends DamageRules {
         .as(
             rule(
                 "13.2",
-                STRESS_THREADS
+                env().stressThreads()
                     + " threads x "
                     + perThread
                     + " increments through replace loops over "
@@ -145,19 +143,18 @@ abstract class CapabilityRules extends DamageRules {
                     + retries.get()
                     + " retries): an increment was lost, so a compare and its write were not"
                     + " atomic"))
-        .isEqualTo((long) STRESS_THREADS * perThread);
+        .isEqualTo((long) env().stressThreads() * perThread);
   }
 
-  @Test
   void required_r13_3_putIfAbsentHasOneWinner() throws Exception {
     require("13.3", Feature.CONDITIONAL_WRITE);
     Store s = open();
-    int keys = Math.max(20, STRESS_OPS / 10);
-    int[][] wins = new int[STRESS_THREADS][keys];
+    int keys = Math.max(20, env().stressOps() / 10);
+    int[][] wins = new int[env().stressThreads()][keys];
     List<Throwable> errors =
         runThreads(
             "13.3",
-            STRESS_THREADS,
+            env().stressThreads(),
             t -> {
               for (int i = 0; i < keys; i++) {
                 if (s.putIfAbsent(key(i), b("thread-" + t))) {
@@ -169,7 +166,7 @@ abstract class CapabilityRules extends DamageRules {
     for (int i = 0; i < keys; i++) {
       int winner = -1;
       int count = 0;
-      for (int t = 0; t < STRESS_THREADS; t++) {
+      for (int t = 0; t < env().stressThreads(); t++) {
         if (wins[t][i] > 0) {
           winner = t;
           count += wins[t][i];
@@ -184,7 +181,6 @@ abstract class CapabilityRules extends DamageRules {
     }
   }
 
-  @Test
   void required_r13_4_conditionalWritesWithoutFeatureAreRefused() {
     Store s = open();
     s.put(b("k"), b("v"));
@@ -210,7 +206,6 @@ abstract class CapabilityRules extends DamageRules {
 
   // ------------------------------------------------------------------ 14: read snapshots
 
-  @Test
   void required_r14_1_snapshotIgnoresLaterWrites() {
     require("14.1", Feature.SNAPSHOT_READ);
     Store s = open();
@@ -260,7 +255,6 @@ abstract class CapabilityRules extends DamageRules {
     }
   }
 
-  @Test
   void required_r14_2_snapshotNeverSeesHalfABatch() throws Exception {
     require("14.2", Feature.SNAPSHOT_READ);
     require("14.2", Feature.ATOMIC_BATCH);
@@ -270,11 +264,11 @@ abstract class CapabilityRules extends DamageRules {
       s.write(new WriteBatch().put(key(2 * p), counter(0)).put(key(2 * p + 1), counter(0)));
     }
     AtomicBoolean done = new AtomicBoolean();
-    int rounds = Math.max(200, STRESS_OPS / 2);
+    int rounds = Math.max(200, env().stressOps() / 2);
     List<Throwable> errors =
         runThreads(
             "14.2",
-            Math.max(2, THREADS),
+            Math.max(2, env().threads()),
             t -> {
               if (t == 0) {
                 try {
@@ -291,7 +285,7 @@ abstract class CapabilityRules extends DamageRules {
                 }
                 return;
               }
-              SplittableRandom rnd = new SplittableRandom(SEED + t);
+              SplittableRandom rnd = new SplittableRandom(seed(13) + t);
               int checks = 0;
               while (!done.get() || checks < 20) {
                 int p = rnd.nextInt(pairs);
@@ -325,7 +319,6 @@ abstract class CapabilityRules extends DamageRules {
     assertThat(errors).as(rule("14.2", "no thread failed")).isEmpty();
   }
 
-  @Test
   void required_r14_3_closingASnapshotClosesItsCursors() {
     require("14.3", Feature.SNAPSHOT_READ);
     Store s = open();
@@ -356,7 +349,6 @@ abstract class CapabilityRules extends DamageRules {
     left.close();
   }
 
-  @Test
   void required_r14_4_snapshotSurvivesCompaction() {
     require("14.4", Feature.SNAPSHOT_READ);
     Store s = open();
@@ -389,7 +381,6 @@ abstract class CapabilityRules extends DamageRules {
     }
   }
 
-  @Test
   void required_r14_5_snapshotWithoutFeatureIsRefused() {
     Store s = open();
     if (has(Feature.SNAPSHOT_READ)) {
@@ -406,10 +397,9 @@ abstract class CapabilityRules extends DamageRules {
 
   // ------------------------------------------------------------------ 15: multi-get
 
-  @Test
   void required_r15_1_getAllReturnsValuesInKeyOrder() {
     Store s = open();
-    SplittableRandom rnd = new SplittableRandom(SEED + 15);
+    SplittableRandom rnd = new SplittableRandom(seed(13) + 15);
     TreeMap<byte[], byte[]> model = newModel();
     for (int i = 0; i < 200; i++) {
       if (rnd.nextBoolean()) {
@@ -423,13 +413,20 @@ abstract class CapabilityRules extends DamageRules {
       keys.add(key(rnd.nextInt(250))); // duplicates, absent keys, any order
     }
     List<byte[]> values = s.getAll(keys);
-    assertThat(values).as(rule("15.1", "seed=" + (SEED + 15) + ": one value per key")).hasSize(300);
+    assertThat(values)
+        .as(rule("15.1", "seed=" + (seed(13) + 15) + ": one value per key"))
+        .hasSize(300);
     for (int i = 0; i < keys.size(); i++) {
       assertThat(values.get(i))
           .as(
               rule(
                   "15.1",
-                  "seed=" + (SEED + 15) + ": value " + i + " is that of key " + hex(keys.get(i))))
+                  "seed="
+                      + (seed(13) + 15)
+                      + ": value "
+                      + i
+                      + " is that of key "
+                      + hex(keys.get(i))))
           .isEqualTo(model.get(keys.get(i)));
     }
     assertThat(s.getAll(List.of())).as(rule("15.1", "no keys, no values")).isEmpty();
@@ -444,12 +441,11 @@ abstract class CapabilityRules extends DamageRules {
 
   // ------------------------------------------------------------------ 16: backup
 
-  @Test
   void required_r16_1_backupIsAnOpenableCopy() {
     require("16.1", Feature.BACKUP);
     Store s = open();
     TreeMap<byte[], byte[]> model = newModel();
-    SplittableRandom rnd = new SplittableRandom(SEED + 16);
+    SplittableRandom rnd = new SplittableRandom(seed(13) + 16);
     for (int i = 0; i < 2000; i++) {
       byte[] v = value(rnd, rnd.nextInt(300));
       s.put(key(i), v);
@@ -466,7 +462,7 @@ abstract class CapabilityRules extends DamageRules {
     copy.verify();
     for (int i = 0; i < 2000; i++) {
       assertThat(copy.get(key(i)))
-          .as(rule("16.1", "seed=" + (SEED + 16) + ": key " + i + " in the backup"))
+          .as(rule("16.1", "seed=" + (seed(13) + 16) + ": key " + i + " in the backup"))
           .isEqualTo(model.get(key(i)));
     }
     assertThat(copy.get(key(5000)))
@@ -483,7 +479,6 @@ abstract class CapabilityRules extends DamageRules {
         .isNull();
   }
 
-  @Test
   void required_r16_2_backupWhileWritingHoldsAPrefix() throws Exception {
     require("16.2", Feature.BACKUP);
     Store s = open();
@@ -556,7 +551,6 @@ abstract class CapabilityRules extends DamageRules {
     }
   }
 
-  @Test
   void required_r16_3_backupRefusesATargetHoldingData() throws Exception {
     require("16.3", Feature.BACKUP);
     Store s = open();
@@ -578,7 +572,6 @@ abstract class CapabilityRules extends DamageRules {
     assertThat(s.get(b("k"))).as(rule("16.3", "the store is unharmed")).isEqualTo(b("v"));
   }
 
-  @Test
   void required_r16_4_backupWithoutFeatureIsRefused() {
     Store s = open();
     if (has(Feature.BACKUP)) {
@@ -613,15 +606,5 @@ abstract class CapabilityRules extends DamageRules {
       return -1;
     }
     return ByteBuffer.wrap(v).getLong();
-  }
-
-  static List<Entry> scanAll(Snapshot s, KeyRange r) {
-    List<Entry> out = new ArrayList<>();
-    try (Cursor c = s.scan(r)) {
-      while (c.hasNext()) {
-        out.add(c.next());
-      }
-    }
-    return out;
   }
 }

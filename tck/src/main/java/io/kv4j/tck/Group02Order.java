@@ -7,12 +7,13 @@ import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import java.util.Arrays;
 import java.util.List;
-import org.junit.jupiter.api.Test;
 
 /** Group 2: keys and order. */
-abstract class OrderRules extends BasicRules {
+final class Group02Order extends RuleGroup {
+  Group02Order(TckBase kit) {
+    super(kit);
+  }
 
-  @Test
   void required_r2_1_unsignedByteOrder() {
     require("2.1", Feature.ORDERED_SCAN);
     Store s = open();
@@ -25,7 +26,6 @@ abstract class OrderRules extends BasicRules {
         .containsExactly("00", "01", "7f", "80", "81", "fe", "ff");
   }
 
-  @Test
   void required_r2_2_lexicographicPrefixFirst() {
     require("2.2", Feature.ORDERED_SCAN);
     Store s = open();
@@ -45,7 +45,6 @@ abstract class OrderRules extends BasicRules {
             hex(b("b")));
   }
 
-  @Test
   void required_r2_3_maxLengthKeyRoundTrips() {
     Store s = open();
     int max = s.info().limits().maxKeySize();
@@ -63,7 +62,6 @@ abstract class OrderRules extends BasicRules {
         .isNull();
   }
 
-  @Test
   void required_r2_4_overLimitKeyRejectedWithLimit() {
     Store s = open();
     s.put(b("keep"), b("1"));
@@ -93,7 +91,6 @@ abstract class OrderRules extends BasicRules {
         .isEqualTo(b("1"));
   }
 
-  @Test
   void required_r2_5_emptyKeyRejected() {
     Store s = open();
     assertThat(thrown(() -> s.put(new byte[0], b("v"))))
@@ -107,7 +104,6 @@ abstract class OrderRules extends BasicRules {
         .isInstanceOf(IllegalArgumentException.class);
   }
 
-  @Test
   void required_r2_6_nullArgumentsRejected() {
     Store s = open();
     assertThat(thrown(() -> s.put(null, b("v"))))
@@ -131,7 +127,6 @@ abstract class OrderRules extends BasicRules {
     assertThat(s.get(b("k"))).as(rule("2.6", "nothing was stored")).isNull();
   }
 
-  @Test
   void required_r2_7_everyByteValueIsAKey() {
     Store s = open();
     for (int i = 0; i < 256; i++) {

@@ -9,118 +9,27 @@ import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.WriteBatch;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.Test;
 
 /** Group 8: concurrency. Threads start together on a barrier; every failure is collected. */
-abstract class ConcurrencyRules extends CrashRules {
-
-  interface Task {
-    void run(int thread) throws Exception;
+final class Group08Concurrency extends RuleGroup {
+  Group08Concurrency(TckBase kit) {
+    super(kit);
   }
 
-  /**
-   * Runs {@code task} on n threads started together and returns their failures. Waits at most
-   * {@link #threadTimeout()} for the threads to meet and to finish: a deadlocked engine fails the
-   * rule, naming the threads still running and where they are stuck, instead of hanging the build.
-   */
-  List<Throwable> runThreads(String ruleId, int n, Task task) throws InterruptedException {
-    long timeoutNanos = threadTimeout().toNanos();
-    CyclicBarrier start = new CyclicBarrier(n);
-    ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
-    List<Thread> threads = new ArrayList<>();
-    for (int t = 0; t < n; t++) {
-      int id = t;
-      Thread th =
-          new Thread(
-              () -> {
-                try {
-                  start.await(timeoutNanos, TimeUnit.NANOSECONDS);
-                  task.run(id);
-                } catch (RuntimeException e) {
-                  // The engine threw: say on which thread (the rule may have wrapped it already
-                  // with the operation's index).
-                  errors.add(engineThrew(ruleId, "thread " + id, e));
-                } catch (Throwable e) {
-                  errors.add(e);
-                }
-              },
-              "kv4j-tck-" + t);
-      th.setDaemon(true); // a thread stuck in the engine must not keep the test JVM alive
-      threads.add(th);
-      th.start();
-    }
-    long deadline = System.nanoTime() + timeoutNanos;
-    List<String> stuck = new ArrayList<>();
-    for (Thread th : threads) {
-      long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-      th.join(Math.max(1, left));
-      if (th.isAlive()) {
-        StringBuilder where = new StringBuilder(th.getName());
-        for (StackTraceElement e : th.getStackTrace()) {
-          where.append("\n    at ").append(e);
-        }
-        stuck.add(where.toString());
-        th.interrupt();
-      }
-    }
-    if (!stuck.isEmpty()) {
-      throw new AssertionError(
-          rule(
-              ruleId,
-              stuck.size()
-                  + " of "
-                  + n
-                  + " threads did not finish within "
-                  + threadTimeout().toSeconds()
-                  + " s (kv4j.tck.timeoutSeconds): the engine deadlocked or stalled:\n"
-                  + String.join("\n", stuck)));
-    }
-    return new ArrayList<>(errors);
-  }
-
-  /**
-   * Fails the rule when a thread failed: the first failure is the cause (its message says on which
-   * thread and at which operation), the others are suppressed.
-   */
-  static void noThreadFailed(String ruleId, List<Throwable> errors) {
-    if (errors.isEmpty()) {
-      return;
-    }
-    Throwable first = errors.get(0);
-    String msg = String.valueOf(first.getMessage());
-    AssertionError e =
-        new AssertionError(
-            rule(
-                ruleId,
-                errors.size()
-                    + " thread(s) failed; the first: "
-                    + (msg.startsWith("[" + ruleId + "] ")
-                        ? msg.substring(ruleId.length() + 3)
-                        : first.toString())),
-            first);
-    for (Throwable other : errors.subList(1, errors.size())) {
-      e.addSuppressed(other);
-    }
-    throw e;
-  }
-
-  @Test
   void required_r8_1_threadsOnDisjointKeys() throws Exception {
     Store s = open();
     int per = 500;
     List<Throwable> errors =
         runThreads(
             "8.1",
-            THREADS,
+            env().threads(),
             t -> {
               for (int i = 0; i < per; i++) {
                 long k = (long) t * per + i;
@@ -141,7 +50,7 @@ abstract class ConcurrencyRules extends CrashRules {
               }
             });
     assertThat(errors).as(rule("8.1", "no thread failed")).isEmpty();
-    for (int t = 0; t < THREADS; t++) {
+    for (int t = 0; t < env().threads(); t++) {
       for (int i = 0; i < per; i++) {
         long k = (long) t * per + i;
         byte[] want =
@@ -153,7 +62,6 @@ abstract class ConcurrencyRules extends CrashRules {
     }
   }
 
-  @Test
   void required_r8_2_threadsOnSharedKeys() throws Exception {
     Store s = open();
     int keys = 20;
@@ -161,7 +69,7 @@ abstract class ConcurrencyRules extends CrashRules {
     List<Throwable> errors =
         runThreads(
             "8.2",
-            THREADS,
+            env().threads(),
             t -> {
               for (int r = 0; r < rounds; r++) {
                 int k = (r * 7 + t) % keys;
@@ -178,7 +86,7 @@ abstract class ConcurrencyRules extends CrashRules {
     assertThat(errors).as(rule("8.2", "no thread failed")).isEmpty();
     for (int k = 0; k < keys; k++) {
       Set<String> lastWrites = new HashSet<>();
-      for (int t = 0; t < THREADS; t++) {
+      for (int t = 0; t < env().threads(); t++) {
         for (int r = rounds - 1; r >= 0; r--) {
           if ((r * 7 + t) % keys == k) {
             lastWrites.add("t" + t + "-r" + r);
@@ -197,7 +105,6 @@ abstract class ConcurrencyRules extends CrashRules {
     }
   }
 
-  @Test
   void required_r8_3_scansDuringWrites() throws Exception {
     require("8.3", Feature.ORDERED_SCAN);
     Store s = open();
@@ -205,11 +112,11 @@ abstract class ConcurrencyRules extends CrashRules {
       s.put(key(i), b("v"));
     }
     AtomicBoolean done = new AtomicBoolean();
-    int writers = Math.max(1, THREADS / 2);
+    int writers = Math.max(1, env().threads() / 2);
     List<Throwable> errors =
         runThreads(
             "8.3",
-            THREADS,
+            env().threads(),
             t -> {
               if (t < writers) {
                 try {
@@ -253,14 +160,13 @@ abstract class ConcurrencyRules extends CrashRules {
         .isEmpty();
   }
 
-  @Test
   void required_r8_5_exactKeyCountUnderConcurrentWriters() throws Exception {
     Store s = open();
-    int per = STRESS_OPS;
+    int per = env().stressOps();
     List<Throwable> errors =
         runThreads(
             "8.5",
-            STRESS_THREADS,
+            env().stressThreads(),
             t -> {
               for (int i = 0; i < per; i++) {
                 long k = (long) t * per + i;
@@ -282,7 +188,7 @@ abstract class ConcurrencyRules extends CrashRules {
               }
             });
     noThreadFailed("8.5", errors);
-    long live = (long) STRESS_THREADS * (per - (per + 2) / 3);
+    long live = (long) env().stressThreads() * (per - (per + 2) / 3);
     io.kv4j.StoreStats st = s.stats();
     if (st.keyCountExact()) {
       assertThat(st.keyCount())
@@ -290,7 +196,7 @@ abstract class ConcurrencyRules extends CrashRules {
               rule(
                   "8.5",
                   "a key count flagged exact after "
-                      + STRESS_THREADS
+                      + env().stressThreads()
                       + " threads put, overwrote and deleted concurrently equals the "
                       + live
                       + " live keys (a count kept outside the write lock drifts)"))
@@ -302,19 +208,18 @@ abstract class ConcurrencyRules extends CrashRules {
     }
   }
 
-  @Test
   void required_r8_6_batchesAreNeverHalfVisible() throws Exception {
     require("8.6", Feature.ATOMIC_BATCH);
     Store s = open();
-    int writers = Math.max(1, STRESS_THREADS / 2);
-    int batches = Math.max(1, STRESS_OPS / 2);
+    int writers = Math.max(1, env().stressThreads() / 2);
+    int batches = Math.max(1, env().stressOps() / 2);
     boolean snapshots = has(Feature.SNAPSHOT_SCAN) && has(Feature.ORDERED_SCAN);
     java.util.concurrent.atomic.AtomicInteger done =
         new java.util.concurrent.atomic.AtomicInteger();
     List<Throwable> errors =
         runThreads(
             "8.6",
-            Math.max(2, STRESS_THREADS),
+            Math.max(2, env().stressThreads()),
             t -> {
               if (t < writers) {
                 // Writer t owns 8 keys and sets all 8 to n in batch n: at every moment a reader
@@ -387,19 +292,18 @@ abstract class ConcurrencyRules extends CrashRules {
     assertThat(errors).as(rule("8.6", "no reader saw half a batch, no thread failed")).isEmpty();
   }
 
-  @Test
   void required_r8_7_sharedKeysKeepTheServedWinnerAfterReopen() throws Exception {
     require("8.7", Feature.PERSISTENT);
     Store s = open();
     // Round r: every thread, started together, overwrites key r twice, so the last write to each
     // key is a race between all threads (not one thread left alone at the end).
-    int keys = Math.max(1, STRESS_OPS / 4);
-    CyclicBarrier round = new CyclicBarrier(STRESS_THREADS);
+    int keys = Math.max(1, env().stressOps() / 4);
+    CyclicBarrier round = new CyclicBarrier(env().stressThreads());
     long timeoutNanos = threadTimeout().toNanos();
     List<Throwable> errors =
         runThreads(
             "8.7",
-            STRESS_THREADS,
+            env().stressThreads(),
             t -> {
               try {
                 for (int k = 0; k < keys; k++) {
@@ -438,17 +342,16 @@ abstract class ConcurrencyRules extends CrashRules {
   /** Keys per thread of rule 8.8 written in batches, as a multiple of {@code stressOps}. */
   static final int BATCHED_KEYS_FACTOR = 8;
 
-  @Test
   void required_r8_8_manyWritersMatchModel() throws Exception {
     Store s = open();
-    int threads = STRESS_THREADS;
+    int threads = env().stressThreads();
     boolean batches = has(Feature.ATOMIC_BATCH);
     // With ATOMIC_BATCH most keys go in batches of 256 puts and 64 deletes: an engine applies a
     // batch to its index in one long stretch, so a writer that does it outside the write lock is
     // still applying when the next one starts, and each thread writes for longer than a scheduler
     // time slice. A batch costs one log append, so the kit can afford 8 times the keys.
     int chunk = batches ? 256 : 16;
-    int per = batches ? STRESS_OPS * BATCHED_KEYS_FACTOR : STRESS_OPS;
+    int per = batches ? env().stressOps() * BATCHED_KEYS_FACTOR : env().stressOps();
     // Thread t owns the keys i * threads + t: neighbours in key order belong to different threads,
     // and the keys of all threads grow together, so every thread inserts where the others are
     // rebalancing the same part of the index. A chunk's keys are put, then every 4th deleted: as
@@ -599,7 +502,6 @@ abstract class ConcurrencyRules extends CrashRules {
             }));
   }
 
-  @Test
   void required_r8_4_concurrentBatchesStayAtomic() throws Exception {
     require("8.4", Feature.ATOMIC_BATCH);
     Store s = open();
@@ -607,7 +509,7 @@ abstract class ConcurrencyRules extends CrashRules {
     List<Throwable> errors =
         runThreads(
             "8.4",
-            THREADS,
+            env().threads(),
             t -> {
               for (int i = 0; i < per; i++) {
                 WriteBatch wb = new WriteBatch();

@@ -8,15 +8,16 @@ import io.kv4j.Store;
 import io.kv4j.WriteBatch;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
-import org.junit.jupiter.api.Test;
 
 /**
  * Group 11: random operations checked against a {@link TreeMap}. The seed is in every failure
  * message; replay with {@code -Dkv4j.tck.seed=<seed>}; lengthen with {@code -Dkv4j.tck.ops=N}.
  */
-abstract class ModelRules extends LifecycleRules {
+final class Group11Model extends RuleGroup {
+  Group11Model(TckBase kit) {
+    super(kit);
+  }
 
-  @Test
   void required_r11_1_randomOperationsMatchModel() {
     long seed = randomSeed();
     SplittableRandom rnd = new SplittableRandom(seed);
@@ -24,7 +25,7 @@ abstract class ModelRules extends LifecycleRules {
     Store[] s = {open()};
     TreeMap<byte[], byte[]> model = newModel();
     boolean scans = has(Feature.ORDERED_SCAN);
-    for (int op = 0; op < OPS; op++) {
+    for (int op = 0; op < env().ops(); op++) {
       int dice = rnd.nextInt(100);
       String at = "seed=" + seed + " op #" + op;
       if (dice < 40) {

@@ -11,7 +11,6 @@ import io.kv4j.WriteBatch;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
 import java.nio.MappedByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,35 +25,33 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Test;
 
 /**
  * Group 7: crash. A child JVM (same classpath and module flags, engine opened from the config URI)
  * writes and acknowledges; the kit kills it with SIGKILL mid-stream, reopens, and checks every
  * acknowledged write and every batch.
  */
-abstract class CrashRules extends DurabilityRules {
+final class Group07Crashes extends RuleGroup {
+  Group07Crashes(TckBase kit) {
+    super(kit);
+  }
 
-  @Test
   void required_r7_1_killSyncKeepsAcknowledgedWrites() throws Exception {
     require("7.1", Feature.PERSISTENT);
     crashRounds("7.1", Durability.SYNC, this::verifyAcknowledged);
   }
 
-  @Test
   void required_r7_2_killBufferedKeepsAcknowledgedWrites() throws Exception {
     require("7.2", Feature.PERSISTENT);
     crashRounds("7.2", Durability.BUFFERED, this::verifyAcknowledged);
   }
 
-  @Test
   void required_r7_3_crashNeverLeavesHalfABatch() throws Exception {
     require("7.3", Feature.PERSISTENT);
     require("7.3", Feature.ATOMIC_BATCH);
     crashRounds("7.3", null, this::verifyBatchesWhole);
   }
 
-  @Test
   void required_r7_4_crashedStoreOpensAndKeepsNewWrites() throws Exception {
     require("7.4", Feature.PERSISTENT);
     crashRounds("7.4", null, this::verifyUsableAfterCrash);
@@ -84,7 +81,6 @@ abstract class CrashRules extends DurabilityRules {
   private static final Pattern WRITE_DONE =
       Pattern.compile("^\\d+\\s+p?writev?(?:64|2)?\\((\\d+),.*\\)\\s+= [1-9]");
 
-  @Test
   void required_r7_6_syncAcknowledgesOnlyAfterASync() throws Exception {
     require("7.6", Feature.PERSISTENT);
     Assumptions.assumeTrue(
@@ -97,7 +93,7 @@ abstract class CrashRules extends DurabilityRules {
     Path trace = tempDir.resolve("sync-trace.strace");
     Path err = tempDir.resolve("sync-trace.stderr");
     StoreConfig cfg = config(dir, Durability.SYNC);
-    long seed = Long.getLong("kv4j.tck.seed", 76);
+    long seed = seed(76);
     long target = 40;
     List<String> prefix = new ArrayList<>(strace);
     prefix.addAll(List.of("-o", trace.toString(), "-e", TRACED));
@@ -193,39 +189,12 @@ abstract class CrashRules extends DurabilityRules {
     throw new AssertionError(rule("7.6", why)); // not reached: abort throws
   }
 
-  @Test
   void required_r7_5_killDuringOverwritesLeavesOldOrNewValue() throws Exception {
     require("7.5", Feature.PERSISTENT);
-    long base = Long.getLong("kv4j.tck.seed", System.nanoTime());
-    for (int round = 0; round < CRASH_ROUNDS; round++) {
+    long base = randomSeed();
+    for (int round = 0; round < env().crashRounds(); round++) {
       overwriteRound(base, round);
     }
-  }
-
-  /**
-   * JVM options handed to the child: the module and native-access flags and system properties of
-   * this JVM. Override to add what your engine needs.
-   *
-   * @return the options
-   */
-  protected List<String> childJvmOptions() {
-    List<String> in = ManagementFactory.getRuntimeMXBean().getInputArguments();
-    List<String> out = new ArrayList<>();
-    for (int i = 0; i < in.size(); i++) {
-      String a = in.get(i);
-      if ((a.equals("--add-opens") || a.equals("--add-exports")) && i + 1 < in.size()) {
-        out.add(a);
-        out.add(in.get(++i));
-      } else if (a.startsWith("--add-opens=")
-          || a.startsWith("--add-exports=")
-          || a.startsWith("--enable-native-access")
-          || a.startsWith("--sun-misc-unsafe-memory-access")
-          || (a.startsWith("-D") && !a.startsWith("-Dsurefire") && !a.startsWith("-Dbasedir"))) {
-        out.add(a);
-      }
-    }
-    out.add("-Xmx256m");
-    return out;
   }
 
   /** What a crash rule checks in the store a killed child JVM left. */
@@ -238,8 +207,8 @@ abstract class CrashRules extends DurabilityRules {
    * SYNC and BUFFERED in turn) and is killed after a random number of acks; then {@code check}.
    */
   private void crashRounds(String ruleId, Durability d, CrashCheck check) throws Exception {
-    long base = Long.getLong("kv4j.tck.seed", System.nanoTime());
-    for (int round = 0; round < CRASH_ROUNDS; round++) {
+    long base = randomSeed();
+    for (int round = 0; round < env().crashRounds(); round++) {
       long seed = base + round;
       Durability dr = d != null ? d : round % 2 == 0 ? Durability.SYNC : Durability.BUFFERED;
       Path dir = tempDir.resolve("crash-" + dr + "-" + round);
@@ -258,33 +227,6 @@ abstract class CrashRules extends DurabilityRules {
               + lastAck;
       check.check(ruleId, cfg, seed, lastAck, ctx);
     }
-  }
-
-  /** Starts a child JVM running {@code main} with this JVM's class path and options. */
-  Process child(Class<?> main, Path err, String... args) throws IOException {
-    return child(List.of(), main, err, args);
-  }
-
-  /** Starts a child JVM as above, under {@code prefix} (a tracer such as strace). */
-  Process child(List<String> prefix, Class<?> main, Path err, String... args) throws IOException {
-    List<String> cmd = new ArrayList<>(prefix);
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(childJvmOptions());
-    // A JVM crash report goes where the kit's report goes and outlives the test's temporary
-    // directory; never into the working directory (an engine module's sources under Maven).
-    cmd.add("-XX:ErrorFile=" + crashReport("%p"));
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(main.getName());
-    cmd.addAll(List.of(args));
-    return new ProcessBuilder(cmd).redirectError(err.toFile()).start();
-  }
-
-  /** Where a child JVM that crashes writes its crash report. */
-  static Path crashReport(String pid) throws IOException {
-    Path dir = Path.of(System.getProperty("kv4j.tck.reportDir", "target/kv4j-tck"));
-    Files.createDirectories(dir);
-    return dir.toAbsolutePath().resolve("hs_err_pid" + pid + ".log");
   }
 
   private long runAndKill(String ruleId, StoreConfig cfg, long seed, long target, Path dir)
@@ -587,13 +529,5 @@ abstract class CrashRules extends DurabilityRules {
         + OverwriteWorker.VALUE_LENGTH
         + " bytes, first differing from the acknowledged one at byte "
         + Arrays.mismatch(v, OverwriteWorker.value(seed, thread, acked));
-  }
-
-  static String readQuietly(Path p) {
-    try {
-      return Files.readString(p, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      return "(no stderr: " + e + ")";
-    }
   }
 }

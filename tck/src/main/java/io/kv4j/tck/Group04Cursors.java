@@ -14,10 +14,12 @@ import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Test;
 
 /** Group 4: cursors. */
-abstract class CursorRules extends RangeRules {
+final class Group04Cursors extends RuleGroup {
+  Group04Cursors(TckBase kit) {
+    super(kit);
+  }
 
   private Store filled(int n) {
     Store s = open();
@@ -27,7 +29,6 @@ abstract class CursorRules extends RangeRules {
     return s;
   }
 
-  @Test
   void required_r4_1_closeIsIdempotent() {
     require("4.1", Feature.ORDERED_SCAN);
     Store s = filled(3);
@@ -45,7 +46,6 @@ abstract class CursorRules extends RangeRules {
         .isEqualTo(b("after"));
   }
 
-  @Test
   void required_r4_2_useAfterCloseIsClearError() {
     require("4.2", Feature.ORDERED_SCAN);
     Store s = filled(3);
@@ -60,7 +60,6 @@ abstract class CursorRules extends RangeRules {
         .isInstanceOf(IllegalStateException.class);
   }
 
-  @Test
   void required_r4_3_cursorDiesWithStore() {
     require("4.3", Feature.ORDERED_SCAN);
     Store s = filled(100);
@@ -91,7 +90,6 @@ abstract class CursorRules extends RangeRules {
     untouched.close();
   }
 
-  @Test
   void required_r4_4_manyCursorsAtOnce() {
     require("4.4", Feature.ORDERED_SCAN);
     Store s = filled(50);
@@ -113,7 +111,6 @@ abstract class CursorRules extends RangeRules {
         .hasSize(50);
   }
 
-  @Test
   void required_r4_5_snapshotCursorSeesNoLaterWrites() {
     require("4.5", Feature.SNAPSHOT_SCAN);
     Store s = filled(100);
@@ -157,7 +154,6 @@ abstract class CursorRules extends RangeRules {
     }
   }
 
-  @Test
   void required_r4_9_repeatedHasNextDoesNotAdvance() {
     require("4.9", Feature.ORDERED_SCAN);
     Store s = filled(30);
@@ -195,7 +191,6 @@ abstract class CursorRules extends RangeRules {
     }
   }
 
-  @Test
   void required_r4_10_forEachReleasesCursorWhenActionThrows() {
     require("4.10", Feature.ORDERED_SCAN);
     Store s = filled(20);
@@ -238,7 +233,6 @@ abstract class CursorRules extends RangeRules {
         .isEqualTo(base.longValue());
   }
 
-  @Test
   void required_r4_6_cursorUnderWritesStaysOrdered() {
     require("4.6", Feature.ORDERED_SCAN);
     Store s = filled(300);
@@ -279,7 +273,6 @@ abstract class CursorRules extends RangeRules {
     }
   }
 
-  @Test
   void required_r4_7_exhaustedCursor() {
     require("4.7", Feature.ORDERED_SCAN);
     Store s = filled(2);
@@ -294,7 +287,6 @@ abstract class CursorRules extends RangeRules {
     }
   }
 
-  @Test
   void required_r4_8_streamAndForEachCloseTheCursor() {
     require("4.8", Feature.ORDERED_SCAN);
     Store s = filled(20);

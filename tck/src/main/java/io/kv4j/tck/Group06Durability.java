@@ -10,12 +10,13 @@ import io.kv4j.WriteBatch;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
-import org.junit.jupiter.api.Test;
 
 /** Group 6: durability and reopen. */
-abstract class DurabilityRules extends BatchRules {
+final class Group06Durability extends RuleGroup {
+  Group06Durability(TckBase kit) {
+    super(kit);
+  }
 
-  @Test
   void required_r6_1_dataSurvivesReopen() {
     require("6.1", Feature.PERSISTENT);
     for (Durability d : Durability.values()) {
@@ -40,7 +41,6 @@ abstract class DurabilityRules extends BatchRules {
     }
   }
 
-  @Test
   void required_r6_2_deletesStayDeleted() {
     require("6.2", Feature.PERSISTENT);
     Store s = open();
@@ -64,7 +64,6 @@ abstract class DurabilityRules extends BatchRules {
     }
   }
 
-  @Test
   void required_r6_3_manyReopenCycles() {
     require("6.3", Feature.PERSISTENT);
     Store s = open();
@@ -90,7 +89,6 @@ abstract class DurabilityRules extends BatchRules {
     }
   }
 
-  @Test
   void required_r6_4_syncThenReopen() {
     require("6.4", Feature.PERSISTENT);
     for (Durability d : Durability.values()) {
@@ -114,7 +112,6 @@ abstract class DurabilityRules extends BatchRules {
     }
   }
 
-  @Test
   void required_r6_5_edgeValuesSurviveReopen() {
     require("6.5", Feature.PERSISTENT);
     Store s = open();

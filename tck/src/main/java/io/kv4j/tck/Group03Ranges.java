@@ -8,10 +8,12 @@ import io.kv4j.Store;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
-import org.junit.jupiter.api.Test;
 
 /** Group 3: ranges. Every case is checked against a {@link TreeMap} model. */
-abstract class RangeRules extends OrderRules {
+final class Group03Ranges extends RuleGroup {
+  Group03Ranges(TckBase kit) {
+    super(kit);
+  }
 
   /** Stored keys: ends of the byte range, a prefix family and neighbours. */
   private static final byte[][] STORED = {
@@ -68,7 +70,6 @@ abstract class RangeRules extends OrderRules {
     return out;
   }
 
-  @Test
   void required_r3_1_boundMatrixForward() {
     require("3.1", Feature.ORDERED_SCAN);
     Store s = open();
@@ -78,7 +79,6 @@ abstract class RangeRules extends OrderRules {
     }
   }
 
-  @Test
   void required_r3_2_boundMatrixReverse() {
     require("3.2", Feature.REVERSE_SCAN);
     Store s = open();
@@ -88,7 +88,6 @@ abstract class RangeRules extends OrderRules {
     }
   }
 
-  @Test
   void required_r3_3_prefixRanges() {
     require("3.3", Feature.ORDERED_SCAN);
     Store s = open();
@@ -112,7 +111,6 @@ abstract class RangeRules extends OrderRules {
         .containsExactly("ff", "ff00", "ffff", "ffff01");
   }
 
-  @Test
   void required_r3_4_limits() {
     require("3.4", Feature.ORDERED_SCAN);
     Store s = open();
@@ -133,7 +131,6 @@ abstract class RangeRules extends OrderRules {
     }
   }
 
-  @Test
   void required_r3_5_emptyAndInvertedRanges() {
     require("3.5", Feature.ORDERED_SCAN);
     Store s = open();
@@ -157,7 +154,6 @@ abstract class RangeRules extends OrderRules {
     assertScan("3.5", s, model, KeyRange.all().gte(b(0x40)).lte(b(0x40)));
   }
 
-  @Test
   void required_r3_6_boundsPastBothEnds() {
     require("3.6", Feature.ORDERED_SCAN);
     Store s = open();
@@ -173,7 +169,6 @@ abstract class RangeRules extends OrderRules {
     }
   }
 
-  @Test
   void required_r3_7_scanOfEmptyStore() {
     require("3.7", Feature.ORDERED_SCAN);
     Store s = open();
@@ -188,7 +183,6 @@ abstract class RangeRules extends OrderRules {
         .isEmpty();
   }
 
-  @Test
   void required_r3_8_emptyAndOverlongBounds() {
     require("3.8", Feature.ORDERED_SCAN);
     Store s = open();
@@ -215,7 +209,6 @@ abstract class RangeRules extends OrderRules {
     }
   }
 
-  @Test
   void required_r3_9_prefixPaginationForwardAndReverse() {
     require("3.9", Feature.ORDERED_SCAN);
     Store s = open();

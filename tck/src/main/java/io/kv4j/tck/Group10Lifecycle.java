@@ -27,12 +27,13 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Test;
 
 /** Group 10: lifecycle, locking, info and damaged locations. */
-abstract class LifecycleRules extends LimitRules {
+final class Group10Lifecycle extends RuleGroup {
+  Group10Lifecycle(TckBase kit) {
+    super(kit);
+  }
 
-  @Test
   void required_r10_1_closeIsIdempotent() {
     Store s = open();
     s.put(b("a"), b("1"));
@@ -41,7 +42,6 @@ abstract class LifecycleRules extends LimitRules {
     close(s);
   }
 
-  @Test
   void required_r10_2_useAfterCloseIsStoreClosedException() {
     Store s = open();
     s.put(b("a"), b("1"));
@@ -69,7 +69,6 @@ abstract class LifecycleRules extends LimitRules {
         .isEqualTo(engine());
   }
 
-  @Test
   void required_r10_3_secondOpenIsLocked() {
     require("10.3", Feature.PERSISTENT);
     Store s = open();
@@ -87,7 +86,6 @@ abstract class LifecycleRules extends LimitRules {
         .isEqualTo(b("1"));
   }
 
-  @Test
   void required_r10_11_secondProcessIsLocked() throws Exception {
     require("10.11", Feature.PERSISTENT);
     org.junit.jupiter.api.Assumptions.assumeTrue(
@@ -132,13 +130,12 @@ abstract class LifecycleRules extends LimitRules {
         .isEqualTo(b("1"));
   }
 
-  @Test
   void required_r10_12_compactDuringWritesLosesNothing() throws Exception {
     require("10.12", Feature.PERSISTENT);
     Store s = open();
-    int writers = Math.max(1, STRESS_THREADS - 1);
-    int rounds = Math.max(3, STRESS_OPS / 500);
-    int cap = Math.max(1000, STRESS_OPS * 20); // writes per writer, at most
+    int writers = Math.max(1, env().stressThreads() - 1);
+    int rounds = Math.max(3, env().stressOps() / 500);
+    int cap = Math.max(1000, env().stressOps() * 20); // writes per writer, at most
     java.util.concurrent.atomic.AtomicIntegerArray written =
         new java.util.concurrent.atomic.AtomicIntegerArray(writers);
     java.util.concurrent.atomic.AtomicIntegerArray finished =
@@ -216,7 +213,6 @@ abstract class LifecycleRules extends LimitRules {
     }
   }
 
-  @Test
   void required_r10_4_lockReleasedOnClose() {
     require("10.4", Feature.PERSISTENT);
     Store s = open();
@@ -228,7 +224,6 @@ abstract class LifecycleRules extends LimitRules {
         .isEqualTo(b("1"));
   }
 
-  @Test
   void required_r10_5_readOnlyRefusesWrites() {
     require("10.5", Feature.PERSISTENT);
     Store s = open();
@@ -251,7 +246,6 @@ abstract class LifecycleRules extends LimitRules {
         .isNull();
   }
 
-  @Test
   void required_r10_6_missingLocationWithoutCreate() {
     require("10.6", Feature.PERSISTENT);
     Path missing = tempDir.resolve("does-not-exist");
@@ -262,7 +256,6 @@ abstract class LifecycleRules extends LimitRules {
     assertThat(missing).as(rule("10.6", "and creates nothing")).doesNotExist();
   }
 
-  @Test
   void required_r10_7_corruptLocationIsReported() throws IOException {
     require("10.7", Feature.PERSISTENT);
     org.junit.jupiter.api.Assumptions.assumeTrue(
@@ -309,7 +302,6 @@ abstract class LifecycleRules extends LimitRules {
         .isPositive();
   }
 
-  @Test
   void required_r10_8_infoDescribesTheStore() {
     Store s = open(Durability.SYNC);
     StoreInfo info = s.info();
@@ -328,7 +320,6 @@ abstract class LifecycleRules extends LimitRules {
     assertThat(info.location()).as(rule("10.8", "info names a location")).isNotBlank();
   }
 
-  @Test
   void required_r10_9_statsCountKeys() {
     Store s = open();
     for (int i = 0; i < 300; i++) {
@@ -356,7 +347,6 @@ abstract class LifecycleRules extends LimitRules {
     }
   }
 
-  @Test
   void required_r10_10_compactKeepsEveryEntry() {
     Store s = open();
     TreeMap<byte[], byte[]> model = newModel();

@@ -28,7 +28,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Test;
 
 /**
  * Group 12: damage. A store written with durability SYNC and closed cleanly is copied once per
@@ -38,54 +37,39 @@ import org.junit.jupiter.api.Test;
  * or reports corruption, never a wrong value and never a silent loss. A child that dies (a native
  * crash such as SIGBUS) or hangs fails the rule, naming the case it was running.
  */
-abstract class DamageRules extends ModelRules {
+final class Group12Damage extends RuleGroup {
+  Group12Damage(TckBase kit) {
+    super(kit);
+  }
+
   /** The engine id written into the foreign store of rule 12.6. */
   static final String FOREIGN_ENGINE = "tck-foreign";
 
   /** Fixed by default so a failure replays as is; {@code kv4j.tck.seed} changes the data set. */
   private static final long DEFAULT_SEED = 20;
 
-  @Test
   void required_r12_1_fileTruncatedToHalf() throws Exception {
     damageRule("12.1", Damage.TRUNCATE_HALF);
   }
 
-  @Test
   void required_r12_2_fileTruncatedToZero() throws Exception {
     damageRule("12.2", Damage.TRUNCATE_ZERO);
   }
 
-  @Test
   void required_r12_3_fileDeleted() throws Exception {
     damageRule("12.3", Damage.DELETE);
   }
 
-  @Test
   void required_r12_4_bitFlipped() throws Exception {
     damageRule("12.4", Damage.FLIP_BIT);
   }
 
-  @Test
   void required_r12_5_blockZeroed() throws Exception {
     damageRule("12.5", Damage.ZERO_BLOCK);
   }
 
-  @Test
   void required_r12_6_foreignStoreRefused() throws Exception {
     damageRule("12.6", Damage.FOREIGN);
-  }
-
-  /** See {@link StoreTck#isDiagnosticFile(String)}. */
-  protected boolean isDiagnosticFile(String fileName) {
-    return false;
-  }
-
-  /**
-   * How long the child JVM of one damage rule may run before it is killed and the rule fails:
-   * {@code kv4j.tck.childTimeoutSeconds}, default 300.
-   */
-  Duration damageChildTimeout() {
-    return Duration.ofSeconds(Long.getLong("kv4j.tck.childTimeoutSeconds", 300));
   }
 
   /** The damages, each applied to one file of a copy of the store. */
@@ -179,7 +163,7 @@ abstract class DamageRules extends ModelRules {
             + "] skipped: engine '"
             + engine()
             + "' keeps its data on a server, not in files under the location");
-    long seed = Long.getLong("kv4j.tck.seed", DEFAULT_SEED);
+    long seed = seed(DEFAULT_SEED);
     String seedNote = "data set seed " + seed + " (replay with -Dkv4j.tck.seed=" + seed + ")";
     Path pristine = tempDir.resolve("pristine");
     long started = System.nanoTime();
@@ -267,7 +251,9 @@ abstract class DamageRules extends ModelRules {
           run.timedOut()
               ? "did not finish within " + timeout.toSeconds() + " s and was killed"
               : "died with " + exitDescription(run.exit());
-      String said = "; never a crash or a hang on damaged files" + run.said();
+      String said =
+          "; never a crash or a hang on damaged files"
+              + run.said(crashReport(Long.toString(run.pid())));
       if (run.running() < 0) {
         problems.add(rule(id, "the child JVM " + why + " outside any case" + said));
         break;
@@ -351,13 +337,12 @@ abstract class DamageRules extends ModelRules {
      * What the child printed besides its protocol (a JVM crash banner goes to stdout), its stderr,
      * and where the crash report of a JVM that crashed is.
      */
-    String said() throws IOException {
+    String said(Path report) throws IOException {
       StringBuilder sb = new StringBuilder();
       if (!output.isEmpty()) {
         sb.append("; its output ends with:\n").append(String.join("\n", output));
       }
       sb.append("\nits stderr ends with:\n").append(tail(err));
-      Path report = crashReport(Long.toString(pid));
       if (Files.exists(report)) {
         sb.append("\nJVM crash report: ").append(report);
       }

@@ -1,0 +1,208 @@
+package io.kv4j.tck;
+
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.launcher.Launcher;
+import org.junit.platform.launcher.LauncherDiscoveryRequest;
+import org.junit.platform.launcher.TestExecutionListener;
+import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+
+/**
+ * The kit run from code against an engine chosen at run time: the one entry point of {@code kv4j
+ * tck}, the bench's conformance matrix and any tool. It runs {@link UriTck} with the JUnit Platform
+ * Launcher in this JVM, handing it the engine URI, the {@link TckEnvironment}, the report directory
+ * and the child JVM options as JUnit configuration parameters: nothing global is set, so runs of
+ * different engines may follow each other in one JVM.
+ *
+ * <pre>{@code
+ * TckRunner.Result r =
+ *     TckRunner.forUri("hashlog:?segment-size=1MiB")
+ *         .environment(TckEnvironment.builder().ops(1000).crashRounds(1).build())
+ *         .reportDir(Path.of("tck-report"))
+ *         .run();
+ * if (r.failed() > 0) { ... r.failures() ... }
+ * }</pre>
+ *
+ * <p>System properties named as in {@link TckEnvironment} still override the environment given here
+ * (to replay a seed from the command line).
+ */
+public final class TckRunner {
+  private final String uri;
+  private TckEnvironment environment = TckEnvironment.defaults();
+  private Path reportDir = Path.of("target", "kv4j-tck");
+  private final List<String> childJvmOptions = new ArrayList<>();
+  private final List<TestExecutionListener> listeners = new ArrayList<>();
+
+  private TckRunner(String uri) {
+    this.uri = uri;
+  }
+
+  /**
+   * A run against the engine a URI names.
+   *
+   * @param uri the engine id and its options, such as {@code hashlog:?segment-size=1MiB} (its path
+   *     is ignored: each rule gets a fresh directory)
+   * @return a runner to configure, then {@link #run()}
+   * @throws IllegalArgumentException if the engine is unknown or an option is invalid
+   */
+  public static TckRunner forUri(String uri) {
+    Objects.requireNonNull(uri, "uri");
+    UriTck.config(uri, Path.of("kv4j-tck-check"), io.kv4j.Durability.SYNC); // fails early
+    return new TckRunner(uri);
+  }
+
+  /**
+   * Sets the environment (default {@link TckEnvironment#defaults()}).
+   *
+   * @param env the environment
+   * @return this runner
+   */
+  public TckRunner environment(TckEnvironment env) {
+    this.environment = Objects.requireNonNull(env, "environment");
+    return this;
+  }
+
+  /**
+   * Sets where the report ({@code UriTck.md}, {@code .json}, {@code .progress}) goes (default
+   * {@code target/kv4j-tck}).
+   *
+   * @param dir the directory, created if absent
+   * @return this runner
+   */
+  public TckRunner reportDir(Path dir) {
+    this.reportDir = Objects.requireNonNull(dir, "reportDir");
+    return this;
+  }
+
+  /**
+   * Adds JVM options for the crash, damage and lock rules' child JVMs (besides this JVM's flags and
+   * those the bundled engines need).
+   *
+   * @param options options such as {@code --add-opens=java.base/java.nio=ALL-UNNAMED}
+   * @return this runner
+   */
+  public TckRunner childJvmOptions(List<String> options) {
+    for (String o : options) {
+      childJvmOptions.add(Objects.requireNonNull(o, "option"));
+    }
+    return this;
+  }
+
+  /**
+   * Adds a listener told of each rule as it starts and ends (e.g. to print progress).
+   *
+   * @param listener a JUnit Platform listener
+   * @return this runner
+   */
+  public TckRunner listener(TestExecutionListener listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
+    return this;
+  }
+
+  /**
+   * What a run found.
+   *
+   * @param uri the engine URI
+   * @param environment the environment the rules ran in
+   * @param found the rules found
+   * @param passed the rules passed
+   * @param failed the rules failed, plus failures outside a rule (class set-up)
+   * @param skipped the rules skipped (a feature the engine does not declare)
+   * @param failures one line per failure: the rule's name and the first line of its message
+   * @param report the markdown report (the JSON report is beside it)
+   * @param took how long the run took
+   */
+  public record Result(
+      String uri,
+      TckEnvironment environment,
+      long found,
+      long passed,
+      long failed,
+      long skipped,
+      List<String> failures,
+      Path report,
+      Duration took) {}
+
+  /**
+   * Runs every rule.
+   *
+   * @return what it found
+   */
+  public Result run() {
+    TckEnvironment env = environment.withOverrides(System::getProperty);
+    List<String> extra = new ArrayList<>(childJvmOptions);
+    String fromProperty = System.getProperty(UriTck.CHILD_JVM_OPTIONS);
+    if (fromProperty != null && !fromProperty.isBlank()) {
+      extra.add(fromProperty.trim());
+    }
+    LauncherDiscoveryRequestBuilder request =
+        LauncherDiscoveryRequestBuilder.request()
+            .selectors(selectClass(UriTck.class))
+            .configurationParameter("junit.jupiter.extensions.autodetection.enabled", "false")
+            .configurationParameter(UriTck.PROPERTY, uri)
+            .configurationParameter(TckReport.REPORT_DIR, reportDir.toString())
+            .configurationParameter(UriTck.CHILD_JVM_OPTIONS, String.join(" ", extra))
+            .configurationParameters(env.toOverrides());
+    LauncherDiscoveryRequest built = request.build();
+    Counter counter = new Counter();
+    List<TestExecutionListener> all = new ArrayList<>(listeners);
+    all.add(counter);
+    long started = System.nanoTime();
+    Launcher launcher = LauncherFactory.create();
+    launcher.execute(built, all.toArray(new TestExecutionListener[0]));
+    return new Result(
+        uri,
+        env,
+        counter.found,
+        counter.passed,
+        counter.failed,
+        counter.skipped,
+        Collections.unmodifiableList(counter.failures),
+        reportDir.resolve(UriTck.class.getSimpleName() + ".md"),
+        Duration.ofNanos(System.nanoTime() - started));
+  }
+
+  /** Counts the rules' outcomes; a failure outside a rule (class set-up) counts as one failure. */
+  private static final class Counter implements TestExecutionListener {
+    long found;
+    long passed;
+    long failed;
+    long skipped;
+    final List<String> failures = new ArrayList<>();
+
+    @Override
+    public synchronized void executionSkipped(TestIdentifier id, String reason) {
+      if (id.isTest()) {
+        found++;
+        skipped++;
+      }
+    }
+
+    @Override
+    public synchronized void executionFinished(TestIdentifier id, TestExecutionResult result) {
+      if (id.isTest()) {
+        found++;
+      }
+      switch (result.getStatus()) {
+        case SUCCESSFUL -> passed += id.isTest() ? 1 : 0;
+        case ABORTED -> skipped += id.isTest() ? 1 : 0;
+        case FAILED -> {
+          failed++;
+          String message =
+              result.getThrowable().map(t -> String.valueOf(t.getMessage())).orElse("failed");
+          int nl = message.indexOf('\n');
+          failures.add(id.getDisplayName() + ": " + (nl < 0 ? message : message.substring(0, nl)));
+        }
+      }
+    }
+  }
+}
