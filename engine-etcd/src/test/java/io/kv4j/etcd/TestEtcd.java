@@ -105,17 +105,18 @@ public final class TestEtcd {
     skip(msg);
   }
 
-  /** Waits for a condition until a deadline; answers whether it held. */
+  /**
+   * Waits for a condition until a deadline, parking 100 ms between polls (a cluster's health has
+   * no notification to block on); answers whether it held.
+   */
   static boolean waitFor(Duration d, BooleanSupplier condition) {
     long deadline = System.nanoTime() + d.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - deadline > 0) {
         return false;
       }
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+      java.util.concurrent.locks.LockSupport.parkNanos(100_000_000L);
+      if (Thread.currentThread().isInterrupted()) {
         return false;
       }
     }
