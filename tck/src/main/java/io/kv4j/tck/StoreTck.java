@@ -643,4 +643,39 @@ public abstract class StoreTck extends TckBase {
   void required_r17_10_readOnlyOpensExistingKeyspacesOnly() {
     new Group17Keyspaces(this).required_r17_10_readOnlyOpensExistingKeyspacesOnly();
   }
+
+  @Test
+  void required_r18_1_writeIfMatchesAModel() {
+    new Group18ConditionalBatches(this).required_r18_1_writeIfMatchesAModel();
+  }
+
+  @Test
+  void required_r18_2_failedConditionAppliesNothing() {
+    new Group18ConditionalBatches(this).required_r18_2_failedConditionAppliesNothing();
+  }
+
+  @Test
+  void required_r18_3_conditionsSeeTheStoreBeforeTheBatch() {
+    new Group18ConditionalBatches(this).required_r18_3_conditionsSeeTheStoreBeforeTheBatch();
+  }
+
+  @Test
+  void required_r18_4_optimisticTransfersLoseNothing() throws Exception {
+    new Group18ConditionalBatches(this).required_r18_4_optimisticTransfersLoseNothing();
+  }
+
+  @Test
+  void required_r18_5_conditionsAreNeverIgnored() {
+    new Group18ConditionalBatches(this).required_r18_5_conditionsAreNeverIgnored();
+  }
+
+  @Test
+  void required_r18_6_keyspaceConditionsCheckTheirKeyspace() {
+    new Group18ConditionalBatches(this).required_r18_6_keyspaceConditionsCheckTheirKeyspace();
+  }
+
+  @Test
+  void required_r18_7_conditionalBatchesSurviveReopen() {
+    new Group18ConditionalBatches(this).required_r18_7_conditionalBatchesSurviveReopen();
+  }
 }
