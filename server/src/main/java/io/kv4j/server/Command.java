@@ -28,6 +28,12 @@ final class Command {
   /** Refused inside MULTI (FLUSHALL and FLUSHDB, which have no keys to lock, and SELECT). */
   final boolean noMulti;
 
+  /**
+   * Writes keys depending on what it read of other keys (RENAME, RENAMENX, COPY, MSETNX): on a
+   * store shared with other servers it runs as a one-command {@link SharedStoreTransaction}.
+   */
+  final boolean readsOtherKeys;
+
   Command(String name, int arity, String flags, int firstKey, int lastKey, int step, Handler h) {
     this.name = name;
     this.arity = arity;
@@ -43,6 +49,7 @@ final class Command {
     this.noMulti = f.contains("no-multi");
     this.transactionControl =
         List.of("MULTI", "EXEC", "DISCARD", "WATCH", "QUIT", "RESET").contains(name);
+    this.readsOtherKeys = List.of("RENAME", "RENAMENX", "COPY", "MSETNX").contains(name);
   }
 
   /** The keys {@code args} (a whole request, name first) names, by the key positions above. */

@@ -24,6 +24,7 @@ final class Commands {
   private final StoreHealth health;
   private final ConnectionCommands connection;
   private final FlushCommands flush;
+  private final SharedStoreTransaction shared;
   private final List<Command> all = new ArrayList<>();
   private final Command[] table = new Command[256];
 
@@ -32,11 +33,12 @@ final class Commands {
     this.health = new StoreHealth(data, reopener, server.options.reopenIntervalSeconds());
     this.connection = new ConnectionCommands(data, server.options);
     this.flush = new FlushCommands(data, health);
+    this.shared = new SharedStoreTransaction(data);
     register(
         new StringCommands(data),
         new KeyCommands(data),
-        new TransactionCommands(data, health, this),
-        new ServerCommands(server, data, health, this));
+        new TransactionCommands(data, health, this, shared),
+        new ServerCommands(server, data, health, this, shared));
   }
 
   /** The command table, in the order COMMAND lists it. */
@@ -258,7 +260,12 @@ final class Commands {
       if (c.write) {
         health.checkWritable();
       }
-      c.handler.run(s, r, out);
+      if (c.readsOtherKeys && data.shared && s.overlay == null) {
+        // Another server may write the key read between the read and this command's write.
+        shared.run(s, null, out, () -> c.handler.run(s, r, out));
+      } else {
+        c.handler.run(s, r, out);
+      }
     } catch (CommandException e) {
       out.writerIndex(mark);
       Reply.error(out, e.getMessage());

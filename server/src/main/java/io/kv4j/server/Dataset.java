@@ -35,6 +35,17 @@ final class Dataset {
   final boolean conditional;
   final boolean ordered;
   final boolean keyspaces;
+
+  /**
+   * Whether the engine declares CONDITIONAL_BATCH: then transactions and multi-key commands commit
+   * with {@link Store#writeIf} on conditions over what they read, which makes them atomic against
+   * other servers (or applications) writing the same store, not only against this server's clients.
+   */
+  final boolean shared;
+
+  /** Whether a batch may name keyspaces (a condition on a key of another database). */
+  final boolean keyspaceBatch;
+
   final KeyLocks locks = new KeyLocks(1024);
   final WatchVersions versions = new WatchVersions();
 
@@ -50,6 +61,8 @@ final class Dataset {
     this.conditional = info.has(Feature.CONDITIONAL_WRITE);
     this.ordered = info.has(Feature.ORDERED_SCAN);
     this.keyspaces = info.has(Feature.KEYSPACES);
+    this.shared = info.has(Feature.CONDITIONAL_BATCH);
+    this.keyspaceBatch = info.has(Feature.KEYSPACE_BATCH);
   }
 
   /** The store being served now (database 0). */
@@ -72,6 +85,9 @@ final class Dataset {
   }
 
   Store database(int db) {
+    if (db == 0) {
+      return store;
+    }
     Store current = store;
     return databases.computeIfAbsent(db, n -> current.keyspace("db" + n));
   }
@@ -129,6 +145,9 @@ final class Dataset {
       if (v != null) {
         return v == Overlay.DELETED ? null : v;
       }
+      if (o.recordsReads()) {
+        return recordedRead(s, o, key);
+      }
     }
     if (hidden(s, key)) {
       return null;
@@ -143,8 +162,22 @@ final class Dataset {
       if (v != null) {
         return v != Overlay.DELETED;
       }
+      if (o.recordsReads()) {
+        return recordedRead(s, o, key) != null;
+      }
     }
     return !hidden(s, key) && of(s).contains(key);
+  }
+
+  /**
+   * Reads a key from the store for a transaction that commits on condition that nothing it read has
+   * changed: records the stored value (also of a key an async FLUSHALL hides, which another server
+   * may write) and returns what the client sees.
+   */
+  private byte[] recordedRead(Session s, Overlay o, byte[] key) {
+    byte[] stored = of(s).get(key);
+    o.read(key, stored);
+    return hidden(s, key) ? null : stored;
   }
 
   // ---- writes ----

@@ -21,12 +21,19 @@ final class ServerCommands {
   private final Dataset data;
   private final StoreHealth health;
   private final Commands commands;
+  private final SharedStoreTransaction shared;
 
-  ServerCommands(RespServer server, Dataset data, StoreHealth health, Commands commands) {
+  ServerCommands(
+      RespServer server,
+      Dataset data,
+      StoreHealth health,
+      Commands commands,
+      SharedStoreTransaction shared) {
     this.server = server;
     this.data = data;
     this.health = health;
     this.commands = commands;
+    this.shared = shared;
   }
 
   void save(Session s, Request r, ByteBuf out) {
@@ -186,6 +193,10 @@ final class ServerCommands {
         .append(health.reopenIntervalSeconds())
         .append("\r\nstore_last_reopen_error:")
         .append(reopenError == null ? "" : oneLine(reopenError))
+        .append("\r\nshared_store_transactions:")
+        .append(data.shared ? 1 : 0)
+        .append("\r\ntransaction_reruns:")
+        .append(shared.reruns())
         .append("\r\nflushall_async_in_progress:")
         .append(data.flushing() != null ? 1 : 0)
         .append("\r\nworkers:")

@@ -12,17 +12,22 @@ import java.util.concurrent.locks.ReentrantLock;
  * MULTI, EXEC, DISCARD, WATCH and UNWATCH. MULTI queues commands (the dispatcher does the
  * queueing); EXEC locks the stripes of every key its commands and the watched keys name, so no
  * other write of this server interleaves, checks the WATCH versions, runs the commands against an
- * {@link Overlay} and commits the overlay's writes together.
+ * {@link Overlay} and commits the overlay's writes together. On a store shared with other servers
+ * ({@link Dataset#shared}) the commit is conditional and EXEC may run again: see {@link
+ * SharedStoreTransaction}.
  */
 final class TransactionCommands {
   private final Dataset data;
   private final StoreHealth health;
   private final Commands commands;
+  private final SharedStoreTransaction shared;
 
-  TransactionCommands(Dataset data, StoreHealth health, Commands commands) {
+  TransactionCommands(
+      Dataset data, StoreHealth health, Commands commands, SharedStoreTransaction shared) {
     this.data = data;
     this.health = health;
     this.commands = commands;
+    this.shared = shared;
   }
 
   void multi(Session s, Request r, ByteBuf out) {
@@ -52,7 +57,9 @@ final class TransactionCommands {
       byte[] key = r.bytes(i);
       ReentrantLock l = data.locks.lockFor(key);
       try {
-        s.watched.add(new Session.Watch(key, data.versions.of(key)));
+        // On a shared store the value is what EXEC's commit requires the key still to hold.
+        byte[] value = data.shared ? data.of(s).get(key) : null;
+        s.watched.add(new Session.Watch(key, data.versions.of(key), s.db, value));
       } finally {
         l.unlock();
       }
@@ -67,9 +74,11 @@ final class TransactionCommands {
 
   /**
    * EXEC: locks the stripes of every key the queued commands and the watches name (so no other
-   * write interleaves), checks the watched versions, runs the commands against an overlay, then
-   * commits the overlay as one batch. Commands that scan (KEYS, SCAN, DBSIZE, RANDOMKEY) see the
-   * store, not the transaction's own pending writes.
+   * write of this server interleaves), checks the watched versions (which also catch a change and
+   * change back on this server), runs the commands against an overlay, then commits the overlay as
+   * one batch — on a shared store conditionally, running again when another writer changed a key it
+   * read. Commands that scan (KEYS, SCAN, DBSIZE, RANDOMKEY) see the store, not the transaction's
+   * own pending writes.
    */
   void exec(Session s, Request r, ByteBuf out) {
     if (s.queued == null) {
@@ -101,7 +110,11 @@ final class TransactionCommands {
           }
         }
       }
-      run(s, queued, out);
+      if (data.shared) {
+        runShared(s, queued, watched, out);
+      } else {
+        run(s, queued, out);
+      }
     } finally {
       data.locks.unlockAll(held);
     }
@@ -120,18 +133,21 @@ final class TransactionCommands {
     }
   }
 
+  private void checkWritable(List<byte[][]> queued) {
+    for (byte[][] args : queued) {
+      if (commands.named(name(args)).write) {
+        health.checkWritable();
+        return;
+      }
+    }
+  }
+
   /** Runs the queued commands against an overlay and commits it; the caller holds the locks. */
   private void run(Session s, List<byte[][]> queued, ByteBuf out) {
-    boolean writes = false;
-    for (byte[][] args : queued) {
-      writes |= commands.named(name(args)).write;
-    }
-    if (writes) {
-      health.checkWritable();
-    }
+    checkWritable(queued);
     int mark = out.writerIndex();
     Reply.arrayHeader(out, queued.size());
-    s.overlay = new Overlay();
+    s.overlay = new Overlay(false);
     try {
       Request each = new Request();
       for (byte[][] args : queued) {
@@ -150,6 +166,43 @@ final class TransactionCommands {
         out.writerIndex(mark);
         Reply.error(out, "ERR transaction not committed: " + e.getMessage());
       }
+    }
+  }
+
+  /**
+   * Runs the queued commands as a {@link SharedStoreTransaction}: committed only if nothing watched
+   * or read has changed, run again when something read has; the caller holds the locks.
+   */
+  private void runShared(
+      Session s, List<byte[][]> queued, List<Session.Watch> watched, ByteBuf out) {
+    checkWritable(queued);
+    int mark = out.writerIndex();
+    boolean committed;
+    try {
+      committed =
+          shared.run(
+              s,
+              watched,
+              out,
+              () -> {
+                Reply.arrayHeader(out, queued.size());
+                Request each = new Request();
+                for (byte[][] args : queued) {
+                  each.reset(args);
+                  commands.run(commands.named(each.string(0)), s, each, out);
+                }
+              });
+    } catch (StoreIOException e) {
+      out.writerIndex(mark);
+      Reply.error(out, StoreHealth.misconf(health.failed(e)));
+      return;
+    } catch (StoreException | IllegalArgumentException | UnsupportedOperationException e) {
+      out.writerIndex(mark);
+      Reply.error(out, "ERR transaction not committed: " + e.getMessage());
+      return;
+    }
+    if (!committed) {
+      abortedReply(s, out);
     }
   }
 
