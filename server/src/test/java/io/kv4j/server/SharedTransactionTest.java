@@ -144,6 +144,35 @@ class SharedTransactionTest {
   }
 
   @Test
+  void watchedKeyOfAnotherDatabase_changedThroughTheOtherServer_abortsExec() {
+    Store shared = Stores.open("memory:");
+    try (TestServer a = new TestServer(shared, OPTIONS, () -> shared);
+        TestServer b = new TestServer(shared, OPTIONS, () -> shared);
+        Jedis viaA = new Jedis("127.0.0.1", a.port(), 30_000);
+        Jedis viaB = new Jedis("127.0.0.1", b.port(), 30_000)) {
+      viaA.set("k", "1");
+      viaA.watch("k"); // in database 0
+      viaA.select(1);
+      viaB.set("k", "2"); // database 0, through the other server
+      Transaction t = viaA.multi();
+      t.set("k", "db1");
+      assertThat(t.exec()).as("the watch names database 0's key").isNull();
+      assertThat(viaA.exists("k")).as("database 1 untouched").isFalse();
+
+      viaA.select(0);
+      viaA.watch("k");
+      viaA.select(1);
+      Transaction u = viaA.multi();
+      u.set("k", "db1");
+      assertThat(u.exec()).hasSize(1);
+      assertThat(viaA.get("k")).isEqualTo("db1");
+      assertThat(viaB.get("k")).isEqualTo("2");
+    } finally {
+      shared.close();
+    }
+  }
+
+  @Test
   void watchedKey_changedAndChangedBackOnThisServer_stillAbortsExec() {
     Store shared = Stores.open("memory:");
     try (TestServer a = new TestServer(shared, OPTIONS, () -> shared);
