@@ -33,7 +33,7 @@ final class Commands {
     this.health = new StoreHealth(data, reopener, server.options.reopenIntervalSeconds());
     this.connection = new ConnectionCommands(data, server.options);
     this.flush = new FlushCommands(data, health);
-    this.shared = new SharedStoreTransaction(data);
+    this.shared = new SharedStoreTransaction(data, health::writable);
     register(
         new StringCommands(data),
         new KeyCommands(data),

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 /**
  * A transaction on a store other servers (or applications) also write, where the engine declares
@@ -31,10 +32,16 @@ final class SharedStoreTransaction {
   }
 
   private final Dataset data;
+  private final BooleanSupplier writable;
   private final LongAdder reruns = new LongAdder();
 
-  SharedStoreTransaction(Dataset data) {
+  /**
+   * @param writable whether the store takes writes now (not read-only, not failed): a transaction
+   *     that only reads is checked by {@code writeIf} only then
+   */
+  SharedStoreTransaction(Dataset data, BooleanSupplier writable) {
     this.data = data;
+    this.writable = writable;
   }
 
   /**
@@ -109,6 +116,10 @@ final class SharedStoreTransaction {
     if (b.size() == 0 && !b.hasConditions()) {
       return true;
     }
+    if (b.size() == 0 && !writable.getAsBoolean()) {
+      // Only reads, on a store that refuses writeIf (read-only, or failed: reads go on there).
+      return holds(s, b);
+    }
     if (!data.of(s).writeIf(b)) {
       return false;
     }
@@ -130,6 +141,25 @@ final class SharedStoreTransaction {
     } else {
       b.expect(keyspace, key, value);
     }
+  }
+
+  /** Whether the conditions hold now, read one by one (not atomic: for a store without writes). */
+  private boolean holds(Session s, WriteBatch b) {
+    for (int i = 0; i < b.conditionCount(); i++) {
+      String name = b.conditionKeyspace(i);
+      Store st =
+          name == null
+              ? data.of(s)
+              : data.database(name.equals(Store.DEFAULT_KEYSPACE) ? 0 : dbNumber(name));
+      if (!Arrays.equals(st.get(b.conditionKey(i)), b.conditionValue(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static int dbNumber(String keyspace) {
+    return Integer.parseInt(keyspace.substring(2)); // "db<n>", named by commitIf
   }
 
   /** Whether a watched key's stored value now differs from its value at WATCH time. */

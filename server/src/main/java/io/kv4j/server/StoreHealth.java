@@ -56,6 +56,11 @@ final class StoreHealth {
     }
   }
 
+  /** Whether writes reach the store now (not read-only, not failed, not being reopened). */
+  boolean writable() {
+    return !data.info.readOnly() && writeFailure == null && !reopening;
+  }
+
   static String misconf(String failure) {
     return "MISCONF kv4j store failed a write and refuses writes until it is reopened ("
         + failure
