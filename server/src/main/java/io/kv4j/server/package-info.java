@@ -10,7 +10,7 @@
  * MSET, DEL) are atomic against each other; plain reads take no lock. Against other servers writing
  * the same store, single-key read-modify-writes use the engine's conditional writes, and EXEC,
  * RENAME, RENAMENX, COPY and MSETNX commit with {@code Store.writeIf} where the engine has
- * CONDITIONAL_BATCH ({@link io.kv4j.server.SharedStoreTransaction}).
+ * CONDITIONAL_BATCH ({@code SharedStoreTransaction}).
  *
  * <p><b>Ordering.</b> Replies on one connection are in request order (pipelining). SCAN and KEYS
  * walk the engine's unsigned-lexicographic key order.
