@@ -6,6 +6,7 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongPredicate;
 
 /**
@@ -163,6 +164,39 @@ final class SegmentLog {
       holds = condition.test(index.findLocked(hash, key));
       if (holds) {
         lsn = write(type, hash, key, value, header, null);
+      } else {
+        Segment s = segments.active;
+        lsn = Segments.location(s.id, s.end);
+      }
+    } catch (IOException e) {
+      throw state.fail("write to " + segments.active.path + " failed", e);
+    } finally {
+      segments.writeLock.unlock();
+    }
+    if (forceEachWrite) {
+      commit.await(lsn);
+    }
+    return holds;
+  }
+
+  /**
+   * A conditional batch ({@code writeIf}): under the writer lock, {@code conditions} is tested
+   * against the index as it is, and only if it holds is the batch appended through the same path as
+   * {@link #append(PreparedBatch)}, before the lock is released; a batch without operations (an
+   * atomic check) writes nothing either way. Durable as a batch: in SYNC it returns once forced,
+   * also when nothing was written (the answer may rest on writes not yet forced).
+   *
+   * @param conditions tests every condition of the batch; may throw (a damaged record)
+   * @return whether the conditions held (and the operations were written)
+   */
+  boolean appendIf(PreparedBatch batch, BooleanSupplier conditions) {
+    long lsn;
+    boolean holds;
+    lock();
+    try {
+      holds = conditions.getAsBoolean();
+      if (holds && batch.size() > 0) {
+        lsn = write(RecordCodec.BATCH, 0, null, batch.value, batch.header, batch);
       } else {
         Segment s = segments.active;
         lsn = Segments.location(s.id, s.end);
