@@ -21,9 +21,22 @@ import java.util.Map;
  * each a crash point ({@link Compactor.Step}), and why the files on disk describe the same contents
  * after each, are in the {@link Compactor} class comment. The victims and the output id were
  * chosen, and claimed, by the {@link Compactor}.
+ *
+ * <p><b>What a run forces.</b> Its output, and before deleting the victims every segment written
+ * since (a newer write that made a copy unnecessary must be durable before the older record goes),
+ * whenever a victim holds data that may already be durable: always in SYNC, and in BUFFERED when a
+ * victim was forced or is older than {@link #YOUNG_NANOS}. A BUFFERED run whose victims are all
+ * young and unforced forces nothing: their records are writes a power loss may lose anyway (the
+ * kernel writes dirty pages back after about 30 s), and moving them unforced loses nothing a power
+ * loss would not. Under heavy overwrites that is nearly every run, and forcing each one forced
+ * every byte ever written: the disk's write bandwidth became the ceiling of the update rate. The
+ * output keeps its victims' age and is queued for the next sync.
  */
 final class CompactionRun {
   private static final int SWITCH_CHUNK = 256;
+
+  /** BUFFERED: victims younger than this and never forced need no force (class comment). */
+  static final long YOUNG_NANOS = 5_000_000_000L;
 
   private final Compactor compactor;
   private final Segments segments;
@@ -45,6 +58,8 @@ final class CompactionRun {
   private long outEnd = RecordCodec.FILE_HEADER;
   private Segment out;
   private boolean renamed; // the output is in place: a failure from now on fails the store
+  private final boolean keepDurable; // see the class comment
+  private final long born; // the oldest victim's
 
   /** Growable parallel arrays of relocated records. */
   private static final class Moves {
@@ -99,6 +114,17 @@ final class CompactionRun {
     this.outId = outId;
     this.tmp = segments.dir.resolve(Segment.fileName(outId) + ".tmp");
     this.target = segments.dir.resolve(Segment.fileName(outId));
+    long now = System.nanoTime();
+    long oldest = now;
+    boolean durable = log.forcesSeals;
+    for (Segment v : victims) {
+      if (v.born - oldest < 0) {
+        oldest = v.born;
+      }
+      durable |= v.forced || now - v.born > YOUNG_NANOS;
+    }
+    this.keepDurable = durable;
+    this.born = oldest;
   }
 
   /** Runs every step; a failure before the output is in place changes nothing. */
@@ -111,8 +137,10 @@ final class CompactionRun {
       switchIndex();
       compactor.step(Compactor.Step.INDEX_SWITCHED);
       // A newer write that made a copy (or a tombstone) unnecessary must be durable before the
-      // victim holding the older record disappears.
-      log.sync();
+      // victim holding the older record disappears (unless no victim can hold durable data).
+      if (keepDurable) {
+        log.sync();
+      }
       compactor.step(Compactor.Step.WRITES_DURABLE);
       segments.commitCompaction(victims);
       compactor.step(Compactor.Step.MANIFEST_WRITTEN);
@@ -159,7 +187,9 @@ final class CompactionRun {
       buf.flip();
       writeFully(ch, buf);
       compactor.step(Compactor.Step.OUTPUT_WRITTEN);
-      ch.force(true);
+      if (keepDurable) {
+        ch.force(true);
+      }
       compactor.step(Compactor.Step.OUTPUT_SYNCED);
     }
   }
@@ -269,8 +299,12 @@ final class CompactionRun {
       renamed = true;
       segments.syncDirectory();
       compactor.step(Compactor.Step.OUTPUT_RENAMED);
-      out = Segment.openSealed(outId, target); // forced above, before the rename
-      out.forced = true;
+      out = Segment.openSealed(outId, target); // forced above, before the rename, or queued
+      out.forced = keepDurable;
+      out.born = born;
+      if (!keepDurable) {
+        log.commit.unforced(out);
+      }
       out.hintEntries = hints;
       try {
         HintFile.write(segments.dir, out);

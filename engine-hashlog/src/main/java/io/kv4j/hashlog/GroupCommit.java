@@ -1,6 +1,7 @@
 package io.kv4j.hashlog;
 
 import java.io.IOException;
+import java.util.ArrayDeque;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -8,7 +9,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * Group commit: a writer waiting for durability either forces the active segment itself (becoming
  * the leader) or waits for the leader's force, which covers every record written before it began.
  * So concurrent writers share one fsync. Positions are log sequence numbers: {@code segment id <<
- * 32 | offset}, increasing in write order. A sealed segment was forced when it was sealed.
+ * 32 | offset}, increasing in write order. In SYNC a sealed segment was forced when it was sealed;
+ * in BUFFERED it may have been sealed (or written by compaction) unforced, and is then queued here
+ * ({@link #unforced}): a leader forces every queued segment before the active one, so a sync covers
+ * everything written before it.
  *
  * <p>A failed force is never retried (the kernel may have dropped the dirty pages): the store goes
  * into its failed, read-only state and every waiter gets the error.
@@ -25,6 +29,8 @@ final class GroupCommit {
   private long durable; // guarded by lock
   private boolean running; // guarded by lock
   private long forces; // guarded by lock
+  private final ArrayDeque<Segment> unforced = new ArrayDeque<>(); // guarded by itself
+  private final Object forcing = new Object(); // one forceUnforced at a time
 
   GroupCommit(Segments segments, StoreState state) {
     this.segments = segments;
@@ -41,6 +47,38 @@ final class GroupCommit {
       done.signalAll();
     } finally {
       lock.unlock();
+    }
+  }
+
+  /** {@code s} was sealed (or written) without a force: the next sync must force it. */
+  void unforced(Segment s) {
+    synchronized (unforced) {
+      unforced.addLast(s);
+    }
+  }
+
+  /**
+   * Forces every segment queued by {@link #unforced}, oldest first; returns once each is forced or
+   * its file is gone (compacted away: its records that were still needed are in the output, which
+   * was queued or forced itself).
+   */
+  void forceUnforced() throws IOException {
+    synchronized (forcing) {
+      while (true) {
+        Segment s;
+        synchronized (unforced) {
+          s = unforced.peekFirst();
+        }
+        if (s == null) {
+          return;
+        }
+        if (!s.retired && !s.dropped) {
+          s.forceSealed();
+        }
+        synchronized (unforced) {
+          unforced.pollFirst();
+        }
+      }
     }
   }
 
@@ -78,6 +116,7 @@ final class GroupCommit {
           if (injectForceFailure) {
             throw new IOException("injected fsync failure (test hook)");
           }
+          forceUnforced();
           if (seg.directoryPending) { // a BUFFERED roll left the new entry to the next force
             segments.syncDirectory();
             seg.directoryPending = false;

@@ -36,6 +36,7 @@ public final class HashLogProvider implements StoreProvider {
           Feature.PERSISTENT,
           Feature.CHECKSUMS,
           Feature.CONDITIONAL_WRITE,
+          Feature.CONDITIONAL_BATCH,
           Feature.SNAPSHOT_READ,
           Feature.BACKUP,
           Feature.KEYSPACES);

@@ -284,22 +284,56 @@ final class HashLogStore extends AbstractStore {
     long h = index.hash(key);
     byte type = value == null ? RecordCodec.DELETE : RecordCodec.PUT;
     byte[] header = RecordCodec.header(type, key, value);
+    return log.appendIf(type, h, key, value, header, loc -> holds(loc, h, key, expected));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>hashlog: the batch is prepared (hashes, records, checksums) and each condition's key hashed
+   * before the writer lock, as for {@link #doWrite}; under the lock every condition is checked
+   * against the index as {@link #doCompareAndSet} checks its one (values read with their CRC32C
+   * checked, also with {@code verify-checksums-on-read=false}), and only if all hold is the batch
+   * appended through the one append path, before the lock is released. A false answer writes
+   * nothing. Conditions can only name this store's (or this keyspace's) own keys: hashlog has no
+   * {@code KEYSPACE_BATCH}, so {@code AbstractStore} refuses any other keyspace first.
+   */
+  @Override
+  protected boolean doWriteIf(WriteBatch batch) {
+    PreparedBatch prepared = new PreparedBatch(batch, index, state);
+    int n = batch.conditionCount();
+    long[] hashes = new long[n];
+    for (int i = 0; i < n; i++) {
+      hashes[i] = index.hash(batch.conditionKey(i));
+    }
     return log.appendIf(
-        type,
-        h,
-        key,
-        value,
-        header,
-        loc -> {
-          if (loc < 0) {
-            records.checkSuspect(loc & ~KeyDir.SUSPECT, h); // throws unless another key's hash
-            return expected == null;
+        prepared,
+        () -> {
+          for (int i = 0; i < n; i++) {
+            byte[] key = batch.conditionKey(i);
+            long loc = index.findLocked(hashes[i], key);
+            if (!holds(loc, hashes[i], key, batch.conditionValue(i))) {
+              return false;
+            }
           }
-          if (loc == 0) {
-            return expected == null;
-          }
-          return expected != null && Arrays.equals(records.readValueChecked(loc, key), expected);
+          return true;
         });
+  }
+
+  /**
+   * Whether the key's current record, at {@code loc} (its index entry, looked up under the writer
+   * lock), holds {@code expected} (null: the key is absent). Reads the value with its checksum
+   * checked whatever the store's setting: a conditional write never writes on damaged bytes.
+   */
+  private boolean holds(long loc, long h, byte[] key, byte[] expected) {
+    if (loc < 0) {
+      records.checkSuspect(loc & ~KeyDir.SUSPECT, h); // throws unless another key's hash
+      return expected == null;
+    }
+    if (loc == 0) {
+      return expected == null;
+    }
+    return expected != null && Arrays.equals(records.readValueChecked(loc, key), expected);
   }
 
   /**

@@ -50,6 +50,14 @@ final class KeyspaceHandle extends AbstractStore {
     keys.doWrite(batch);
   }
 
+  /**
+   * Every condition is this keyspace's too (no {@code KEYSPACE_BATCH}): the sub-store checks it.
+   */
+  @Override
+  protected boolean doWriteIf(WriteBatch batch) {
+    return keys.doWriteIf(batch);
+  }
+
   @Override
   protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
     return keys.doCompareAndSet(key, expected, value);

@@ -221,7 +221,7 @@ final class Opening {
       Files.deleteIfExists(HintFile.path(dir, id)); // the newest segment is active again
       seg.truncateTo(validEnd);
       segments.syncDirectory();
-      segments.active = seg;
+      log.resume(seg);
     }
   }
 
@@ -245,7 +245,7 @@ final class Opening {
     Segment fresh = Segment.create(seg.id, seg.path, log.segmentSize, plan.newestPrevious, true);
     segments.install(fresh);
     fresh.hintEntries = new HintFile.Entries();
-    segments.active = fresh;
+    log.resume(fresh);
     HashLogStore.LOG.log(Level.INFO, "hashlog: rewrote the header of empty segment {0}", seg.path);
   }
 

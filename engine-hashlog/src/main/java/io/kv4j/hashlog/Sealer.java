@@ -14,9 +14,12 @@ import java.util.ArrayDeque;
  *       segment is not a compaction victim until its hint is written ({@link Segment#sealing}), so
  *       no hint can appear for a segment compaction deleted. If {@link SegmentLog#SEAL_BACKLOG}
  *       segments are queued, the writer writes the hint itself.
- *   <li><b>Flush behind</b> (BUFFERED): what the writer wrote is forced a megabyte at a time, so
- *       that the force a seal does before the next segment is created (which keeps a power loss
- *       from leaving a torn segment that is not the newest) has little left to write.
+ *   <li><b>Allocation ahead</b> (BUFFERED): the active segment's file is allocated a megabyte ahead
+ *       of the writer's stores through the mapping, and each new page touched, so that the writer
+ *       meets neither the {@code write(2)} of the allocation nor a page fault.
+ *   <li><b>Flush behind</b> ({@link SegmentLog#legacyBuffered} only): what the writer wrote is
+ *       forced a megabyte at a time, so that the force a seal does before the next segment is
+ *       created has little left to write.
  * </ul>
  *
  * <p>{@link #drain} waits for the queue to empty (close, explicit compaction).
@@ -29,6 +32,7 @@ final class Sealer {
   private Segment current; // being processed; guarded by this
   private boolean stopping; // guarded by this
   private Segment behind; // active segment to force behind the writer; guarded by this
+  private Segment ahead; // active segment to allocate ahead of the writer; guarded by this
 
   /** BUFFERED: data written since the last flush-behind before the writer asks for another. */
   static final int FLUSH_STEP = 1 << 20;
@@ -61,6 +65,17 @@ final class Sealer {
   synchronized void flushBehind(Segment active) {
     if (behind != active) {
       behind = active;
+      notifyAll();
+    }
+  }
+
+  /**
+   * Asks the thread to allocate the active segment's file ahead of the writer's stores through the
+   * mapping (BUFFERED), see {@link Segment#allocateAhead}.
+   */
+  synchronized void allocateAhead(Segment active) {
+    if (ahead != active) {
+      ahead = active;
       notifyAll();
     }
   }
@@ -125,8 +140,9 @@ final class Sealer {
     while (true) {
       Segment s;
       Segment r;
+      Segment a;
       synchronized (this) {
-        while (queue.isEmpty() && behind == null && !stopping) {
+        while (queue.isEmpty() && behind == null && ahead == null && !stopping) {
           try {
             wait();
           } catch (InterruptedException e) {
@@ -135,12 +151,18 @@ final class Sealer {
         }
         r = behind;
         behind = null;
-        s = r != null ? null : queue.pollFirst();
-        if (r == null && s == null) {
+        a = ahead;
+        ahead = null;
+        s = r != null || a != null ? null : queue.pollFirst();
+        if (r == null && a == null && s == null) {
           notifyAll();
           return;
         }
         current = s;
+      }
+      if (a != null) {
+        a.allocateAhead();
+        continue;
       }
       if (r != null) {
         try {

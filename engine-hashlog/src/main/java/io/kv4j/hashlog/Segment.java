@@ -9,24 +9,33 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * One log file, {@code seg-<id>.log}, and its memory mapping. Readers read records through the
- * mapping; the writer appends them with {@code write(2)}, one call per record (or per batch), and
- * never stores through the mapping. Both reach the same page cache, so an acknowledged write
- * survives kill -9 and is visible to readers once {@link #end} passes it.
+ * mapping. The writer appends in one of two ways, chosen by the store's durability:
  *
- * <p>Why not copy records into the mapping, which saves the system call: a page dirtied through a
- * shared mapping has a writable, dirty page-table entry, and writing the page back (a {@link
- * #flushBehind}, the seal's force, the kernel's own write-back) must write-protect that entry and
- * shoot it out of the TLB of every core running this process, one inter-processor interrupt per 4
- * KiB page. Under a sustained writer that was a third of the machine's CPU on a 2-core VM, and the
- * interrupts and lost TLB entries tripled the cost of every concurrent read (bench {@code
- * churn-reads}: readers kept 0.27 of their read-only throughput; with {@code write(2)} 0.5). Pages
- * only ever read through the mapping keep clean read-only entries, which write-back leaves alone. A
- * full disk now fails the {@code write(2)} with an {@link IOException}; a store into a sparse
- * mapping would have raised SIGBUS.
+ * <ul>
+ *   <li><b>{@code SYNC}: {@code write(2)}</b>, one call per record (or per batch), never storing
+ *       through the mapping. Every record is forced right after, and a page dirtied through a
+ *       shared mapping must be write-protected and shot out of the TLB of every core running this
+ *       process when it is written back (one inter-processor interrupt per 4 KiB page); with {@code
+ *       write(2)} the pages only ever read through the mapping keep clean read-only entries, which
+ *       write-back leaves alone.
+ *   <li><b>{@code BUFFERED}: stores through the mapping</b> ({@link #storeThroughMapping}), no
+ *       system call per record: a system call (and the kernel's per-call work in {@code write(2)})
+ *       was the largest share of a put's time. The page cache holds what was stored as soon as the
+ *       store instruction ran, so an acknowledged record survives kill -9 exactly as after {@code
+ *       write(2)}. Nothing forces these pages on the write path (BUFFERED promises the page cache,
+ *       see {@link SegmentLog}), so write-back, and with it the TLB shoot-downs, happens only for
+ *       data that lives long enough for the kernel's own write-back, an explicit {@code sync()},
+ *       the close, or a compaction of old data. <b>Never into a hole</b>: a store into a part of a
+ *       sparse file the file system cannot allocate (disk full) would be a SIGBUS that kills the
+ *       JVM, so the file is first allocated with {@code write(2)}s of zeros a step ahead of the
+ *       stores ({@link #allocated}); a full disk then fails that {@code write(2)} with an {@link
+ *       IOException} and the store is failed until reopened, and nothing is stored at or past the
+ *       allocated end.
+ * </ul>
  *
- * <p>The active segment is still mapped read-write over its whole capacity: that extends the file
- * sparsely to the mapping's length (readers never read past {@link #end}), and lets {@link
- * #flushBehind} force a range with {@code msync(2)}. Forces and sealing go through a {@link
+ * <p>Both reach the same page cache, so a record is visible to readers once {@link #end} passes it.
+ * The active segment is mapped read-write over its whole capacity (which extends the file sparsely
+ * to that length; readers never read past {@link #end}). Forces and sealing go through a {@link
  * RandomAccessFile}, whose I/O, unlike a {@link FileChannel}'s, is not aborted (and the descriptor
  * not closed) when the calling thread is interrupted. A sealed segment holds no file descriptor;
  * its mapping stays until the store closes, or until compaction has retired it and no reader can
@@ -54,8 +63,22 @@ final class Segment {
   private int stagePosition;
   private int staged;
   private static final int STAGE = 64 << 10;
+  // BUFFERED (see the class comment): records are stored through the mapping, below allocated.
+  private boolean throughMapping; // writer-owned
+  // File bytes below this are allocated (zeros or records written); raised under mapLock.
+  private volatile int allocated;
+
+  /** How far ahead of the stores the {@link Sealer} allocates the file. */
+  static final int ALLOCATION_STEP = 1 << 20;
+
+  // What the writer allocates itself when the sealer has not kept ahead (a new segment's start).
+  private static final int WRITER_STEP = 64 << 10;
+  private static final byte[] ZEROS = new byte[64 << 10];
   private volatile int flushed; // data below this was forced by flushBehind (BUFFERED mode)
-  private final Object mapLock = new Object(); // flushBehind vs closing before an unmap
+  // Taken by whatever writes the file or stores through the mapping outside the writer's own
+  // appends (flushBehind, allocation ahead) and by whatever cuts or closes the file: a store into a
+  // page a truncation removed would be a SIGBUS.
+  private final Object mapLock = new Object();
   // Guarded by the store's write lock.
   long liveBytes;
   long tombstoneBytes;
@@ -66,8 +89,20 @@ final class Segment {
    */
   boolean sealing;
 
-  /** Finished and forced to disk (set once the force of a finished segment returned). */
+  /**
+   * Finished and forced to disk (set once the force of a finished segment returned). A BUFFERED
+   * store seals without forcing: such a segment is forced by the next {@code sync()}, the close, or
+   * a compaction that must not lose data older than it ({@link GroupCommit}).
+   */
   volatile boolean forced;
+
+  /**
+   * When the oldest record in this segment was written ({@link System#nanoTime}): the segment's
+   * creation, or for a compaction output the oldest of its victims'. A segment sealed in BUFFERED
+   * mode and still young holds only writes a power loss may lose anyway (see {@link
+   * CompactionRun}).
+   */
+  volatile long born = System.nanoTime();
 
   /** Its directory entry may not be durable yet (a new active segment in BUFFERED mode). */
   volatile boolean directoryPending;
@@ -110,6 +145,7 @@ final class Segment {
     this.capacity = capacity;
     this.file = file;
     this.end = end;
+    this.allocated = end;
     this.sealed = file == null;
   }
 
@@ -220,6 +256,13 @@ final class Segment {
     if ((long) position + len > capacity) {
       throw new IllegalStateException("write past the capacity of " + path);
     }
+    if (throughMapping) {
+      if (position + len > allocated) {
+        allocate(position + len);
+      }
+      map.put(position, src, off, len);
+      return;
+    }
     if (staged > 0 && (position != stagePosition + staged || staged + len > STAGE)) {
       flush();
     }
@@ -235,6 +278,86 @@ final class Segment {
     }
     System.arraycopy(src, off, stage, staged, len);
     staged += len;
+  }
+
+  /**
+   * From now on {@link #put} stores records through the mapping (BUFFERED, see the class comment).
+   * Writer only, before its first put.
+   */
+  void storeThroughMapping() {
+    throughMapping = true;
+  }
+
+  /**
+   * Allocates the file up to at least {@code limit} by writing zeros past the data (a small step
+   * beyond it; the {@link Sealer} allocates further ahead, {@link #allocateAhead}), so that stores
+   * through the mapping below it never meet a hole. Writer only. A full disk fails here with an
+   * {@link IOException}, before anything is stored.
+   */
+  private void allocate(int limit) throws IOException {
+    synchronized (mapLock) {
+      if (limit > allocated) {
+        extend(limit, (int) Math.min(capacity, ((long) limit + WRITER_STEP) & -4096L), false);
+      }
+    }
+  }
+
+  /** Whether the {@link Sealer} should {@link #allocateAhead}: under half a step is left. */
+  boolean allocationDue() {
+    int a = allocated;
+    return throughMapping && a - end < ALLOCATION_STEP / 2 && a < capacity;
+  }
+
+  /**
+   * Allocates the file up to {@link #ALLOCATION_STEP} past the data and stores a zero into each new
+   * page through the mapping (the sealer thread calls this): the writer's stores then meet neither
+   * a system call nor a page fault. A failure (disk full) is left for the writer to meet when it
+   * needs the space.
+   */
+  void allocateAhead() {
+    synchronized (mapLock) {
+      int target = (int) Math.min(capacity, ((long) end + ALLOCATION_STEP) & -4096L);
+      if (closed || sealed || target <= allocated) {
+        return;
+      }
+      try {
+        extend(target, target, true);
+      } catch (IOException e) {
+        // The writer allocates what it needs itself, and fails the store if it cannot.
+      }
+    }
+  }
+
+  /**
+   * Writes zeros from {@link #allocated} to {@code want}, or only to {@code need} if that fails;
+   * with {@code touch}, then stores a zero into each new page. Caller holds {@link #mapLock}.
+   */
+  private void extend(int need, int want, boolean touch) throws IOException {
+    int from = allocated;
+    int to = want;
+    try {
+      writeZeros(from, to);
+    } catch (IOException e) {
+      if (to == need) {
+        throw e;
+      }
+      writeZeros(from, need);
+      to = need;
+    }
+    if (touch) {
+      // A write fault per page here instead of in the writer's store. Zeros over zeros: nothing
+      // below the allocated end is read, and the writer stores only below it.
+      for (int p = (from + 4095) & -4096; p < to; p += 4096) {
+        map.put(p, (byte) 0);
+      }
+    }
+    allocated = to;
+  }
+
+  private void writeZeros(int from, int to) throws IOException {
+    for (int p = from; p < to; p += ZEROS.length) {
+      write(p, ZEROS, 0, Math.min(ZEROS.length, to - p));
+    }
   }
 
   /** Writes the staged bytes to the file with one {@code write(2)} (writer only). */
@@ -298,9 +421,12 @@ final class Segment {
     }
     staged = 0; // the writer flushes before it raises end: anything staged is not data
     stage = null;
-    f.setLength(end);
-    filePointer = -1;
-    sealed = true;
+    synchronized (mapLock) {
+      f.setLength(end);
+      filePointer = -1;
+      allocated = end;
+      sealed = true;
+    }
   }
 
   /** Forces a {@link #finish finished} segment and closes its descriptor. */
@@ -315,11 +441,42 @@ final class Segment {
     f.close();
   }
 
+  /**
+   * Closes a {@link #finish finished} segment's descriptor without forcing it (BUFFERED): it is
+   * forced later, by {@link #forceSealed}.
+   */
+  synchronized void closeUnforced() throws IOException {
+    RandomAccessFile f = file;
+    if (f == null) {
+      return;
+    }
+    file = null;
+    f.close();
+  }
+
+  /**
+   * Forces a sealed segment that was closed unforced, by its path.
+   *
+   * @return false if its file is gone (compacted away meanwhile)
+   */
+  boolean forceSealed() throws IOException {
+    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+      ch.force(true);
+    } catch (java.nio.file.NoSuchFileException e) {
+      return false;
+    }
+    forced = true;
+    return true;
+  }
+
   /** Cuts the file to {@code length} (after recovery found a torn tail there). */
   synchronized void truncateTo(int length) throws IOException {
-    file.setLength(length);
-    filePointer = -1;
-    end = length;
+    synchronized (mapLock) {
+      file.setLength(length);
+      filePointer = -1;
+      end = length;
+      allocated = length;
+    }
   }
 
   /** Closes without forcing: truncates to the data so the file holds no preallocated tail. */
@@ -329,13 +486,13 @@ final class Segment {
       return;
     }
     synchronized (mapLock) {
-      closed = true; // no flushBehind from now on: the caller may unmap
-    }
-    file = null;
-    try {
-      f.setLength(end);
-    } finally {
-      f.close();
+      closed = true; // no flushBehind or allocation ahead from now on: the caller may unmap
+      file = null;
+      try {
+        f.setLength(end);
+      } finally {
+        f.close();
+      }
     }
   }
 

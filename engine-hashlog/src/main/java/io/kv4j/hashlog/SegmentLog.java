@@ -6,6 +6,7 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongPredicate;
 
 /**
@@ -13,16 +14,22 @@ import java.util.function.LongPredicate;
  * one), and makes writes durable as the store's {@link Durability} says.
  *
  * <p><b>One append path</b> ({@link #append}): a put or delete is one record, a batch is a batch
- * record followed by its members. Either way the bytes go to the file in one {@code write(2)} (when
- * they fit the segment's stage), then the segment's end is raised past them, then the index is
- * updated under one sequence-lock stamp, so a reader sees all of an append or none of it. Checksums
- * are computed by the caller, before the writer lock is taken.
+ * record followed by its members. The bytes go to the segment ({@code SYNC}: one {@code write(2)}
+ * when they fit the segment's stage; {@code BUFFERED}: stored through the mapping, see {@link
+ * Segment}), then the segment's end is raised past them, then the index is updated under one
+ * sequence-lock stamp, so a reader sees all of an append or none of it. Checksums are computed by
+ * the caller, before the writer lock is taken.
  *
  * <p><b>Durability is decided once</b>, here, from the store's setting: in {@link Durability#SYNC}
- * a write returns after {@link GroupCommit} forced it; in {@link Durability#BUFFERED} it returns
- * once in the page cache, the {@link Sealer} forces the active segment behind the writer a megabyte
- * at a time, and the directory entry of a rolled segment is forced by the next force instead of at
- * the roll.
+ * a write returns after {@link GroupCommit} forced it, and a segment is forced when it is sealed,
+ * before the next one is created. In {@link Durability#BUFFERED} a write returns once in the page
+ * cache (which survives kill -9) and nothing on the write path forces anything: a sealed segment is
+ * closed unforced and forced by the next {@code sync()} (which forces every unforced segment, then
+ * the active one), by the close, or by a compaction run that would otherwise delete data older than
+ * the writes a power loss may lose ({@link CompactionRun}); the directory entry of a rolled segment
+ * is forced by the sealer thread. Forcing every byte written, as BUFFERED once did a megabyte at a
+ * time behind the writer, made the disk's write bandwidth the ceiling of an update-heavy load (and
+ * with stores through the mapping each page written back would cost a TLB shoot-down).
  */
 final class SegmentLog {
   /**
@@ -51,6 +58,23 @@ final class SegmentLog {
   /** SYNC: a write returns once forced. BUFFERED: once in the page cache (see class comment). */
   private final boolean forceEachWrite;
 
+  /**
+   * Test switch for same-JVM comparisons: a BUFFERED store opened while this is set writes as
+   * before issue #27 (one {@code write(2)} per record, the active segment forced a megabyte at a
+   * time behind the writer, every segment forced when sealed, compaction forcing the log before it
+   * deletes). Read once, when the store opens.
+   */
+  static volatile boolean legacyBuffered;
+
+  /**
+   * Whether segments are forced as they are sealed and a compaction run forces the log before it
+   * deletes its victims: always in SYNC; in BUFFERED only with {@link #legacyBuffered}.
+   */
+  final boolean forcesSeals;
+
+  /** BUFFERED (not {@link #legacyBuffered}): records are stored through the mapping. */
+  private final boolean throughMapping;
+
   final GroupCommit commit;
   final Sealer sealer;
 
@@ -66,6 +90,8 @@ final class SegmentLog {
     this.state = state;
     this.segmentSize = segmentSize;
     this.forceEachWrite = durability == Durability.SYNC;
+    this.forcesSeals = forceEachWrite || legacyBuffered;
+    this.throughMapping = !forcesSeals;
     this.commit = new GroupCommit(segments, state);
     this.sealer = new Sealer(this, segments, state);
   }
@@ -138,6 +164,39 @@ final class SegmentLog {
       holds = condition.test(index.findLocked(hash, key));
       if (holds) {
         lsn = write(type, hash, key, value, header, null);
+      } else {
+        Segment s = segments.active;
+        lsn = Segments.location(s.id, s.end);
+      }
+    } catch (IOException e) {
+      throw state.fail("write to " + segments.active.path + " failed", e);
+    } finally {
+      segments.writeLock.unlock();
+    }
+    if (forceEachWrite) {
+      commit.await(lsn);
+    }
+    return holds;
+  }
+
+  /**
+   * A conditional batch ({@code writeIf}): under the writer lock, {@code conditions} is tested
+   * against the index as it is, and only if it holds is the batch appended through the same path as
+   * {@link #append(PreparedBatch)}, before the lock is released; a batch without operations (an
+   * atomic check) writes nothing either way. Durable as a batch: in SYNC it returns once forced,
+   * also when nothing was written (the answer may rest on writes not yet forced).
+   *
+   * @param conditions tests every condition of the batch; may throw (a damaged record)
+   * @return whether the conditions held (and the operations were written)
+   */
+  boolean appendIf(PreparedBatch batch, BooleanSupplier conditions) {
+    long lsn;
+    boolean holds;
+    lock();
+    try {
+      holds = conditions.getAsBoolean();
+      if (holds && batch.size() > 0) {
+        lsn = write(RecordCodec.BATCH, 0, null, batch.value, batch.header, batch);
       } else {
         Segment s = segments.active;
         lsn = Segments.location(s.id, s.end);
@@ -289,9 +348,16 @@ final class SegmentLog {
     segments.writeLock.lock();
   }
 
-  /** BUFFERED: asks the sealer to force the active segment behind the writer every megabyte. */
+  /**
+   * BUFFERED: asks the sealer to allocate the active segment ahead of the writer (or, in {@link
+   * #legacyBuffered}, to force it behind the writer every megabyte).
+   */
   private void keepFlushed(Segment s) {
-    if (!forceEachWrite && s.flushDue(Sealer.FLUSH_STEP)) {
+    if (throughMapping) {
+      if (s.allocationDue()) {
+        sealer.allocateAhead(s);
+      }
+    } else if (!forceEachWrite && s.flushDue(Sealer.FLUSH_STEP)) {
       sealer.flushBehind(s);
     }
   }
@@ -346,8 +412,7 @@ final class SegmentLog {
   boolean sealActive(boolean mayDefer) throws IOException {
     Segment old = segments.active;
     if (mayDefer && sealer.pending().length < SEAL_BACKLOG) {
-      old.seal();
-      commit.durableUpTo(Segments.location(old.id, old.end));
+      seal(old);
       sealer.submit(old);
       return !forceEachWrite;
     }
@@ -355,11 +420,25 @@ final class SegmentLog {
     return false;
   }
 
+  /**
+   * Ends writing to {@code old}: truncated to its data and, if this log {@link #forcesSeals},
+   * forced; else closed unforced, for the next sync to force (see the class comment).
+   */
+  private void seal(Segment old) throws IOException {
+    if (forcesSeals) {
+      old.seal();
+      commit.durableUpTo(Segments.location(old.id, old.end));
+    } else {
+      old.finish();
+      old.closeUnforced();
+      commit.unforced(old);
+    }
+  }
+
   /** Seals the active segment and writes its hint. Caller holds the writer lock. */
   void sealActive() throws IOException {
     Segment old = segments.active;
-    old.seal();
-    commit.durableUpTo(Segments.location(old.id, old.end));
+    seal(old);
     try {
       HintFile.write(segments.dir, old);
     } catch (IOException e) {
@@ -389,6 +468,10 @@ final class SegmentLog {
     Segment prev = segments.active;
     Segment seg = Segment.create(id, path, capacity, prev == null ? 0 : prev.id, false);
     seg.hintEntries = new HintFile.Entries();
+    if (throughMapping) {
+      seg.storeThroughMapping();
+      sealer.allocateAhead(seg);
+    }
     if (deferDirectorySync) {
       seg.directoryPending = true;
     } else {
@@ -404,6 +487,14 @@ final class SegmentLog {
     }
     segments.install(seg);
     segments.active = seg;
+  }
+
+  /** Makes {@code s}, recovered at open, the active segment. */
+  void resume(Segment s) {
+    if (throughMapping) {
+      s.storeThroughMapping();
+    }
+    segments.active = s;
   }
 
   // ---------------------------------------------------------------- close
@@ -423,6 +514,7 @@ final class SegmentLog {
         return false;
       }
       try {
+        commit.forceUnforced();
         if (s.directoryPending) {
           segments.syncDirectory();
           s.directoryPending = false;

@@ -20,7 +20,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Conditional writes: compared and written under the writer lock through the one append path. */
+/**
+ * Conditional writes and conditional batches ({@code writeIf}): compared and written under the
+ * writer lock through the one append path.
+ */
 class ConditionalWriteTest {
   @TempDir Path dir;
 
@@ -238,6 +241,175 @@ class ConditionalWriteTest {
       assertThat(s.putIfAbsent(bytes("a"), new byte[0])).isTrue();
       assertThat(s.replace(bytes("a"), new byte[0], bytes("e"))).isTrue();
       assertThat(s.get(bytes("a"))).isEqualTo(bytes("e"));
+    }
+  }
+
+  @Test
+  void writeIfTransfers_withPutsAndCompactionRunning_conserveTheTotal_alsoAfterReopen()
+      throws Exception {
+    long seed = 78L;
+    int threads = 3;
+    int transfers = 1500;
+    int counters = 4;
+    long start = 1_000_000;
+    String[] options = {"segment-size", "8192", "compaction-threads", "1"};
+    long[] done = new long[threads];
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, options)) {
+      for (int c = 0; c < counters; c++) {
+        s.put(bytes("counter-" + c), counter(start));
+      }
+      AtomicBoolean stop = new AtomicBoolean();
+      AtomicReference<Throwable> failure = new AtomicReference<>();
+      List<Thread> workers = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int me = t;
+        workers.add(
+            new Thread(
+                () -> {
+                  SplittableRandom r = new SplittableRandom(seed + me);
+                  for (int i = 0; i < transfers; i++) {
+                    int a = r.nextInt(counters);
+                    int b = (a + 1 + r.nextInt(counters - 1)) % counters;
+                    byte[] ka = bytes("counter-" + a);
+                    byte[] kb = bytes("counter-" + b);
+                    while (true) {
+                      byte[] va = s.get(ka);
+                      byte[] vb = s.get(kb);
+                      WriteBatch w =
+                          new WriteBatch()
+                              .expect(ka, va)
+                              .expect(kb, vb)
+                              .put(ka, counter(count(va) - 1))
+                              .put(kb, counter(count(vb) + 1));
+                      if (s.writeIf(w)) {
+                        done[me]++;
+                        break;
+                      }
+                    }
+                  }
+                },
+                "transfer-" + t));
+      }
+      Thread churn =
+          new Thread(
+              () -> {
+                SplittableRandom r = new SplittableRandom(seed);
+                for (int i = 0; !stop.get(); i++) {
+                  s.put(bytes("noise-" + r.nextInt(50)), new byte[100]);
+                  if (i % 500 == 0) {
+                    s.compact();
+                  }
+                }
+              },
+              "churn");
+      churn.setUncaughtExceptionHandler((th, e) -> failure.compareAndSet(null, e));
+      churn.start();
+      runAll(workers, failure);
+      stop.set(true);
+      churn.join(120_000);
+      assertThat(failure.get()).as("seed %d", seed).isNull();
+      assertThat(total(s, counters)).as("seed %d", seed).isEqualTo(counters * start);
+      assertThat(TestStores.figure(s, "compaction-runs")).isPositive();
+    }
+    assertThat(done).containsOnly(transfers);
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, options)) {
+      assertThat(total(s, counters)).as("after reopen, seed %d", seed).isEqualTo(counters * start);
+    }
+  }
+
+  private static long total(HashLogStore s, int counters) {
+    long sum = 0;
+    for (int c = 0; c < counters; c++) {
+      sum += count(s.get(bytes("counter-" + c)));
+    }
+    return sum;
+  }
+
+  @Test
+  void writeIf_onADamagedValue_withChecksumsOffOnRead_throwsAndWritesNothing() throws IOException {
+    byte[] original = bytes("original-" + "o".repeat(200));
+    byte[] key = bytes("victim");
+    String[] options = {"segment-size", "4096", "verify-checksums-on-read", "false"};
+    try (HashLogStore s = TestStores.open(dir, Durability.SYNC, options)) {
+      s.put(key, original);
+      for (int i = 0; s.segments().length < 4; i++) {
+        s.put(bytes("filler-" + i), new byte[300]);
+      }
+    }
+    Path first = dir.resolve(Segment.fileName(1));
+    byte[] file = Files.readAllBytes(first);
+    int at = indexOf(file, original);
+    assertThat(at).as("the value is in the first (sealed) segment").isPositive();
+    try (RandomAccessFile f = new RandomAccessFile(first.toFile(), "rw")) {
+      f.seek(at + 20);
+      f.write(file[at + 20] ^ 0x04);
+    }
+    try (HashLogStore s = TestStores.open(dir, Durability.SYNC, options)) {
+      byte[] damaged = s.get(key);
+      long written = TestStores.figure(s, "user-bytes-written");
+      WriteBatch onDamaged =
+          new WriteBatch().expect(key, damaged).put(bytes("other"), bytes("x")).delete(key);
+      assertThatThrownBy(() -> s.writeIf(onDamaged))
+          .as("never written on the strength of damaged bytes")
+          .isInstanceOf(StoreCorruptedException.class)
+          .hasMessageContaining(first.getFileName().toString());
+      WriteBatch absentFirst =
+          new WriteBatch().expectAbsent(bytes("other")).expect(key, original).put(key, bytes("y"));
+      assertThatThrownBy(() -> s.writeIf(absentFirst)).isInstanceOf(StoreCorruptedException.class);
+      assertThat(s.writeIf(new WriteBatch().expectAbsent(key).put(bytes("other"), bytes("x"))))
+          .as("the damaged key is present")
+          .isFalse();
+      assertThat(TestStores.figure(s, "user-bytes-written")).isEqualTo(written);
+      assertThat(s.get(bytes("other"))).isNull();
+      assertThat(s.get(key)).isEqualTo(damaged);
+      s.put(key, bytes("repaired"));
+      assertThat(s.writeIf(new WriteBatch().expect(key, bytes("repaired")).put(key, bytes("z"))))
+          .isTrue();
+      assertThat(s.get(key)).isEqualTo(bytes("z"));
+    }
+  }
+
+  @Test
+  void writeIf_onEveryHashCollision_checksTheRightKeys_andAFalseAnswerWritesNothing() {
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, key -> 7L)) {
+      s.put(bytes("a"), bytes("1"));
+      s.put(bytes("b"), bytes("2"));
+      long written = TestStores.figure(s, "user-bytes-written");
+      assertThat(
+              s.writeIf(
+                  new WriteBatch().expect(bytes("a"), bytes("2")).put(bytes("c"), bytes("3"))))
+          .isFalse();
+      assertThat(s.writeIf(new WriteBatch().expectAbsent(bytes("b")).put(bytes("c"), bytes("3"))))
+          .isFalse();
+      assertThat(s.writeIf(new WriteBatch().expect(bytes("c"), new byte[0]).delete(bytes("a"))))
+          .as("absent is not empty")
+          .isFalse();
+      assertThat(
+              s.writeIf(new WriteBatch().expect(bytes("a"), bytes("1")).expectAbsent(bytes("c"))))
+          .as("an atomic check without operations")
+          .isTrue();
+      assertThat(TestStores.figure(s, "user-bytes-written"))
+          .as("false answers and checks write nothing")
+          .isEqualTo(written);
+      assertThat(s.get(bytes("c"))).isNull();
+      assertThat(
+              s.writeIf(
+                  new WriteBatch()
+                      .expect(bytes("a"), bytes("1"))
+                      .expect(bytes("b"), bytes("2"))
+                      .expectAbsent(bytes("c"))
+                      .put(bytes("c"), new byte[0])
+                      .delete(bytes("a"))
+                      .put(bytes("b"), bytes("b2"))))
+          .isTrue();
+      assertThat(s.get(bytes("a"))).isNull();
+      assertThat(s.get(bytes("b"))).isEqualTo(bytes("b2"));
+      assertThat(s.get(bytes("c"))).isEqualTo(new byte[0]);
+      assertThat(
+              s.writeIf(
+                  new WriteBatch().expect(bytes("c"), new byte[0]).put(bytes("a"), bytes("4"))))
+          .isTrue();
+      assertThat(s.get(bytes("a"))).isEqualTo(bytes("4"));
     }
   }
 
