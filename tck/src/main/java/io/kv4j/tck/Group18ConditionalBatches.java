@@ -6,7 +6,6 @@ import io.kv4j.Feature;
 import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.WriteBatch;
-import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -335,17 +334,5 @@ final class Group18ConditionalBatches extends RuleGroup {
     assertThat(s.get(b("refused")))
         .as(rule("18.7", "a refused batch left nothing for recovery to replay"))
         .isNull();
-  }
-
-  private static byte[] pick(SplittableRandom rnd, byte[][] values) {
-    return values[rnd.nextInt(values.length)].clone();
-  }
-
-  private static byte[] counter(long n) {
-    return ByteBuffer.allocate(8).putLong(n).array();
-  }
-
-  private static long count(byte[] v) {
-    return ByteBuffer.wrap(v).getLong();
   }
 }
