@@ -58,6 +58,48 @@ abstract class Dialect {
       throws SQLException;
 
   /**
+   * The isolation level of a conditional batch's transaction: the one at which {@link
+   * #lockForCondition} locks what it must (PostgreSQL read committed, where a locking read returns
+   * the latest committed row; InnoDB repeatable read, where it also locks the gap of an absent
+   * key).
+   */
+  abstract int conditionIsolation();
+
+  /**
+   * Inside a conditional batch's transaction: reads a condition key and locks it until the
+   * transaction ends, so that no other session (a plain put, a batch, a conditional write of any
+   * store object or SQL client) can change, delete or insert the key in between. A present row is
+   * read with {@code SELECT ... FOR UPDATE}; how an absent key is locked is the server's.
+   *
+   * @return the key's value (null: absent) and whether a placeholder row was inserted to lock it,
+   *     which the batch must overwrite or delete before it commits
+   */
+  abstract ConditionRow lockForCondition(Connection c, String table, byte[] key)
+      throws SQLException;
+
+  /** A condition key as {@link #lockForCondition} found it. */
+  record ConditionRow(byte[] value, boolean placeholder) {}
+
+  /** {@code SELECT v ... WHERE k = ? FOR UPDATE}: the value, or null when no row is there. */
+  byte[] selectForUpdate(Connection c, String table, byte[] key) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT v FROM " + quote(table) + " WHERE k = ? FOR UPDATE")) {
+      ps.setBytes(1, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getBytes(1) : null;
+      }
+    }
+  }
+
+  /**
+   * Inside a transaction: locks the keyspace catalog so that no other session creates or drops the
+   * keyspace {@code name} until the transaction ends, and returns its table if it is ready.
+   *
+   * @return the table, or null when the keyspace does not exist
+   */
+  abstract String lockCatalogName(Connection c, String catalog, String name) throws SQLException;
+
+  /**
    * Starts, on a dedicated connection, a read-only repeatable-read transaction whose snapshot is
    * taken before this returns (not lazily at its first read), so that it sees the table as of the
    * call.

@@ -22,7 +22,8 @@ abstract class JdbcProvider implements StoreProvider {
           Feature.CONDITIONAL_WRITE,
           Feature.SNAPSHOT_READ,
           Feature.KEYSPACES,
-          Feature.KEYSPACE_BATCH);
+          Feature.KEYSPACE_BATCH,
+          Feature.CONDITIONAL_BATCH);
   // No BACKUP: the data lives on the server, whose own tools copy it consistently while it serves
   // (pg_dump / pg_basebackup, mariadb-dump --single-transaction / mariadb-backup).
 

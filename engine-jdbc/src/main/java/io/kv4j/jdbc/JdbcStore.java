@@ -20,7 +20,11 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /** A store kept in one table of a SQL server. */
 final class JdbcStore extends AbstractStore {
@@ -201,6 +205,66 @@ final class JdbcStore extends AbstractStore {
   @Override
   protected void doWrite(WriteBatch batch) {
     checkLock();
+    Map<String, Map<ByteBuffer, byte[]>> byKeyspace = lastOperations(batch);
+    withTables(
+        byKeyspace.keySet(),
+        Set.of(),
+        tables ->
+            run(
+                "batch of " + batch.size() + " operations",
+                c -> {
+                  Map<String, Map<ByteBuffer, byte[]>> byTable = new LinkedHashMap<>();
+                  byKeyspace.forEach((ks, ops) -> byTable.put(tables.get(ks), ops));
+                  c.setAutoCommit(false);
+                  try {
+                    TableWrites.apply(c, dialect, byTable);
+                    c.commit();
+                  } catch (SQLException | RuntimeException e) {
+                    SqlServer.rollbackQuietly(c);
+                    throw e;
+                  } finally {
+                    c.setAutoCommit(true);
+                  }
+                  return null;
+                }));
+  }
+
+  /**
+   * One transaction that locks and checks every condition key, then applies the operations (see
+   * {@link ConditionalBatch}): atomic against every other session writing the tables, other store
+   * objects and processes included. Keyspaces the operations name are created first, as for {@link
+   * #doWrite}, and stay (empty) when a condition fails; keyspaces only conditions name are never
+   * created (an absent keyspace holds no key; its name is locked in the catalog until the commit).
+   * Run once: a deadlock or a connection lost before the commit rolled the transaction back, and it
+   * runs again; a connection lost during the commit fails with the outcome unknown.
+   */
+  @Override
+  protected boolean doWriteIf(WriteBatch batch) {
+    checkLock();
+    Map<String, Map<ByteBuffer, byte[]>> byKeyspace = lastOperations(batch);
+    Map<String, TreeMap<ByteBuffer, List<byte[]>>> conditions = new HashMap<>();
+    for (int i = 0, n = batch.conditionCount(); i < n; i++) {
+      conditions
+          .computeIfAbsent(
+              conditionKeyspaceOf(batch, i), k -> new TreeMap<>(ConditionalBatch.KEY_ORDER))
+          .computeIfAbsent(ByteBuffer.wrap(batch.conditionKey(i)), k -> new ArrayList<>())
+          .add(batch.conditionValue(i));
+    }
+    return withTables(
+        byKeyspace.keySet(),
+        conditions.keySet(),
+        tables ->
+            runOnce(
+                "conditional batch of "
+                    + batch.conditionCount()
+                    + " conditions and "
+                    + batch.size()
+                    + " operations",
+                new ConditionalBatch(dialect, keyspaces, tables, conditions, byKeyspace)::run));
+  }
+
+  /** Per keyspace the batch names, per key: the last operation's value (null: delete). */
+  private Map<String, Map<ByteBuffer, byte[]>> lastOperations(WriteBatch batch) {
     // The last operation on a key decides its final state: one delete or upsert per key and table.
     Map<String, Map<ByteBuffer, byte[]>> byKeyspace = new LinkedHashMap<>();
     for (int i = 0, n = batch.size(); i < n; i++) {
@@ -210,31 +274,43 @@ final class JdbcStore extends AbstractStore {
       last.remove(k);
       last.put(k, batch.isDelete(i) ? null : batch.value(i));
     }
+    return byKeyspace;
+  }
+
+  /**
+   * Resolves the tables of keyspaces, {@code create}d when absent or only {@code lookUp}ed (null
+   * when absent), and runs work with them while no keyspace of this store object is created or
+   * dropped; resolves them again when one was dropped in between.
+   */
+  private <T> T withTables(
+      Set<String> create, Set<String> lookUp, Function<Map<String, String>, T> work) {
     while (true) {
       Map<String, String> tables = new HashMap<>();
-      for (String ks : byKeyspace.keySet()) {
-        tables.put(ks, tableOf(ks));
+      for (String ks : create) {
+        tables.put(ks, tableOf(ks, true));
+      }
+      for (String ks : lookUp) {
+        if (!tables.containsKey(ks)) {
+          tables.put(ks, tableOf(ks, false));
+        }
       }
       keyspaces.lock.readLock().lock(); // no keyspace is dropped while the batch runs
       try {
         if (stillListed(tables)) {
-          run(
-              "batch of " + batch.size() + " operations",
-              c -> {
-                applyBatch(c, byKeyspace, tables);
-                return null;
-              });
-          return;
+          return work.apply(tables);
         }
       } finally {
         keyspaces.lock.readLock().unlock();
       }
-      // A keyspace was dropped between its lookup and the batch: look it up (create it) again.
+      // A keyspace was dropped (or created) between its lookup and the batch: look it up again.
     }
   }
 
-  /** The table of the store's own keys (null) or of a named keyspace, created if absent. */
-  private String tableOf(String keyspace) {
+  /**
+   * The table of the store's own keys (null) or of a named keyspace, created if absent and {@code
+   * create}, else null when absent.
+   */
+  private String tableOf(String keyspace, boolean create) {
     if (keyspace == null) {
       return settings.table();
     }
@@ -244,59 +320,21 @@ final class JdbcStore extends AbstractStore {
     String t = keyspaces.cached(keyspace);
     return t != null
         ? t
-        : run("create keyspace " + keyspace, c -> keyspaces.table(c, keyspace, true));
+        : run(
+            (create ? "create keyspace " : "look up keyspace ") + keyspace,
+            c -> keyspaces.table(c, keyspace, create));
   }
 
   private boolean stillListed(Map<String, String> tables) {
     for (Map.Entry<String, String> e : tables.entrySet()) {
       String ks = e.getKey();
-      if (ks != null && !ks.equals(keyspaceName()) && !e.getValue().equals(keyspaces.cached(ks))) {
+      if (ks != null
+          && !ks.equals(keyspaceName())
+          && !Objects.equals(e.getValue(), keyspaces.cached(ks))) {
         return false;
       }
     }
     return true;
-  }
-
-  private void applyBatch(
-      Connection c, Map<String, Map<ByteBuffer, byte[]>> byKeyspace, Map<String, String> tables)
-      throws SQLException {
-    c.setAutoCommit(false);
-    try {
-      for (Map.Entry<String, Map<ByteBuffer, byte[]>> ks : byKeyspace.entrySet()) {
-        String t = tables.get(ks.getKey());
-        try (PreparedStatement del =
-                c.prepareStatement("DELETE FROM " + dialect.quote(t) + " WHERE k = ?");
-            PreparedStatement up = c.prepareStatement(dialect.upsert(t))) {
-          int dels = 0;
-          int ups = 0;
-          for (Map.Entry<ByteBuffer, byte[]> e : ks.getValue().entrySet()) {
-            byte[] k = e.getKey().array();
-            if (e.getValue() == null) {
-              del.setBytes(1, k);
-              del.addBatch();
-              dels++;
-            } else {
-              up.setBytes(1, k);
-              up.setBytes(2, e.getValue());
-              up.addBatch();
-              ups++;
-            }
-          }
-          if (dels > 0) {
-            del.executeBatch();
-          }
-          if (ups > 0) {
-            up.executeBatch();
-          }
-        }
-      }
-      c.commit();
-    } catch (SQLException | RuntimeException e) {
-      SqlServer.rollbackQuietly(c);
-      throw e;
-    } finally {
-      c.setAutoCommit(true);
-    }
   }
 
   @Override
@@ -412,8 +450,9 @@ final class JdbcStore extends AbstractStore {
   /**
    * Like {@link #run} for a statement that must not run twice: a conditional write whose reply was
    * lost may have committed, and running it again would answer false for a write that was done (a
-   * counter loop would then add twice). Retries only while no connection can be had; a connection
-   * lost during the statement fails with the outcome unknown.
+   * counter loop would then add twice). Retries while no connection can be had and after the server
+   * rolled the transaction back for a conflict (SQLSTATE class 40: nothing was applied); a
+   * connection lost during the statement fails with the outcome unknown.
    */
   <T> T runOnce(String op, SqlWork<T> work) {
     long deadline =
@@ -440,6 +479,13 @@ final class JdbcStore extends AbstractStore {
       } catch (SQLException e) {
         if (isClosed()) {
           checkOpen();
+        }
+        if (isTransactionConflict(e) && System.nanoTime() - deadline <= 0) {
+          // The server rolled the whole transaction back (deadlock, serialization): nothing of it
+          // was applied, so it may run again.
+          server.retries.incrementAndGet();
+          SqlServer.pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
+          continue;
         }
         if (dialect.isConnectionLoss(e)) {
           throw new StoreIOException(

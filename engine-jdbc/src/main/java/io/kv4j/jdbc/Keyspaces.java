@@ -148,6 +148,33 @@ final class Keyspaces {
   }
 
   /**
+   * Creates the catalog, empty, if the store has none yet: a conditional batch naming a keyspace
+   * that does not exist locks the keyspace's name in it (see {@link #lockedTable}). Autocommit, and
+   * outside the batch's transaction (MySQL/MariaDB commit DDL on their own).
+   */
+  void ensureCatalog(Connection c) throws SQLException {
+    if (!dialect.tableExists(c, catalog)) {
+      Dialect.execute(c, dialect.createCatalog(catalog));
+    }
+  }
+
+  /**
+   * Inside a conditional batch's transaction: keeps every other session from creating or dropping
+   * keyspace {@code name} until the transaction ends, and looks it up (see {@link
+   * Dialect#lockCatalogName}). Takes no lock of this object: the caller holds {@link #lock}'s read
+   * side, so no creation or drop of this store object runs meanwhile.
+   *
+   * @return the keyspace's table, or null when it does not exist
+   */
+  String lockedTable(Connection c, String name) throws SQLException {
+    String t = dialect.lockCatalogName(c, catalog, name);
+    if (t != null) {
+      tables.put(name, t);
+    }
+    return t;
+  }
+
+  /**
    * Drops a keyspace: its table and its catalog row.
    *
    * @return true if it was listed

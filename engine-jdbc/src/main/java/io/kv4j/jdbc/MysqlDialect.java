@@ -125,6 +125,41 @@ final class MysqlDialect extends Dialect {
     }
   }
 
+  @Override
+  int conditionIsolation() {
+    return Connection.TRANSACTION_REPEATABLE_READ;
+  }
+
+  /**
+   * {@code SELECT ... FOR UPDATE} at repeatable read: InnoDB's locking read sees the latest
+   * committed row and locks its index record; for an absent key it locks the gap where the key
+   * would be, which blocks every other session's insert into that gap (the key's included) until
+   * this transaction ends. Two batches may hold the same gap; when both then insert into it, InnoDB
+   * reports a deadlock (1213, SQLSTATE 40001) to one, which is rolled back whole and run again.
+   */
+  @Override
+  ConditionRow lockForCondition(Connection c, String table, byte[] key) throws SQLException {
+    return new ConditionRow(selectForUpdate(c, table, key), false);
+  }
+
+  /**
+   * {@code SELECT ... LOCK IN SHARE MODE} of the name's catalog row at repeatable read: a shared
+   * lock on the row, or on the gap where it would be, blocks the row changes of a keyspace creation
+   * (insert, then the state set to ready) and drop (state set to dropping) until this transaction
+   * ends.
+   */
+  @Override
+  String lockCatalogName(Connection c, String catalog, String name) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT tbl, state FROM " + quote(catalog) + " WHERE name = ? LOCK IN SHARE MODE")) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && Keyspaces.READY.equals(rs.getString(2)) ? rs.getString(1) : null;
+      }
+    }
+  }
+
   /**
    * {@code START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY} at {@code REPEATABLE READ}:
    * InnoDB creates the read view at once (a plain {@code START TRANSACTION} would create it at the

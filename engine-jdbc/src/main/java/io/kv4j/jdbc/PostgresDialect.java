@@ -105,6 +105,58 @@ final class PostgresDialect extends Dialect {
     }
   }
 
+  @Override
+  int conditionIsolation() {
+    return Connection.TRANSACTION_READ_COMMITTED;
+  }
+
+  /**
+   * A present row: {@code SELECT ... FOR UPDATE} (at read committed it waits for a concurrent
+   * writer and returns the row as that one committed it). An absent key has no row to lock, and
+   * neither an advisory lock (plain puts do not take it) nor {@code SERIALIZABLE} (which orders
+   * only serializable transactions, not a read-committed put) keeps another session from inserting
+   * it: so the batch inserts the key itself, with an empty placeholder value, by {@code INSERT ...
+   * ON CONFLICT DO NOTHING}. Until this transaction ends, the uncommitted index entry makes every
+   * other insert of the key (upsert, batch, putIfAbsent, another conditional batch) wait; no other
+   * session ever sees the placeholder, and the batch overwrites it with its put or deletes it
+   * before committing (a rollback removes it). When the insert finds a row after all (committed
+   * since the select; it waits for an inserting transaction to end), the select runs again.
+   */
+  @Override
+  ConditionRow lockForCondition(Connection c, String table, byte[] key) throws SQLException {
+    while (true) {
+      byte[] v = selectForUpdate(c, table, key);
+      if (v != null) {
+        return new ConditionRow(v, false);
+      }
+      if (insertIfAbsent(c, table, key, new byte[0])) {
+        return new ConditionRow(null, true);
+      }
+    }
+  }
+
+  /**
+   * {@code LOCK TABLE ... IN SHARE MODE}: conflicts with the row changes a keyspace creation or
+   * drop makes in the catalog (one transaction each on PostgreSQL), not with other conditional
+   * batches.
+   */
+  @Override
+  String lockCatalogName(Connection c, String catalog, String name) throws SQLException {
+    execute(c, "LOCK TABLE " + quote(catalog) + " IN SHARE MODE");
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT tbl FROM "
+                + quote(catalog)
+                + " WHERE name = ? AND state = '"
+                + Keyspaces.READY
+                + "'")) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
+  }
+
   /**
    * {@code BEGIN READ ONLY} at {@code REPEATABLE READ}, then {@code SELECT 1}: PostgreSQL takes a
    * transaction's snapshot at its first statement, not at {@code BEGIN}.

@@ -161,7 +161,12 @@ class JdbcServerTest {
         store.put(b("before" + i), b("v" + i));
       }
       TestServers.restart(engine.equals("postgres") ? "postgres" : "mariadb");
-      // Every pooled connection is now dead: the first calls must reconnect, not fail.
+      // Every pooled connection is now dead: the first calls must reconnect, not fail. A
+      // conditional batch whose connection dies before its commit runs again on a fresh one.
+      assertThat(
+              store.writeIf(new WriteBatch().expect(b("before1"), b("v1")).put(b("cond"), b("z"))))
+          .isTrue();
+      assertThat(store.get(b("cond"))).isEqualTo(b("z"));
       assertThat(store.get(b("before7"))).isEqualTo(b("v7"));
       store.put(b("after"), b("x"));
       store.write(new WriteBatch().put(b("batch"), b("y")).delete(b("before0")));

@@ -47,7 +47,8 @@ public final class SqliteProvider implements StoreProvider {
           Feature.SNAPSHOT_READ,
           Feature.BACKUP,
           Feature.KEYSPACES,
-          Feature.KEYSPACE_BATCH);
+          Feature.KEYSPACE_BATCH,
+          Feature.CONDITIONAL_BATCH);
 
   static final Set<Feature> FEATURES =
       EnumSet.of(
@@ -61,7 +62,8 @@ public final class SqliteProvider implements StoreProvider {
           Feature.SNAPSHOT_READ,
           Feature.BACKUP,
           Feature.KEYSPACES,
-          Feature.KEYSPACE_BATCH);
+          Feature.KEYSPACE_BATCH,
+          Feature.CONDITIONAL_BATCH);
 
   /** SQLite's largest mmap size as compiled into sqlite-jdbc (SQLITE_MAX_MMAP_SIZE). */
   static final long MAX_MMAP = 0x7fff0000L;

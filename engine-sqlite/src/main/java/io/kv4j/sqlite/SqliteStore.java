@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -132,7 +133,11 @@ final class SqliteStore extends AbstractStore {
 
   /** Reads one key of this table on a connection (see {@link RowReads#get}). */
   byte[] getOn(SqlConn c, byte[] key) throws SQLException {
-    return RowReads.get(c, sql, key, describe(), file);
+    return getOn(c, sql, key);
+  }
+
+  private byte[] getOn(SqlConn c, Sql table, byte[] key) throws SQLException {
+    return RowReads.get(c, table, key, describe(), file);
   }
 
   /**
@@ -209,16 +214,39 @@ final class SqliteStore extends AbstractStore {
    */
   @Override
   protected void doWrite(WriteBatch batch) {
+    writeBatch(batch);
+  }
+
+  /**
+   * The batch path of {@link #doWrite} with the conditions checked first, in the same {@code BEGIN
+   * IMMEDIATE} transaction: the writer lock orders it against every write of this store and the
+   * transaction's RESERVED lock against any other SQLite connection writing the file, so nothing
+   * writes between the reads and the commit. Each condition key's row is read with {@link
+   * RowReads#get} (checksum checked, the value compared byte for byte, not the stored row). A
+   * keyspace a condition names that does not exist holds no key and is not created by the
+   * condition. When a condition fails the transaction is rolled back: nothing reaches the WAL.
+   */
+  @Override
+  protected boolean doWriteIf(WriteBatch batch) {
+    return writeBatch(batch);
+  }
+
+  /** Checks the batch's conditions and applies its operations in one transaction; see above. */
+  private boolean writeBatch(WriteBatch batch) {
+    boolean[] applied = {false};
     writes.write(
         this,
-        "write batch",
+        batch.hasConditions() ? "conditional batch" : "write batch",
         c -> {
           c.exec("BEGIN IMMEDIATE");
           boolean committed = false;
           try {
             Map<String, Sql> tables = new HashMap<>();
+            if (!conditionsHold(c, batch, tables)) {
+              return null; // rolled back below: nothing was written
+            }
             for (int i = 0, n = batch.size(); i < n; i++) {
-              Sql t = batch.namesKeyspaces() ? tableOf(c, keyspaceOf(batch, i), tables) : sql;
+              Sql t = batch.namesKeyspaces() ? tableOf(c, keyspaceOf(batch, i), tables, true) : sql;
               if (batch.isDelete(i)) {
                 PreparedStatement delete = c.prepare(t.delete);
                 delete.setBytes(1, batch.key(i));
@@ -231,6 +259,7 @@ final class SqliteStore extends AbstractStore {
             }
             c.exec("COMMIT");
             committed = true;
+            applied[0] = true;
           } finally {
             if (!committed) {
               c.rollbackQuietly();
@@ -238,14 +267,30 @@ final class SqliteStore extends AbstractStore {
           }
           return null;
         });
+    return applied[0];
+  }
+
+  /** Whether every condition of the batch holds, read on the writer inside its transaction. */
+  private boolean conditionsHold(SqlConn c, WriteBatch batch, Map<String, Sql> tables)
+      throws SQLException {
+    for (int i = 0, n = batch.conditionCount(); i < n; i++) {
+      Sql t = tableOf(c, conditionKeyspaceOf(batch, i), tables, false);
+      byte[] current = t == null ? null : getOn(c, t, batch.conditionKey(i));
+      if (!Arrays.equals(current, batch.conditionValue(i))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
-   * The statements of the table a batch operation writes: the store's own ({@code name} null), this
-   * handle's, or a keyspace's, found in (or added to) the catalog on the writer inside the batch's
-   * transaction; {@code seen} keeps them for the rest of the batch.
+   * The statements of the table a batch operation or condition names: the store's own ({@code name}
+   * null), this handle's, or a keyspace's, found in the catalog on the writer inside the batch's
+   * transaction and, when absent, created there ({@code create}) or answered as null (a condition:
+   * an absent keyspace holds no key); {@code seen} keeps them for the rest of the batch.
    */
-  private Sql tableOf(SqlConn c, String name, Map<String, Sql> seen) throws SQLException {
+  private Sql tableOf(SqlConn c, String name, Map<String, Sql> seen, boolean create)
+      throws SQLException {
     if (name == null) {
       return root.sql;
     }
@@ -256,6 +301,9 @@ final class SqliteStore extends AbstractStore {
     if (t == null) {
       String tbl = catalog.find(c, name);
       if (tbl == null) {
+        if (!create) {
+          return null;
+        }
         tbl = catalog.create(c, name, root.sql.checksums);
       }
       t = catalog.statements(c, name, tbl);

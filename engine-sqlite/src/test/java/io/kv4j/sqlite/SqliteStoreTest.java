@@ -81,7 +81,8 @@ class SqliteStoreTest {
             Feature.SNAPSHOT_READ,
             Feature.BACKUP,
             Feature.KEYSPACES,
-            Feature.KEYSPACE_BATCH);
+            Feature.KEYSPACE_BATCH,
+            Feature.CONDITIONAL_BATCH);
     assertThat(Stores.provider("sqlite").options())
         .extracting(o -> o.name())
         .containsExactly(
