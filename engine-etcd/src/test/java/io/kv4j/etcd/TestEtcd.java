@@ -106,8 +106,8 @@ public final class TestEtcd {
   }
 
   /**
-   * Waits for a condition until a deadline, parking 100 ms between polls (a cluster's health has
-   * no notification to block on); answers whether it held.
+   * Waits for a condition until a deadline, parking 100 ms between polls (a cluster's health has no
+   * notification to block on); answers whether it held.
    */
   static boolean waitFor(Duration d, BooleanSupplier condition) {
     long deadline = System.nanoTime() + d.toNanos();
