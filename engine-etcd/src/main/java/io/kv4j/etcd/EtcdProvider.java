@@ -16,8 +16,9 @@ import java.util.Set;
  * committed on a majority of the members (Raft) before it is acknowledged, so {@code SYNC} and
  * {@code BUFFERED} are both durable on a quorum; batches, also across keyspaces, are published by
  * one transaction each (atomic), values too large for one request chunked first; conditional writes
- * compare the value, the create revision or the modification revision; scans and snapshots read at
- * one revision. One open store per prefix, held by a lease-backed lock key that every write checks.
+ * and conditional batches compare the value, the create revision or the modification revision in
+ * the txn that publishes the write; scans and snapshots read at one revision. One open store per
+ * prefix, held by a lease-backed lock key that every write checks.
  */
 public final class EtcdProvider implements StoreProvider {
   static final Set<Feature> FEATURES =
@@ -28,6 +29,7 @@ public final class EtcdProvider implements StoreProvider {
           Feature.ATOMIC_BATCH,
           Feature.PERSISTENT,
           Feature.CONDITIONAL_WRITE,
+          Feature.CONDITIONAL_BATCH,
           Feature.SNAPSHOT_READ,
           Feature.KEYSPACES,
           Feature.KEYSPACE_BATCH);

@@ -340,13 +340,10 @@ final class EtcdStore extends AbstractStore {
     writes.apply(this, "delete", List.of(op(keyspaceName(), key, null)), ownSpace());
   }
 
-  @Override
-  protected void doWrite(WriteBatch batch) {
-    checkLock();
-    // etcd refuses a txn writing one key twice: keep each key's last operation, which is what the
-    // batch, applied in order, leaves behind.
+  /** A batch's operations, each key's last one (etcd refuses a txn writing a key twice). */
+  private List<Writes.Op> ops(WriteBatch batch, Set<String> spaces) {
+    // Keeping each key's last operation leaves what the batch, applied in order, leaves.
     Map<ByteBuffer, Writes.Op> last = new LinkedHashMap<>();
-    Set<String> spaces = new LinkedHashSet<>();
     for (int i = 0, n = batch.size(); i < n; i++) {
       String ks = keyspaceOf(batch, i);
       if (ks != null) {
@@ -356,14 +353,48 @@ final class EtcdStore extends AbstractStore {
       last.remove(ByteBuffer.wrap(o.dataKey()));
       last.put(ByteBuffer.wrap(o.dataKey()), o);
     }
-    String what = "batch of " + batch.size() + " operations";
-    writes.apply(this, what, new ArrayList<>(last.values()), spaces);
+    return new ArrayList<>(last.values());
+  }
+
+  @Override
+  protected void doWrite(WriteBatch batch) {
+    checkLock();
+    Set<String> spaces = new LinkedHashSet<>();
+    List<Writes.Op> ops = ops(batch, spaces);
+    writes.apply(this, "batch of " + batch.size() + " operations", ops, spaces);
   }
 
   @Override
   protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
     checkLock();
-    return writes.compareAndSet(this, op(keyspaceName(), key, value), expected, ownSpace());
+    Writes.Op o = op(keyspaceName(), key, value);
+    Writes.Condition c = writes.condition(this, o.dataKey(), o.chunkPrefix(), expected);
+    return writes.writeIf(this, "conditional write", List.of(o), listOf(c), ownSpace());
+  }
+
+  /**
+   * The conditions are compared in the same txn that publishes the operations. A condition's
+   * keyspace is not fenced nor created: a key of a keyspace that does not exist is absent.
+   */
+  @Override
+  protected boolean doWriteIf(WriteBatch batch) {
+    checkLock();
+    Set<String> spaces = new LinkedHashSet<>();
+    List<Writes.Op> ops = ops(batch, spaces);
+    List<Writes.Condition> conds = new ArrayList<>(batch.conditionCount());
+    for (int i = 0, n = batch.conditionCount(); i < n; i++) {
+      Writes.Op at = op(conditionKeyspaceOf(batch, i), batch.conditionKey(i), null);
+      conds.add(writes.condition(this, at.dataKey(), at.chunkPrefix(), batch.conditionValue(i)));
+    }
+    String what =
+        "conditional batch of " + batch.size() + " operations, " + conds.size() + " conditions";
+    return writes.writeIf(this, what, ops, conds, spaces);
+  }
+
+  private static List<Writes.Condition> listOf(Writes.Condition c) {
+    List<Writes.Condition> l = new ArrayList<>(1);
+    l.add(c); // may be null: a condition that surely does not hold
+    return l;
   }
 
   @Override
@@ -396,15 +427,20 @@ final class EtcdStore extends AbstractStore {
 
   /** The user's value of a kv of this handle read at {@code revision}, chunks reassembled. */
   byte[] decode(Object kv, long revision) {
-    byte[] stored = value(kv);
     byte[] k = key(kv);
     byte[] userKey = Arrays.copyOfRange(k, base.length, k.length);
-    String where = describe(userKey);
+    return decode(kv, revision, ValueCodec.chunkPrefix(chunkArea, userKey));
+  }
+
+  /** The user's value of a kv whose chunks start with {@code chunkPrefix}, read at revision. */
+  byte[] decode(Object kv, long revision, byte[] chunkPrefix) {
+    byte[] stored = value(kv);
+    String where = info().describe() + " etcd key '" + ValueCodec.printable(key(kv)) + "'";
     if (!ValueCodec.isManifest(stored, where)) {
       return ValueCodec.inlineValue(stored);
     }
     Manifest m = ValueCodec.parseManifest(stored, where);
-    return chunks.read(where, ValueCodec.chunkPrefix(chunkArea, userKey), m, revision);
+    return chunks.read(where, chunkPrefix, m, revision);
   }
 
   byte[] read(byte[] key, long revision) {

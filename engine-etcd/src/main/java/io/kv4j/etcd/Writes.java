@@ -10,7 +10,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Function;
 
 /**
  * The write path. Every put, delete, batch and conditional write is published by ONE fenced txn
@@ -40,73 +39,88 @@ final class Writes {
   /** One key's write: its etcd key, its chunk prefix, and its value (null: delete it). */
   record Op(byte[] dataKey, byte[] chunkPrefix, byte[] value) {}
 
-  /** A conditional write's comparison on its key. */
-  record Condition(Kind kind, byte[] stored, long revision) {
+  /**
+   * A condition on one key: it holds {@code expected} (null: is absent). etcd compares it as {@code
+   * kind} says: absent ({@code CREATE_REVISION = 0}), the inline value ({@code VALUE}), or
+   * unmodified since a revision at which this client read it holding {@code expected}.
+   */
+  record Condition(byte[] dataKey, byte[] chunkPrefix, byte[] expected, Kind kind, long revision) {
     enum Kind {
       ABSENT,
       VALUE,
       MODIFIED
     }
 
-    static Condition absent() {
-      return new Condition(Kind.ABSENT, null, 0);
-    }
-
-    static Condition value(byte[] expected) {
-      return new Condition(Kind.VALUE, ValueCodec.inline(expected), 0);
-    }
-
-    static Condition modified(long revision) {
-      return new Condition(Kind.MODIFIED, null, revision);
+    Condition modifiedAt(long rev) {
+      return new Condition(dataKey, chunkPrefix, expected, Kind.MODIFIED, rev);
     }
   }
 
   /** Writes {@code ops} atomically (one publishing txn), chunking what does not fit in it. */
   void apply(EtcdStore h, String op, List<Op> ops, Set<String> spaces) {
-    run(h, op, ops, spaces, null, Retry.ALWAYS, failed -> null);
+    run(h, op, ops, spaces, List.of(), Retry.ALWAYS);
   }
 
   /**
-   * Writes {@code op} if its key holds {@code expected} (null: is absent). An expected value short
-   * enough is compared by etcd ({@code VALUE}); a longer one, or one etcd found different while it
-   * is stored chunked, is read at one revision and compared here, and the write then requires the
-   * key unmodified since that revision.
+   * The condition that {@code dataKey} holds {@code expected} (null: is absent), or null when it
+   * surely does not hold. An expected value short enough is compared by etcd ({@code VALUE}); a
+   * longer one is read at one revision and compared here, and the write then requires the key
+   * unmodified since that revision.
    */
-  boolean compareAndSet(EtcdStore h, Op op, byte[] expected, Set<String> spaces) {
-    Condition c;
+  Condition condition(EtcdStore h, byte[] dataKey, byte[] chunkPrefix, byte[] expected) {
     if (expected == null) {
-      c = Condition.absent();
-    } else if (expected.length <= chunks.inlineMax) {
-      c = Condition.value(expected);
-    } else {
-      EtcdStore.Stored now = h.readStored(op.dataKey(), 0);
-      if (now == null || !Arrays.equals(h.decode(now.kv(), now.revision()), expected)) {
-        return false;
-      }
-      c = Condition.modified(now.modRevision());
+      return new Condition(dataKey, chunkPrefix, null, Condition.Kind.ABSENT, 0);
     }
-    // Not idempotent: sent again only when it surely never reached a member.
-    return run(
-        h,
-        "conditional write",
-        List.of(op),
-        spaces,
-        c,
-        Retry.UNSENT,
-        failed -> recheck(h, expected, failed));
+    if (expected.length <= chunks.inlineMax) {
+      return new Condition(dataKey, chunkPrefix, expected, Condition.Kind.VALUE, 0);
+    }
+    EtcdStore.Stored now = h.readStored(dataKey, 0);
+    if (now == null || !Arrays.equals(h.decode(now.kv(), now.revision(), chunkPrefix), expected)) {
+      return null;
+    }
+    return new Condition(
+        dataKey, chunkPrefix, expected, Condition.Kind.MODIFIED, now.modRevision());
   }
 
-  /** After a failed condition: the condition to try next, or null when the key differs. */
-  private static Condition recheck(EtcdStore h, byte[] expected, Map<String, Object> failed) {
-    List<Object> kvs = EtcdStore.rangeKvs(Json.list(failed, "responses"), 0);
-    if (expected == null || kvs.isEmpty()) {
-      return null;
+  /**
+   * Writes {@code ops} atomically if every condition holds just before (a null condition never
+   * holds); answers whether it did. Nothing of a write that answers false is left behind.
+   */
+  boolean writeIf(EtcdStore h, String op, List<Op> ops, List<Condition> conds, Set<String> spaces) {
+    if (conds.contains(null)) {
+      return false;
     }
+    // Not idempotent: sent again only when it surely never reached a member.
+    return run(h, op, ops, spaces, conds, Retry.UNSENT);
+  }
+
+  /**
+   * After a failed txn whose chunks were intact: the conditions re-read in its failure branch (at
+   * its revision), to try again when every one holds, with a value's condition now on its
+   * modification revision (its value may be chunked, which etcd cannot compare); null when one does
+   * not hold.
+   */
+  private static List<Condition> recheck(
+      EtcdStore h, List<Condition> conds, Map<String, Object> failed) {
+    List<Object> responses = Json.list(failed, "responses");
     long revision = Json.number(Json.object(failed.get("header")), "revision");
-    if (!Arrays.equals(h.decode(kvs.get(0), revision), expected)) {
-      return null;
+    List<Condition> next = new ArrayList<>(conds.size());
+    for (int i = 0; i < conds.size(); i++) {
+      Condition c = conds.get(i);
+      List<Object> kvs = EtcdStore.rangeKvs(responses, i);
+      if (c.expected() == null) {
+        if (!kvs.isEmpty()) {
+          return null;
+        }
+        next.add(c);
+      } else if (kvs.isEmpty()
+          || !Arrays.equals(h.decode(kvs.get(0), revision, c.chunkPrefix()), c.expected())) {
+        return null;
+      } else {
+        next.add(c.modifiedAt(Json.number(Json.object(kvs.get(0)), "mod_revision")));
+      }
     }
-    return Condition.modified(Json.number(Json.object(kvs.get(0)), "mod_revision"));
+    return next;
   }
 
   private boolean run(
@@ -114,10 +128,9 @@ final class Writes {
       String op,
       List<Op> ops,
       Set<String> spaces,
-      Condition cond,
-      Retry retry,
-      Function<Map<String, Object>, Condition> recheck) {
-    Pending[] pend = plan(h, op, ops, spaces, cond);
+      List<Condition> conds,
+      Retry retry) {
+    Pending[] pend = plan(h, op, ops, spaces, conds);
     byte[][] inline = new byte[ops.size()][];
     try {
       List<Pending> chunked = present(pend);
@@ -128,22 +141,22 @@ final class Writes {
       }
       for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
         boolean cleanup = h.chunksUsed();
-        Txn t = publish(h, ops, pend, inline, cond, cleanup);
+        Txn t = publish(h, ops, pend, inline, conds, cleanup);
         Map<String, Object> r = h.commit(op, t, spaces, retry);
         if (Boolean.TRUE.equals(r.get("succeeded"))) {
           return true;
         }
         List<Object> responses = Json.list(r, "responses");
-        if (!cleanup && !EtcdStore.rangeKvs(responses, cond == null ? 0 : 1).isEmpty()) {
+        if (!cleanup && !EtcdStore.rangeKvs(responses, conds.size()).isEmpty()) {
           h.noteChunksUsed(); // another thread wrote the store's first chunked value meanwhile
           continue;
         }
-        List<Pending> disturbed = disturbed(ops, pend, cond, responses);
+        List<Pending> disturbed = disturbed(ops, pend, conds.size(), responses);
         if (!disturbed.isEmpty()) {
           chunks.write(h, op, disturbed, spaces);
           continue;
         }
-        if (cond == null) {
+        if (conds.isEmpty()) {
           throw new StoreIOException(
               h.info().describe()
                   + ": "
@@ -153,8 +166,8 @@ final class Writes {
                   + ")",
               (Throwable) null);
         }
-        cond = recheck.apply(r);
-        if (cond == null) {
+        conds = recheck(h, conds, r);
+        if (conds == null) {
           discard(h, present(pend), spaces);
           return false;
         }
@@ -177,7 +190,8 @@ final class Writes {
    * publishing txn fits {@code max-request-bytes}; refuses (IllegalArgumentException naming the
    * limit) what cannot fit however chunked.
    */
-  private Pending[] plan(EtcdStore h, String op, List<Op> ops, Set<String> spaces, Condition cond) {
+  private Pending[] plan(
+      EtcdStore h, String op, List<Op> ops, Set<String> spaces, List<Condition> conds) {
     Pending[] pend = new Pending[ops.size()];
     try {
       for (int i = 0; i < ops.size(); i++) {
@@ -189,7 +203,7 @@ final class Writes {
       byte[][] inline = new byte[ops.size()][];
       while (true) {
         boolean cleanup = h.chunksUsed() || !present(pend).isEmpty();
-        Txn t = publish(h, ops, pend, inline, cond, cleanup);
+        Txn t = publish(h, ops, pend, inline, conds, cleanup);
         h.fence(t, spaces);
         long over = t.bytes() - h.settings.maxRequestBytes();
         if (over <= 0 || t.width() > h.settings.maxTxnOps() || !chunkMore(ops, pend, over)) {
@@ -230,22 +244,26 @@ final class Writes {
   }
 
   /**
-   * The publishing txn: the condition, each chunked value's chunk 0 unchanged; each key written
+   * The publishing txn: the conditions, each chunked value's chunk 0 unchanged; each key written
    * (inline, manifest or deleted) and its other chunks deleted; on failure, reads of the
-   * condition's key and of each chunk 0 (in that order, before the fences' reads). A store that
+   * conditions' keys and of each chunk 0 (in that order, before the fences' reads). A store that
    * never held a chunked value ({@code cleanup} false: its marker key is absent) has no chunks to
    * delete, so each key costs one operation of max-txn-ops instead of two; the txn then requires
-   * the marker still absent (and reads it on failure, after the condition's key).
+   * the marker still absent (and reads it on failure, after the conditions' keys).
    */
   private static Txn publish(
-      EtcdStore h, List<Op> ops, Pending[] pend, byte[][] inline, Condition cond, boolean cleanup) {
+      EtcdStore h,
+      List<Op> ops,
+      Pending[] pend,
+      byte[][] inline,
+      List<Condition> conds,
+      boolean cleanup) {
     Txn t = new Txn();
-    if (cond != null) {
-      byte[] k = ops.get(0).dataKey();
-      switch (cond.kind()) {
-        case ABSENT -> t.requireCreated(k, 0);
-        case VALUE -> t.requireValue(k, cond.stored());
-        case MODIFIED -> t.requireModified(k, cond.revision());
+    for (Condition c : conds) {
+      switch (c.kind()) {
+        case ABSENT -> t.requireCreated(c.dataKey(), 0);
+        case VALUE -> t.requireValue(c.dataKey(), ValueCodec.inline(c.expected()));
+        case MODIFIED -> t.requireModified(c.dataKey(), c.revision());
       }
     }
     if (!cleanup) {
@@ -275,8 +293,8 @@ final class Writes {
         t.deleteRange(o.chunkPrefix(), end);
       }
     }
-    if (cond != null) {
-      t.getOnFailure(ops.get(0).dataKey());
+    for (Condition c : conds) {
+      t.getOnFailure(c.dataKey());
     }
     if (!cleanup) {
       t.getOnFailure(h.chunksKey());
@@ -292,8 +310,8 @@ final class Writes {
    * deleted their chunks): replaced in {@code pend} by fresh ones, to be written again.
    */
   private List<Pending> disturbed(
-      List<Op> ops, Pending[] pend, Condition cond, List<Object> responses) {
-    int at = cond == null ? 0 : 1;
+      List<Op> ops, Pending[] pend, int conditions, List<Object> responses) {
+    int at = conditions;
     List<Pending> again = new ArrayList<>();
     for (int i = 0; i < pend.length; i++) {
       if (pend[i] == null) {

@@ -351,6 +351,44 @@ class EtcdChunkTest {
   }
 
   @Test
+  void writeIf_comparesAndWritesChunkedValuesInOneStep() {
+    Path path = dir.resolve("write-if");
+    try (Store s = open(path)) {
+      byte[] a = value(90, 300_000);
+      byte[] b = value(91, 200_000);
+      s.put(b("a"), a);
+      s.put(b("b"), b("small"));
+      WriteBatch fails =
+          new WriteBatch()
+              .expect(b("a"), a)
+              .expect(b("b"), b("other"))
+              .put(b("b"), value(92, 400_000))
+              .delete(b("a"));
+      assertThat(s.writeIf(fails)).as("the second condition does not hold").isFalse();
+      assertThat(s.get(b("a"))).isEqualTo(a);
+      assertThat(s.get(b("b"))).isEqualTo(b("small"));
+      assertThat(chunkKeys(path)).as("nothing of the refused batch").isEqualTo(4);
+      WriteBatch holds =
+          new WriteBatch()
+              .expect(b("a"), a)
+              .expect(b("b"), b("small"))
+              .expectAbsent("never-made", b("a"))
+              .put(b("b"), b)
+              .put(b("a"), b("gone"));
+      assertThat(s.writeIf(holds)).isTrue();
+      assertThat(s.get(b("a"))).isEqualTo(b("gone"));
+      assertThat(s.get(b("b"))).isEqualTo(b);
+      assertThat(chunkKeys(path)).as("b's chunks only").isEqualTo(3);
+      assertThat(s.keyspaces()).as("a condition creates no keyspace").isEmpty();
+      assertThat(s.writeIf(new WriteBatch().expect(b("b"), value(91, 200_000)))).isTrue();
+      byte[] almost = b.clone();
+      almost[100_000] ^= 1;
+      assertThat(s.writeIf(new WriteBatch().expect(b("b"), almost).delete(b("b")))).isFalse();
+      assertThat(s.get(b("b"))).isEqualTo(b);
+    }
+  }
+
+  @Test
   void batchOverTheRequestLimit_isChunked_andAtomic() {
     Path path = dir.resolve("batch");
     try (Store s = open(path)) {
