@@ -12,11 +12,11 @@ import java.util.Set;
 
 /**
  * The server engines: every operation is a network round trip to PostgreSQL, MariaDB/MySQL, Redis
- * or an etcd cluster (a Raft commit per write). They are measured only when asked for ({@code --servers}, or named with {@code
- * --engines}), reported in their own tables, and skipped with a one-line reason when their server
- * cannot be reached. Their data lives on the server, not under the store path: the runner names the
- * table / key prefix itself (so runs reuse the same few tables instead of leaving one per run) and
- * empties each store before and after use.
+ * or an etcd cluster (a Raft commit per write). They are measured only when asked for ({@code
+ * --servers}, or named with {@code --engines}), reported in their own tables, and skipped with a
+ * one-line reason when their server cannot be reached. Their data lives on the server, not under
+ * the store path: the runner names the table / key prefix itself (so runs reuse the same few tables
+ * instead of leaving one per run) and empties each store before and after use.
  */
 final class Servers {
   /** Engine ids whose stores live on a server. */
@@ -43,9 +43,12 @@ final class Servers {
         return Map.of("prefix", name.replace('_', ':'));
       case "etcd":
         return Map.of(
-            "prefix", name.replace('_', '/') + "/",
-            "max-txn-ops", "10000",
-            "max-request-bytes", String.valueOf(9 << 20));
+            "prefix",
+            name.replace('_', '/') + "/",
+            "max-txn-ops",
+            "10000",
+            "max-request-bytes",
+            String.valueOf(9 << 20));
       default:
         return Map.of();
     }
