@@ -51,6 +51,11 @@ install_packages() {
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq "${missing[@]}" >/dev/null
+    if [[ " ${missing[*]} " == *" etcd-server "* ]]; then
+      # Where an init system runs, the package starts its own etcd on 127.0.0.1:2379/2380, the
+      # ports of member m1: stop and disable the service this script just installed.
+      (systemctl disable --now etcd || service etcd stop || true) >/dev/null 2>&1
+    fi
   fi
 }
 

@@ -4,6 +4,8 @@
 #   MariaDB    127.0.0.1:3306  user kv4j / password kv4j, database kv4j
 #   Redis      127.0.0.1:6379  standalone (AOF on, appendfsync always)
 #   Redis      127.0.0.1:7000-7002  a three-primary Redis Cluster (AOF on, appendfsync always)
+#   etcd       127.0.0.1:2379, 22379, 32379  a three-member cluster (Debian's etcd-server), started
+#              by .ci/etcd.sh (which also stops and restarts single members for the engine's tests)
 # Debian 12, run as root. Idempotent: running it again leaves running servers alone and only
 # starts what is down. These defaults are the engines' and the tests' defaults.
 #
@@ -200,6 +202,8 @@ case "${1:-start}" in
     start_mariadb
     start_redis
     start_redis_cluster
+    # Installs etcd-server/etcd-client if missing; idempotent (running members are left alone).
+    bash "$(dirname "${BASH_SOURCE[0]}")/etcd.sh" start
     ;;
   restart)
     case "${2:-}" in

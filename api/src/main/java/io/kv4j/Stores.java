@@ -40,6 +40,7 @@ public final class Stores {
           Map.entry("mariadb", "io.kv4j:kv4j-engine-jdbc"),
           Map.entry("redis", "io.kv4j:kv4j-engine-redis"),
           Map.entry("redis-sharded", "io.kv4j:kv4j-engine-redis"),
+          Map.entry("etcd", "io.kv4j:kv4j-engine-etcd"),
           Map.entry("memory", "io.kv4j:kv4j-api"));
 
   private Stores() {}

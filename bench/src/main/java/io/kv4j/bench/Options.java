@@ -21,7 +21,7 @@ final class Options {
           "profile finishes in a few minutes on 2 cores; --full measures longer and at 8 threads.",
           "",
           "  --engines a,b,...      engines to compare (default: every embedded engine found)",
-          "  --servers              also measure the server engines (postgres, mysql, redis) in",
+          "  --servers              also measure the server engines (postgres, mysql, redis, etcd) in",
           "                         their own tables (network round trips); an unreachable",
           "                         server is skipped with a one-line reason",
           "  --scenarios a,b,...    scenarios (default: all but the long ones): fillrandom,",

@@ -11,16 +11,16 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The server engines: every operation is a network round trip to PostgreSQL, MariaDB/MySQL or
- * Redis. They are measured only when asked for ({@code --servers}, or named with {@code
- * --engines}), reported in their own tables, and skipped with a one-line reason when their server
- * cannot be reached. Their data lives on the server, not under the store path: the runner names the
- * table / key prefix itself (so runs reuse the same few tables instead of leaving one per run) and
- * empties each store before and after use.
+ * The server engines: every operation is a network round trip to PostgreSQL, MariaDB/MySQL, Redis
+ * or an etcd cluster (a Raft commit per write). They are measured only when asked for ({@code
+ * --servers}, or named with {@code --engines}), reported in their own tables, and skipped with a
+ * one-line reason when their server cannot be reached. Their data lives on the server, not under
+ * the store path: the runner names the table / key prefix itself (so runs reuse the same few tables
+ * instead of leaving one per run) and empties each store before and after use.
  */
 final class Servers {
   /** Engine ids whose stores live on a server. */
-  static final Set<String> IDS = Set.of("postgres", "mysql", "redis");
+  static final Set<String> IDS = Set.of("postgres", "mysql", "redis", "etcd");
 
   private Servers() {}
 
@@ -30,7 +30,8 @@ final class Servers {
 
   /**
    * Options that pin the server-side name of a bench store: {@code table} for the JDBC engines,
-   * {@code prefix} for Redis.
+   * {@code prefix} for Redis and etcd (with, for etcd, the request limits {@code .ci/etcd.sh} runs
+   * its cluster with, so that the bench's batches of 1,000 fit one txn).
    */
   static Map<String, String> naming(String engineId, String storeName) {
     String name = "kv4j_bench_" + storeName.replace('-', '_');
@@ -40,6 +41,14 @@ final class Servers {
         return Map.of("table", name);
       case "redis":
         return Map.of("prefix", name.replace('_', ':'));
+      case "etcd":
+        return Map.of(
+            "prefix",
+            name.replace('_', '/') + "/",
+            "max-txn-ops",
+            "10000",
+            "max-request-bytes",
+            String.valueOf(9 << 20));
       default:
         return Map.of();
     }

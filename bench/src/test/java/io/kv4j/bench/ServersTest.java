@@ -27,14 +27,16 @@ class ServersTest {
 
   @Test
   void select_noFlags_excludesTheServerEngines() {
-    assertThat(ids()).contains("memory", "hashlog").doesNotContain("postgres", "mysql", "redis");
+    assertThat(ids())
+        .contains("memory", "hashlog")
+        .doesNotContain("postgres", "mysql", "redis", "etcd");
   }
 
   @Test
   void select_serversFlag_addsTheServerEnginesToTheSelection() {
     assertThat(ids("--servers", "--engines", "memory"))
-        .containsExactly("memory", "mysql", "postgres", "redis");
-    assertThat(ids("--servers")).contains("memory", "postgres", "mysql", "redis");
+        .containsExactly("memory", "etcd", "mysql", "postgres", "redis");
+    assertThat(ids("--servers")).contains("memory", "postgres", "mysql", "redis", "etcd");
   }
 
   @Test
@@ -86,6 +88,10 @@ class ServersTest {
                 "redis:port=" + port,
                 "--engine-option",
                 "redis:connect-timeout=1000",
+                "--engine-option",
+                "etcd:endpoints=http://127.0.0.1:" + port,
+                "--engine-option",
+                "etcd:retry-timeout=1000",
                 "--data-dir",
                 tmp.resolve("data").toString(),
                 "--out",
@@ -95,7 +101,7 @@ class ServersTest {
     }
     String console = bytes.toString(StandardCharsets.UTF_8);
     assertThat(status).as(console).isZero();
-    for (String id : List.of("postgres", "mysql", "redis")) {
+    for (String id : List.of("postgres", "mysql", "redis", "etcd")) {
       assertThat(console).as(id).contains(id + " skipped: server not reachable");
     }
     String md = Files.readString(out.resolve("report.md"));

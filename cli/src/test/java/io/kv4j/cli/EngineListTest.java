@@ -27,7 +27,8 @@ class EngineListTest {
     }
     assertThat(ids)
         .as("engines the kv4j jar ships (every engine module)")
-        .contains("hashlog", "rocksdb", "lmdb", "sqlite", "postgres", "mysql", "redis", "memory");
+        .contains(
+            "hashlog", "rocksdb", "lmdb", "sqlite", "postgres", "mysql", "redis", "etcd", "memory");
     assertThat(new TreeSet<>(artifacts.keySet()))
         .as("Stores.ARTIFACTS must name the artifact of every id and alias, and nothing else")
         .isEqualTo(ids);

@@ -41,14 +41,14 @@ final class EtcdCursor extends AbstractCursor {
         lo == null
             ? base
             : range.lowerInclusive()
-                ? EtcdStore.concat(base, lo)
-                : EtcdStore.concat(EtcdStore.concat(base, lo), ZERO);
+                ? ValueCodec.concat(base, lo)
+                : ValueCodec.concat(ValueCodec.concat(base, lo), ZERO);
     this.end =
         hi == null
-            ? EtcdStore.prefixEnd(base)
+            ? ValueCodec.prefixEnd(base)
             : range.upperInclusive()
-                ? EtcdStore.concat(EtcdStore.concat(base, hi), ZERO)
-                : EtcdStore.concat(base, hi);
+                ? ValueCodec.concat(ValueCodec.concat(base, hi), ZERO)
+                : ValueCodec.concat(base, hi);
     if (revision == 0 && !range.isEmpty()) {
       fetch(); // the first page now: it fixes the revision the cursor reads at, scan()'s moment
     }
@@ -68,7 +68,8 @@ final class EtcdCursor extends AbstractCursor {
     for (Object kv : page.kvs()) {
       byte[] k = EtcdStore.key(kv);
       last = k;
-      buffer.add(new Entry(Arrays.copyOfRange(k, baseLength, k.length), EtcdStore.value(kv)));
+      byte[] value = store.decode(kv, revision); // a chunked value: its chunks at the same revision
+      buffer.add(new Entry(Arrays.copyOfRange(k, baseLength, k.length), value));
     }
     left -= page.kvs().size();
     if (last == null || !page.more() || left <= 0) {
@@ -76,7 +77,7 @@ final class EtcdCursor extends AbstractCursor {
     } else if (reverse) {
       end = last;
     } else {
-      from = EtcdStore.concat(last, ZERO);
+      from = ValueCodec.concat(last, ZERO);
     }
   }
 

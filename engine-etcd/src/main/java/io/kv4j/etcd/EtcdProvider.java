@@ -14,10 +14,11 @@ import java.util.Set;
  * Engine {@code etcd}: a store under one key prefix of an etcd v3 cluster, reached through etcd's
  * JSON gateway over {@code java.net.http} (no dependencies). Every write is one etcd transaction,
  * committed on a majority of the members (Raft) before it is acknowledged, so {@code SYNC} and
- * {@code BUFFERED} are both durable on a quorum; batches, also across keyspaces, are one
- * transaction each (atomic); conditional writes compare the value or the create revision; scans and
- * snapshots read at one revision. One open store per prefix, held by a lease-backed lock key that
- * every write checks.
+ * {@code BUFFERED} are both durable on a quorum; batches, also across keyspaces, are published by
+ * one transaction each (atomic), values too large for one request chunked first; conditional writes
+ * and conditional batches compare the value, the create revision or the modification revision in
+ * the txn that publishes the write; scans and snapshots read at one revision. One open store per
+ * prefix, held by a lease-backed lock key that every write checks.
  */
 public final class EtcdProvider implements StoreProvider {
   static final Set<Feature> FEATURES =
@@ -28,16 +29,16 @@ public final class EtcdProvider implements StoreProvider {
           Feature.ATOMIC_BATCH,
           Feature.PERSISTENT,
           Feature.CONDITIONAL_WRITE,
+          Feature.CONDITIONAL_BATCH,
           Feature.SNAPSHOT_READ,
           Feature.KEYSPACES,
           Feature.KEYSPACE_BATCH);
 
   /**
-   * kv4j's minimum value limit (16 MiB), which the API requires of every engine. What etcd takes is
-   * less: one value is one request, and a request is capped by option {@code max-request-bytes} (at
-   * most 10,000,000: etcd 3.4 cannot read back a WAL entry over 10 MiB), so larger values are
-   * refused with IllegalArgumentException naming that option. Storing 16 MiB values would need
-   * chunking over several txns (not done; see the README).
+   * Keys up to 4096 bytes; values up to kv4j's minimum, 16 MiB. One etcd request carries at most
+   * option {@code max-request-bytes} (at most 10,000,000: etcd 3.4 cannot read back a WAL entry
+   * over 10 MiB), so larger values are written in chunks by several requests and published by one
+   * txn (see {@link Writes}).
    */
   static final Limits LIMITS = new Limits(4096, 16 << 20);
 
@@ -71,6 +72,6 @@ public final class EtcdProvider implements StoreProvider {
 
   @Override
   public Store open(StoreConfig config) {
-    return EtcdStore.open(config, EtcdSettings.of(config));
+    return Opening.open(config, EtcdSettings.of(config));
   }
 }

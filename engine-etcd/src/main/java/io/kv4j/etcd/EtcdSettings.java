@@ -108,19 +108,20 @@ record EtcdSettings(
           1,
           1_000_000,
           "operations",
-          "the cluster's --max-txn-ops: the most distinct keys one batch (one txn) may write; larger"
-              + " batches are refused with IllegalArgumentException");
+          "the cluster's --max-txn-ops: a batch (one txn) takes one per distinct key it writes (two"
+              + " once the store has held a value too large for one request), and three per value it"
+              + " chunks; larger batches are refused with IllegalArgumentException");
   static final OptionSpec<Integer> MAX_REQUEST_BYTES =
       OptionSpec.integer(
           "max-request-bytes",
           1_572_864,
-          4096,
+          256 << 10,
           MAX_SAFE_REQUEST,
           "bytes",
-          "the cluster's --max-request-bytes: the largest request (one put or batch) the engine"
-              + " sends; larger ones are refused with IllegalArgumentException. At most 10,000,000:"
-              + " etcd 3.4 cannot read back a WAL entry over 10 MiB, so a member that logged a"
-              + " larger request never restarts");
+          "the cluster's --max-request-bytes: the largest request the engine sends. A value over"
+              + " about half of it, or a batch over it, is written in chunks by several requests"
+              + " before one txn publishes it. At most 10,000,000: etcd 3.4 cannot read back a WAL"
+              + " entry over 10 MiB, so a member that logged a larger request never restarts");
 
   static final List<OptionSpec<?>> OPTIONS =
       List.of(

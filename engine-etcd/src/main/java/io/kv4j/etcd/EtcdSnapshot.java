@@ -22,7 +22,7 @@ final class EtcdSnapshot extends AbstractSnapshot {
 
   @Override
   protected byte[] doGet(byte[] key) {
-    return store.read("snapshot get", key, revision);
+    return store.read(key, revision);
   }
 
   @Override

@@ -1,27 +1,26 @@
 package io.kv4j.etcd;
 
 import io.kv4j.KeyRange;
-import io.kv4j.StoreConfig;
 import io.kv4j.StoreException;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
-import io.kv4j.StoreLockedException;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.etcd.EtcdClient.Retry;
+import io.kv4j.etcd.ValueCodec.Manifest;
 import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -29,12 +28,12 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A store kept under one key prefix {@code P} of an etcd cluster: the store's own keys under {@code
- * P d/}, keyspace {@code n}'s under {@code P k/n/}, and under {@code P m/} the store's marker, its
- * lock key (held by a lease) and one registry key per keyspace. Every write is one etcd txn whose
- * comparisons fence it: the lock key must still be the one this store created (so a store that lost
- * its lease cannot write), and each keyspace written must still be the one this store opened (so a
- * write racing a drop cannot leave keys behind).
+ * A store kept under one key prefix {@code P} of an etcd cluster (layout and value format in {@link
+ * ValueCodec}). Every write is one etcd txn whose comparisons fence it: the lock key must still be
+ * the one this store created (so a store that lost its lease cannot write), and each keyspace
+ * written must still be the one this store opened (so a write racing a drop cannot leave keys
+ * behind). Values too large for one request are chunked ({@link Writes}, {@link Chunks}); reads
+ * resolve them at the revision they read the key at.
  */
 final class EtcdStore extends AbstractStore {
   private static final ScheduledExecutorService KEEPER =
@@ -51,25 +50,40 @@ final class EtcdStore extends AbstractStore {
   private final EtcdStore root;
   private final byte[] prefix; // P
   final byte[] base; // where this handle's keys live
+  final byte[] chunkArea; // where the chunks of this handle's values live
   private final byte[] lockKey;
+  private final byte[] chunksKey; // present once the store has held a chunked value
   private final long lease;
   private final long lockRevision;
   private final Map<String, Long> keyspaces; // name -> create revision of its registry key
   private final ScheduledFuture<?> keeper;
+  private final Chunks chunks;
+  final Writes writes;
   private volatile boolean lockLost;
+  private volatile boolean chunksUsed; // on the root: whether chunksKey exists
 
-  private EtcdStore(
-      StoreInfo info, EtcdSettings settings, EtcdClient client, long lease, long lockRevision) {
+  EtcdStore(
+      StoreInfo info,
+      EtcdSettings settings,
+      EtcdClient client,
+      long lease,
+      long lockRevision,
+      boolean chunksUsed) {
     super(info);
     this.settings = settings;
     this.client = client;
     this.root = this;
-    this.prefix = bytes(settings.prefix());
-    this.base = concat(prefix, bytes("d/"));
-    this.lockKey = concat(prefix, bytes("m/lock"));
+    this.prefix = ValueCodec.bytes(settings.prefix());
+    this.base = ValueCodec.concat(prefix, ValueCodec.bytes("d/"));
+    this.chunkArea = ValueCodec.chunkArea(prefix, null);
+    this.lockKey = ValueCodec.concat(prefix, ValueCodec.bytes("m/lock"));
+    this.chunksKey = ValueCodec.concat(prefix, ValueCodec.bytes("m/chunks"));
     this.lease = lease;
     this.lockRevision = lockRevision;
+    this.chunksUsed = chunksUsed;
     this.keyspaces = new ConcurrentHashMap<>();
+    this.chunks = new Chunks(client, settings);
+    this.writes = new Writes(chunks);
     long period = Math.max(500, settings.lockTtlSeconds() * 1000L / 3);
     this.keeper =
         KEEPER.scheduleWithFixedDelay(this::keepLease, period, period, TimeUnit.MILLISECONDS);
@@ -81,126 +95,16 @@ final class EtcdStore extends AbstractStore {
     this.client = store.client;
     this.root = store;
     this.prefix = store.prefix;
-    this.base = concat(prefix, bytes("k/" + name + "/"));
+    this.base = ValueCodec.concat(prefix, ValueCodec.bytes("k/" + name + "/"));
+    this.chunkArea = ValueCodec.chunkArea(prefix, name);
     this.lockKey = store.lockKey;
+    this.chunksKey = store.chunksKey;
     this.lease = store.lease;
     this.lockRevision = store.lockRevision;
     this.keyspaces = store.keyspaces;
     this.keeper = null;
-  }
-
-  static EtcdStore open(StoreConfig config, EtcdSettings s) {
-    String location =
-        "etcd://" + s.address() + "/" + s.prefix() + " (store path " + config.path() + ")";
-    String who = "engine 'etcd' at " + location;
-    EtcdClient client = new EtcdClient(s, who);
-    byte[] prefix = bytes(s.prefix());
-    byte[] lockKey = concat(prefix, bytes("m/lock"));
-    byte[] metaKey = concat(prefix, bytes("m/meta"));
-    client.authenticate();
-    long lease =
-        Json.number(
-            client.call(
-                "lease grant",
-                "/v3/lease/grant",
-                "{\"TTL\":\"" + s.lockTtlSeconds() + "\"}",
-                Retry.ALWAYS),
-            "ID");
-    boolean ok = false;
-    try {
-      byte[] token = bytes(UUID.randomUUID().toString());
-      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(s.lockWaitMillis());
-      long lockRevision;
-      long renewed = System.nanoTime();
-      while (true) {
-        Txn take = new Txn().requireCreated(lockKey, 0).put(lockKey, token, lease);
-        take.getOnFailure(lockKey);
-        Map<String, Object> r = client.call("lock", "/v3/kv/txn", take.json(), Retry.ALWAYS);
-        if (Boolean.TRUE.equals(r.get("succeeded"))) {
-          lockRevision = Json.number(Json.object(r.get("header")), "revision");
-          break;
-        }
-        List<Object> kvs = rangeKvs(Json.list(r, "responses"), 0);
-        if (!kvs.isEmpty() && token(kvs.get(0)).equals(new String(token, StandardCharsets.UTF_8))) {
-          // An earlier attempt took it and its answer was lost.
-          lockRevision = Json.number(Json.object(kvs.get(0)), "create_revision");
-          break;
-        }
-        if (System.nanoTime() - deadline > 0) {
-          throw new StoreLockedException(
-              who
-                  + " is open in another client (lock key "
-                  + s.prefix()
-                  + "m/lock is held by lease "
-                  + (kvs.isEmpty() ? "?" : Json.object(kvs.get(0)).get("lease"))
-                  + "; a crashed client's lock goes after its lease's TTL)",
-              config.path());
-        }
-        EtcdClient.pause(100);
-        if (System.nanoTime() - renewed > TimeUnit.SECONDS.toNanos(1)) {
-          // Waiting can outlast our own lease's TTL (a crashed client's lock takes that long).
-          client.call(
-              "lease keep-alive",
-              "/v3/lease/keepalive",
-              "{\"ID\":\"" + lease + "\"}",
-              Retry.ALWAYS);
-          renewed = System.nanoTime();
-        }
-      }
-      Map<String, Object> meta =
-          client.call(
-              "open", "/v3/kv/range", rangeJson(metaKey, null, 0, 0, false, false), Retry.ALWAYS);
-      if (Json.list(meta, "kvs").isEmpty()) {
-        if (config.readOnly() || !config.createIfMissing()) {
-          throw new StoreIOException(
-              who
-                  + ": prefix "
-                  + s.prefix()
-                  + " holds no store and "
-                  + (config.readOnly()
-                      ? "the store is opened read-only"
-                      : "create-if-missing=false"),
-              (Throwable) null);
-        }
-        Txn create =
-            new Txn().requireCreated(lockKey, lockRevision).put(metaKey, bytes("kv4j-etcd 1"));
-        if (!Boolean.TRUE.equals(
-            client.call("create", "/v3/kv/txn", create.json(), Retry.ALWAYS).get("succeeded"))) {
-          throw new StoreIOException(
-              who + ": lost the lock key while creating the store", (Throwable) null);
-        }
-      }
-      StoreInfo info =
-          new StoreInfo(
-              "etcd",
-              EtcdProvider.FEATURES,
-              EtcdProvider.LIMITS,
-              config.durability(),
-              location,
-              config.readOnly());
-      EtcdStore store = new EtcdStore(info, s, client, lease, lockRevision);
-      ok = true;
-      return store;
-    } finally {
-      if (!ok) {
-        revoke(client, lease);
-      }
-    }
-  }
-
-  private static String token(Object kv) {
-    Object v = Json.object(kv).get("value");
-    return v == null
-        ? ""
-        : new String(Base64.getDecoder().decode(v.toString()), StandardCharsets.UTF_8);
-  }
-
-  private static void revoke(EtcdClient client, long lease) {
-    try {
-      client.call("lease revoke", "/v3/lease/revoke", "{\"ID\":\"" + lease + "\"}", Retry.UNSENT);
-    } catch (StoreException ignored) {
-      // The lease expires after its TTL.
-    }
+    this.chunks = store.chunks;
+    this.writes = store.writes;
   }
 
   /** Keeps the lock's lease alive; notices when etcd no longer knows it. */
@@ -223,54 +127,7 @@ final class EtcdStore extends AbstractStore {
     }
   }
 
-  // ----------------------------------------------------------------------------- key layout
-
-  static byte[] bytes(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
-  }
-
-  static byte[] concat(byte[] a, byte[] b) {
-    byte[] c = new byte[a.length + b.length];
-    System.arraycopy(a, 0, c, 0, a.length);
-    System.arraycopy(b, 0, c, a.length, b.length);
-    return c;
-  }
-
-  /** The first key after every key starting with {@code p} (p ends with '/', never 0xff). */
-  static byte[] prefixEnd(byte[] p) {
-    byte[] e = p.clone();
-    e[e.length - 1]++;
-    return e;
-  }
-
-  private byte[] registryKey(String name) {
-    return concat(prefix, bytes("m/ks/" + name));
-  }
-
-  private byte[] baseOf(String keyspace) {
-    return keyspace == null ? root.base : concat(prefix, bytes("k/" + keyspace + "/"));
-  }
-
-  static String rangeJson(
-      byte[] key, byte[] end, long limit, long revision, boolean reverse, boolean countOnly) {
-    StringBuilder b = new StringBuilder("{\"key\":\"").append(Txn.b64(key)).append('"');
-    if (end != null) {
-      b.append(",\"range_end\":\"").append(Txn.b64(end)).append('"');
-    }
-    if (limit > 0) {
-      b.append(",\"limit\":\"").append(limit).append('"');
-    }
-    if (revision > 0) {
-      b.append(",\"revision\":\"").append(revision).append('"');
-    }
-    if (reverse) {
-      b.append(",\"sort_order\":\"DESCEND\",\"sort_target\":\"KEY\"");
-    }
-    if (countOnly) {
-      b.append(",\"count_only\":true");
-    }
-    return b.append('}').toString();
-  }
+  // ------------------------------------------------------------------------------ answers
 
   static List<Object> rangeKvs(List<Object> responses, int i) {
     return Json.list(Json.object(Json.object(responses.get(i)).get("response_range")), "kvs");
@@ -286,7 +143,26 @@ final class EtcdStore extends AbstractStore {
     return k == null ? new byte[0] : Base64.getDecoder().decode(k.toString());
   }
 
-  // ------------------------------------------------------------------------------- writing
+  private static long revision(Map<String, Object> answer) {
+    return Json.number(Json.object(answer.get("header")), "revision");
+  }
+
+  /** Where a user key of this handle lives, for messages. */
+  String describe(byte[] userKey) {
+    return info().describe() + " key '" + ValueCodec.printable(userKey) + "'";
+  }
+
+  private byte[] baseOf(String keyspace) {
+    return keyspace == null
+        ? root.base
+        : ValueCodec.concat(prefix, ValueCodec.bytes("k/" + keyspace + "/"));
+  }
+
+  private byte[] registryKey(String name) {
+    return ValueCodec.concat(prefix, ValueCodec.bytes("m/ks/" + name));
+  }
+
+  // ------------------------------------------------------------------------------- fences
 
   private void checkLock() {
     if (root.lockLost) {
@@ -305,8 +181,7 @@ final class EtcdStore extends AbstractStore {
     }
     byte[] reg = registryKey(name);
     Map<String, Object> r =
-        client.call(
-            "keyspace", "/v3/kv/range", rangeJson(reg, null, 0, 0, false, false), Retry.ALWAYS);
+        client.call("keyspace", "/v3/kv/range", Range.key(reg).json(), Retry.ALWAYS);
     List<Object> kvs = Json.list(r, "kvs");
     long rev;
     if (!kvs.isEmpty()) {
@@ -317,11 +192,11 @@ final class EtcdStore extends AbstractStore {
             info().describe() + " is open read-only and has no keyspace '" + name + "'");
       }
       checkLock();
-      Txn t = new Txn().requireCreated(reg, 0).put(reg, bytes(name));
+      Txn t = new Txn().requireCreated(reg, 0).put(reg, ValueCodec.bytes(name));
       t.getOnFailure(reg);
       Map<String, Object> w = commit("create keyspace '" + name + "'", t, Set.of(), Retry.ALWAYS);
       if (Boolean.TRUE.equals(w.get("succeeded"))) {
-        rev = Json.number(Json.object(w.get("header")), "revision");
+        rev = revision(w);
       } else {
         List<Object> got = rangeKvs(Json.list(w, "responses"), 0);
         rev = Json.number(Json.object(got.get(0)), "create_revision");
@@ -331,13 +206,14 @@ final class EtcdStore extends AbstractStore {
     return rev;
   }
 
+  /** The fences a txn carries: the keyspaces whose registry keys it compares, with revisions. */
+  record Fences(List<String> names, List<Long> revisions) {}
+
   /**
-   * Sends a write txn fenced by the lock key and the registry keys of {@code spaces} (appended to
-   * its comparisons, their reads to its failure branch after the caller's). Throws when a fence
-   * failed; otherwise answers etcd's reply ({@code succeeded} false: a comparison of the caller's
-   * failed).
+   * Appends the fences of a write to {@code t}: the lock key's and {@code spaces}' registry keys'
+   * create revisions compared, and read in the failure branch after the caller's reads.
    */
-  private Map<String, Object> commit(String op, Txn t, Set<String> spaces, Retry retry) {
+  Fences fence(Txn t, Set<String> spaces) {
     t.requireCreated(lockKey, lockRevision).getOnFailure(lockKey);
     List<String> names = new ArrayList<>(spaces);
     List<Long> revs = new ArrayList<>();
@@ -346,27 +222,39 @@ final class EtcdStore extends AbstractStore {
       revs.add(rev);
       t.requireCreated(registryKey(n), rev).getOnFailure(registryKey(n));
     }
+    return new Fences(names, revs);
+  }
+
+  /**
+   * Sends a write txn fenced by the lock key and the registry keys of {@code spaces}. Throws when a
+   * fence failed; otherwise answers etcd's reply ({@code succeeded} false: a comparison of the
+   * caller's failed).
+   */
+  Map<String, Object> commit(String op, Txn t, Set<String> spaces, Retry retry) {
+    checkLock();
+    Fences f = fence(t, spaces);
     checkSize(op, t);
     Map<String, Object> r = client.call(op, "/v3/kv/txn", t.json(), retry);
     if (Boolean.TRUE.equals(r.get("succeeded"))) {
       return r;
     }
     List<Object> responses = Json.list(r, "responses");
-    int first = responses.size() - 1 - names.size(); // the lock key's read
+    int first = responses.size() - 1 - f.names().size(); // the lock key's read
     List<Object> lock = rangeKvs(responses, first);
     if (lock.isEmpty()
         || Json.number(Json.object(lock.get(0)), "create_revision") != lockRevision) {
       root.lockLost = true;
       checkLock();
     }
-    for (int i = 0; i < names.size(); i++) {
+    for (int i = 0; i < f.names().size(); i++) {
       List<Object> reg = rangeKvs(responses, first + 1 + i);
-      if (reg.isEmpty() || Json.number(Json.object(reg.get(0)), "create_revision") != revs.get(i)) {
-        keyspaces.remove(names.get(i), revs.get(i));
+      long rev = f.revisions().get(i);
+      if (reg.isEmpty() || Json.number(Json.object(reg.get(0)), "create_revision") != rev) {
+        keyspaces.remove(f.names().get(i), rev);
         throw new IllegalStateException(
             info().describe()
                 + ": keyspace '"
-                + names.get(i)
+                + f.names().get(i)
                 + "' was dropped while "
                 + op
                 + " ran");
@@ -375,7 +263,8 @@ final class EtcdStore extends AbstractStore {
     return r;
   }
 
-  private void checkSize(String op, Txn t) {
+  /** Refuses a txn over max-txn-ops or max-request-bytes, naming the limit and its option. */
+  void checkSize(String op, Txn t) {
     if (t.width() > settings.maxTxnOps()) {
       throw new IllegalArgumentException(
           op
@@ -385,14 +274,16 @@ final class EtcdStore extends AbstractStore {
               + settings.maxTxnOps()
               + " ("
               + info().describe()
-              + "; raise the cluster's --max-txn-ops and this option together, or split the batch)");
+              + "; a batch takes one per distinct key, two per key once the store has held a"
+              + " chunked value, and three per value too large to write inline; raise the"
+              + " cluster's --max-txn-ops and this option together, or split the batch)");
     }
     if (t.bytes() > settings.maxRequestBytes()) {
       throw new IllegalArgumentException(
           op
               + " needs a request of about "
               + t.bytes()
-              + " bytes, more than max-request-bytes="
+              + " bytes even with its large values chunked, more than max-request-bytes="
               + settings.maxRequestBytes()
               + " ("
               + info().describe()
@@ -401,87 +292,165 @@ final class EtcdStore extends AbstractStore {
     }
   }
 
-  private Set<String> own() {
+  /** The marker key present once the store has held a chunked value. */
+  byte[] chunksKey() {
+    return chunksKey;
+  }
+
+  /** Whether the store may hold chunks: writes must then delete each key's old chunks. */
+  boolean chunksUsed() {
+    return root.chunksUsed;
+  }
+
+  void noteChunksUsed() {
+    root.chunksUsed = true;
+  }
+
+  /** Creates the marker key before the store's first chunks are written (once per store). */
+  void markChunksUsed() {
+    if (!root.chunksUsed) {
+      Txn t = new Txn().put(chunksKey, ValueCodec.bytes("chunked values written"));
+      commit("mark the store as holding chunked values", t, Set.of(), Retry.ALWAYS);
+      root.chunksUsed = true;
+    }
+  }
+
+  Set<String> ownSpace() {
     String k = keyspaceName();
     return k == null ? Set.of() : Set.of(k);
+  }
+
+  // ------------------------------------------------------------------------------- writing
+
+  private Writes.Op op(String keyspace, byte[] key, byte[] value) {
+    byte[] data = ValueCodec.concat(baseOf(keyspace), key);
+    byte[] chunkPrefix = ValueCodec.chunkPrefix(ValueCodec.chunkArea(prefix, keyspace), key);
+    return new Writes.Op(data, chunkPrefix, value);
   }
 
   @Override
   protected void doPut(byte[] key, byte[] value) {
     checkLock();
-    commit("put", new Txn().put(concat(base, key), value), own(), Retry.ALWAYS);
+    writes.apply(this, "put", List.of(op(keyspaceName(), key, value)), ownSpace());
   }
 
   @Override
   protected void doDelete(byte[] key) {
     checkLock();
-    commit("delete", new Txn().delete(concat(base, key)), own(), Retry.ALWAYS);
+    writes.apply(this, "delete", List.of(op(keyspaceName(), key, null)), ownSpace());
   }
 
-  @Override
-  protected void doWrite(WriteBatch batch) {
-    checkLock();
-    // etcd refuses a txn writing one key twice: keep each key's last operation, which is what the
-    // batch, applied in order, leaves behind.
-    Map<ByteBuffer, Integer> last = new LinkedHashMap<>();
-    Set<String> spaces = new LinkedHashSet<>();
-    List<byte[]> keys = new ArrayList<>(batch.size());
+  /** A batch's operations, each key's last one (etcd refuses a txn writing a key twice). */
+  private List<Writes.Op> ops(WriteBatch batch, Set<String> spaces) {
+    // Keeping each key's last operation leaves what the batch, applied in order, leaves.
+    Map<ByteBuffer, Writes.Op> last = new LinkedHashMap<>();
     for (int i = 0, n = batch.size(); i < n; i++) {
       String ks = keyspaceOf(batch, i);
       if (ks != null) {
         spaces.add(ks);
       }
-      byte[] k = concat(baseOf(ks), batch.key(i));
-      keys.add(k);
-      last.put(ByteBuffer.wrap(k), i);
+      Writes.Op o = op(ks, batch.key(i), batch.isDelete(i) ? null : batch.value(i));
+      last.remove(ByteBuffer.wrap(o.dataKey()));
+      last.put(ByteBuffer.wrap(o.dataKey()), o);
     }
-    Txn t = new Txn();
-    for (int i : last.values()) {
-      if (batch.isDelete(i)) {
-        t.delete(keys.get(i));
-      } else {
-        t.put(keys.get(i), batch.value(i));
-      }
-    }
-    commit("batch of " + batch.size() + " operations", t, spaces, Retry.ALWAYS);
+    return new ArrayList<>(last.values());
+  }
+
+  @Override
+  protected void doWrite(WriteBatch batch) {
+    checkLock();
+    Set<String> spaces = new LinkedHashSet<>();
+    List<Writes.Op> ops = ops(batch, spaces);
+    writes.apply(this, "batch of " + batch.size() + " operations", ops, spaces);
   }
 
   @Override
   protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
     checkLock();
-    byte[] k = concat(base, key);
-    Txn t = new Txn();
-    if (expected == null) {
-      t.requireCreated(k, 0);
-    } else {
-      t.requireValue(k, expected);
+    Writes.Op o = op(keyspaceName(), key, value);
+    Writes.Condition c = writes.condition(this, o.dataKey(), o.chunkPrefix(), expected);
+    return writes.writeIf(this, "conditional write", List.of(o), listOf(c), ownSpace());
+  }
+
+  /**
+   * The conditions are compared in the same txn that publishes the operations. A condition's
+   * keyspace is not fenced nor created: a key of a keyspace that does not exist is absent.
+   */
+  @Override
+  protected boolean doWriteIf(WriteBatch batch) {
+    checkLock();
+    Set<String> spaces = new LinkedHashSet<>();
+    List<Writes.Op> ops = ops(batch, spaces);
+    List<Writes.Condition> conds = new ArrayList<>(batch.conditionCount());
+    for (int i = 0, n = batch.conditionCount(); i < n; i++) {
+      Writes.Op at = op(conditionKeyspaceOf(batch, i), batch.conditionKey(i), null);
+      conds.add(writes.condition(this, at.dataKey(), at.chunkPrefix(), batch.conditionValue(i)));
     }
-    if (value == null) {
-      t.delete(k);
-    } else {
-      t.put(k, value);
+    String what =
+        "conditional batch of " + batch.size() + " operations, " + conds.size() + " conditions";
+    return writes.writeIf(this, what, ops, conds, spaces);
+  }
+
+  private static List<Writes.Condition> listOf(Writes.Condition c) {
+    List<Writes.Condition> l = new ArrayList<>(1);
+    l.add(c); // may be null: a condition that surely does not hold
+    return l;
+  }
+
+  @Override
+  protected void doCompact() {
+    chunks.collect(this);
+    if (root == this) {
+      for (String name : doKeyspaces()) {
+        chunks.collect(new EtcdStore(this, name));
+      }
     }
-    // Not idempotent: sent again only when it surely never reached a member.
-    Map<String, Object> r = commit("conditional write", t, own(), Retry.UNSENT);
-    return Boolean.TRUE.equals(r.get("succeeded"));
   }
 
   // ------------------------------------------------------------------------------- reading
 
-  byte[] read(String op, byte[] key, long revision) {
+  /** A key as read: its kv (key, value, revisions) and the revision it was read at. */
+  record Stored(Object kv, long revision) {
+    long modRevision() {
+      return Json.number(Json.object(kv), "mod_revision");
+    }
+  }
+
+  /** Reads one etcd key of this handle's area at {@code revision} (0: latest); null if absent. */
+  Stored readStored(byte[] dataKey, long revision) {
     Map<String, Object> r =
-        client.call(
-            op,
-            "/v3/kv/range",
-            rangeJson(concat(base, key), null, 0, revision, false, false),
-            Retry.ALWAYS);
+        client.call("get", "/v3/kv/range", Range.key(dataKey).at(revision).json(), Retry.ALWAYS);
     List<Object> kvs = Json.list(r, "kvs");
-    return kvs.isEmpty() ? null : value(kvs.get(0));
+    // The header carries the cluster's revision now, not the one asked for.
+    return kvs.isEmpty() ? null : new Stored(kvs.get(0), revision > 0 ? revision : revision(r));
+  }
+
+  /** The user's value of a kv of this handle read at {@code revision}, chunks reassembled. */
+  byte[] decode(Object kv, long revision) {
+    byte[] k = key(kv);
+    byte[] userKey = Arrays.copyOfRange(k, base.length, k.length);
+    return decode(kv, revision, ValueCodec.chunkPrefix(chunkArea, userKey));
+  }
+
+  /** The user's value of a kv whose chunks start with {@code chunkPrefix}, read at revision. */
+  byte[] decode(Object kv, long revision, byte[] chunkPrefix) {
+    byte[] stored = value(kv);
+    String where = info().describe() + " etcd key '" + ValueCodec.printable(key(kv)) + "'";
+    if (!ValueCodec.isManifest(stored, where)) {
+      return ValueCodec.inlineValue(stored);
+    }
+    Manifest m = ValueCodec.parseManifest(stored, where);
+    return chunks.read(where, chunkPrefix, m, revision);
+  }
+
+  byte[] read(byte[] key, long revision) {
+    Stored s = readStored(ValueCodec.concat(base, key), revision);
+    return s == null ? null : decode(s.kv(), s.revision());
   }
 
   @Override
   protected byte[] doGet(byte[] key) {
-    return read("get", key, 0);
+    return read(key, 0);
   }
 
   @Override
@@ -489,19 +458,25 @@ final class EtcdStore extends AbstractStore {
     return readAll(keys, 0);
   }
 
-  /** Reads keys in txns of at most max-txn-ops ranges, every one at the first one's revision. */
-  List<byte[]> readAll(List<byte[]> keys, long revision) {
-    List<byte[]> values = new ArrayList<>(keys.size());
+  /** Kvs read at one revision (null where a key is absent). */
+  record Kvs(List<Object> kvs, long revision) {}
+
+  /**
+   * The kvs of user keys, read in txns of at most max-txn-ops ranges, every one at {@code revision}
+   * (0: the first txn's, read linearizably).
+   */
+  Kvs readKvs(List<byte[]> keys, long revision) {
+    List<Object> out = new ArrayList<>(keys.size());
     int chunk = settings.maxTxnOps();
     for (int from = 0; from < keys.size(); from += chunk) {
       Txn t = new Txn();
       List<byte[]> part = keys.subList(from, Math.min(keys.size(), from + chunk));
       for (byte[] k : part) {
-        t.get(concat(base, k), revision);
+        t.get(ValueCodec.concat(base, k), revision);
       }
       Map<String, Object> r = client.call("getAll", "/v3/kv/txn", t.json(), Retry.ALWAYS);
       if (revision == 0) {
-        revision = Json.number(Json.object(r.get("header")), "revision");
+        revision = revision(r);
       }
       List<Object> responses = Json.list(r, "responses");
       if (responses.size() != part.size()) {
@@ -515,8 +490,18 @@ final class EtcdStore extends AbstractStore {
       }
       for (int i = 0; i < part.size(); i++) {
         List<Object> kvs = rangeKvs(responses, i);
-        values.add(kvs.isEmpty() ? null : value(kvs.get(0)));
+        out.add(kvs.isEmpty() ? null : kvs.get(0));
       }
+    }
+    return new Kvs(out, revision);
+  }
+
+  /** Reads keys at one revision ({@link #readKvs}), chunked values reassembled at it. */
+  List<byte[]> readAll(List<byte[]> keys, long revision) {
+    Kvs kvs = readKvs(keys, revision);
+    List<byte[]> values = new ArrayList<>(keys.size());
+    for (Object kv : kvs.kvs()) {
+      values.add(kv == null ? null : decode(kv, kvs.revision()));
     }
     return values;
   }
@@ -525,16 +510,12 @@ final class EtcdStore extends AbstractStore {
   record Page(List<Object> kvs, long revision, boolean more) {}
 
   Page page(byte[] key, byte[] end, int limit, long revision, boolean reverse) {
-    Map<String, Object> r =
-        client.call(
-            "scan",
-            "/v3/kv/range",
-            rangeJson(key, end, limit, revision, reverse, false),
-            Retry.ALWAYS);
-    return new Page(
-        Json.list(r, "kvs"),
-        Json.number(Json.object(r.get("header")), "revision"),
-        Boolean.TRUE.equals(r.get("more")));
+    Range range = Range.of(key, end).limit(limit).at(revision);
+    if (reverse) {
+      range.descending();
+    }
+    Map<String, Object> r = client.call("scan", "/v3/kv/range", range.json(), Retry.ALWAYS);
+    return new Page(Json.list(r, "kvs"), revision(r), Boolean.TRUE.equals(r.get("more")));
   }
 
   @Override
@@ -544,10 +525,8 @@ final class EtcdStore extends AbstractStore {
 
   /** The cluster's revision now, read linearizably. */
   long revisionNow() {
-    Map<String, Object> r =
-        client.call(
-            "snapshot", "/v3/kv/range", rangeJson(lockKey, null, 1, 0, false, true), Retry.ALWAYS);
-    return Json.number(Json.object(r.get("header")), "revision");
+    String body = Range.key(lockKey).limit(1).countOnly().json();
+    return revision(client.call("snapshot", "/v3/kv/range", body, Retry.ALWAYS));
   }
 
   @Override
@@ -562,20 +541,17 @@ final class EtcdStore extends AbstractStore {
 
   @Override
   protected StoreStats doStats() {
-    Map<String, Object> r =
-        client.call(
-            "stats",
-            "/v3/kv/range",
-            rangeJson(base, prefixEnd(base), 0, 0, false, true),
-            Retry.ALWAYS);
+    String count = Range.of(base, ValueCodec.prefixEnd(base)).countOnly().json();
+    Map<String, Object> r = client.call("stats", "/v3/kv/range", count, Retry.ALWAYS);
     // diskBytes: the database file of the member that answered, which every store on the cluster
     // (and its history until compaction) shares; etcd keeps no per-prefix size.
     long db =
         Json.number(client.call("stats", "/v3/maintenance/status", "{}", Retry.ALWAYS), "dbSize");
     Map<String, Number> figures = new LinkedHashMap<>();
-    figures.put("revision", Json.number(Json.object(r.get("header")), "revision"));
+    figures.put("revision", revision(r));
     figures.put("cluster.db-size", db);
     figures.put("retries", client.retries());
+    figures.put("chunks.collected", chunks.collected());
     return new StoreStats(Json.number(r, "count"), true, db, figures);
   }
 
@@ -589,13 +565,9 @@ final class EtcdStore extends AbstractStore {
 
   @Override
   protected List<String> doKeyspaces() {
-    byte[] p = concat(prefix, bytes("m/ks/"));
-    Map<String, Object> r =
-        client.call(
-            "keyspaces",
-            "/v3/kv/range",
-            rangeJson(p, prefixEnd(p), 0, 0, false, false),
-            Retry.ALWAYS);
+    byte[] p = ValueCodec.concat(prefix, ValueCodec.bytes("m/ks/"));
+    String body = Range.of(p, ValueCodec.prefixEnd(p)).keysOnly().json();
+    Map<String, Object> r = client.call("keyspaces", "/v3/kv/range", body, Retry.ALWAYS);
     List<String> names = new ArrayList<>();
     for (Object kv : Json.list(r, "kvs")) {
       byte[] k = key(kv);
@@ -608,7 +580,12 @@ final class EtcdStore extends AbstractStore {
   protected boolean doDropKeyspace(String name) {
     checkLock();
     byte[] b = baseOf(name);
-    Txn t = new Txn().delete(registryKey(name)).deleteRange(b, prefixEnd(b));
+    byte[] area = ValueCodec.chunkArea(prefix, name);
+    Txn t =
+        new Txn()
+            .delete(registryKey(name))
+            .deleteRange(b, ValueCodec.prefixEnd(b))
+            .deleteRange(area, ValueCodec.prefixEnd(area));
     Map<String, Object> r = commit("drop keyspace '" + name + "'", t, Set.of(), Retry.ALWAYS);
     keyspaces.remove(name);
     Object first = Json.object(Json.list(r, "responses").get(0)).get("response_delete_range");
@@ -621,6 +598,6 @@ final class EtcdStore extends AbstractStore {
       return;
     }
     keeper.cancel(false);
-    revoke(client, lease); // deletes the lock key with the lease
+    Opening.revoke(client, lease); // deletes the lock key with the lease
   }
 }

@@ -1,47 +1,47 @@
 package io.kv4j.etcd;
 
-import java.util.Base64;
+import java.util.ArrayList;
+import java.util.List;
 
-/** The JSON of one etcd transaction ({@code POST /v3/kv/txn}), built up, with its size. */
+/**
+ * One etcd transaction ({@code POST /v3/kv/txn}), built up and then rendered as JSON; it counts its
+ * size and operations as they are added, so a write can be sized (against {@code max-request-bytes}
+ * and {@code max-txn-ops}) before anything is encoded or sent.
+ */
 final class Txn {
-  private final StringBuilder compare = new StringBuilder();
-  private final StringBuilder success = new StringBuilder();
-  private final StringBuilder failure = new StringBuilder();
-  private int compares;
-  private int successOps;
-  private int failureOps;
+  private final List<Cmp> compare = new ArrayList<>();
+  private final List<Op> success = new ArrayList<>();
+  private final List<Op> failure = new ArrayList<>();
   private long bytes = 64;
 
-  static String b64(byte[] b) {
-    return Base64.getEncoder().encodeToString(b);
+  private enum Target {
+    CREATE,
+    MOD,
+    VALUE
   }
 
-  private static StringBuilder sep(StringBuilder sb) {
-    return sb.length() == 0 ? sb : sb.append(',');
-  }
+  private record Cmp(byte[] key, Target target, long revision, byte[] value) {}
+
+  /** A put (value set), a delete of {@code [key, end)} or of key alone, or a read (get set). */
+  private record Op(byte[] key, byte[] end, byte[] value, long lease, boolean get, long revision) {}
 
   /** Requires the key's create revision to be {@code rev} (0: the key must be absent). */
   Txn requireCreated(byte[] key, long rev) {
-    sep(compare)
-        .append("{\"key\":\"")
-        .append(b64(key))
-        .append("\",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"")
-        .append(rev)
-        .append("\"}");
-    compares++;
+    compare.add(new Cmp(key, Target.CREATE, rev, null));
+    bytes += key.length + 24;
+    return this;
+  }
+
+  /** Requires the key's last modification to be at revision {@code rev}. */
+  Txn requireModified(byte[] key, long rev) {
+    compare.add(new Cmp(key, Target.MOD, rev, null));
     bytes += key.length + 24;
     return this;
   }
 
   /** Requires the key to hold {@code value} (a compare on an absent key fails). */
   Txn requireValue(byte[] key, byte[] value) {
-    sep(compare)
-        .append("{\"key\":\"")
-        .append(b64(key))
-        .append("\",\"target\":\"VALUE\",\"result\":\"EQUAL\",\"value\":\"")
-        .append(b64(value))
-        .append("\"}");
-    compares++;
+    compare.add(new Cmp(key, Target.VALUE, 0, value));
     bytes += key.length + value.length + 24;
     return this;
   }
@@ -51,17 +51,7 @@ final class Txn {
   }
 
   Txn put(byte[] key, byte[] value, long lease) {
-    sep(success)
-        .append("{\"request_put\":{\"key\":\"")
-        .append(b64(key))
-        .append("\",\"value\":\"")
-        .append(b64(value))
-        .append('"');
-    if (lease != 0) {
-      success.append(",\"lease\":\"").append(lease).append('"');
-    }
-    success.append("}}");
-    successOps++;
+    success.add(new Op(key, null, value, lease, false, 0));
     bytes += key.length + value.length + 24;
     return this;
   }
@@ -72,47 +62,28 @@ final class Txn {
 
   /** Deletes {@code [key, end)}, or the key alone when {@code end} is null. */
   Txn deleteRange(byte[] key, byte[] end) {
-    sep(success).append("{\"request_delete_range\":{\"key\":\"").append(b64(key)).append('"');
-    if (end != null) {
-      success.append(",\"range_end\":\"").append(b64(end)).append('"');
-      bytes += end.length;
-    }
-    success.append("}}");
-    successOps++;
-    bytes += key.length + 16;
+    success.add(new Op(key, end, null, 0, false, 0));
+    bytes += key.length + 16 + (end == null ? 0 : end.length);
     return this;
   }
 
   /** Reads one key in the success branch (at {@code revision}, or the latest when 0). */
   Txn get(byte[] key, long revision) {
-    range(sep(success), key, revision);
-    successOps++;
+    success.add(new Op(key, null, null, 0, true, revision));
     bytes += key.length + 16;
     return this;
   }
 
   /** Reads one key in the failure branch, to tell which comparison failed. */
   Txn getOnFailure(byte[] key) {
-    range(sep(failure), key, 0);
-    failureOps++;
+    failure.add(new Op(key, null, null, 0, true, 0));
+    bytes += key.length + 16;
     return this;
-  }
-
-  private static void range(StringBuilder sb, byte[] key, long revision) {
-    sb.append("{\"request_range\":{\"key\":\"").append(b64(key)).append('"');
-    if (revision != 0) {
-      sb.append(",\"revision\":\"").append(revision).append('"');
-    }
-    sb.append("}}");
   }
 
   /** The most operations in one branch or comparisons, what etcd's --max-txn-ops bounds. */
   int width() {
-    return Math.max(compares, Math.max(successOps, failureOps));
-  }
-
-  int successOps() {
-    return successOps;
+    return Math.max(compare.size(), Math.max(success.size(), failure.size()));
   }
 
   /** An estimate, from above, of the request's size as etcd counts it (protobuf, not JSON). */
@@ -121,12 +92,45 @@ final class Txn {
   }
 
   String json() {
-    return "{\"compare\":["
-        + compare
-        + "],\"success\":["
-        + success
-        + "],\"failure\":["
-        + failure
-        + "]}";
+    StringBuilder b = new StringBuilder((int) Math.min(Integer.MAX_VALUE - 16, bytes * 4 / 3 + 64));
+    b.append("{\"compare\":[");
+    for (int i = 0; i < compare.size(); i++) {
+      Cmp c = compare.get(i);
+      b.append(i == 0 ? "" : ",").append("{\"key\":\"").append(ValueCodec.b64(c.key()));
+      b.append("\",\"target\":\"").append(c.target()).append("\",\"result\":\"EQUAL\",");
+      switch (c.target()) {
+        case CREATE -> b.append("\"create_revision\":\"").append(c.revision());
+        case MOD -> b.append("\"mod_revision\":\"").append(c.revision());
+        case VALUE -> b.append("\"value\":\"").append(ValueCodec.b64(c.value()));
+      }
+      b.append("\"}");
+    }
+    ops(b.append("],\"success\":["), success);
+    ops(b.append("],\"failure\":["), failure);
+    return b.append("]}").toString();
+  }
+
+  private static void ops(StringBuilder b, List<Op> ops) {
+    for (int i = 0; i < ops.size(); i++) {
+      Op o = ops.get(i);
+      b.append(i == 0 ? "" : ",");
+      String kind =
+          o.get() ? "request_range" : o.value() != null ? "request_put" : "request_delete_range";
+      b.append("{\"").append(kind).append("\":{\"key\":\"").append(ValueCodec.b64(o.key()));
+      b.append('"');
+      if (o.end() != null) {
+        b.append(",\"range_end\":\"").append(ValueCodec.b64(o.end())).append('"');
+      }
+      if (o.value() != null) {
+        b.append(",\"value\":\"").append(ValueCodec.b64(o.value())).append('"');
+      }
+      if (o.lease() != 0) {
+        b.append(",\"lease\":\"").append(o.lease()).append('"');
+      }
+      if (o.revision() != 0) {
+        b.append(",\"revision\":\"").append(o.revision()).append('"');
+      }
+      b.append("}}");
+    }
   }
 }

@@ -84,32 +84,58 @@ class EtcdEngineTest {
 
   @Test
   void batchOverMaxTxnOps_isRefusedNamingTheLimit_andWritesNothing() {
-    try (Store s = open(TestEtcd.builder().option("max-txn-ops", "128"), dir.resolve("ops"))) {
-      WriteBatch big = new WriteBatch();
-      for (int i = 0; i < 129; i++) {
-        big.put(b("k" + i), b("v"));
-      }
-      assertThatThrownBy(() -> s.write(big))
+    StoreConfig.Builder limits =
+        TestEtcd.builder().option("max-txn-ops", "128").option("max-request-bytes", "1048576");
+    try (Store s = open(limits, dir.resolve("ops"))) {
+      assertThatThrownBy(() -> s.write(batch(129, "k")))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("max-txn-ops=128");
       assertThat(s.get(b("k0"))).isNull();
-      WriteBatch fits = new WriteBatch();
-      for (int i = 0; i < 127; i++) { // the lock fence is the 128th comparison, not an operation
-        fits.put(b("k" + i), b("v"));
+      s.write(batch(128, "k")); // one operation per key while the store never held a chunk
+      assertThat(s.stats().keyCount()).isEqualTo(128);
+      // Once it has held a chunked value, each key also deletes its old chunks: two operations.
+      s.put(b("big"), new byte[2 << 20]);
+      assertThatThrownBy(() -> s.write(batch(65, "j")))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("max-txn-ops=128");
+      s.write(batch(64, "j"));
+      assertThat(s.stats().keyCount()).isEqualTo(128 + 1 + 64);
+    }
+  }
+
+  private static WriteBatch batch(int n, String prefix) {
+    WriteBatch w = new WriteBatch();
+    for (int i = 0; i < n; i++) {
+      w.put(b(prefix + i), b("v"));
+    }
+    return w;
+  }
+
+  @Test
+  void batchWhoseKeysAloneOverflowMaxRequestBytes_isRefusedNamingTheLimit_andWritesNothing() {
+    try (Store s = open(TestEtcd.builder().option("max-request-bytes", "262144"), dir)) {
+      WriteBatch keys = new WriteBatch();
+      for (int i = 0; i < 100; i++) { // 100 keys of 4 KiB: no chunking makes their txn smaller
+        byte[] k = new byte[4096];
+        k[0] = (byte) i;
+        keys.put(k, b("v"));
       }
-      s.write(fits);
-      assertThat(s.stats().keyCount()).isEqualTo(127);
+      assertThatThrownBy(() -> s.write(keys))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("max-request-bytes=262144");
+      assertThat(s.stats().keyCount()).isZero();
+      assertThat(TestEtcd.count(TestEtcd.prefixFor(dir) + "c/")).as("chunk keys").isZero();
     }
   }
 
   @Test
-  void valueOverMaxRequestBytes_isRefusedNamingTheLimit() {
+  void valueOverMaxRequestBytes_isStoredInChunks() {
     try (Store s = open(TestEtcd.builder().option("max-request-bytes", "1572864"), dir)) {
       byte[] two = new byte[2 << 20];
-      assertThatThrownBy(() -> s.put(b("big"), two))
-          .isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("max-request-bytes=1572864");
+      new java.util.SplittableRandom(7).nextBytes(two);
+      s.put(b("big"), two);
       s.put(b("fits"), new byte[1 << 20]);
+      assertThat(s.get(b("big"))).isEqualTo(two);
       assertThat(s.get(b("fits"))).hasSize(1 << 20);
     }
   }

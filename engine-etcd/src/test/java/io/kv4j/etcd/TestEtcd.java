@@ -106,8 +106,8 @@ public final class TestEtcd {
   }
 
   /**
-   * Waits for a condition until a deadline, parking 100 ms between polls (a cluster's health has
-   * no notification to block on); answers whether it held.
+   * Waits for a condition until a deadline, parking 100 ms between polls (a cluster's health has no
+   * notification to block on); answers whether it held.
    */
   static boolean waitFor(Duration d, BooleanSupplier condition) {
     long deadline = System.nanoTime() + d.toNanos();
@@ -161,7 +161,7 @@ public final class TestEtcd {
    */
   public static void drop(String prefix) {
     byte[] p = prefix.getBytes(StandardCharsets.UTF_8);
-    byte[] end = EtcdStore.prefixEnd(p);
+    byte[] end = ValueCodec.prefixEnd(p);
     try {
       post(
           "/v3/kv/deleterange",
@@ -172,6 +172,29 @@ public final class TestEtcd {
               + "\"}");
     } catch (Exception e) {
       throw new IllegalStateException("cannot drop " + prefix + ": " + e, e);
+    }
+  }
+
+  /**
+   * Counts the keys under a prefix.
+   *
+   * @param prefix the prefix
+   * @return how many keys start with it
+   */
+  public static long count(String prefix) {
+    byte[] p = prefix.getBytes(StandardCharsets.UTF_8);
+    try {
+      String body =
+          post(
+              "/v3/kv/range",
+              "{\"key\":\""
+                  + Base64.getEncoder().encodeToString(p)
+                  + "\",\"range_end\":\""
+                  + Base64.getEncoder().encodeToString(ValueCodec.prefixEnd(p))
+                  + "\",\"count_only\":true}");
+      return Json.number(Json.object(Json.parse(body)), "count");
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot count " + prefix + ": " + e, e);
     }
   }
 

@@ -22,6 +22,23 @@ class EtcdTckTest extends ServerTck {
     NAMESPACES.clear();
   }
 
+  /**
+   * Smaller depths than the kit's defaults: every write is a Raft commit fsynced on two members and
+   * every read a network round trip (milliseconds each, tens of them on a busy CI box), so the
+   * model rules run 1,000 operations instead of 3,000, rule 9.4 20,000 keys instead of 100,000, the
+   * stress rules 200 operations per thread instead of 2,000, and the crash rules one round per
+   * durability (the data lives in the cluster; the child JVM only holds connections).
+   */
+  @Override
+  protected TckEnvironment environment() {
+    return super.environment().toBuilder()
+        .ops(1_000)
+        .manyKeys(20_000)
+        .stressOps(200)
+        .crashRounds(1)
+        .build();
+  }
+
   @Override
   protected StoreConfig config(Path directory, Durability durability) {
     NAMESPACES.add(TestEtcd.prefixFor(directory));
