@@ -1,6 +1,7 @@
 package io.kv4j.bench;
 
 import io.kv4j.Cursor;
+import io.kv4j.Feature;
 import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.StoreIOException;
@@ -12,15 +13,16 @@ import java.util.Set;
 
 /**
  * The server engines: every operation is a network round trip to PostgreSQL, MariaDB/MySQL, Redis
- * or an etcd cluster (a Raft commit per write). They are measured only when asked for ({@code
- * --servers}, or named with {@code --engines}), reported in their own tables, and skipped with a
- * one-line reason when their server cannot be reached. Their data lives on the server, not under
- * the store path: the runner names the table / key prefix itself (so runs reuse the same few tables
- * instead of leaving one per run) and empties each store before and after use.
+ * (standalone, or {@code redis-sharded} over the Redis Cluster) or an etcd cluster (a Raft commit
+ * per write). They are measured only when asked for ({@code --servers}, or named with {@code
+ * --engines}), reported in their own tables, and skipped with a one-line reason when their server
+ * cannot be reached. Their data lives on the server, not under the store path: the runner names the
+ * table / key prefix itself (so runs reuse the same few tables instead of leaving one per run) and
+ * empties each store before and after use.
  */
 final class Servers {
   /** Engine ids whose stores live on a server. */
-  static final Set<String> IDS = Set.of("postgres", "mysql", "redis", "etcd");
+  static final Set<String> IDS = Set.of("postgres", "mysql", "redis", "redis-sharded", "etcd");
 
   private Servers() {}
 
@@ -41,6 +43,13 @@ final class Servers {
         return Map.of("table", name);
       case "redis":
         return Map.of("prefix", name.replace('_', ':'));
+      case "redis-sharded":
+        // The Redis Cluster of .ci/servers.sh: the store's keys spread over its three primaries.
+        return Map.of(
+            "prefix",
+            name.replace('_', ':'),
+            "nodes",
+            "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002");
       case "etcd":
         return Map.of(
             "prefix",
@@ -92,11 +101,17 @@ final class Servers {
       if (keys.isEmpty()) {
         return n;
       }
-      WriteBatch b = new WriteBatch();
-      for (byte[] k : keys) {
-        b.delete(k);
+      if (store.info().has(Feature.ATOMIC_BATCH)) {
+        WriteBatch b = new WriteBatch();
+        for (byte[] k : keys) {
+          b.delete(k);
+        }
+        store.write(b);
+      } else {
+        for (byte[] k : keys) { // redis-sharded: keys on several primaries, no batches
+          store.delete(k);
+        }
       }
-      store.write(b);
       n += keys.size();
     }
   }

@@ -29,14 +29,15 @@ class ServersTest {
   void select_noFlags_excludesTheServerEngines() {
     assertThat(ids())
         .contains("memory", "hashlog")
-        .doesNotContain("postgres", "mysql", "redis", "etcd");
+        .doesNotContain("postgres", "mysql", "redis", "redis-sharded", "etcd");
   }
 
   @Test
   void select_serversFlag_addsTheServerEnginesToTheSelection() {
     assertThat(ids("--servers", "--engines", "memory"))
-        .containsExactly("memory", "etcd", "mysql", "postgres", "redis");
-    assertThat(ids("--servers")).contains("memory", "postgres", "mysql", "redis", "etcd");
+        .containsExactly("memory", "etcd", "mysql", "postgres", "redis", "redis-sharded");
+    assertThat(ids("--servers"))
+        .contains("memory", "postgres", "mysql", "redis", "redis-sharded", "etcd");
   }
 
   @Test
@@ -89,6 +90,10 @@ class ServersTest {
                 "--engine-option",
                 "redis:connect-timeout=1000",
                 "--engine-option",
+                "redis-sharded:nodes=127.0.0.1:" + port,
+                "--engine-option",
+                "redis-sharded:connect-timeout=1000",
+                "--engine-option",
                 "etcd:endpoints=http://127.0.0.1:" + port,
                 "--engine-option",
                 "etcd:retry-timeout=1000",
@@ -101,7 +106,7 @@ class ServersTest {
     }
     String console = bytes.toString(StandardCharsets.UTF_8);
     assertThat(status).as(console).isZero();
-    for (String id : List.of("postgres", "mysql", "redis", "etcd")) {
+    for (String id : List.of("postgres", "mysql", "redis", "redis-sharded", "etcd")) {
       assertThat(console).as(id).contains(id + " skipped: server not reachable");
     }
     String md = Files.readString(out.resolve("report.md"));
