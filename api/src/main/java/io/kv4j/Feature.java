@@ -58,5 +58,14 @@ public enum Feature {
    * batch spanning several keyspaces of a store is applied atomically, all of it or none, also
    * across crashes.
    */
-  KEYSPACE_BATCH
+  KEYSPACE_BATCH,
+  /**
+   * {@link Store#writeIf(WriteBatch)} checks a batch's conditions and applies its operations as one
+   * atomic step against every other writer of the store (other threads, and for engines on a
+   * server, other processes and application instances): no write can fall between the check and the
+   * apply. Optimistic transactions over several keys (read, compute, write if nothing read has
+   * changed) lose no update. Declared only with {@link #ATOMIC_BATCH} and {@link
+   * #CONDITIONAL_WRITE}.
+   */
+  CONDITIONAL_BATCH
 }

@@ -241,8 +241,32 @@ public interface Store extends AutoCloseable {
    *
    * @param batch the operations
    * @throws UnsupportedOperationException if the engine lacks {@link Feature#ATOMIC_BATCH}
+   * @throws IllegalArgumentException if the batch holds conditions (write it with {@link
+   *     #writeIf(WriteBatch)}), or a key or value is beyond the engine's limits
    */
   void write(WriteBatch batch);
+
+  /**
+   * Applies a batch only if its conditions hold, atomically. Every condition ({@link
+   * WriteBatch#expect(byte[], byte[])}, {@link WriteBatch#expectAbsent(byte[])}) is checked against
+   * the store as it is just before the batch applies (no condition sees the batch's own
+   * operations); if all hold, every operation applies as {@link #write(WriteBatch)} would and the
+   * answer is true; otherwise nothing changes and the answer is false. No other writer's write can
+   * fall between the check and the apply. A batch without conditions is written and answers true; a
+   * batch with conditions and no operations is an atomic check. Durable as {@link
+   * #write(WriteBatch)}. Requires {@link Feature#CONDITIONAL_BATCH}.
+   *
+   * <p>The typical use is an optimistic transaction: read some keys, compute, then write the
+   * results with a condition on every key read; on false, read again and retry.
+   *
+   * @param batch the conditions and operations
+   * @return true if the conditions held and the batch was applied, false if nothing changed
+   * @throws UnsupportedOperationException if the engine lacks {@link Feature#CONDITIONAL_BATCH}
+   */
+  default boolean writeIf(WriteBatch batch) {
+    throw new UnsupportedOperationException(
+        info().describe() + " does not support " + Feature.CONDITIONAL_BATCH);
+  }
 
   /**
    * Makes every write acknowledged so far durable against power loss. A no-op for non-persistent

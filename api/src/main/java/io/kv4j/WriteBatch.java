@@ -19,12 +19,20 @@ import java.util.Objects;
  * that keyspace of the store the batch is written to ({@link Store#DEFAULT_KEYSPACE} for the
  * store's own keys), which is created if absent. Such a batch needs {@link Feature#KEYSPACE_BATCH};
  * operations without a name apply to the store (or keyspace) the batch is written to.
+ *
+ * <p>A batch may also hold conditions ({@link #expect(byte[], byte[])}, {@link
+ * #expectAbsent(byte[])}): what keys must hold for the batch to apply. Only {@link
+ * Store#writeIf(WriteBatch)} writes such a batch, checking every condition and applying every
+ * operation as one atomic step; {@link Store#write(WriteBatch)} refuses it rather than ignore them.
  */
 public final class WriteBatch {
   private final List<byte[]> keys = new ArrayList<>();
   private final List<byte[]> values = new ArrayList<>(); // null marks a delete
   private List<String> keyspaces; // null until an operation names a keyspace; then one per op
   private long bytes;
+  private final List<byte[]> conditionKeys = new ArrayList<>();
+  private final List<byte[]> conditionValues = new ArrayList<>(); // null: the key must be absent
+  private final List<String> conditionKeyspaces = new ArrayList<>(); // null: no name
 
   /** Creates an empty batch. */
   public WriteBatch() {}
@@ -83,6 +91,73 @@ public final class WriteBatch {
     return add(Store.checkKeyspaceName(keyspace), key, null);
   }
 
+  /**
+   * Adds a condition: when the batch is written with {@link Store#writeIf(WriteBatch)}, {@code key}
+   * must hold exactly {@code value} (byte for byte; an empty value is a value, not absence), as it
+   * is before any operation of this batch applies.
+   *
+   * @param key the key, not empty
+   * @param value the value the key must hold
+   * @return this batch
+   * @throws NullPointerException if key or value is null
+   * @throws IllegalArgumentException if key is empty
+   */
+  public WriteBatch expect(byte[] key, byte[] value) {
+    return addCondition(null, key, Objects.requireNonNull(value, "value"));
+  }
+
+  /**
+   * Adds a condition on a key of a named keyspace (see {@link #expect(byte[], byte[])}); needs
+   * {@link Feature#KEYSPACE_BATCH} like a named operation.
+   *
+   * @param keyspace a keyspace name ({@link Store#checkKeyspaceName(String)}) or {@link
+   *     Store#DEFAULT_KEYSPACE}
+   * @param key the key, not empty
+   * @param value the value the key must hold
+   * @return this batch
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if key is empty or the name is not valid
+   */
+  public WriteBatch expect(String keyspace, byte[] key, byte[] value) {
+    return addCondition(
+        Store.checkKeyspaceName(keyspace), key, Objects.requireNonNull(value, "value"));
+  }
+
+  /**
+   * Adds a condition: when the batch is written with {@link Store#writeIf(WriteBatch)}, {@code key}
+   * must be absent, as it is before any operation of this batch applies.
+   *
+   * @param key the key, not empty
+   * @return this batch
+   * @throws NullPointerException if key is null
+   * @throws IllegalArgumentException if key is empty
+   */
+  public WriteBatch expectAbsent(byte[] key) {
+    return addCondition(null, key, null);
+  }
+
+  /**
+   * Adds a condition that a key of a named keyspace is absent (see {@link #expectAbsent(byte[])}).
+   *
+   * @param keyspace a keyspace name ({@link Store#checkKeyspaceName(String)}) or {@link
+   *     Store#DEFAULT_KEYSPACE}
+   * @param key the key, not empty
+   * @return this batch
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if key is empty or the name is not valid
+   */
+  public WriteBatch expectAbsent(String keyspace, byte[] key) {
+    return addCondition(Store.checkKeyspaceName(keyspace), key, null);
+  }
+
+  private WriteBatch addCondition(String keyspace, byte[] key, byte[] value) {
+    byte[] k = checkKey(key);
+    conditionKeys.add(k);
+    conditionValues.add(value == null ? null : value.clone());
+    conditionKeyspaces.add(keyspace);
+    return this;
+  }
+
   private WriteBatch add(String keyspace, byte[] key, byte[] value) {
     byte[] k = checkKey(key);
     byte[] v = value == null ? null : value.clone();
@@ -125,12 +200,65 @@ public final class WriteBatch {
     return bytes;
   }
 
-  /** Removes every operation so the batch can be reused. */
+  /** Removes every operation and every condition so the batch can be reused. */
   public void clear() {
     keys.clear();
     values.clear();
     keyspaces = null;
     bytes = 0;
+    conditionKeys.clear();
+    conditionValues.clear();
+    conditionKeyspaces.clear();
+  }
+
+  /**
+   * Number of conditions.
+   *
+   * @return the condition count
+   */
+  public int conditionCount() {
+    return conditionKeys.size();
+  }
+
+  /**
+   * Whether the batch holds a condition (then only {@link Store#writeIf(WriteBatch)} writes it).
+   *
+   * @return true if {@link #conditionCount()} is not zero
+   */
+  public boolean hasConditions() {
+    return !conditionKeys.isEmpty();
+  }
+
+  /**
+   * The key of condition {@code i}. Engines read it without copying and must not modify it.
+   *
+   * @param i index, {@code 0 <= i < conditionCount()}
+   * @return the key array held by the batch
+   */
+  public byte[] conditionKey(int i) {
+    return conditionKeys.get(i);
+  }
+
+  /**
+   * The value condition {@code i} requires, or null when it requires the key to be absent. Engines
+   * read it without copying and must not modify it.
+   *
+   * @param i index, {@code 0 <= i < conditionCount()}
+   * @return the value array held by the batch, or null
+   */
+  public byte[] conditionValue(int i) {
+    return conditionValues.get(i);
+  }
+
+  /**
+   * The keyspace condition {@code i} names, or null when it names none (it applies to the store or
+   * keyspace the batch is written to).
+   *
+   * @param i index, {@code 0 <= i < conditionCount()}
+   * @return the name, or null
+   */
+  public String conditionKeyspace(int i) {
+    return conditionKeyspaces.get(i);
   }
 
   /**
@@ -195,6 +323,12 @@ public final class WriteBatch {
 
   @Override
   public String toString() {
-    return "WriteBatch[" + size() + " operations, " + bytes + " bytes]";
+    return "WriteBatch["
+        + size()
+        + " operations, "
+        + bytes
+        + " bytes"
+        + (hasConditions() ? ", " + conditionCount() + " conditions" : "")
+        + "]";
   }
 }

@@ -39,4 +39,37 @@ class WriteBatchTest {
     assertThatThrownBy(() -> b.delete(null)).isInstanceOf(NullPointerException.class);
     assertThat(b.isEmpty()).isTrue();
   }
+
+  @Test
+  void expect_copiesArgumentsAndClearForgetsThem() {
+    byte[] k = {1};
+    byte[] v = {2};
+    WriteBatch b = new WriteBatch().expect(k, v).expectAbsent("users", new byte[] {3});
+    k[0] = 9;
+    v[0] = 9;
+    assertThat(b.hasConditions()).isTrue();
+    assertThat(b.conditionCount()).isEqualTo(2);
+    assertThat(b.size()).isZero();
+    assertThat(b.conditionKey(0)).containsExactly(1);
+    assertThat(b.conditionValue(0)).containsExactly(2);
+    assertThat(b.conditionKeyspace(0)).isNull();
+    assertThat(b.conditionValue(1)).isNull();
+    assertThat(b.conditionKeyspace(1)).isEqualTo("users");
+    assertThat(b).hasToString("WriteBatch[0 operations, 0 bytes, 2 conditions]");
+    b.clear();
+    assertThat(b.hasConditions()).isFalse();
+    assertThat(b.conditionCount()).isZero();
+  }
+
+  @Test
+  void expect_badArguments_areRejected() {
+    WriteBatch b = new WriteBatch();
+    assertThatThrownBy(() -> b.expect(new byte[0], new byte[0]))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> b.expect(new byte[] {1}, null))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> b.expectAbsent("bad name!", new byte[] {1}))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(b.hasConditions()).isFalse();
+  }
 }

@@ -25,6 +25,7 @@ public final class MemoryProvider implements StoreProvider {
           Feature.SNAPSHOT_SCAN,
           Feature.ATOMIC_BATCH,
           Feature.CONDITIONAL_WRITE,
+          Feature.CONDITIONAL_BATCH,
           Feature.SNAPSHOT_READ,
           Feature.KEYSPACES,
           Feature.KEYSPACE_BATCH);

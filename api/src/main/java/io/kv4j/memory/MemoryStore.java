@@ -126,16 +126,41 @@ final class MemoryStore extends AbstractStore {
     lock.writeLock().lock();
     try {
       checkOpen();
-      for (int i = 0, n = batch.size(); i < n; i++) {
-        Space s = batch.namesKeyspaces() ? spaces.get(keyspaceOf(batch, i), true) : space;
-        if (batch.isDelete(i)) {
-          deleteLocked(s, batch.key(i));
-        } else {
-          putLocked(s, batch.key(i), batch.value(i));
-        }
-      }
+      applyLocked(batch);
     } finally {
       lock.writeLock().unlock();
+    }
+  }
+
+  @Override
+  protected boolean doWriteIf(WriteBatch batch) {
+    lock.writeLock().lock();
+    try {
+      checkOpen();
+      for (int i = 0, n = batch.conditionCount(); i < n; i++) {
+        String name = conditionKeyspaceOf(batch, i);
+        Space s = name == null ? spaces.own : spaces.get(name, false);
+        byte[] current = s == null ? null : s.map.get(batch.conditionKey(i));
+        byte[] expected = batch.conditionValue(i);
+        if (expected == null ? current != null : !Arrays.equals(current, expected)) {
+          return false;
+        }
+      }
+      applyLocked(batch);
+      return true;
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  private void applyLocked(WriteBatch batch) {
+    for (int i = 0, n = batch.size(); i < n; i++) {
+      Space s = batch.namesKeyspaces() ? spaces.get(keyspaceOf(batch, i), true) : space;
+      if (batch.isDelete(i)) {
+        deleteLocked(s, batch.key(i));
+      } else {
+        putLocked(s, batch.key(i), batch.value(i));
+      }
     }
   }
 

@@ -118,6 +118,22 @@ public abstract class AbstractStore implements Store {
   }
 
   /**
+   * The keyspace condition {@code i} of a batch written to this handle applies to, resolved as
+   * {@link #keyspaceOf(WriteBatch, int)} resolves operations.
+   *
+   * @param batch a batch passed to {@link #doWriteIf(WriteBatch)}
+   * @param i the condition
+   * @return the keyspace name, or null for the store's own keys
+   */
+  protected final String conditionKeyspaceOf(WriteBatch batch, int i) {
+    String k = batch.conditionKeyspace(i);
+    if (k == null) {
+      return keyspace;
+    }
+    return Store.DEFAULT_KEYSPACE.equals(k) ? null : k;
+  }
+
+  /**
    * Reads a valid key.
    *
    * @param key a key within limits
@@ -205,6 +221,23 @@ public abstract class AbstractStore implements Store {
   protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
     throw new UnsupportedOperationException(
         info.describe() + " declares " + Feature.CONDITIONAL_WRITE + " but does not implement it");
+  }
+
+  /**
+   * Checks a batch's conditions and applies its operations as one atomic step against every other
+   * writer of the store (see {@link Feature#CONDITIONAL_BATCH}); called only when the engine
+   * declares that feature, on an open, writable store, with a batch that has at least one condition
+   * and valid keys and values (operations may be none). Conditions are evaluated before any
+   * operation applies; on false nothing may be left behind (no partial write, nothing recovery
+   * would replay). Resolve names with {@link #keyspaceOf(WriteBatch, int)} and {@link
+   * #conditionKeyspaceOf(WriteBatch, int)}. Durable as {@link #doWrite(WriteBatch)}.
+   *
+   * @param batch the batch
+   * @return true if every condition held and the operations were applied, false otherwise
+   */
+  protected boolean doWriteIf(WriteBatch batch) {
+    throw new UnsupportedOperationException(
+        info.describe() + " declares " + Feature.CONDITIONAL_BATCH + " but does not implement it");
   }
 
   /**
@@ -532,6 +565,61 @@ public abstract class AbstractStore implements Store {
   public final void write(WriteBatch batch) {
     Objects.requireNonNull(batch, "batch");
     requireFeature(Feature.ATOMIC_BATCH);
+    if (batch.hasConditions()) {
+      throw new IllegalArgumentException(
+          "the batch has "
+              + batch.conditionCount()
+              + " conditions, which write(batch) would ignore; write it with writeIf(batch) ("
+              + info.describe()
+              + ")");
+    }
+    checkOperations(batch);
+    checkWritable();
+    if (!batch.isEmpty()) {
+      doWrite(batch);
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Checks the feature, the keyspace feature for names other than this handle's, every key and
+   * value, and that the store is writable, then calls {@link #doWriteIf(WriteBatch)}. A condition
+   * whose value is longer than the value limit can hold for no key: the answer is false without
+   * calling the engine. A batch without conditions goes to {@link #doWrite(WriteBatch)}.
+   */
+  @Override
+  public final boolean writeIf(WriteBatch batch) {
+    Objects.requireNonNull(batch, "batch");
+    requireFeature(Feature.CONDITIONAL_BATCH);
+    checkOperations(batch);
+    String own = keyspace == null ? Store.DEFAULT_KEYSPACE : keyspace;
+    boolean satisfiable = true;
+    for (int i = 0, n = batch.conditionCount(); i < n; i++) {
+      checkKey(batch.conditionKey(i));
+      String k = batch.conditionKeyspace(i);
+      if (k != null && !k.equals(own)) {
+        requireFeature(Feature.KEYSPACE_BATCH);
+      }
+      byte[] v = batch.conditionValue(i);
+      if (v != null && v.length > info.limits().maxValueSize()) {
+        satisfiable = false;
+      }
+    }
+    checkWritable();
+    if (!satisfiable) {
+      return false;
+    }
+    if (!batch.hasConditions()) {
+      if (!batch.isEmpty()) {
+        doWrite(batch);
+      }
+      return true;
+    }
+    return doWriteIf(batch);
+  }
+
+  private void checkOperations(WriteBatch batch) {
     if (batch.namesKeyspaces()) {
       String own = keyspace == null ? Store.DEFAULT_KEYSPACE : keyspace;
       for (int i = 0, n = batch.size(); i < n; i++) {
@@ -547,10 +635,6 @@ public abstract class AbstractStore implements Store {
       if (!batch.isDelete(i)) {
         checkValue(batch.value(i));
       }
-    }
-    checkWritable();
-    if (!batch.isEmpty()) {
-      doWrite(batch);
     }
   }
 

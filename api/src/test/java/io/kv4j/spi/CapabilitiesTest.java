@@ -66,6 +66,90 @@ class CapabilitiesTest {
   }
 
   @Test
+  void writeIf_appliesAllOrNothing() {
+    try (Store s = memory()) {
+      s.put(b("a"), b("1"));
+      WriteBatch ok =
+          new WriteBatch()
+              .expect(b("a"), b("1"))
+              .expectAbsent(b("b"))
+              .put(b("a"), b("2"))
+              .put(b("b"), b("x"));
+      assertThat(s.writeIf(ok)).isTrue();
+      assertThat(s.get(b("a"))).isEqualTo(b("2"));
+      assertThat(s.get(b("b"))).isEqualTo(b("x"));
+      // The same batch again: a no longer holds 1 and b is present; nothing changes.
+      WriteBatch stale = new WriteBatch().expect(b("a"), b("1")).put(b("c"), b("y"));
+      assertThat(s.writeIf(stale)).isFalse();
+      assertThat(s.get(b("c"))).isNull();
+      // An empty value is a value, not absence.
+      s.put(b("e"), new byte[0]);
+      assertThat(s.writeIf(new WriteBatch().expectAbsent(b("e")).put(b("c"), b("y")))).isFalse();
+      assertThat(s.writeIf(new WriteBatch().expect(b("e"), new byte[0]))).isTrue();
+      // Conditions see the store before the batch, not the batch's own writes.
+      WriteBatch own = new WriteBatch().put(b("n"), b("1")).expect(b("n"), b("1"));
+      assertThat(s.writeIf(own)).isFalse();
+      assertThat(s.get(b("n"))).isNull();
+      // No conditions: a plain write.
+      assertThat(s.writeIf(new WriteBatch().put(b("p"), b("1")))).isTrue();
+      assertThat(s.get(b("p"))).isEqualTo(b("1"));
+    }
+  }
+
+  @Test
+  void writeIf_keyspaceConditions() {
+    try (Store s = memory()) {
+      Store users = s.keyspace("users");
+      users.put(b("u"), b("1"));
+      s.put(b("u"), b("other"));
+      WriteBatch b =
+          new WriteBatch()
+              .expect("users", b("u"), b("1"))
+              .expectAbsent("never", b("u"))
+              .put("users", b("u"), b("2"));
+      assertThat(s.writeIf(b)).isTrue();
+      assertThat(users.get(b("u"))).isEqualTo(b("2"));
+      // An unnamed condition on a handle means the handle's keyspace.
+      assertThat(users.writeIf(new WriteBatch().expect(b("u"), b("other")))).isFalse();
+      assertThat(users.writeIf(new WriteBatch().expect(b("u"), b("2")).delete(b("u")))).isTrue();
+      assertThat(users.get(b("u"))).isNull();
+      assertThat(s.get(b("u"))).isEqualTo(b("other"));
+      assertThat(s.keyspaces()).doesNotContain("never");
+    }
+  }
+
+  @Test
+  void writeIf_isRefusedWhereItCouldBeIgnored() {
+    Path home = tmp.resolve("store");
+    Store s = memory();
+    try (FileStore f = new FileStore(home, Set.of(Feature.ATOMIC_BATCH))) {
+      WriteBatch conditional = new WriteBatch().expectAbsent(b("k")).put(b("k"), b("v"));
+      assertThatThrownBy(() -> s.write(conditional))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("1 conditions")
+          .hasMessageContaining("writeIf");
+      assertThat(s.get(b("k"))).isNull();
+      assertThatThrownBy(() -> f.writeIf(conditional))
+          .isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("CONDITIONAL_BATCH")
+          .hasMessageContaining("file");
+      assertThatThrownBy(() -> s.writeIf(new WriteBatch().expect(new byte[70_000], b("v"))))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("key");
+      // A condition no key can satisfy (longer than the value limit) answers false.
+      s.put(b("k"), b("v"));
+      byte[] huge = new byte[(256 << 20) + 1];
+      assertThat(s.writeIf(new WriteBatch().expect(b("k"), huge).delete(b("k")))).isFalse();
+      assertThat(s.get(b("k"))).isEqualTo(b("v"));
+      s.close();
+      assertThatThrownBy(() -> s.writeIf(new WriteBatch().expectAbsent(b("k"))))
+          .isInstanceOf(StoreClosedException.class);
+    } finally {
+      s.close();
+    }
+  }
+
+  @Test
   void conditionalWrites_validateLikePut() {
     Store s = memory();
     try {

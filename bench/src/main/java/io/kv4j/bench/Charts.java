@@ -85,8 +85,9 @@ final class Charts {
   static List<Plot> plots(List<Result> results) {
     List<Plot> out = new ArrayList<>();
     Map<String, List<Result>> byScenario = new LinkedHashMap<>();
+    Catalogue catalogue = Catalogue.standard();
     for (Result r : results) {
-      if (!Scenario.ownTable(r.scenario()) && !r.scenario().equals("open")) {
+      if (!catalogue.ownTable(r.scenario()) && !r.scenario().equals("open")) {
         String key =
             r.durability().name().toLowerCase(Locale.ROOT) + "-" + r.label().replace(' ', '-');
         byScenario.computeIfAbsent(key, k -> new ArrayList<>()).add(r);
@@ -102,23 +103,16 @@ final class Charts {
         out.add(latency(e.getKey(), rs, t));
       }
     }
-    List<Result> fp = rows(results, "footprint");
+    List<Result> fp = Grouping.rows(results, catalogue.footprint().id());
     if (fp.stream().anyMatch(Result::ok)) {
       out.add(footprint(fp));
     }
-    List<Result> churn = rows(results, Scenario.CHURN.id());
+    List<Result> churn = new ArrayList<>();
+    for (Scenario s : catalogue.ofKind(Scenario.Kind.CHURN)) {
+      churn.addAll(Grouping.rows(results, s.id()));
+    }
     if (churn.stream().anyMatch(Result::ok)) {
       out.add(churn(churn));
-    }
-    return out;
-  }
-
-  private static List<Result> rows(List<Result> results, String scenario) {
-    List<Result> out = new ArrayList<>();
-    for (Result r : results) {
-      if (r.scenario().equals(scenario)) {
-        out.add(r);
-      }
     }
     return out;
   }
@@ -131,63 +125,18 @@ final class Charts {
   }
 
   /**
-   * A chart's title in words: {@code Random reads (readrandom): throughput, durability BUFFERED}.
+   * A chart's title in words, from the catalogue's {@code title} (or {@code title.<phase>}): {@code
+   * Random reads (readrandom)}; the label itself when the catalogue has no words for it.
    *
    * @param label a row's label: scenario and phase
    * @return the title's start
    */
   static String title(String label) {
-    String words;
-    switch (label) {
-      case "fillrandom":
-        words = "Load: every key once, random order";
-        break;
-      case "fillbatch":
-        words = "Batched load: every key once, batches of 1,000 puts (latency per batch)";
-        break;
-      case "readrandom":
-        words = "Random reads";
-        break;
-      case "multiget":
-        words = "Multi-get: getAll of 16 random keys (calls per second)";
-        break;
-      case "ycsb-a":
-        words = "YCSB A: 50% reads, 50% updates";
-        break;
-      case "ycsb-b":
-        words = "YCSB B: 95% reads, 5% updates";
-        break;
-      case "ycsb-c":
-        words = "YCSB C: reads only";
-        break;
-      case "ycsb-d":
-        words = "YCSB D: 95% reads of the latest keys, 5% inserts";
-        break;
-      case "ycsb-e":
-        words = "YCSB E: 95% short scans, 5% inserts";
-        break;
-      case "ycsb-f":
-        words = "YCSB F: 50% reads, 50% read-modify-writes";
-        break;
-      case "overwrite":
-        words = "Random overwrites";
-        break;
-      case "scan":
-        words = "Scans of 100 keys";
-        break;
-      case "single-op insert":
-        words = "Single inserts into a fresh store, one commit each";
-        break;
-      case "single-op read":
-        words = "Single reads after those inserts";
-        break;
-      case "durable-put":
-        words = "Durable puts, fsync before each ack";
-        break;
-      default:
-        return label;
-    }
-    return words + " (" + label + ")";
+    int space = label.indexOf(' ');
+    String id = space < 0 ? label : label.substring(0, space);
+    String phase = space < 0 ? "" : label.substring(space + 1);
+    String words = Catalogue.standard().find(id).map(s -> s.title(phase)).orElse(null);
+    return words == null ? label : words + " (" + label + ")";
   }
 
   private static String durability(String key) {

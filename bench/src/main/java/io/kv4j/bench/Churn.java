@@ -4,8 +4,6 @@ import io.kv4j.Durability;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.spi.StoreProvider;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,79 +12,79 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.LongSupplier;
 import org.HdrHistogram.Histogram;
 
 /**
- * The update-churn scenarios.
- *
- * <p>{@code churn}: a fresh store, loaded with {@code --keys} keys, then two phases of overwrites
- * at the largest thread count: {@code --churn-rounds} times the key count with uniform keys, then
- * as many with zipfian keys (0.99, scrambled, YCSB's generator). Allocated disk bytes ({@code du})
- * over live bytes are sampled every 0.5 s during a phase (the worst sample is kept) and measured
- * after a sync at its end. A phase stops at {@code --churn-max-seconds}; its row then says how many
- * rounds were done.
- *
- * <p>{@code churn-reads}: on the loaded store of the main run, one reader thread of verified
- * uniform gets alone for a window, then the same reader next to one writer of zipfian overwrites at
- * full speed for another; the retention is the reader's throughput in the second window over the
- * first.
+ * The {@code churn} kind: space under update churn. A fresh store, loaded with {@code --keys} keys,
+ * then one phase of overwrites per phase of the scenario, each with the keys of the distribution
+ * the phase names (uniform, then zipfian 0.99 scrambled, YCSB's generator), {@code --churn-rounds}
+ * times the key count, at the scenario's thread count. Allocated disk bytes ({@code du}) over live
+ * bytes are sampled every 0.5 s during a phase (the worst sample is kept) and measured after a sync
+ * at its end. A phase stops at {@code --churn-max-seconds}; its row then says how many rounds were
+ * done.
  */
 final class Churn {
   /** How often disk usage is sampled during a churn phase. */
   static final long SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
-  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
   private static final long PROGRESS_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   /** The stats() figures of an engine that are copied into the churn rows. */
   private static final List<String> ENGINE_FIGURES =
       List.of("space-amplification", "write-amplification");
 
-  private final Runner runner;
+  private final Rig rig;
+  private final Scenario scenario;
+  private final Scenario load;
   private final Options options;
   private final Data data;
 
-  Churn(Runner runner) {
-    this.runner = runner;
-    this.options = runner.options();
-    this.data = runner.data();
+  Churn(Rig rig, Scenario scenario, Scenario load) {
+    this.rig = rig;
+    this.scenario = scenario;
+    this.load = load;
+    this.options = rig.options();
+    this.data = rig.data();
   }
 
-  /** The {@code churn} scenario on a fresh store of the engine: rows for both phases. */
-  void space(StoreProvider p) {
+  /**
+   * The scenario on a fresh store of the engine: a row per phase.
+   *
+   * @param p the engine
+   */
+  void run(StoreProvider p) {
     String id = p.id();
-    String scenario = Scenario.CHURN.id();
-    Durability d = options.durability;
-    if (!runner.onLocalDisk(p, scenario, d)) {
+    Durability d = scenario.durability(options.durability);
+    if (!rig.onLocalDisk(p, scenario.id(), d)) {
       return;
     }
-    int threads = options.maxThreads();
-    StoreConfig c = runner.config(p, "churn", d, options.keys, data.valueSize());
-    try (Store store = Runner.open(c)) {
+    int threads = scenario.threads().counts(options.threads).get(0);
+    StoreConfig c = rig.config(p, scenario.storeName(), d, options.keys, data.valueSize());
+    try (Store store = Rig.open(c)) {
       Workload wl = new Workload(store, data, options.keys);
       List<Workload.Worker> workers = new ArrayList<>();
-      runner.log(id, "churn: loading " + options.keys + " keys into a fresh store");
-      Result fill = runner.fill(id, wl, workers, threads);
+      rig.log(id, scenario.id() + ": loading " + options.keys + " keys into a fresh store");
+      Result fill = new Loads(rig).fill(id, load, wl, workers, threads);
       if (!fill.ok()) {
-        runner.add(Result.failed(id, scenario, "load", threads, d, fill.error()));
+        rig.add(Result.failed(id, scenario.id(), "load", threads, d, fill.error()));
         return;
       }
-      for (String phase : List.of("uniform", "zipfian")) {
+      for (String phase : scenario.phases()) {
         Result r = phase(id, store, c, wl, workers, threads, phase);
-        runner.add(r);
+        rig.add(r);
         if (!r.ok()) {
           return;
         }
       }
     } catch (RuntimeException e) {
-      runner.log(id, "churn FAILED: " + e);
-      runner.add(Result.failed(id, scenario, "", threads, d, Runner.describe(e)));
+      rig.log(id, scenario.id() + " FAILED: " + e);
+      rig.add(Result.failed(id, scenario.id(), "", threads, d, Rows.describe(e)));
     } finally {
-      Runner.delete(c.path());
+      Disk.delete(c.path());
     }
   }
 
+  /** One phase: its overwrites on the threads, disk sampled meanwhile, then its row. */
   private Result phase(
       String id,
       Store store,
@@ -98,100 +96,27 @@ final class Churn {
     long keys = options.keys;
     long target = options.churnRounds * keys;
     long live = keys * (data.keySize() + data.valueSize());
-    boolean zipfian = phase.equals("zipfian");
-    Durability d = store.info().durability();
-    runner.log(
+    rig.log(
         id,
         String.format(
             Locale.ROOT,
-            "churn %s: %d rounds of %,d overwrites, %d thread(s), cap %.0f s",
+            "%s %s: %d rounds of %,d overwrites, %d thread(s), cap %.0f s",
+            scenario.id(),
             phase,
             options.churnRounds,
             keys,
             threads,
             options.churnMaxSeconds));
-    Runner.ensureWorkers(wl, workers, threads);
-    Histogram[] hist = new Histogram[threads];
-    long[] ops = new long[threads];
-    long[] cpu = new long[threads];
-    long[] deadline = new long[1]; // written before start.countDown()
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    CountDownLatch start = new CountDownLatch(1);
-    CountDownLatch done = new CountDownLatch(threads);
-    List<Thread> ts = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      int ti = t;
-      long share = target / threads + (t < target % threads ? 1 : 0);
-      Workload.Worker w = workers.get(t);
-      LongSupplier op = zipfian ? w::overwriteZipfian : () -> w.op(Scenario.OVERWRITE);
-      hist[t] = new Histogram(3);
-      Thread th =
-          new Thread(
-              () -> {
-                long sink = 0;
-                try {
-                  start.await();
-                  long end = deadline[0];
-                  long c0 = THREADS.getCurrentThreadCpuTime();
-                  for (long i = 0; i < share && failure.get() == null; i++) {
-                    long a = System.nanoTime();
-                    if ((i & 127) == 0 && a - end > 0) {
-                      break;
-                    }
-                    sink += op.getAsLong();
-                    hist[ti].recordValue(System.nanoTime() - a);
-                    ops[ti]++;
-                  }
-                  cpu[ti] = THREADS.getCurrentThreadCpuTime() - c0;
-                } catch (Throwable e) {
-                  failure.compareAndSet(null, e);
-                } finally {
-                  done.countDown();
-                }
-                Runner.Blackhole.consume(sink);
-              },
-              "kv4j-bench-" + id + "-churn-" + t);
-      ts.add(th);
-    }
-    ts.forEach(Thread::start);
-    long cpu0 = Runner.processCpu();
-    long t0 = System.nanoTime();
-    deadline[0] = t0 + (long) (options.churnMaxSeconds * 1e9);
-    start.countDown();
-    double worst = 0;
-    long nextProgress = t0 + PROGRESS_NANOS;
-    try {
-      while (!done.await(SAMPLE_NANOS, TimeUnit.NANOSECONDS)) {
-        double ratio = (double) Runner.allocatedBytes(c.path()) / live;
-        worst = Math.max(worst, ratio);
-        long now = System.nanoTime();
-        if (now - nextProgress > 0) {
-          nextProgress = now + PROGRESS_NANOS;
-          runner.log(
-              id,
-              String.format(
-                  Locale.ROOT,
-                  "churn %s: %.0f s, disk/live %.2fx now, worst %.2fx",
-                  phase,
-                  (now - t0) / 1e9,
-                  ratio,
-                  worst));
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    Runner.joinAll(ts);
-    long wall = System.nanoTime() - t0;
-    long cpu1 = Runner.processCpu();
+    Rig.ensureWorkers(wl, workers, threads);
+    Overwrites o = new Overwrites(id, workers, threads, target, Catalogue.distribution(phase));
+    double worst = o.sampleUntilDone(c, live, phase);
     Result r =
-        runner.summarize(
-            id, Scenario.CHURN.id(), phase, threads, d, hist, ops, cpu, wall, cpu1 - cpu0, failure);
+        rig.summarize(id, scenario.id(), phase, threads, store.info().durability(), o.window());
     if (!r.ok()) {
       return r;
     }
     store.sync();
-    long disk = Runner.allocatedBytes(c.path());
+    long disk = Disk.allocatedBytes(c.path());
     worst = Math.max(worst, (double) disk / live);
     double rounds = (double) r.ops() / keys;
     Map<String, Double> f = new LinkedHashMap<>();
@@ -202,19 +127,122 @@ final class Churn {
     f.put("worst-disk-per-live", worst);
     f.putAll(engineFigures(store));
     r = r.with(disk, live, f);
-    runner.log(
+    rig.log(
         id,
         String.format(
             Locale.ROOT,
-            "churn %s: %.1f of %d rounds%s, disk/live %.2fx at the end (%s), worst %.2fx",
+            "%s %s: %.1f of %d rounds%s, disk/live %.2fx at the end (%s), worst %.2fx",
+            scenario.id(),
             phase,
             rounds,
             options.churnRounds,
             r.ops() < target ? " (capped)" : "",
             r.amplification(),
-            Runner.mib(disk),
+            Format.mib(disk),
             worst));
     return r;
+  }
+
+  /** The threads of one phase: each its share of the overwrites, until done or capped. */
+  private final class Overwrites {
+    private final String id;
+    private final Histogram[] hist;
+    private final long[] ops;
+    private final long[] cpu;
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    private final CountDownLatch done;
+    private final List<Thread> ts = new ArrayList<>();
+    private final long t0;
+    private final long cpu0;
+    private long wall;
+    private long cpu1;
+
+    Overwrites(
+        String id,
+        List<Workload.Worker> workers,
+        int threads,
+        long target,
+        Scenario.Distribution keys) {
+      this.id = id;
+      hist = new Histogram[threads];
+      ops = new long[threads];
+      cpu = new long[threads];
+      done = new CountDownLatch(threads);
+      CountDownLatch start = new CountDownLatch(1);
+      long[] deadline = new long[1]; // written before start.countDown()
+      for (int t = 0; t < threads; t++) {
+        int ti = t;
+        long share = target / threads + (t < target % threads ? 1 : 0);
+        Workload.Worker w = workers.get(t);
+        hist[t] = new Histogram(3);
+        Runnable body =
+            () -> {
+              long sink = 0;
+              try {
+                start.await();
+                long end = deadline[0];
+                long c0 = Timing.threadCpu();
+                for (long i = 0; i < share && failure.get() == null; i++) {
+                  long a = System.nanoTime();
+                  if ((i & 127) == 0 && a - end > 0) {
+                    break;
+                  }
+                  sink += w.update(keys);
+                  hist[ti].recordValue(System.nanoTime() - a);
+                  ops[ti]++;
+                }
+                cpu[ti] = Timing.threadCpu() - c0;
+              } catch (Throwable e) {
+                failure.compareAndSet(null, e);
+              } finally {
+                done.countDown();
+              }
+              Timing.Blackhole.consume(sink);
+            };
+        ts.add(new Thread(body, "kv4j-bench-" + id + "-churn-" + t));
+      }
+      ts.forEach(Thread::start);
+      cpu0 = Timing.processCpu();
+      t0 = System.nanoTime();
+      deadline[0] = t0 + (long) (options.churnMaxSeconds * 1e9);
+      start.countDown();
+    }
+
+    /** Samples disk / live bytes until every thread is done; returns the worst sample. */
+    double sampleUntilDone(StoreConfig c, long live, String phase) {
+      double worst = 0;
+      long nextProgress = t0 + PROGRESS_NANOS;
+      try {
+        while (!done.await(SAMPLE_NANOS, TimeUnit.NANOSECONDS)) {
+          double ratio = (double) Disk.allocatedBytes(c.path()) / live;
+          worst = Math.max(worst, ratio);
+          long now = System.nanoTime();
+          if (now - nextProgress > 0) {
+            nextProgress = now + PROGRESS_NANOS;
+            rig.log(
+                id,
+                String.format(
+                    Locale.ROOT,
+                    "%s %s: %.0f s, disk/live %.2fx now, worst %.2fx",
+                    scenario.id(),
+                    phase,
+                    (now - t0) / 1e9,
+                    ratio,
+                    worst));
+          }
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      Timing.joinAll(ts);
+      wall = System.nanoTime() - t0;
+      cpu1 = Timing.processCpu();
+      return worst;
+    }
+
+    Window window() {
+      return new Window(hist, ops, cpu, wall, cpu1 - cpu0, failure);
+    }
   }
 
   /** The engine's own space and write amplification, if its stats() has them. */
@@ -232,72 +260,5 @@ final class Churn {
       // stats() is informational: a failure leaves the figures out.
     }
     return out;
-  }
-
-  /**
-   * The {@code churn-reads} or {@code churn-scans} scenario on the loaded store of the main run:
-   * rows {@code read-only}, {@code reads} and {@code writes}, where a read is a get ({@code
-   * churn-reads}) or a scan of {@value Workload#SCAN_LENGTH} keys ({@code churn-scans}).
-   */
-  void reads(
-      String id, Scenario scenario, Workload wl, List<Workload.Worker> workers, Durability d) {
-    Scenario op = scenario == Scenario.CHURN_SCANS ? Scenario.SCAN : Scenario.READRANDOM;
-    String what = op == Scenario.SCAN ? "scanner" : "reader";
-    Runner.ensureWorkers(wl, workers, 2);
-    Workload.Worker reader = workers.get(0);
-    Workload.Worker writer = workers.get(1);
-    runner.log(
-        id,
-        scenario.id()
-            + ": 1 "
-            + what
-            + " alone, then 1 "
-            + what
-            + " + 1 writer (zipfian overwrites)");
-    LongSupplier read = () -> reader.op(op);
-    Runner.Window alone = runner.window(id, new LongSupplier[] {read});
-    Result readOnly = part(id, scenario, "read-only", d, alone, 0);
-    runner.add(readOnly);
-    if (!readOnly.ok()) {
-      return;
-    }
-    Runner.Window mixed = runner.window(id, new LongSupplier[] {read, writer::overwriteZipfian});
-    Result reads = part(id, scenario, "reads", d, mixed, 0);
-    Result writes = part(id, scenario, "writes", d, mixed, 1);
-    if (reads.ok()) {
-      Map<String, Double> f = new LinkedHashMap<>();
-      f.put("read-only-ops-per-sec", readOnly.opsPerSec());
-      f.put("retention", reads.opsPerSec() / readOnly.opsPerSec());
-      f.put("writes-per-sec", writes.opsPerSec());
-      reads = reads.with(0, 0, f);
-      runner.log(
-          id,
-          String.format(
-              Locale.ROOT,
-              "%s: retention %.2f (%s/s during churn, %s alone)",
-              scenario.id(),
-              reads.figure("retention"),
-              Report.rate(reads.opsPerSec()),
-              Report.rate(readOnly.opsPerSec())));
-    }
-    runner.add(reads);
-    runner.add(writes);
-  }
-
-  /** One thread's share of a window, as a row of its own. */
-  private Result part(
-      String id, Scenario scenario, String phase, Durability d, Runner.Window w, int t) {
-    return runner.summarize(
-        id,
-        scenario.id(),
-        phase,
-        1,
-        d,
-        new Histogram[] {w.hist()[t]},
-        new long[] {w.ops()[t]},
-        new long[] {w.cpu()[t]},
-        w.wallNs(),
-        w.cpu()[t],
-        w.failure());
   }
 }

@@ -140,7 +140,7 @@ final class Options {
       }
     }
     if (o.scenarios == null) {
-      o.scenarios = o.full ? Scenario.all() : Scenario.defaults();
+      o.scenarios = o.full ? Catalogue.standard().all() : Catalogue.standard().defaults();
     }
     if (o.threads == null) {
       o.threads = o.full ? List.of(1, 2, 8) : List.of(1, 2);
@@ -162,102 +162,115 @@ final class Options {
 
   private void set(String name, String v) {
     try {
-      switch (name) {
-        case "--engines":
-          engines = csv(v);
-          break;
-        case "--scenarios":
-          List<Scenario> s = new ArrayList<>();
-          for (String id : v.trim().equals("none") ? List.<String>of() : csv(v)) {
-            s.add(Scenario.byId(id));
-          }
-          scenarios = s;
-          break;
-        case "--threads":
-          List<Integer> t = new ArrayList<>();
-          for (String x : csv(v)) {
-            int n = Integer.parseInt(x);
-            if (n < 1 || n > 64) {
-              throw new IllegalArgumentException("--threads values must be 1..64, got " + n);
-            }
-            t.add(n);
-          }
-          threads = t;
-          break;
-        case "--keys":
-          keys = positive(name, Long.parseLong(v.replace("_", "")));
-          break;
-        case "--key-size":
-          keySize = (int) positive(name, Integer.parseInt(v));
-          break;
-        case "--value-size":
-          valueSize = (int) positive(name, Integer.parseInt(v));
-          break;
-        case "--durability":
-          durability = Durability.valueOf(v.trim().toUpperCase(Locale.ROOT));
-          break;
-        case "--duration":
-          duration = seconds(name, v);
-          break;
-        case "--warmup":
-          warmup = seconds(name, v);
-          break;
-        case "--rounds":
-          rounds = (int) positive(name, Integer.parseInt(v));
-          if (rounds > 1000) {
-            throw new IllegalArgumentException("--rounds must be 1..1000, got " + v);
-          }
-          break;
-        case "--single-op-count":
-          singleOpCount = (int) positive(name, Integer.parseInt(v));
-          break;
-        case "--churn-rounds":
-          churnRounds = (int) positive(name, Integer.parseInt(v));
-          break;
-        case "--churn-max-seconds":
-          churnMaxSeconds = seconds(name, v);
-          break;
-        case "--scale-keys":
-          scaleKeys = positive(name, Long.parseLong(v.replace("_", "")));
-          if (scaleKeys > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("--scale-keys above 2^31 is not supported");
-          }
-          break;
-        case "--scale-value-size":
-          scaleValueSize = (int) positive(name, Integer.parseInt(v));
-          if (scaleValueSize < Data.MIN_VALUE_SIZE) {
-            throw new IllegalArgumentException(
-                "--scale-value-size must be at least " + Data.MIN_VALUE_SIZE + ", got " + v);
-          }
-          break;
-        case "--scale-max-seconds":
-          scaleMaxSeconds = seconds(name, v);
-          break;
-        case "--out":
-          out = Path.of(v);
-          break;
-        case "--data-dir":
-          dataDir = Path.of(v);
-          break;
-        case "--seed":
-          seed = Long.parseLong(v);
-          break;
-        case "--engine-option":
-          int colon = v.indexOf(':');
-          int eq = v.indexOf('=');
-          if (colon <= 0 || eq < colon + 2) {
-            throw new IllegalArgumentException("expected ENGINE:KEY=VALUE, got '" + v + "'");
-          }
-          engineOptions
-              .computeIfAbsent(v.substring(0, colon), k -> new LinkedHashMap<>())
-              .put(v.substring(colon + 1, eq), v.substring(eq + 1));
-          break;
-        default:
-          throw new IllegalArgumentException("unknown option " + name + "\n\n" + USAGE);
+      if (!setSelection(name, v) && !setSize(name, v) && !setTime(name, v) && !setPlace(name, v)) {
+        throw new IllegalArgumentException("unknown option " + name + "\n\n" + USAGE);
       }
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(name + ": not a number: '" + v + "'", e);
     }
+  }
+
+  /** What runs: engines, scenarios, threads, durability; false if {@code name} is none of them. */
+  private boolean setSelection(String name, String v) {
+    switch (name) {
+      case "--engines" -> engines = csv(v);
+      case "--scenarios" -> {
+        List<Scenario> s = new ArrayList<>();
+        for (String id : v.trim().equals("none") ? List.<String>of() : csv(v)) {
+          s.add(Catalogue.standard().byId(id));
+        }
+        scenarios = s;
+      }
+      case "--threads" -> {
+        List<Integer> t = new ArrayList<>();
+        for (String x : csv(v)) {
+          int n = Integer.parseInt(x);
+          if (n < 1 || n > 64) {
+            throw new IllegalArgumentException("--threads values must be 1..64, got " + n);
+          }
+          t.add(n);
+        }
+        threads = t;
+      }
+      case "--durability" -> durability = Durability.valueOf(v.trim().toUpperCase(Locale.ROOT));
+      case "--engine-option" -> engineOption(v);
+      case "--seed" -> seed = Long.parseLong(v);
+      default -> {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Key counts and sizes; false if {@code name} is none of them. */
+  private boolean setSize(String name, String v) {
+    switch (name) {
+      case "--keys" -> keys = positive(name, Long.parseLong(v.replace("_", "")));
+      case "--key-size" -> keySize = (int) positive(name, Integer.parseInt(v));
+      case "--value-size" -> valueSize = (int) positive(name, Integer.parseInt(v));
+      case "--single-op-count" -> singleOpCount = (int) positive(name, Integer.parseInt(v));
+      case "--churn-rounds" -> churnRounds = (int) positive(name, Integer.parseInt(v));
+      case "--scale-keys" -> {
+        scaleKeys = positive(name, Long.parseLong(v.replace("_", "")));
+        if (scaleKeys > Integer.MAX_VALUE) {
+          throw new IllegalArgumentException("--scale-keys above 2^31 is not supported");
+        }
+      }
+      case "--scale-value-size" -> {
+        scaleValueSize = (int) positive(name, Integer.parseInt(v));
+        if (scaleValueSize < Data.MIN_VALUE_SIZE) {
+          throw new IllegalArgumentException(
+              "--scale-value-size must be at least " + Data.MIN_VALUE_SIZE + ", got " + v);
+        }
+      }
+      default -> {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Durations and repetitions; false if {@code name} is none of them. */
+  private boolean setTime(String name, String v) {
+    switch (name) {
+      case "--duration" -> duration = seconds(name, v);
+      case "--warmup" -> warmup = seconds(name, v);
+      case "--rounds" -> {
+        rounds = (int) positive(name, Integer.parseInt(v));
+        if (rounds > 1000) {
+          throw new IllegalArgumentException("--rounds must be 1..1000, got " + v);
+        }
+      }
+      case "--churn-max-seconds" -> churnMaxSeconds = seconds(name, v);
+      case "--scale-max-seconds" -> scaleMaxSeconds = seconds(name, v);
+      default -> {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Where the stores and the report go; false if {@code name} is neither. */
+  private boolean setPlace(String name, String v) {
+    switch (name) {
+      case "--out" -> out = Path.of(v);
+      case "--data-dir" -> dataDir = Path.of(v);
+      default -> {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private void engineOption(String v) {
+    int colon = v.indexOf(':');
+    int eq = v.indexOf('=');
+    if (colon <= 0 || eq < colon + 2) {
+      throw new IllegalArgumentException("expected ENGINE:KEY=VALUE, got '" + v + "'");
+    }
+    engineOptions
+        .computeIfAbsent(v.substring(0, colon), k -> new LinkedHashMap<>())
+        .put(v.substring(colon + 1, eq), v.substring(eq + 1));
   }
 
   private static List<String> csv(String v) {
@@ -291,6 +304,35 @@ final class Options {
       throw new IllegalArgumentException(name + " must be 0..3600 seconds, got " + v);
     }
     return d;
+  }
+
+  /**
+   * A scenario's key count: the value of the option its catalogue entry names.
+   *
+   * @param option {@code --keys}, {@code --single-op-count} or {@code --scale-keys}
+   * @return the count
+   */
+  long keys(String option) {
+    return switch (option) {
+      case "--keys" -> keys;
+      case "--single-op-count" -> singleOpCount;
+      case "--scale-keys" -> scaleKeys;
+      default -> throw new IllegalArgumentException("not a key-count option: " + option);
+    };
+  }
+
+  /**
+   * A scenario's value size: the value of the option its catalogue entry names.
+   *
+   * @param option {@code --value-size} or {@code --scale-value-size}
+   * @return the size in bytes
+   */
+  int valueSize(String option) {
+    return switch (option) {
+      case "--value-size" -> valueSize;
+      case "--scale-value-size" -> scaleValueSize;
+      default -> throw new IllegalArgumentException("not a value-size option: " + option);
+    };
   }
 
   int maxThreads() {

@@ -371,7 +371,7 @@ final class Quietness {
       sink += loop(CALIBRATION_ITERATIONS, i);
       nanos[i] = System.nanoTime() - t0;
     }
-    Runner.Blackhole.consume(sink);
+    Timing.Blackhole.consume(sink);
     return new Calibration(nanos);
   }
 
@@ -414,17 +414,17 @@ final class Quietness {
     private Watch() {
       loadBefore = load();
       CpuTimes a = cpuTimes();
-      long own0 = Runner.processCpu();
+      long own0 = Timing.processCpu();
       long t0 = System.nanoTime();
       before = calibrate();
       CpuTimes b = cpuTimes();
       othersBefore =
           a == null || b == null
               ? Double.NaN
-              : othersCores(a, b, Runner.processCpu() - own0, System.nanoTime() - t0);
+              : othersCores(a, b, Timing.processCpu() - own0, System.nanoTime() - t0);
       cpus = b != null && b.cpus() > 0 ? b.cpus() : Runtime.getRuntime().availableProcessors();
       start = cpuTimes();
-      startOwn = Runner.processCpu();
+      startOwn = Timing.processCpu();
       startNanos = System.nanoTime();
       sampler = new Thread(this::sample, "kv4j-bench-quietness");
       sampler.setDaemon(true);
@@ -457,7 +457,7 @@ final class Quietness {
           return;
         }
         CpuTimes now = cpuTimes();
-        long own = Runner.processCpu();
+        long own = Timing.processCpu();
         long t = System.nanoTime();
         if (now == null) {
           return;
@@ -481,11 +481,11 @@ final class Quietness {
      */
     Readings stop() {
       CpuTimes end = cpuTimes();
-      long own = Runner.processCpu();
+      long own = Timing.processCpu();
       long wall = System.nanoTime() - startNanos;
       stopping = true;
       sampler.interrupt();
-      Runner.joinAll(List.of(sampler));
+      Timing.joinAll(List.of(sampler));
       Calibration after = calibrate();
       double during =
           start == null || end == null ? Double.NaN : othersCores(start, end, own - startOwn, wall);

@@ -95,9 +95,9 @@ public record Result(
   }
 
   static Result footprint(
-      String engine, String phase, Durability d, long diskBytes, long liveBytes) {
+      String engine, String scenario, String phase, Durability d, long diskBytes, long liveBytes) {
     return new Result(
-        engine, "footprint", phase, 0, d, 0, 0, 0, 0, 0, 0, 0, 0, 0, diskBytes, liveBytes, null);
+        engine, scenario, phase, 0, d, 0, 0, 0, 0, 0, 0, 0, 0, 0, diskBytes, liveBytes, null);
   }
 
   /** This row with other disk and live bytes and further figures. */

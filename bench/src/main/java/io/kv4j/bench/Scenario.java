@@ -1,197 +1,218 @@
 package io.kv4j.bench;
 
-import java.util.Arrays;
+import io.kv4j.Durability;
 import java.util.List;
-import java.util.Locale;
-import java.util.stream.Collectors;
+import java.util.Map;
+import java.util.Objects;
 
-/** The workloads the runner and the JMH benchmarks measure. */
-public enum Scenario {
-  /** Load: every key once, in random order, single puts. */
-  FILLRANDOM("fillrandom", "load every key once in random order (single puts)", false),
-  /**
-   * Load on a fresh store: every key once, in random order, in write batches of {@value
-   * Runner#BATCH} puts, one thread; ops/s counts puts, latency is per batch.
-   */
-  FILLBATCH(
-      "fillbatch",
-      "fresh store: load every key once in random order, batches of 1,000 puts, 1 thread"
-          + " (ops/s: puts; latency: per batch)",
-      false),
-  /** Uniform random gets of existing keys. */
-  READRANDOM("readrandom", "uniform random gets", false),
-  /**
-   * {@link io.kv4j.Store#getAll} of {@value Workload#MULTIGET_KEYS} uniform random keys; ops/s
-   * counts calls, so keys/s is {@value Workload#MULTIGET_KEYS} times it. Against {@code readrandom}
-   * it shows what an engine's native batch read (RocksDB multiGet, one SQL statement) saves over a
-   * loop of gets.
-   */
-  MULTIGET(
-      "multiget",
-      "getAll of 16 uniform random keys (ops/s: calls; x16 for keys/s, vs readrandom's gets)",
-      false),
-  /** 50% read, 50% update, zipfian 0.99 scrambled. */
-  YCSB_A("ycsb-a", "50% read / 50% update, zipfian", false),
-  /** 95% read, 5% update, zipfian. */
-  YCSB_B("ycsb-b", "95% read / 5% update, zipfian", false),
-  /** 100% read, zipfian. */
-  YCSB_C("ycsb-c", "100% read, zipfian", false),
-  /** 95% read of recent keys, 5% insert of new keys (latest distribution). */
-  YCSB_D("ycsb-d", "95% read / 5% insert, latest", false),
-  /** 95% scan of 1-100 keys from a zipfian start, 5% insert. */
-  YCSB_E("ycsb-e", "95% scan (1-100 keys) / 5% insert, zipfian", true),
-  /** 50% read, 50% read-modify-write, zipfian. */
-  YCSB_F("ycsb-f", "50% read / 50% read-modify-write, zipfian", false),
-  /** Uniform random puts over existing keys. */
-  OVERWRITE("overwrite", "uniform random updates of existing keys", false),
-  /** Ordered scans of 100 keys from a uniform start. */
-  SCAN("scan", "scan 100 keys from a uniform random start", true),
-  /** 5,000 single inserts, one commit each, then 5,000 point reads in order (i*7919)%5000. */
-  SINGLE_OP("single-op", "5,000 single inserts then 5,000 point reads, one thread, µs/op", false),
-  /** Uniform random puts with durability SYNC, on a fresh store; reported in its own table. */
-  DURABLE_PUT("durable-put", "uniform random puts acknowledged with SYNC (fsync)", false),
-  /** Allocated bytes on disk divided by live bytes, after load and after the update phases. */
-  FOOTPRINT("footprint", "allocated disk bytes / live bytes after load and after updates", false),
-  /**
-   * Space under update churn: a fresh store, loaded, then the whole data set overwritten {@code
-   * --churn-rounds} times uniformly, then as often with zipfian keys; disk / live bytes sampled.
-   * Long: not in the default set.
-   */
-  CHURN(
-      "churn",
-      "fresh store: overwrite every key N times uniform, then N times zipfian; disk / live bytes",
-      false),
-  /**
-   * One reader (uniform gets) next to one writer (zipfian overwrites at full speed), against a
-   * read-only window of the same length just before. Long: not in the default set.
-   */
-  CHURN_READS(
-      "churn-reads",
-      "1 reader of uniform gets while 1 writer overwrites (zipfian); vs read-only reads",
-      false),
-  /**
-   * One scanner (100-key scans from a uniform start) next to one writer (zipfian overwrites at full
-   * speed), against a scan-only window of the same length just before. Long: not in the default
-   * set.
-   */
-  CHURN_SCANS(
-      "churn-scans",
-      "1 scanner of 100 keys while 1 writer overwrites (zipfian); vs scans alone",
-      true),
-  /**
-   * Heap per key and reopen time of a fresh store loaded with {@code --scale-keys} small values.
-   * Long: not in the default set.
-   */
-  SCALE("scale", "load many small values: heap bytes per key, then reopen + one get", false);
+/**
+ * One workload the runner and the JMH benchmarks measure: a value of the catalogue ({@code
+ * scenarios.conf}, read by {@link Catalogue}), never code. What a scenario does is its {@link Kind}
+ * (the runner's procedure for it) with the values below.
+ *
+ * @param id the name on the command line and in the reports
+ * @param kind how it is measured
+ * @param description one line for the report's scenario list
+ * @param titles the charts' titles in words, by phase ({@code ""}: the scenario's own)
+ * @param mix the operations it runs ({@link Mix#NONE} for kinds that run their own)
+ * @param distribution the keys its operations pick, or null when it picks none
+ * @param freshStore true when it runs on a store of its own, false on the run's loaded store
+ * @param storeName the name of its store: the directory {@code <engine>-<name>} under the data
+ *     root, the server engines' table or key prefix {@code kv4j_bench_<name>}
+ * @param threads how many threads run it
+ * @param sync true when its writes are acknowledged with {@link Durability#SYNC}, false when with
+ *     {@code --durability}
+ * @param keysOption the option giving its key count ({@code --keys}, {@code --single-op-count},
+ *     {@code --scale-keys})
+ * @param valueSizeOption the option giving its value size ({@code --value-size}, {@code
+ *     --scale-value-size})
+ * @param batch puts per write batch (batch-load and scale), else 0
+ * @param phases the phases of its rows, in order (for churn: each phase's key distribution)
+ * @param longRunning true when it runs only when named in {@code --scenarios} or with {@code
+ *     --full}
+ * @param ownTable true when its rows go to a table of their own instead of the durability tables,
+ *     the picks and the throughput charts
+ */
+public record Scenario(
+    String id,
+    Kind kind,
+    String description,
+    Map<String, String> titles,
+    Mix mix,
+    Distribution distribution,
+    boolean freshStore,
+    String storeName,
+    Threads threads,
+    boolean sync,
+    String keysOption,
+    String valueSizeOption,
+    int batch,
+    List<String> phases,
+    boolean longRunning,
+    boolean ownTable) {
 
-  private final String id;
-  private final String description;
-  private final boolean needsOrderedScan;
+  /** How a scenario is measured: each kind is one procedure of the runner. */
+  public enum Kind {
+    /** The main store's load: every key once in a seeded random order, single puts. */
+    LOAD("load"),
+    /** A fresh store loaded in atomic write batches of {@link Scenario#batch()} puts. */
+    BATCH_LOAD("batch-load"),
+    /** The mix for {@code --warmup} + {@code --duration} at each thread count. */
+    TIMED("timed"),
+    /** A fresh store: single inserts, then as many point reads (phases insert, read). */
+    SINGLE_OP("single-op"),
+    /** Disk bytes / live bytes at rest, at fixed points of the run. */
+    FOOTPRINT("footprint"),
+    /** A fresh store, loaded, then overwritten {@code --churn-rounds} times per phase. */
+    CHURN("churn"),
+    /** The mix on one thread alone, then next to one writer of zipfian overwrites. */
+    DURING_CHURN("during-churn"),
+    /** A fresh store loaded with many keys: heap bytes per key and reopen time. */
+    SCALE("scale");
 
-  Scenario(String id, String description, boolean needsOrderedScan) {
-    this.id = id;
-    this.description = description;
-    this.needsOrderedScan = needsOrderedScan;
+    private final String word;
+
+    Kind(String word) {
+      this.word = word;
+    }
+
+    /**
+     * The kind's word in the catalogue.
+     *
+     * @return such as {@code batch-load}
+     */
+    public String word() {
+      return word;
+    }
+  }
+
+  /** The keys a scenario's operations pick among the loaded ones. */
+  public enum Distribution {
+    /** Every loaded key equally likely. */
+    UNIFORM,
+    /** Zipfian 0.99, scrambled (FNV hash) as YCSB's {@code ScrambledZipfianGenerator}. */
+    ZIPFIAN,
+    /** The newest keys most likely: zipfian back from the newest completed insert (YCSB D). */
+    LATEST
   }
 
   /**
-   * The scenario's name on the command line and in reports.
+   * How many threads run a scenario: every {@code --threads} count, the largest of them, or a fixed
+   * number.
    *
-   * @return the id
+   * @param fixed the fixed count, or {@link #EACH} or {@link #LARGEST}
    */
-  public String id() {
-    return id;
+  public record Threads(int fixed) {
+    /** Every {@code --threads} count in turn. */
+    public static final int EACH = 0;
+
+    /** The largest {@code --threads} count. */
+    public static final int LARGEST = -1;
+
+    /**
+     * Checks the value.
+     *
+     * @param fixed the fixed count, or {@link #EACH} or {@link #LARGEST}
+     */
+    public Threads {
+      if (fixed < LARGEST) {
+        throw new IllegalArgumentException("threads must be each, largest or 1.., got " + fixed);
+      }
+    }
+
+    /**
+     * The thread counts to run.
+     *
+     * @param selected the {@code --threads} counts
+     * @return one count or, for {@link #EACH}, all of them
+     */
+    public List<Integer> counts(List<Integer> selected) {
+      if (fixed == EACH) {
+        return selected;
+      }
+      if (fixed == LARGEST) {
+        return List.of(selected.stream().mapToInt(Integer::intValue).max().orElse(1));
+      }
+      return List.of(fixed);
+    }
   }
 
   /**
-   * One line saying what the scenario does.
+   * Checks the values that every scenario needs and copies the collections.
    *
-   * @return the description
+   * @param id the name on the command line and in the reports
+   * @param kind how it is measured
+   * @param description one line for the report's scenario list
+   * @param titles the charts' titles in words, by phase
+   * @param mix the operations it runs
+   * @param distribution the keys its operations pick, or null
+   * @param freshStore true when it runs on a store of its own
+   * @param storeName the name of its store
+   * @param threads how many threads run it
+   * @param sync true when its writes are acknowledged with SYNC
+   * @param keysOption the option giving its key count
+   * @param valueSizeOption the option giving its value size
+   * @param batch puts per write batch, or 0
+   * @param phases the phases of its rows
+   * @param longRunning true when it runs only when named or with {@code --full}
+   * @param ownTable true when its rows go to a table of their own
    */
-  public String description() {
-    return description;
+  public Scenario {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(kind, "kind");
+    Objects.requireNonNull(description, "description");
+    Objects.requireNonNull(mix, "mix");
+    Objects.requireNonNull(storeName, "storeName");
+    Objects.requireNonNull(threads, "threads");
+    titles = Map.copyOf(titles);
+    phases = List.copyOf(phases);
   }
 
   /**
-   * Whether the scenario needs {@link io.kv4j.Feature#ORDERED_SCAN}.
+   * Whether the scenario needs {@link io.kv4j.Feature#ORDERED_SCAN}: its mix scans.
    *
    * @return true for scans
    */
   public boolean needsOrderedScan() {
-    return needsOrderedScan;
+    return mix.has(Mix.Operation.SCAN);
   }
 
   /**
    * Whether the scenario is in the default set: the long ones run only when named with {@code
    * --scenarios} or with {@code --full}.
+   *
+   * @return true unless long
    */
-  boolean inDefaultSet() {
-    return !longRunning(id);
-  }
-
-  private static boolean longRunning(String id) {
-    return id.equals("churn")
-        || id.equals("churn-reads")
-        || id.equals("churn-scans")
-        || id.equals("scale");
+  public boolean inDefaultSet() {
+    return !longRunning;
   }
 
   /**
-   * Whether a scenario's rows go to a table of their own rather than the throughput tables.
+   * Whether the scenario runs on the run's loaded main store (as opposed to a fresh one).
    *
-   * @param id a scenario id, as in {@link Result#scenario()}
+   * @return true for the main store
    */
-  static boolean ownTable(String id) {
-    return id.equals("footprint") || longRunning(id);
-  }
-
-  /** Whether the scenario runs for a fixed duration on the loaded store. */
-  boolean timedOnLoadedStore() {
-    switch (this) {
-      case READRANDOM:
-      case MULTIGET:
-      case YCSB_A:
-      case YCSB_B:
-      case YCSB_C:
-      case YCSB_D:
-      case YCSB_E:
-      case YCSB_F:
-      case OVERWRITE:
-      case SCAN:
-        return true;
-      default:
-        return false;
-    }
+  public boolean onMainStore() {
+    return !freshStore;
   }
 
   /**
-   * The scenario with an id.
+   * The durability its writes are acknowledged with.
    *
-   * @param id such as {@code ycsb-a}
-   * @return the scenario
-   * @throws IllegalArgumentException naming the valid ids
+   * @param run the run's {@code --durability}
+   * @return SYNC for a sync scenario, else {@code run}
    */
-  public static Scenario byId(String id) {
-    String k = id.trim().toLowerCase(Locale.ROOT);
-    for (Scenario s : values()) {
-      if (s.id.equals(k)) {
-        return s;
-      }
-    }
-    throw new IllegalArgumentException(
-        "unknown scenario '" + id + "'; valid: " + String.join(", ", ids(List.of(values()))));
+  public Durability durability(Durability run) {
+    return sync ? Durability.SYNC : run;
   }
 
-  static List<String> ids(List<Scenario> list) {
-    return list.stream().map(Scenario::id).collect(Collectors.toList());
-  }
-
-  static List<Scenario> all() {
-    return Arrays.asList(values());
-  }
-
-  /** The scenarios run when {@code --scenarios} is not given, without {@code --full}. */
-  static List<Scenario> defaults() {
-    return Arrays.stream(values()).filter(Scenario::inDefaultSet).collect(Collectors.toList());
+  /**
+   * The chart title in words of the scenario or one of its phases.
+   *
+   * @param phase the phase, or {@code ""}
+   * @return the words, or null when the catalogue gives none
+   */
+  public String title(String phase) {
+    return titles.get(phase);
   }
 }

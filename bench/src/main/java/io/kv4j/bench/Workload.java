@@ -5,6 +5,8 @@ import io.kv4j.Entry;
 import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.WriteBatch;
+import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -20,12 +22,6 @@ import java.util.concurrent.atomic.LongAdder;
  * read can demand a hit.
  */
 public final class Workload {
-  /** Keys per {@link Scenario#SCAN} operation. */
-  static final int SCAN_LENGTH = 100;
-
-  /** Keys per {@link io.kv4j.Store#getAll} call of the {@code multiget} scenario. */
-  static final int MULTIGET_KEYS = 16;
-
   /** Most workers a workload supports. */
   static final int MAX_WORKERS = 256;
 
@@ -41,7 +37,7 @@ public final class Workload {
   /**
    * Describes the workload on a store holding keys {@code 0..loaded-1}.
    *
-   * @param store the store, already loaded (or about to be, for {@link Scenario#FILLRANDOM})
+   * @param store the store, already loaded (or about to be, for a load)
    * @param data keys and values
    * @param loaded number of keys loaded
    */
@@ -136,57 +132,76 @@ public final class Workload {
     }
 
     /**
-     * Runs one operation of a timed scenario.
+     * Runs one operation of a scenario's mix: draws the step (when the mix has more than one), then
+     * does it with keys of the scenario's distribution.
      *
      * @param s the scenario
      * @return a value derived from what was read, for a JMH blackhole
+     * @throws IllegalArgumentException if the scenario has no mix
      */
     public long op(Scenario s) {
-      switch (s) {
-        case READRANDOM:
-          return read(random.nextLong(loaded));
-        case MULTIGET:
-          return readAll();
-        case YCSB_A:
-          return random.nextInt(100) < 50 ? read(zipfKey()) : put(zipfKey());
-        case YCSB_B:
-          return random.nextInt(100) < 95 ? read(zipfKey()) : put(zipfKey());
-        case YCSB_C:
-          return read(zipfKey());
-        case YCSB_D:
-          return random.nextInt(100) < 95 ? read(latestKey()) : insert();
-        case YCSB_E:
-          return random.nextInt(100) < 95 ? scan(zipfKey(), 1 + random.nextInt(100)) : insert();
-        case YCSB_F:
-          return random.nextInt(100) < 50 ? read(zipfKey()) : readModifyWrite(zipfKey());
-        case OVERWRITE:
-        case DURABLE_PUT:
-          return put(random.nextLong(loaded));
-        case SCAN:
-          return scan(random.nextLong(loaded), SCAN_LENGTH);
-        default:
-          throw new IllegalArgumentException(s.id() + " is not a per-operation scenario");
+      Mix mix = s.mix();
+      if (mix.isEmpty()) {
+        throw new IllegalArgumentException(s.id() + " is not a per-operation scenario");
       }
+      List<Mix.Step> steps = mix.steps();
+      return step(steps.size() == 1 ? steps.get(0) : mix.pick(random.nextInt(100)), s);
+    }
+
+    private long step(Mix.Step step, Scenario s) {
+      Scenario.Distribution d = s.distribution();
+      return switch (step.operation()) {
+        case READ -> read(key(d));
+        case MULTIGET -> readAll(step.minLength(), d);
+        case UPDATE -> put(key(d));
+        case INSERT -> insert();
+        case SCAN -> scan(key(d), length(step));
+        case READ_MODIFY_WRITE -> readModifyWrite(key(d));
+      };
     }
 
     /**
-     * Reads {@link #MULTIGET_KEYS} uniform random keys with one {@link io.kv4j.Store#getAll} and
-     * verifies every value.
+     * Overwrites a loaded key of a distribution (the writers of churn).
+     *
+     * @param d the key distribution
+     * @return the slot written
+     */
+    long update(Scenario.Distribution d) {
+      return put(key(d));
+    }
+
+    /** A key of a distribution, among the loaded ones ({@code latest}: the newest complete). */
+    private long key(Scenario.Distribution d) {
+      return switch (d) {
+        case UNIFORM -> random.nextLong(loaded);
+        case ZIPFIAN -> zipf.scrambled(random.nextDouble());
+        case LATEST -> latestKey();
+      };
+    }
+
+    private int length(Mix.Step step) {
+      int min = step.minLength();
+      return min == step.maxLength() ? min : min + random.nextInt(step.maxLength() - min + 1);
+    }
+
+    /**
+     * Reads {@code n} keys of a distribution with one {@link io.kv4j.Store#getAll} and verifies
+     * every value.
      *
      * @return a byte of the last value
      */
-    long readAll() {
-      if (multiKeys == null) {
-        multiKeys = new byte[MULTIGET_KEYS][data.keySize()];
-        multiIndex = new long[MULTIGET_KEYS];
+    long readAll(int n, Scenario.Distribution d) {
+      if (multiKeys == null || multiKeys.length != n) {
+        multiKeys = new byte[n][data.keySize()];
+        multiIndex = new long[n];
       }
-      for (int i = 0; i < MULTIGET_KEYS; i++) {
-        multiIndex[i] = random.nextLong(loaded);
+      for (int i = 0; i < n; i++) {
+        multiIndex[i] = key(d);
         data.key(multiIndex[i], multiKeys[i]);
       }
-      java.util.List<byte[]> values = store.getAll(java.util.Arrays.asList(multiKeys));
+      List<byte[]> values = store.getAll(Arrays.asList(multiKeys));
       byte[] v = null;
-      for (int i = 0; i < MULTIGET_KEYS; i++) {
+      for (int i = 0; i < n; i++) {
         v = values.get(i);
         data.verify(multiIndex[i], v);
       }
@@ -245,11 +260,6 @@ public final class Workload {
       return sum;
     }
 
-    /** Overwrites a loaded key chosen zipfian (0.99, scrambled), as YCSB's updates do. */
-    long overwriteZipfian() {
-      return put(zipfKey());
-    }
-
     long readModifyWrite(long index) {
       long r = read(index);
       return r + put(index);
@@ -292,10 +302,6 @@ public final class Workload {
             "scan from key " + start + " limit " + count + " returned only " + n + " entries");
       }
       return sum + n;
-    }
-
-    private long zipfKey() {
-      return zipf.scrambled(random.nextDouble());
     }
 
     private long latestKey() {

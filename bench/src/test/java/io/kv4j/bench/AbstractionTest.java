@@ -42,15 +42,15 @@ class AbstractionTest {
     List<Abstraction.Pair> pairs = Abstraction.pairs(rs);
     assertThat(pairs).hasSize(2);
     assertThat(pairs.get(0).ratio()).isEqualTo(0.8);
-    assertThat(Abstraction.markdown(rs))
+    assertThat(AbstractionReport.markdown(rs))
         .contains("| rocksdb | readrandom | 1 | buffered | 80 | 100 | 0.80 **low** |")
         .contains("| rocksdb | readrandom | 2 | buffered | 190 | 200 | 0.95 |");
-    assertThat(Abstraction.json(rs)).contains("\"ratio\": 0.800");
-    assertThat(Abstraction.markdown(List.of())).contains("Not measured");
+    assertThat(AbstractionReport.json(rs)).contains("\"ratio\": 0.800");
+    assertThat(AbstractionReport.markdown(List.of())).contains("Not measured");
   }
 
   private static Result disk(String engine, String phase, long allocated, long apparent, long w) {
-    return Result.footprint(engine, phase, Durability.BUFFERED, allocated, 1000)
+    return Result.footprint(engine, "footprint", phase, Durability.BUFFERED, allocated, 1000)
         .with(
             allocated,
             1000,
@@ -76,14 +76,14 @@ class AbstractionTest {
     assertThat(pairs.get(1).high()).isTrue();
     assertThat(pairs.get(2).sameWrites()).isFalse();
     assertThat(pairs.get(2).high()).as("not judged: the writes differ").isFalse();
-    String md = Abstraction.markdown(rs);
+    String md = AbstractionReport.markdown(rs);
     assertThat(md)
         .contains("### Disk (kv4j / raw library)")
         .contains("| rocksdb | after-fillbatch | buffered | 500 / 500 |")
         .contains("| 1.50 **high** |")
         .contains("| 2.00 *writes differ* |")
         .doesNotContain("Not measured");
-    assertThat(Abstraction.diskJson(rs)).contains("\"allocatedRatio\": 1.500");
+    assertThat(AbstractionReport.diskJson(rs)).contains("\"allocatedRatio\": 1.500");
   }
 
   @Test

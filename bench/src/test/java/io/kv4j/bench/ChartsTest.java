@@ -116,8 +116,8 @@ class ChartsTest {
     assertThat(Charts.title("readrandom")).isEqualTo("Random reads (readrandom)");
     assertThat(Charts.title("single-op insert"))
         .isEqualTo("Single inserts into a fresh store, one commit each (single-op insert)");
-    for (Scenario s : Scenario.values()) {
-      if (!Scenario.ownTable(s.id()) && s != Scenario.SINGLE_OP) {
+    for (Scenario s : Catalogue.standard().all()) {
+      if (!s.ownTable() && s.kind() != Scenario.Kind.SINGLE_OP) {
         assertThat(Charts.title(s.id()))
             .as(s.id())
             .isNotEqualTo(s.id())
@@ -143,10 +143,10 @@ class ChartsTest {
   void footprintAndChurn_lowestFirst_notPersistentShownAsNa() {
     List<Result> rs =
         List.of(
-            Result.footprint("big", "after-load", Durability.BUFFERED, 3000, 1000),
-            Result.footprint("big", "after-update", Durability.BUFFERED, 5000, 1000),
-            Result.footprint("small", "after-load", Durability.BUFFERED, 1500, 1000),
-            Result.footprint("small", "after-update", Durability.BUFFERED, 1200, 1000),
+            Result.footprint("big", "footprint", "after-load", Durability.BUFFERED, 3000, 1000),
+            Result.footprint("big", "footprint", "after-update", Durability.BUFFERED, 5000, 1000),
+            Result.footprint("small", "footprint", "after-load", Durability.BUFFERED, 1500, 1000),
+            Result.footprint("small", "footprint", "after-update", Durability.BUFFERED, 1200, 1000),
             na("memory", "footprint", "n/a: not persistent"),
             churn("a", "uniform", 3.0, 2.0),
             churn("a", "zipfian", 2.5, 2.0),

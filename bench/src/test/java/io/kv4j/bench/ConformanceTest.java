@@ -58,10 +58,10 @@ class ConformanceTest {
                 List.of("r7.1 killSync: lost | a write"),
                 dir.resolve("p")));
     Map<String, String> depth = Map.of("kv4j.tck.ops", "1000");
-    assertThat(Conformance.markdown(rows, depth, dir))
+    assertThat(ConformanceReport.markdown(rows, depth, dir))
         .contains("| peer | 50 | 1 | 3 | 12 s |")
         .contains("- **peer** r7.1 killSync: lost \\| a write");
-    assertThat(Conformance.json(rows, depth))
+    assertThat(ConformanceReport.json(rows, depth))
         .contains("\"failed\": 1", "\"failures\": [\"r7.1 killSync: lost | a write\"]");
   }
 }

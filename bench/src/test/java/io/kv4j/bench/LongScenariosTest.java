@@ -22,18 +22,22 @@ class LongScenariosTest {
   @TempDir Path tmp;
 
   /** Runs the runner in this JVM and returns its rows; progress goes to {@code log}. */
-  private Runner run(StringBuilder log, String... args) throws Exception {
+  private Measurements run(StringBuilder log, String... args) throws Exception {
     Options o = Options.parse(args);
     Path root = Files.createDirectories(tmp.resolve("data"));
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    Runner runner;
+    Measurements m = new Measurements();
     try (PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8)) {
-      runner = new Runner(o, new Data(o.keySize, o.valueSize, o.compressible, o.seed), root, out);
-      runner.run(Main.select(o));
+      Data data = new Data(o.keySize, o.valueSize, o.compressible, o.seed);
+      new Session(new Rig(o, data, root, new Progress(out), m)).run(Engines.select(o));
     }
     log.append(bytes.toString(StandardCharsets.UTF_8));
     assertThat(root).as(log.toString()).isEmptyDirectory();
-    return runner;
+    return m;
+  }
+
+  private static Scenario scenario(String id) {
+    return Catalogue.standard().byId(id);
   }
 
   private static Map<String, Result> byKey(List<Result> rs) {
@@ -47,9 +51,11 @@ class LongScenariosTest {
   @Test
   void options_longScenariosOnlyWhenNamedOrFull() {
     assertThat(Options.parse().scenarios)
-        .doesNotContain(Scenario.CHURN, Scenario.CHURN_READS, Scenario.CHURN_SCANS, Scenario.SCALE)
-        .contains(Scenario.READRANDOM, Scenario.FOOTPRINT);
-    assertThat(Options.parse("--full").scenarios).containsExactly(Scenario.values());
+        .doesNotContain(
+            scenario("churn"), scenario("churn-reads"), scenario("churn-scans"), scenario("scale"))
+        .contains(scenario("readrandom"), scenario("footprint"));
+    assertThat(Options.parse("--full").scenarios)
+        .containsExactlyElementsOf(Catalogue.standard().all());
     Options o =
         Options.parse(
             "--scenarios",
@@ -64,7 +70,8 @@ class LongScenariosTest {
             "32",
             "--scale-max-seconds",
             "7");
-    assertThat(o.scenarios).containsExactly(Scenario.CHURN, Scenario.CHURN_READS, Scenario.SCALE);
+    assertThat(o.scenarios)
+        .containsExactly(scenario("churn"), scenario("churn-reads"), scenario("scale"));
     assertThat(o.churnRounds).isEqualTo(3);
     assertThat(o.churnMaxSeconds).isEqualTo(0.5);
     assertThat(o.scaleKeys).isEqualTo(1000);
@@ -97,7 +104,7 @@ class LongScenariosTest {
       "--warmup",
       "0.02"
     };
-    Runner runner = run(log, args);
+    Measurements runner = run(log, args);
     List<Result> rs = runner.results();
     Map<String, Result> m = byKey(rs);
     String ctx = log.toString();
@@ -156,15 +163,11 @@ class LongScenariosTest {
     assertThat(rs.stream().filter(r -> !r.ok() && !r.error().startsWith("n/a"))).isEmpty();
 
     Options o = Options.parse(args);
-    Report report =
-        new Report(
-            o,
-            new Data(o.keySize, o.valueSize, o.compressible, o.seed),
-            Main.select(o),
-            rs,
-            runner.settings(),
-            runner.notes(),
-            "test environment");
+    Outcome outcome =
+        Outcome.of(
+                o, new Data(o.keySize, o.valueSize, o.compressible, o.seed), Engines.select(o), rs)
+            .withSettings(runner.settings(), runner.notes(), "test environment");
+    Report report = new Report(outcome);
     String md = report.markdown(List.of());
     assertThat(md)
         .contains("## Space under churn")
@@ -187,10 +190,10 @@ class LongScenariosTest {
         .contains("== reads during churn")
         .contains("== scans during churn")
         .contains("== index memory and reopen at scale");
-    String csv = report.csv();
+    String csv = ResultFiles.csv(rs);
     assertThat(csv.lines().findFirst().orElseThrow()).endsWith(",error,figures");
     assertThat(csv).contains("rounds-done=2;rounds-target=2;capped=0");
-    assertThat(report.json())
+    assertThat(ResultFiles.json(outcome, report.advice()))
         .contains("\"figures\": {\"rounds-done\": 2, \"rounds-target\": 2, \"capped\": 0")
         .contains("\"figures\": {}");
     List<String> charts = report.write(tmp.resolve("report"));
@@ -200,7 +203,7 @@ class LongScenariosTest {
   @Test
   void churn_phaseOverItsCap_stopsAndSaysHowManyRoundsItDid() throws Exception {
     StringBuilder log = new StringBuilder();
-    Runner runner =
+    Measurements runner =
         run(
             log,
             "--engines",
@@ -228,13 +231,11 @@ class LongScenariosTest {
     Options o = Options.parse("--engines", "hashlog");
     String md =
         new Report(
-                o,
-                new Data(o.keySize, o.valueSize, o.compressible, o.seed),
-                Main.select(o),
-                runner.results(),
-                runner.settings(),
-                runner.notes(),
-                "test environment")
+                Outcome.of(
+                    o,
+                    new Data(o.keySize, o.valueSize, o.compressible, o.seed),
+                    Engines.select(o),
+                    runner.results()))
             .markdown(List.of());
     assertThat(md).contains(" of 1000000 (capped at 0.050 s)");
   }

@@ -11,7 +11,7 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /**
- * The footprint's wait for background work ({@link Runner#quiesce}): it ends only once every
+ * The footprint's wait for background work ({@link Footprint#quiesce}): it ends only once every
  * background figure is 0 at two polls in a row with the same directory size in between, and never
  * waits for an engine that reports no such figure.
  */
@@ -74,7 +74,7 @@ class QuiesceTest {
             .figures(busy("compaction-pending"))
             .figures(idle())
             .sizes(500L, 400L, 400L);
-    Runner.Quiesce q = Runner.quiesce(s.figureSupplier(), s::size, LONG, 0);
+    Footprint.Quiesce q = Footprint.quiesce(s.figureSupplier(), s::size, LONG, 0);
     assertThat(q.settled()).isTrue();
     // Four busy polls, then idle with sizes 500 (a finished job's files still there), 400, 400.
     assertThat(q.polls()).isEqualTo(7);
@@ -89,7 +89,7 @@ class QuiesceTest {
             .figures(busy("running-compactions"))
             .figures(idle())
             .sizes(100L);
-    Runner.Quiesce q = Runner.quiesce(s.figureSupplier(), s::size, LONG, 0);
+    Footprint.Quiesce q = Footprint.quiesce(s.figureSupplier(), s::size, LONG, 0);
     assertThat(q.settled()).isTrue();
     assertThat(q.polls()).isEqualTo(4);
   }
@@ -97,7 +97,7 @@ class QuiesceTest {
   @Test
   void quiesce_engineWithoutBackgroundFigures_doesNotWait() {
     Script s = new Script().figures(Map.of("index-bytes", 5L)).sizes(1L);
-    Runner.Quiesce q = Runner.quiesce(s.figureSupplier(), s::size, LONG, 0);
+    Footprint.Quiesce q = Footprint.quiesce(s.figureSupplier(), s::size, LONG, 0);
     assertThat(q.settled()).isTrue();
     assertThat(q.polls()).isEqualTo(1);
     assertThat(s.sizeReads).isZero();
@@ -106,7 +106,7 @@ class QuiesceTest {
   @Test
   void quiesce_neverIdle_givesUpAtTheDeadlineAndSaysSo() {
     Script s = new Script().figures(busy("running-compactions")).sizes(1L);
-    Runner.Quiesce q = Runner.quiesce(s.figureSupplier(), s::size, 0, 0);
+    Footprint.Quiesce q = Footprint.quiesce(s.figureSupplier(), s::size, 0, 0);
     assertThat(q.settled()).isFalse();
     assertThat(q.polls()).isEqualTo(1);
   }

@@ -14,10 +14,10 @@ import org.junit.jupiter.api.Test;
 class RoundsTest {
 
   /** A one-second window of one thread: {@code ops} operations, each {@code latencyNs} long. */
-  private static Runner.Window window(long ops, long latencyNs, long threadCpuNs, long cpuNs) {
+  private static Window window(long ops, long latencyNs, long threadCpuNs, long cpuNs) {
     Histogram h = new Histogram(3);
     h.recordValueWithCount(latencyNs, ops);
-    return new Runner.Window(
+    return new Window(
         new Histogram[] {h},
         new long[] {ops},
         new long[] {threadCpuNs},
@@ -29,7 +29,7 @@ class RoundsTest {
   @Test
   void combine_oddCount_takesTheMiddleWindowAndKeepsTheRange() {
     Result r =
-        Runner.combine(
+        Rows.combine(
             "e",
             "readrandom",
             1,
@@ -57,7 +57,7 @@ class RoundsTest {
   @Test
   void combine_evenCount_averagesTheTwoMiddleWindows() {
     Result r =
-        Runner.combine(
+        Rows.combine(
             "e",
             "ycsb-a",
             2,
@@ -75,7 +75,7 @@ class RoundsTest {
 
   @Test
   void combine_noWindows_isAFailedRow() {
-    Result r = Runner.combine("e", "readrandom", 1, Durability.BUFFERED, List.of());
+    Result r = Rows.combine("e", "readrandom", 1, Durability.BUFFERED, List.of());
     assertThat(r.ok()).isFalse();
     assertThat(r.error()).contains("no window");
   }
@@ -83,14 +83,14 @@ class RoundsTest {
   @Test
   void rate_roundsRow_showsMedianAndRange() {
     Result r =
-        Runner.combine(
+        Rows.combine(
             "e",
             "readrandom",
             1,
             Durability.BUFFERED,
             List.of(window(1_000, 1, 1, 1), window(3_000, 1, 1, 1), window(2_000, 1, 1, 1)));
-    assertThat(Report.rate(r)).isEqualTo("2,000 (1,000–3,000)");
-    assertThat(Report.rate(ReportTest.ok("e", "readrandom", "", 2_000))).isEqualTo("2,000");
+    assertThat(Format.rate(r)).isEqualTo("2,000 (1,000–3,000)");
+    assertThat(Format.rate(ReportTest.ok("e", "readrandom", "", 2_000))).isEqualTo("2,000");
   }
 
   @Test

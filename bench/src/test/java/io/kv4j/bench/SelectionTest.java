@@ -9,11 +9,11 @@ import org.junit.jupiter.api.Test;
 class SelectionTest {
   @Test
   void defaultSelection_leavesOutTheInstruments_namedOnesAreKeptInOrder() {
-    assertThat(Main.select(Options.parse()).stream().map(StoreProvider::id))
+    assertThat(Engines.select(Options.parse()).stream().map(StoreProvider::id))
         .contains("hashlog", "chronicle-map")
         .doesNotContain("floor", "rocksdb-raw", "postgres");
     assertThat(
-            Main.select(Options.parse("--engines", "floor,hashlog")).stream()
+            Engines.select(Options.parse("--engines", "floor,hashlog")).stream()
                 .map(StoreProvider::id))
         .containsExactly("floor", "hashlog");
   }

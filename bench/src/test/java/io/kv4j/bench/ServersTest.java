@@ -11,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,7 +20,7 @@ class ServersTest {
   @TempDir Path tmp;
 
   private static List<String> ids(String... args) {
-    return Main.select(Options.parse(args)).stream()
+    return Engines.select(Options.parse(args)).stream()
         .map(StoreProvider::id)
         .collect(Collectors.toList());
   }
@@ -110,15 +109,13 @@ class ServersTest {
   @Test
   void report_serverResults_goToTheirOwnTableAndNotIntoTheAdvice() {
     Options o = Options.parse("--engines", "hashlog", "--servers");
-    List<StoreProvider> providers = Main.select(o);
+    List<StoreProvider> providers = Engines.select(o);
     List<Result> results =
         List.of(
             ReportTest.ok("hashlog", "readrandom", "", 500_000),
             ReportTest.ok("postgres", "readrandom", "", 9_000),
             ReportTest.ok("redis", "single-op", "read", 20_000));
-    Report report =
-        new Report(
-            o, new Data(16, 64, false, 1), providers, results, Map.of(), List.of(), "test machine");
+    Report report = new Report(Outcome.of(o, new Data(16, 64, false, 1), providers, results));
     String md = report.markdown(List.of());
     int embedded = md.indexOf("## Durability BUFFERED");
     int servers = md.indexOf("## Network round trips (server engines), durability BUFFERED");

@@ -73,6 +73,34 @@ final class Keyspaces {
 
   /** The keyspace's space, opened (and created) in {@code txn}. Caller holds the writer lock. */
   Space resolve(Txn<byte[]> txn, String name) {
+    Space s = find(txn, name);
+    if (s != null) {
+      return s;
+    }
+    long names = main.stat(txn).entries;
+    if (names - 1 >= MAX_KEYSPACES) {
+      throw new IllegalStateException(
+          describe
+              + " holds "
+              + (names - 1)
+              + " keyspaces, the most this engine supports ("
+              + MAX_KEYSPACES
+              + "); cannot create keyspace '"
+              + name
+              + "': drop one first");
+    }
+    Dbi<byte[]> dbi = env.openDbi(txn, bytes(name), null, false, DbiFlags.MDB_CREATE);
+    s = new Space(name, dbi, describe);
+    created.put(name, s);
+    return s;
+  }
+
+  /**
+   * The keyspace's space if its database exists, opened in {@code txn} if it was not open yet, or
+   * null: never creates one (a condition of a conditional batch reads an absent keyspace as holding
+   * no key). Caller holds the writer lock.
+   */
+  Space find(Txn<byte[]> txn, String name) {
     Space s = open.get(name);
     if (s == null) {
       s = created.get(name);
@@ -82,19 +110,7 @@ final class Keyspaces {
     }
     Dbi<byte[]> dbi = openIn(txn, name);
     if (dbi == null) {
-      long names = main.stat(txn).entries;
-      if (names - 1 >= MAX_KEYSPACES) {
-        throw new IllegalStateException(
-            describe
-                + " holds "
-                + (names - 1)
-                + " keyspaces, the most this engine supports ("
-                + MAX_KEYSPACES
-                + "); cannot create keyspace '"
-                + name
-                + "': drop one first");
-      }
-      dbi = env.openDbi(txn, bytes(name), null, false, DbiFlags.MDB_CREATE);
+      return null;
     }
     s = new Space(name, dbi, describe);
     created.put(name, s);

@@ -52,7 +52,8 @@ public final class LmdbProvider implements StoreProvider {
           Feature.SNAPSHOT_READ,
           Feature.BACKUP,
           Feature.KEYSPACES,
-          Feature.KEYSPACE_BATCH);
+          Feature.KEYSPACE_BATCH,
+          Feature.CONDITIONAL_BATCH);
 
   static final OptionSpec<Boolean> CHECKSUMS =
       OptionSpec.bool(

@@ -355,17 +355,9 @@ final class LmdbStore extends AbstractStore {
 
   /**
    * Compare-and-set as one more member of the group commit: the comparison runs inside the write
-   * transaction that commits the write (LMDB has one writer at a time, so nothing can change the
-   * key between the read and the commit), after the group members queued before it and before those
-   * queued after it, and is acknowledged only once that transaction committed with the store's
-   * durability. The current value is read with its frame checked, as a get does; a damaged value
-   * fails the operation instead of comparing unequal.
-   *
-   * <p>The read passes no {@link MapBounds}: inside a write transaction the value may lie in a
-   * dirty page LMDB copied to the heap, outside the map, which the bounds check would call damage.
-   * Clean pages it reads are the pages this transaction's own put would walk; their records lie
-   * within a page (plus at most 64 KiB), or on overflow pages LMDB checks against the last page in
-   * use, all inside the file and its zero {@link #TAIL}.
+   * transaction that commits the write ({@link Conditions}), after the group members queued before
+   * it and before those queued after it, and is acknowledged only once that transaction committed
+   * with the store's durability.
    */
   @Override
   protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
@@ -374,20 +366,9 @@ final class LmdbStore extends AbstractStore {
     Dbi<byte[]> db = space.dbi();
     submit(
         txn -> {
-          byte[] current;
-          try {
-            ArrayProxy.beginGet(null, framed, key);
-            current = db.get(txn, key);
-          } finally {
-            ArrayProxy.release();
-          }
-          boolean match =
-              expected == null
-                  ? current == null
-                  : current != null && Arrays.equals(current, expected);
           // Set on every run: a group that failed runs its members again, alone.
-          swapped[0] = match;
-          if (match) {
+          swapped[0] = Conditions.matches(Conditions.current(txn, db, key, framed), expected);
+          if (swapped[0]) {
             if (stored == null) {
               db.delete(txn, key);
             } else {
@@ -401,24 +382,49 @@ final class LmdbStore extends AbstractStore {
 
   @Override
   protected void doWrite(WriteBatch batch) {
+    submit(txn -> apply(txn, batch), batch.byteSize());
+  }
+
+  /**
+   * A conditional batch as one more member of the group commit, like a compare-and-set: its
+   * conditions are read in the write transaction that then applies its operations ({@link
+   * Conditions}), before any of them. If one fails, the batch writes nothing (its share of the
+   * transaction is empty: the group's other members still commit), so no trace is left. A condition
+   * on a keyspace whose database does not exist holds no key and does not create it.
+   */
+  @Override
+  protected boolean doWriteIf(WriteBatch batch) {
+    String[] spaces = new String[batch.conditionCount()];
+    Arrays.setAll(spaces, i -> conditionKeyspaceOf(batch, i));
+    boolean[] held = new boolean[1];
     submit(
         txn -> {
-          Map<String, Dbi<byte[]>> named = new HashMap<>();
-          for (int i = 0, n = batch.size(); i < n; i++) {
-            Dbi<byte[]> db = dbOf(txn, keyspaceOf(batch, i), named);
-            try {
-              if (batch.isDelete(i)) {
-                db.delete(txn, batch.key(i));
-              } else {
-                byte[] key = batch.key(i);
-                db.put(txn, key, framed ? ValueFrame.encode(key, batch.value(i)) : batch.value(i));
-              }
-            } finally {
-              ArrayProxy.release();
-            }
+          // Set on every run: a group that failed runs its members again, alone.
+          held[0] = Conditions.hold(txn, batch, i -> existingDb(txn, spaces[i]), framed);
+          if (held[0]) {
+            apply(txn, batch);
           }
         },
         batch.byteSize());
+    return held[0]; // written under the writer lock, which this thread took after
+  }
+
+  /** Applies a batch's operations in a write transaction (under the writer lock). */
+  private void apply(Txn<byte[]> txn, WriteBatch batch) {
+    Map<String, Dbi<byte[]>> named = new HashMap<>();
+    for (int i = 0, n = batch.size(); i < n; i++) {
+      Dbi<byte[]> db = dbOf(txn, keyspaceOf(batch, i), named);
+      try {
+        if (batch.isDelete(i)) {
+          db.delete(txn, batch.key(i));
+        } else {
+          byte[] key = batch.key(i);
+          db.put(txn, key, framed ? ValueFrame.encode(key, batch.value(i)) : batch.value(i));
+        }
+      } finally {
+        ArrayProxy.release();
+      }
+    }
   }
 
   /**
@@ -435,6 +441,15 @@ final class LmdbStore extends AbstractStore {
       return space.dbi();
     }
     return named.computeIfAbsent(keyspace, k -> keyspaces.resolve(txn, k).dbi());
+  }
+
+  /** {@link #dbOf} for a condition: never creates; null when the keyspace does not exist. */
+  private Dbi<byte[]> existingDb(Txn<byte[]> txn, String keyspace) {
+    if (keyspace == null || keyspace.equals(keyspaceName())) {
+      return keyspace == null ? own.dbi() : space.dbi();
+    }
+    Space s = keyspaces.find(txn, keyspace);
+    return s == null ? null : s.dbi();
   }
 
   // ---- keyspaces ----
@@ -473,8 +488,6 @@ final class LmdbStore extends AbstractStore {
   protected boolean doDropKeyspace(String name) {
     return keyspaces.drop(name);
   }
-
-  // ---- misc ----
 
   // ---- misc ----
 

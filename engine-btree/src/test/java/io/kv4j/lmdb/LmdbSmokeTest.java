@@ -39,7 +39,8 @@ class LmdbSmokeTest {
             Feature.SNAPSHOT_READ,
             Feature.BACKUP,
             Feature.KEYSPACES,
-            Feature.KEYSPACE_BATCH);
+            Feature.KEYSPACE_BATCH,
+            Feature.CONDITIONAL_BATCH);
     assertThat(Stores.provider("lmdb").limits().maxKeySize()).isEqualTo(511);
   }
 }

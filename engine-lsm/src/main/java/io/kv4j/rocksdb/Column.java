@@ -44,7 +44,18 @@ final class Column {
     this.keyspace = keyspace;
     this.handle = handle;
     this.id = handle.getID();
-    this.salt = keyspace == null ? 0 : keyspace.hashCode() * 0x9E3779B1 | 1;
+    this.salt = saltOf(keyspace);
+  }
+
+  /**
+   * The salt of a keyspace's keys, from its name alone: a conditional batch locks the stripes of
+   * keys in a keyspace that does not exist yet, and a writer that creates it meanwhile must meet
+   * the same stripes.
+   *
+   * @param keyspace the name, or null for the store's own keys (salt 0)
+   */
+  static int saltOf(String keyspace) {
+    return keyspace == null ? 0 : keyspace.hashCode() * 0x9E3779B1 | 1;
   }
 
   /** The column family name of a keyspace (null: the default column family). */

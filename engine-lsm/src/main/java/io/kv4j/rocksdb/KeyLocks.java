@@ -12,9 +12,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * stripes in ascending order, so no write lands between a conditional write's read and its write.
  * The store directory's lock makes this process the only writer, so in-process locks suffice.
  *
+ * <p>A conditional batch takes the stripes of its condition keys and of its operation keys
+ * together, in the same ascending order, and holds them from its reads to its write.
+ *
  * <p>Deadlock freedom: a thread holds either one stripe (put, delete, conditional write) or a set
- * taken in ascending stripe order (batch), and never asks for another stripe while holding one out
- * of that order.
+ * taken in ascending stripe order (batch, conditional batch), and never asks for another stripe
+ * while holding one out of that order.
  */
 final class KeyLocks {
   /**
@@ -55,10 +58,10 @@ final class KeyLocks {
   }
 
   /**
-   * The calling thread's stripe bitmap for {@link #lock(WriteBatch)}: one bit per stripe, reused,
-   * so a batch allocates nothing for its locks (a batch of 1,000 puts allocates 40 bytes on the
-   * heap in all, a test asserts under 1,000). A thread holds it only between {@code lock} and
-   * {@code unlock} of one batch, and never writes another batch in between.
+   * The calling thread's stripe bitmap for {@link #lock(WriteBatch, int, Column[])}: one bit per
+   * stripe, reused, so a batch allocates nothing for its locks (a batch of 1,000 puts allocates 40
+   * bytes on the heap in all, a test asserts under 1,000). A thread holds it only between {@code
+   * lock} and {@code unlock} of one batch, and never writes another batch in between.
    */
   private static final ThreadLocal<long[]> BATCH_STRIPES =
       ThreadLocal.withInitial(() -> new long[STRIPES / 64]);
@@ -74,9 +77,41 @@ final class KeyLocks {
     long[] bits = BATCH_STRIPES.get();
     Arrays.fill(bits, 0);
     for (int i = 0, n = batch.size(); i < n; i++) {
-      int s = stripe(columns == null ? salt : columns[i].salt, batch.key(i));
-      bits[s >>> 6] |= 1L << s;
+      mark(bits, stripe(columns == null ? salt : columns[i].salt, batch.key(i)));
     }
+    return take(bits);
+  }
+
+  /**
+   * Locks the stripes of every (keyspace, key) a conditional batch reads or writes, each once, in
+   * ascending order, like {@link #lock(WriteBatch, int, Column[])}. Salts come from the keyspace
+   * names ({@link Column#saltOf}), so a keyspace that does not exist yet has its stripes too.
+   *
+   * @param salt the salt of the keyspace the batch is written to
+   * @param operationSpaces the keyspace of each operation (null: the store's own keys), or null if
+   *     all go to the keyspace the batch is written to
+   * @param conditionSpaces the keyspace of each condition (null: the store's own keys)
+   * @return the stripes taken, a bitmap for {@link #unlock(long[])}
+   */
+  long[] lock(WriteBatch batch, int salt, String[] operationSpaces, String[] conditionSpaces) {
+    long[] bits = BATCH_STRIPES.get();
+    Arrays.fill(bits, 0);
+    for (int i = 0, n = batch.size(); i < n; i++) {
+      int s = operationSpaces == null ? salt : Column.saltOf(operationSpaces[i]);
+      mark(bits, stripe(s, batch.key(i)));
+    }
+    for (int i = 0, n = batch.conditionCount(); i < n; i++) {
+      mark(bits, stripe(Column.saltOf(conditionSpaces[i]), batch.conditionKey(i)));
+    }
+    return take(bits);
+  }
+
+  private static void mark(long[] bits, int stripe) {
+    bits[stripe >>> 6] |= 1L << stripe;
+  }
+
+  /** Locks the stripes of a bitmap in ascending order; on an Error releases what it took. */
+  private long[] take(long[] bits) {
     int taken = 0;
     try {
       for (int w = 0; w < bits.length; w++) {
@@ -99,7 +134,7 @@ final class KeyLocks {
     return bits;
   }
 
-  /** Unlocks the stripes taken by {@link #lock(WriteBatch)}. */
+  /** Unlocks the stripes taken by {@link #lock(WriteBatch, int, Column[])}. */
   void unlock(long[] bits) {
     for (int w = 0; w < bits.length; w++) {
       for (long m = bits[w]; m != 0; m &= m - 1) {

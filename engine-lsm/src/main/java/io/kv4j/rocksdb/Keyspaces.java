@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
@@ -81,6 +82,30 @@ final class Keyspaces {
       named.put(name, c);
     }
     return c;
+  }
+
+  /**
+   * The columns of several keyspaces, each created if absent, or none created at all while a drop
+   * of any of them is under way: a conditional batch creates the keyspaces it writes only once its
+   * conditions held, and must not leave a created keyspace behind when it has to wait and check
+   * them again. The caller is inside the store's gate.
+   *
+   * @param names keyspace names
+   * @return the column of each name, or null while one of them is being dropped (the caller leaves
+   *     the gate and asks again)
+   */
+  synchronized Map<String, Column> createAll(RocksDB db, Set<String> names)
+      throws RocksDBException {
+    for (String name : names) {
+      if (!named.containsKey(name) && dropping.containsKey(name)) {
+        return null;
+      }
+    }
+    Map<String, Column> out = new HashMap<>();
+    for (String name : names) {
+      out.put(name, create(db, name)); // not null: checked above, and drops wait for this monitor
+    }
+    return out;
   }
 
   /**

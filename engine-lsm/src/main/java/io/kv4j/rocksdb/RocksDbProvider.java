@@ -64,7 +64,8 @@ public final class RocksDbProvider implements StoreProvider {
           Feature.SNAPSHOT_READ,
           Feature.BACKUP,
           Feature.KEYSPACES,
-          Feature.KEYSPACE_BATCH);
+          Feature.KEYSPACE_BATCH,
+          Feature.CONDITIONAL_BATCH);
 
   static final OptionSpec<Long> BLOCK_CACHE_SIZE =
       OptionSpec.size(

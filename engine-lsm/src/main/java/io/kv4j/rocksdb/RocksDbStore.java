@@ -15,6 +15,7 @@ import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -60,7 +61,7 @@ import org.rocksdb.WriteOptions;
  * cursors before {@link #doClose()}, so those normally free themselves through the open gate first.
  *
  * <p>Writes: every write takes the stripe lock of its key(s) in {@link KeyLocks}, which orders it
- * with conditional writes of the same key.
+ * with conditional writes and conditional batches reading the same key.
  */
 final class RocksDbStore extends AbstractStore {
   final Path dir;
@@ -243,6 +244,20 @@ final class RocksDbStore extends AbstractStore {
   @Override
   protected void doWrite(WriteBatch batch) {
     Writes.write(this, batch);
+  }
+
+  /**
+   * Checks and writes under the stripes of every key it reads or writes ({@link Writes#writeIf}).
+   */
+  @Override
+  protected boolean doWriteIf(WriteBatch batch) {
+    String[] conditions = new String[batch.conditionCount()];
+    Arrays.setAll(conditions, i -> conditionKeyspaceOf(batch, i));
+    String[] operations = batch.namesKeyspaces() ? new String[batch.size()] : null;
+    if (operations != null) {
+      Arrays.setAll(operations, i -> keyspaceOf(batch, i));
+    }
+    return Writes.writeIf(this, batch, conditions, operations);
   }
 
   @Override

@@ -3,13 +3,18 @@ package io.kv4j.rocksdb;
 import io.kv4j.StoreClosedException;
 import io.kv4j.WriteBatch;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.rocksdb.RocksDBException;
 
 /**
- * The write path: puts, deletes, batches (also across keyspaces) and conditional writes, each under
- * the stripe locks of its (keyspace, key) pairs ({@link KeyLocks}) and inside the store's gate.
+ * The write path: puts, deletes, batches (also across keyspaces), conditional writes and
+ * conditional batches, each under the stripe locks of its (keyspace, key) pairs ({@link KeyLocks})
+ * and inside the store's gate.
  */
 final class Writes {
   private Writes() {}
@@ -119,6 +124,120 @@ final class Writes {
       }
       LockSupport.parkNanos(Math.min(1_000_000L, 10_000L << Math.min(round, 6)));
     }
+  }
+
+  /**
+   * A conditional batch: under the stripe locks of every key it reads or writes (conditions and
+   * operations together, one ascending order: {@link KeyLocks}), inside the gate, every condition
+   * is read with the store's read options (checksums verified, as by {@code get}) and compared by
+   * content; if all hold, the operations go to RocksDB as one native batch through the store's
+   * write options (the durability of {@code write}). Every other write takes the stripe of each key
+   * it writes, and this process is the store's only writer (the directory lock), so nothing can
+   * change a condition key between its read and the batch's write. On false nothing is written and
+   * no keyspace is created.
+   *
+   * <p>A condition on a keyspace that does not exist (or is being dropped) holds no key; it is not
+   * created. A keyspace an operation names is created only once the conditions held, inside the
+   * locks; if one of them is being dropped right then, everything is released and the batch is
+   * tried again once the drop is over (its conditions read anew).
+   *
+   * @param conditionSpaces the keyspace of each condition (null: the store's own keys)
+   * @param operationSpaces the keyspace of each operation, or null if the batch names none
+   */
+  static boolean writeIf(
+      RocksDbStore s, WriteBatch batch, String[] conditionSpaces, String[] operationSpaces) {
+    for (int round = 0; ; round++) {
+      long[] stripes = s.keyLocks.lock(batch, s.column.salt, operationSpaces, conditionSpaces);
+      try {
+        int l = s.enter();
+        try {
+          if (!conditionsHold(s, batch, conditionSpaces)) {
+            return false;
+          }
+          Column[] columns = operationSpaces == null ? null : operationColumns(s, operationSpaces);
+          if (operationSpaces == null || columns != null) {
+            if (!batch.isEmpty()) {
+              try (org.rocksdb.WriteBatch wb =
+                  NativeBatches.nativeBatch(batch, s.column, columns, s.dir)) {
+                s.db.write(s.writeOptions, wb);
+              } catch (RocksDBException e) {
+                throw s.writeError("conditional batch", e);
+              }
+            }
+            return true;
+          }
+        } finally {
+          s.gate.exit(l);
+        }
+      } finally {
+        s.keyLocks.unlock(stripes);
+      }
+      // A keyspace the batch writes is being dropped; the drop waits for the gate, so wait outside.
+      LockSupport.parkNanos(Math.min(1_000_000L, 10_000L << Math.min(round, 6)));
+    }
+  }
+
+  /**
+   * Whether every condition holds; the caller holds the conditions' stripes and is inside the gate.
+   * A condition's column is looked up, never created, and read only if it is not dropped (read
+   * after entering the gate: a drop waits for every call that saw it live).
+   */
+  private static boolean conditionsHold(RocksDbStore s, WriteBatch batch, String[] spaces) {
+    for (int i = 0, n = batch.conditionCount(); i < n; i++) {
+      String name = spaces[i];
+      Column c = Objects.equals(name, s.column.keyspace) ? s.column : s.keyspaces.get(name);
+      byte[] current = null;
+      if (c != null && !c.dropped) {
+        try {
+          current = s.db.get(c.handle, s.readOptions, batch.conditionKey(i));
+        } catch (RocksDBException e) {
+          throw Failures.translate(s.dir, "conditional batch (read)", e);
+        }
+      }
+      byte[] expected = batch.conditionValue(i);
+      if (expected == null ? current != null : !Arrays.equals(current, expected)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The live column of each operation, creating the keyspaces that do not exist, all at once; null
+   * (nothing created) while one of them is being dropped. Inside the gate.
+   */
+  private static Column[] operationColumns(RocksDbStore s, String[] spaces) {
+    Column[] out = new Column[spaces.length];
+    Set<String> absent = null;
+    for (int i = 0; i < spaces.length; i++) {
+      String name = spaces[i];
+      Column c = Objects.equals(name, s.column.keyspace) ? s.column : s.keyspaces.get(name);
+      if (c == null || c.dropped) {
+        if (absent == null) {
+          absent = new HashSet<>();
+        }
+        absent.add(name);
+      } else {
+        out[i] = c;
+      }
+    }
+    if (absent != null) {
+      Map<String, Column> created;
+      try {
+        created = s.keyspaces.createAll(s.db, absent);
+      } catch (RocksDBException e) {
+        throw s.writeError("create keyspaces " + absent, e);
+      }
+      if (created == null) {
+        return null;
+      }
+      for (int i = 0; i < spaces.length; i++) {
+        if (out[i] == null) {
+          out[i] = created.get(spaces[i]);
+        }
+      }
+    }
+    return out;
   }
 
   /**

@@ -7,8 +7,8 @@
  * runs inside the store's call gate, which {@code close()} closes, so closing a store while other
  * threads use it waits for their calls and then makes further calls throw {@link
  * io.kv4j.StoreClosedException}; it never frees native memory under a running call. Every write
- * takes the lock stripe of its key(s), which orders it with conditional writes. A cursor is used by
- * one thread at a time.
+ * takes the lock stripe of its key(s), which orders it with conditional writes and conditional
+ * batches. A cursor is used by one thread at a time.
  *
  * <p>Ordering: keys compare as unsigned bytes (RocksDB's bytewise comparator, which {@code
  * rocksdb-options} may not replace). Cursors are native iterators, bounded natively with RocksDB's

@@ -102,7 +102,8 @@ class RocksDbStoreTest {
               Feature.SNAPSHOT_READ,
               Feature.BACKUP,
               Feature.KEYSPACES,
-              Feature.KEYSPACE_BATCH);
+              Feature.KEYSPACE_BATCH,
+              Feature.CONDITIONAL_BATCH);
       assertThat(s.info().limits().maxKeySize()).isEqualTo(64 << 10);
       assertThat(s.info().limits().maxValueSize()).isEqualTo(256 << 20);
       assertThat(s.info().location()).isEqualTo(db().toString());

@@ -7,4 +7,9 @@ final class CommandException extends RuntimeException {
   CommandException(String message) {
     super(message, null, false, false);
   }
+
+  /** Redis's reply to options it does not understand. */
+  static CommandException syntax() {
+    return new CommandException("ERR syntax error");
+  }
 }

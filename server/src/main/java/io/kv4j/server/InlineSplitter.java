@@ -29,25 +29,8 @@ final class InlineSplitter {
             return false;
           }
           byte c = src[i];
-          if (c == '\\'
-              && i + 3 < to
-              && src[i + 1] == 'x'
-              && hex(src[i + 2]) >= 0
-              && hex(src[i + 3]) >= 0) {
-            dst.writeByte(hex(src[i + 2]) * 16 + hex(src[i + 3]));
-            i += 3;
-          } else if (c == '\\' && i + 1 < to) {
-            i++;
-            byte e = src[i];
-            dst.writeByte(
-                switch (e) {
-                  case 'n' -> '\n';
-                  case 'r' -> '\r';
-                  case 't' -> '\t';
-                  case 'b' -> '\b';
-                  case 'a' -> 7;
-                  default -> e;
-                });
+          if (c == '\\' && i + 1 < to) {
+            i = unescape(src, i, to, dst);
           } else if (c == '"') {
             if (i + 1 < to && !isSpace(src[i + 1])) {
               return false; // closing quote must be followed by a space
@@ -93,6 +76,29 @@ final class InlineSplitter {
       }
       request.add(start, dst.writerIndex() - start);
     }
+  }
+
+  /**
+   * Writes the escape sequence at {@code src[i]} (a backslash inside double quotes: {@code \xHH},
+   * {@code \n}, {@code \r}, {@code \t}, {@code \b}, {@code \a}, or any other byte as itself);
+   * returns the index of its last byte.
+   */
+  private static int unescape(byte[] src, int i, int to, ByteBuf dst) {
+    if (i + 3 < to && src[i + 1] == 'x' && hex(src[i + 2]) >= 0 && hex(src[i + 3]) >= 0) {
+      dst.writeByte(hex(src[i + 2]) * 16 + hex(src[i + 3]));
+      return i + 3;
+    }
+    byte e = src[i + 1];
+    dst.writeByte(
+        switch (e) {
+          case 'n' -> '\n';
+          case 'r' -> '\r';
+          case 't' -> '\t';
+          case 'b' -> '\b';
+          case 'a' -> 7;
+          default -> e;
+        });
+    return i + 1;
   }
 
   private static boolean isSpace(byte c) {

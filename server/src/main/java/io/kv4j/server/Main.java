@@ -58,80 +58,34 @@ public final class Main {
       // Leak tracking is for tests; the server's buffers are released on every path.
       System.setProperty("io.netty.leakDetection.level", "disabled");
     }
-    ServerOptions options = ServerOptions.defaults();
-    String uri = null;
-    Path tlsCert = null;
-    Path tlsKey = null;
+    CommandLine line;
     try {
-      for (int i = 0; i < args.length; i++) {
-        String a = args[i];
-        switch (a) {
-          case "--port", "-p" -> options = options.withPort(integer(args, ++i, a));
-          case "--bind", "-b" -> options = options.withBind(value(args, ++i, a));
-          case "--threads" -> options = options.withThreads(integer(args, ++i, a));
-          case "--workers" -> options = options.withWorkers(integer(args, ++i, a));
-          case "--max-request-size" -> options = options.withMaxRequestBytes(bytes(args, ++i, a));
-          case "--proto-max-bulk-len" -> options = options.withMaxBulkBytes(bytes(args, ++i, a));
-          case "--client-query-buffer-limit" ->
-              options = options.withClientQueryBufferLimit(bytes(args, ++i, a));
-          case "--total-query-buffer-limit" ->
-              options = options.withTotalQueryBufferLimit(bytes(args, ++i, a));
-          case "--maxclients" -> options = options.withMaxClients(integer(args, ++i, a));
-          case "--timeout" -> options = options.withIdleTimeoutSeconds(integer(args, ++i, a));
-          case "--request-timeout" ->
-              options = options.withRequestTimeoutSeconds(integer(args, ++i, a));
-          case "--reopen-interval" ->
-              options = options.withReopenIntervalSeconds(integer(args, ++i, a));
-          case "--requirepass" -> options = options.withRequirePass(value(args, ++i, a));
-          case "--requirepass-file" ->
-              options = options.withRequirePass(firstLine(Path.of(value(args, ++i, a)), a));
-          case "--user" -> options = options.withUser(value(args, ++i, a));
-          case "--protected-mode" -> options = options.withProtectedMode(yesNo(args, ++i, a));
-          case "--tls-cert-file" -> tlsCert = file(args, ++i, a);
-          case "--tls-key-file" -> tlsKey = file(args, ++i, a);
-          case "--nio" -> options = options.withNativeTransport(false);
-          case "--help", "-h" -> {
-            usage(out);
-            return new Launch(0, null);
-          }
-          default -> {
-            if (a.startsWith("-")) {
-              throw new IllegalArgumentException("unknown option " + a + " (see --help)");
-            }
-            if (uri != null) {
-              throw new IllegalArgumentException(
-                  "one ENGINE_URI expected, got '" + uri + "' and '" + a + "'");
-            }
-            uri = a;
-          }
-        }
+      line = parse(args);
+      if (line == null) {
+        usage(out);
+        return new Launch(0, null);
       }
-      if (uri == null) {
-        throw new IllegalArgumentException("ENGINE_URI missing (see --help)");
-      }
-      if (tlsCert != null || tlsKey != null) {
-        options = options.withTls(tlsCert, tlsKey);
-      }
-      InetAddress.getAllByName(options.bind());
     } catch (IllegalArgumentException e) {
       err.println("kv4j-server: " + e.getMessage());
       return new Launch(2, null);
+    }
+    ServerOptions options = line.options();
+    try {
+      InetAddress.getAllByName(options.bind());
     } catch (UnknownHostException e) {
       err.println("kv4j-server: --bind: unknown address " + options.bind());
       return new Launch(2, null);
     }
-
     Store store;
     try {
-      store = Stores.open(uri);
+      store = Stores.open(line.uri());
     } catch (Throwable e) {
-      err.println("kv4j-server: cannot open store " + uri + ": " + e.getMessage());
+      err.println("kv4j-server: cannot open store " + line.uri() + ": " + e.getMessage());
       return new Launch(1, null);
     }
     RespServer server;
     try {
-      final String storeUri = uri;
-      server = RespServer.start(store, options, () -> Stores.open(storeUri));
+      server = RespServer.start(store, options, () -> Stores.open(line.uri()));
     } catch (Throwable e) {
       try {
         store.close();
@@ -141,6 +95,77 @@ public final class Main {
       err.println("kv4j-server: " + e.getMessage());
       return new Launch(1, null);
     }
+    announce(server, store, options, out, err);
+    return new Launch(0, server);
+  }
+
+  /** The parsed command line: the options and the store URI. */
+  private record CommandLine(ServerOptions options, String uri) {}
+
+  /**
+   * Parses the command line; null when it asks for --help.
+   *
+   * @throws IllegalArgumentException naming the option that is wrong
+   */
+  private static CommandLine parse(String[] args) {
+    ServerOptions options = ServerOptions.defaults();
+    String uri = null;
+    Path tlsCert = null;
+    Path tlsKey = null;
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      switch (a) {
+        case "--port", "-p" -> options = options.withPort(integer(args, ++i, a));
+        case "--bind", "-b" -> options = options.withBind(value(args, ++i, a));
+        case "--threads" -> options = options.withThreads(integer(args, ++i, a));
+        case "--workers" -> options = options.withWorkers(integer(args, ++i, a));
+        case "--max-request-size" -> options = options.withMaxRequestBytes(bytes(args, ++i, a));
+        case "--proto-max-bulk-len" -> options = options.withMaxBulkBytes(bytes(args, ++i, a));
+        case "--client-query-buffer-limit" ->
+            options = options.withClientQueryBufferLimit(bytes(args, ++i, a));
+        case "--total-query-buffer-limit" ->
+            options = options.withTotalQueryBufferLimit(bytes(args, ++i, a));
+        case "--maxclients" -> options = options.withMaxClients(integer(args, ++i, a));
+        case "--timeout" -> options = options.withIdleTimeoutSeconds(integer(args, ++i, a));
+        case "--request-timeout" ->
+            options = options.withRequestTimeoutSeconds(integer(args, ++i, a));
+        case "--reopen-interval" ->
+            options = options.withReopenIntervalSeconds(integer(args, ++i, a));
+        case "--requirepass" -> options = options.withRequirePass(value(args, ++i, a));
+        case "--requirepass-file" ->
+            options = options.withRequirePass(firstLine(Path.of(value(args, ++i, a)), a));
+        case "--user" -> options = options.withUser(value(args, ++i, a));
+        case "--protected-mode" -> options = options.withProtectedMode(yesNo(args, ++i, a));
+        case "--tls-cert-file" -> tlsCert = file(args, ++i, a);
+        case "--tls-key-file" -> tlsKey = file(args, ++i, a);
+        case "--nio" -> options = options.withNativeTransport(false);
+        case "--help", "-h" -> {
+          return null;
+        }
+        default -> {
+          if (a.startsWith("-")) {
+            throw new IllegalArgumentException("unknown option " + a + " (see --help)");
+          }
+          if (uri != null) {
+            throw new IllegalArgumentException(
+                "one ENGINE_URI expected, got '" + uri + "' and '" + a + "'");
+          }
+          uri = a;
+        }
+      }
+    }
+    if (uri == null) {
+      throw new IllegalArgumentException("ENGINE_URI missing (see --help)");
+    }
+    if (tlsCert != null || tlsKey != null) {
+      options = options.withTls(tlsCert, tlsKey);
+    }
+    return new CommandLine(options, uri);
+  }
+
+  /** Prints the listening line, and the WARNING when the server is reachable without password. */
+  private static void announce(
+      RespServer server, Store store, ServerOptions options, PrintStream out, PrintStream err) {
     if (server.bindsBeyondLoopback() && options.requirePassHash() == null) {
       err.println(
           "kv4j-server: WARNING: listening on "
@@ -169,7 +194,6 @@ public final class Main {
             + server.maxClients
             + ")");
     out.flush();
-    return new Launch(0, server);
   }
 
   private static String value(String[] args, int i, String flag) {

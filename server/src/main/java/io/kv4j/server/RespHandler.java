@@ -107,7 +107,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     }
     if (!local && server.options.protectedMode() && !commands.defaultUserNeedsPassword()) {
       server.deniedConnections.increment();
-      refuse(Commands.DENIED);
+      refuse(ConnectionCommands.DENIED);
       return;
     }
     super.channelActive(ctx);

@@ -179,7 +179,7 @@ final class RespServer implements AutoCloseable {
 
   /**
    * Starts serving {@code store}; after a write failure the store is closed and replaced by {@code
-   * reopener.get()} (see {@link Commands}).
+   * reopener.get()} (see {@link StoreHealth}).
    */
   static RespServer start(Store store, ServerOptions options, Supplier<Store> reopener) {
     return new RespServer(store, options, reopener);

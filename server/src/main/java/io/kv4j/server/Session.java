@@ -31,18 +31,46 @@ final class Session {
   /** An error was reported while queueing: EXEC answers EXECABORT. */
   boolean queueFailed;
 
-  /** Keys under WATCH with the version each had when watched; null when none. */
+  /** Keys under WATCH with what each was when watched; null when none. */
   List<Watch> watched;
 
   /** The writes of the transaction EXEC is running, or null outside EXEC. */
   Overlay overlay;
 
-  /** A watched key and its version at WATCH time. */
-  record Watch(byte[] key, long version) {}
+  /**
+   * A watched key at WATCH time: its version on this server, its database, and (on a store shared
+   * with other servers, {@link Dataset#shared}) its stored value, null when absent.
+   */
+  record Watch(byte[] key, long version, int db, byte[] value) {}
+
+  /**
+   * What queued commands can change about the connection (HELLO, AUTH, CLIENT SETNAME/SETINFO): a
+   * transaction that runs again starts from the same settings.
+   */
+  record Settings(
+      boolean resp3,
+      String name,
+      String libName,
+      String libVersion,
+      ServerOptions.User user,
+      boolean authenticated) {}
 
   Session(long id, boolean local) {
     this.id = id;
     this.local = local;
+  }
+
+  Settings settings() {
+    return new Settings(resp3, name, libName, libVersion, user, authenticated);
+  }
+
+  void restore(Settings s) {
+    resp3 = s.resp3();
+    name = s.name();
+    libName = s.libName();
+    libVersion = s.libVersion();
+    user = s.user();
+    authenticated = s.authenticated();
   }
 
   void beginMulti() {

@@ -7,7 +7,10 @@
  * ({@code --workers}, or inline on the loops with {@code --workers 0}); the store is shared by all
  * threads and must be thread-safe, as every kv4j engine is. Every command that writes a key takes
  * that key's stripe lock, so read-modify-write commands (INCR, APPEND, SET NX/XX, GETSET, GETDEL,
- * MSET, DEL) are atomic against each other; plain reads take no lock.
+ * MSET, DEL) are atomic against each other; plain reads take no lock. Against other servers writing
+ * the same store, single-key read-modify-writes use the engine's conditional writes, and EXEC,
+ * RENAME, RENAMENX, COPY and MSETNX commit with {@code Store.writeIf} where the engine has
+ * CONDITIONAL_BATCH ({@code SharedStoreTransaction}).
  *
  * <p><b>Ordering.</b> Replies on one connection are in request order (pipelining). SCAN and KEYS
  * walk the engine's unsigned-lexicographic key order.

@@ -96,6 +96,30 @@ final class BlockingStore implements Store {
   }
 
   @Override
+  public boolean writeIf(WriteBatch batch) {
+    writing();
+    return delegate.writeIf(batch);
+  }
+
+  @Override
+  public boolean putIfAbsent(byte[] key, byte[] value) {
+    writing();
+    return delegate.putIfAbsent(key, value);
+  }
+
+  @Override
+  public boolean replace(byte[] key, byte[] expected, byte[] value) {
+    writing();
+    return delegate.replace(key, expected, value);
+  }
+
+  @Override
+  public boolean delete(byte[] key, byte[] expected) {
+    writing();
+    return delegate.delete(key, expected);
+  }
+
+  @Override
   public void sync() {
     delegate.sync();
   }

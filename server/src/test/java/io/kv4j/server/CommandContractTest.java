@@ -240,7 +240,7 @@ abstract class CommandContractTest {
           .hasMessageContaining("does not support KEYSPACES");
     }
     assertThatThrownBy(() -> jedis.select(-1)).hasMessageContaining("DB index is out of range");
-    assertThatThrownBy(() -> jedis.select(Commands.DATABASES))
+    assertThatThrownBy(() -> jedis.select(Dataset.DATABASES))
         .hasMessageContaining("DB index is out of range");
   }
 

@@ -118,6 +118,19 @@ class ProtocolTest {
   }
 
   @Test
+  void inlineEscapes_decodeLikeRedis() throws Exception {
+    try (Socket s = server.socket()) {
+      // \xHH, \t, \a, an escaped quote and an unknown escape inside double quotes; \' in single.
+      send(s, "SET e \"<\\x41\\x7a\\t\\a\\\"\\q>\"\r\nGET e\r\nECHO 'x\\'y'\r\n");
+      assertThat(readLine(s)).isEqualTo("+OK");
+      assertThat(readLine(s)).isEqualTo("$8");
+      assertThat(readLine(s)).isEqualTo("<Az\t\u0007\"q>");
+      assertThat(readLine(s)).isEqualTo("$3");
+      assertThat(readLine(s)).isEqualTo("x'y");
+    }
+  }
+
+  @Test
   void unknownInlineCommand_keepsTheConnection() throws Exception {
     try (Socket s = server.socket()) {
       send(s, "\u0001\u0002garbage here\r\nPING\r\n");

@@ -66,12 +66,20 @@ class StoreHealthTest {
       TestServer server =
           new TestServer(store, ServerOptions.defaults().withPort(0).withThreads(1), null);
       try (Jedis j = new Jedis("127.0.0.1", server.port(), 30_000)) {
+        j.set("before", "kept");
         faults.diskFull = true;
         redis.clients.jedis.Transaction t = j.multi();
         t.set("x", "1");
         t.set("y", "2");
         assertThatThrownBy(t::exec).hasMessageStartingWith("MISCONF");
         assertThat(j.exists("x", "y")).isZero();
+        // Reads go on in a failed store, also in a transaction that only reads (memory has
+        // CONDITIONAL_BATCH: such a transaction is checked without writeIf, which the store
+        // refuses).
+        redis.clients.jedis.Transaction r = j.multi();
+        r.get("before");
+        r.exists("x");
+        assertThat(r.exec()).containsExactly("kept", false);
         assertThat(info(j, "store_reopen_interval_seconds")).isEqualTo("0"); // no reopener
       } finally {
         server.close();

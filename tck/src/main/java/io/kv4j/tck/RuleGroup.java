@@ -440,4 +440,22 @@ abstract class RuleGroup {
     }
     return out;
   }
+
+  /** A random one of {@code values}, copied. */
+  static byte[] pick(SplittableRandom rnd, byte[][] values) {
+    return values[rnd.nextInt(values.length)].clone();
+  }
+
+  /** A counter value: {@code n} as 8 big-endian bytes. */
+  static byte[] counter(long n) {
+    return java.nio.ByteBuffer.allocate(8).putLong(n).array();
+  }
+
+  /** The number a {@link #counter(long)} value holds, or -1 for null. */
+  static long count(byte[] v) {
+    if (v == null) {
+      return -1;
+    }
+    return java.nio.ByteBuffer.wrap(v).getLong();
+  }
 }

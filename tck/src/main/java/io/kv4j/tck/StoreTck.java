@@ -526,72 +526,72 @@ public abstract class StoreTck extends TckBase {
 
   @Test
   void required_r13_1_conditionalWritesMatchAModel() {
-    new Group13To16Capabilities(this).required_r13_1_conditionalWritesMatchAModel();
+    new Group13ConditionalWrites(this).required_r13_1_conditionalWritesMatchAModel();
   }
 
   @Test
   void required_r13_2_replaceLoopsLoseNoIncrement() throws Exception {
-    new Group13To16Capabilities(this).required_r13_2_replaceLoopsLoseNoIncrement();
+    new Group13ConditionalWrites(this).required_r13_2_replaceLoopsLoseNoIncrement();
   }
 
   @Test
   void required_r13_3_putIfAbsentHasOneWinner() throws Exception {
-    new Group13To16Capabilities(this).required_r13_3_putIfAbsentHasOneWinner();
+    new Group13ConditionalWrites(this).required_r13_3_putIfAbsentHasOneWinner();
   }
 
   @Test
   void required_r13_4_conditionalWritesWithoutFeatureAreRefused() {
-    new Group13To16Capabilities(this).required_r13_4_conditionalWritesWithoutFeatureAreRefused();
+    new Group13ConditionalWrites(this).required_r13_4_conditionalWritesWithoutFeatureAreRefused();
   }
 
   @Test
   void required_r14_1_snapshotIgnoresLaterWrites() {
-    new Group13To16Capabilities(this).required_r14_1_snapshotIgnoresLaterWrites();
+    new Group14Snapshots(this).required_r14_1_snapshotIgnoresLaterWrites();
   }
 
   @Test
   void required_r14_2_snapshotNeverSeesHalfABatch() throws Exception {
-    new Group13To16Capabilities(this).required_r14_2_snapshotNeverSeesHalfABatch();
+    new Group14Snapshots(this).required_r14_2_snapshotNeverSeesHalfABatch();
   }
 
   @Test
   void required_r14_3_closingASnapshotClosesItsCursors() {
-    new Group13To16Capabilities(this).required_r14_3_closingASnapshotClosesItsCursors();
+    new Group14Snapshots(this).required_r14_3_closingASnapshotClosesItsCursors();
   }
 
   @Test
   void required_r14_4_snapshotSurvivesCompaction() {
-    new Group13To16Capabilities(this).required_r14_4_snapshotSurvivesCompaction();
+    new Group14Snapshots(this).required_r14_4_snapshotSurvivesCompaction();
   }
 
   @Test
   void required_r14_5_snapshotWithoutFeatureIsRefused() {
-    new Group13To16Capabilities(this).required_r14_5_snapshotWithoutFeatureIsRefused();
+    new Group14Snapshots(this).required_r14_5_snapshotWithoutFeatureIsRefused();
   }
 
   @Test
   void required_r15_1_getAllReturnsValuesInKeyOrder() {
-    new Group13To16Capabilities(this).required_r15_1_getAllReturnsValuesInKeyOrder();
+    new Group15MultiGet(this).required_r15_1_getAllReturnsValuesInKeyOrder();
   }
 
   @Test
   void required_r16_1_backupIsAnOpenableCopy() {
-    new Group13To16Capabilities(this).required_r16_1_backupIsAnOpenableCopy();
+    new Group16Backup(this).required_r16_1_backupIsAnOpenableCopy();
   }
 
   @Test
   void required_r16_2_backupWhileWritingHoldsAPrefix() throws Exception {
-    new Group13To16Capabilities(this).required_r16_2_backupWhileWritingHoldsAPrefix();
+    new Group16Backup(this).required_r16_2_backupWhileWritingHoldsAPrefix();
   }
 
   @Test
   void required_r16_3_backupRefusesATargetHoldingData() throws Exception {
-    new Group13To16Capabilities(this).required_r16_3_backupRefusesATargetHoldingData();
+    new Group16Backup(this).required_r16_3_backupRefusesATargetHoldingData();
   }
 
   @Test
   void required_r16_4_backupWithoutFeatureIsRefused() {
-    new Group13To16Capabilities(this).required_r16_4_backupWithoutFeatureIsRefused();
+    new Group16Backup(this).required_r16_4_backupWithoutFeatureIsRefused();
   }
 
   @Test
@@ -642,5 +642,40 @@ public abstract class StoreTck extends TckBase {
   @Test
   void required_r17_10_readOnlyOpensExistingKeyspacesOnly() {
     new Group17Keyspaces(this).required_r17_10_readOnlyOpensExistingKeyspacesOnly();
+  }
+
+  @Test
+  void required_r18_1_writeIfMatchesAModel() {
+    new Group18ConditionalBatches(this).required_r18_1_writeIfMatchesAModel();
+  }
+
+  @Test
+  void required_r18_2_failedConditionAppliesNothing() {
+    new Group18ConditionalBatches(this).required_r18_2_failedConditionAppliesNothing();
+  }
+
+  @Test
+  void required_r18_3_conditionsSeeTheStoreBeforeTheBatch() {
+    new Group18ConditionalBatches(this).required_r18_3_conditionsSeeTheStoreBeforeTheBatch();
+  }
+
+  @Test
+  void required_r18_4_optimisticTransfersLoseNothing() throws Exception {
+    new Group18ConditionalBatches(this).required_r18_4_optimisticTransfersLoseNothing();
+  }
+
+  @Test
+  void required_r18_5_conditionsAreNeverIgnored() {
+    new Group18ConditionalBatches(this).required_r18_5_conditionsAreNeverIgnored();
+  }
+
+  @Test
+  void required_r18_6_keyspaceConditionsCheckTheirKeyspace() {
+    new Group18ConditionalBatches(this).required_r18_6_keyspaceConditionsCheckTheirKeyspace();
+  }
+
+  @Test
+  void required_r18_7_conditionalBatchesSurviveReopen() {
+    new Group18ConditionalBatches(this).required_r18_7_conditionalBatchesSurviveReopen();
   }
 }

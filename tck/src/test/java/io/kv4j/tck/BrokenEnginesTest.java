@@ -392,6 +392,34 @@ class BrokenEnginesTest {
     }
   }
 
+  static final class IgnoredConditions extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.IGNORED_CONDITIONS;
+    }
+  }
+
+  static final class RacyConditionalBatch extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.RACY_CONDITIONAL_BATCH;
+    }
+  }
+
+  static final class ConditionsSeeOwnWrites extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.CONDITIONS_SEE_OWN_WRITES;
+    }
+  }
+
+  static final class ConditionsIgnoreKeyspace extends DefectTck {
+    @Override
+    Defect defect() {
+      return Defect.CONDITIONS_IGNORE_KEYSPACE;
+    }
+  }
+
   static final class UnlockedIndex extends DefectTck {
     @Override
     Defect defect() {
@@ -585,7 +613,27 @@ class BrokenEnginesTest {
         Arguments.of(
             CompactForgetsKeyspaces.class,
             "required_r17_2_keyspacesSurviveReopen",
-            List.of("the keyspaces are listed after reopen")));
+            List.of("the keyspaces are listed after reopen")),
+        Arguments.of(
+            IgnoredConditions.class,
+            "required_r18_2_failedConditionAppliesNothing",
+            List.of("writeIf answers false")),
+        Arguments.of(
+            IgnoredConditions.class,
+            "required_r18_1_writeIfMatchesAModel",
+            List.of("every condition held", "seed=")),
+        Arguments.of(
+            RacyConditionalBatch.class,
+            "required_r18_4_optimisticTransfersLoseNothing",
+            List.of("seed=")),
+        Arguments.of(
+            ConditionsSeeOwnWrites.class,
+            "required_r18_3_conditionsSeeTheStoreBeforeTheBatch",
+            List.of("the batch itself writes")),
+        Arguments.of(
+            ConditionsIgnoreKeyspace.class,
+            "required_r18_6_keyspaceConditionsCheckTheirKeyspace",
+            List.of("reads users' key")));
   }
 
   /**

@@ -1,14 +1,20 @@
 package io.kv4j.bench.jmh;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kv4j.bench.Catalogue;
+import io.kv4j.bench.Scenario;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
@@ -19,18 +25,13 @@ import org.openjdk.jmh.runner.options.TimeValue;
 class JmhBenchmarksTest {
   private static final Set<String> EXPECTED =
       Set.of(
-          "ScenarioBenchmarks.readrandom",
-          "ScenarioBenchmarks.ycsbA",
-          "ScenarioBenchmarks.ycsbB",
-          "ScenarioBenchmarks.ycsbC",
-          "ScenarioBenchmarks.ycsbD",
-          "ScenarioBenchmarks.ycsbE",
-          "ScenarioBenchmarks.ycsbF",
-          "ScenarioBenchmarks.overwrite",
-          "ScenarioBenchmarks.scan",
-          "FillBenchmark.fillrandom",
-          "SingleOpBenchmarks.insertThenRead",
-          "DurableWriteBenchmark.durablePut");
+          "ScenarioBenchmarks.op", "FillBenchmark.fillrandom", "SingleOpBenchmarks.insertThenRead");
+
+  private static List<String> timedIds() {
+    return Catalogue.standard().ofKind(Scenario.Kind.TIMED).stream()
+        .map(Scenario::id)
+        .collect(Collectors.toList());
+  }
 
   @Test
   void benchmarkList_wasGeneratedByTheAnnotationProcessor() throws IOException {
@@ -43,6 +44,24 @@ class JmhBenchmarksTest {
       String[] parts = b.split("\\.");
       assertThat(list).contains("io.kv4j.bench.jmh.jmh_generated." + parts[0] + "_" + parts[1]);
     }
+  }
+
+  @Test
+  void scenarioParam_listsEveryTimedScenarioOfTheCatalogue() throws Exception {
+    Param p = LoadedStore.class.getField("scenario").getAnnotation(Param.class);
+    assertThat(p.value()).containsExactlyElementsOf(timedIds());
+  }
+
+  @Test
+  void timed_otherKindOrUnknownId_isRefusedNamingTheTimedOnes() {
+    assertThatThrownBy(() -> LoadedStore.timed("footprint"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("not a per-operation (timed) scenario")
+        .hasMessageContaining("ycsb-a");
+    assertThatThrownBy(() -> LoadedStore.timed("ycsb-z"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unknown scenario 'ycsb-z'");
+    assertThat(LoadedStore.timed("durable-put").sync()).isTrue();
   }
 
   @Test
@@ -62,11 +81,16 @@ class JmhBenchmarksTest {
             .build();
     Collection<RunResult> results = new Runner(opt).run();
     Set<String> ran = new TreeSet<>();
+    Set<String> scenarios = new TreeSet<>();
     for (RunResult r : results) {
       String label = r.getParams().getBenchmark();
       ran.add(label.substring("io.kv4j.bench.jmh.".length()));
+      if (label.endsWith("ScenarioBenchmarks.op")) {
+        scenarios.add(r.getParams().getParam("scenario"));
+      }
       assertThat(r.getPrimaryResult().getSampleCount()).as(label).isPositive();
     }
     assertThat(ran).containsExactlyInAnyOrderElementsOf(EXPECTED);
+    assertThat(scenarios).containsExactlyInAnyOrderElementsOf(timedIds());
   }
 }

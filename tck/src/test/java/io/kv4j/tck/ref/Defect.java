@@ -170,7 +170,18 @@ public enum Defect {
    * as on a full disk, with nothing wrong in the environment: the failure of the rule that met it
    * must name the seed or thread and the operation's index.
    */
-  WRITE_FAILS;
+  WRITE_FAILS,
+  /** {@code writeIf} writes the batch without looking at its conditions (18.2). */
+  IGNORED_CONDITIONS,
+  /**
+   * {@code writeIf} checks the conditions under the lock, releases it, then writes: another writer
+   * passes in between, so optimistic transactions lose updates (18.4).
+   */
+  RACY_CONDITIONAL_BATCH,
+  /** Conditions read the store as if the batch's own operations were applied (18.3). */
+  CONDITIONS_SEE_OWN_WRITES,
+  /** Every condition reads the store's own keys, whatever keyspace it names (18.6). */
+  CONDITIONS_IGNORE_KEYSPACE;
 
   /** The exit status of a JVM the {@link #HALTS_ON_HUGE_VALUE} engine killed. */
   public static final int HALT_STATUS = 71;

@@ -112,6 +112,12 @@ final class RefKeyspace implements Store {
   }
 
   @Override
+  public boolean writeIf(WriteBatch batch) {
+    check();
+    return store.writeIf(name, batch);
+  }
+
+  @Override
   public void sync() {
     check();
     store.sync();

@@ -27,6 +27,7 @@ public class RefProvider implements StoreProvider {
           Feature.PERSISTENT,
           Feature.CHECKSUMS,
           Feature.CONDITIONAL_WRITE,
+          Feature.CONDITIONAL_BATCH,
           Feature.SNAPSHOT_READ,
           Feature.BACKUP,
           Feature.KEYSPACES,

@@ -704,6 +704,12 @@ final class RefStore implements Store {
   void write(String space, WriteBatch batch) {
     Objects.requireNonNull(batch, "batch");
     requireFeature(Feature.ATOMIC_BATCH);
+    if (batch.hasConditions()) {
+      throw new IllegalArgumentException(
+          "engine 'ref': the batch has "
+              + batch.conditionCount()
+              + " conditions; write it with writeIf");
+    }
     String own = space == null ? Store.DEFAULT_KEYSPACE : space;
     boolean spans = false;
     for (int i = 0; i < batch.size(); i++) {
@@ -727,6 +733,81 @@ final class RefStore implements Store {
     }
     WriteBatch resolved = space == null && !batch.namesKeyspaces() ? batch : resolve(space, batch);
     writeOps(resolved, defect == Defect.RETAINS_BATCH_ARRAYS);
+  }
+
+  @Override
+  public boolean writeIf(WriteBatch batch) {
+    return writeIf(null, batch);
+  }
+
+  /** A conditional batch written to a keyspace (null: to the store). */
+  boolean writeIf(String space, WriteBatch batch) {
+    Objects.requireNonNull(batch, "batch");
+    requireFeature(Feature.CONDITIONAL_BATCH);
+    String own = space == null ? Store.DEFAULT_KEYSPACE : space;
+    for (int i = 0; i < batch.size(); i++) {
+      if (batch.keyspace(i) != null && !own.equals(batch.keyspace(i))) {
+        requireFeature(Feature.KEYSPACE_BATCH);
+      }
+    }
+    for (int i = 0; i < batch.conditionCount(); i++) {
+      checkKey(batch.conditionKey(i));
+      String k = batch.conditionKeyspace(i);
+      if (k != null && !own.equals(k)) {
+        requireFeature(Feature.KEYSPACE_BATCH);
+      }
+    }
+    checkWritable();
+    WriteBatch ops = resolve(space, batch);
+    if (defect == Defect.IGNORED_CONDITIONS) {
+      writeOps(ops);
+      return true;
+    }
+    if (defect == Defect.RACY_CONDITIONAL_BATCH) {
+      synchronized (this) {
+        if (!conditionsHold(space, batch, null)) {
+          return false;
+        }
+      }
+      LockSupport.parkNanos(20_000); // the window between the check and the write
+      writeOps(ops);
+      return true;
+    }
+    synchronized (this) {
+      WriteBatch seen = defect == Defect.CONDITIONS_SEE_OWN_WRITES ? ops : null;
+      if (!conditionsHold(space, batch, seen)) {
+        return false;
+      }
+      writeOps(ops);
+      return true;
+    }
+  }
+
+  /**
+   * Whether every condition holds; under the store's lock. {@code after} (a defect) makes the
+   * conditions read the store as if that batch had been applied.
+   */
+  private boolean conditionsHold(String space, WriteBatch batch, WriteBatch after) {
+    for (int i = 0; i < batch.conditionCount(); i++) {
+      String k = batch.conditionKeyspace(i);
+      String target = k == null ? space : Store.DEFAULT_KEYSPACE.equals(k) ? null : k;
+      if (defect == Defect.CONDITIONS_IGNORE_KEYSPACE) {
+        target = null;
+      }
+      byte[] key = batch.conditionKey(i);
+      byte[] current = space(target).get(key);
+      if (after != null) {
+        for (int j = 0; j < after.size(); j++) {
+          if (Objects.equals(after.keyspace(j), target) && Arrays.equals(after.key(j), key)) {
+            current = after.value(j);
+          }
+        }
+      }
+      if (!matches(current, batch.conditionValue(i))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

@@ -1,0 +1,190 @@
+package io.kv4j.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kv4j.Feature;
+import io.kv4j.Store;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Group 13: conditional writes — {@code putIfAbsent}, {@code replace} and {@code delete(key,
+ * expected)} compare and write atomically ({@link Feature#CONDITIONAL_WRITE}).
+ */
+final class Group13ConditionalWrites extends RuleGroup {
+  Group13ConditionalWrites(TckBase kit) {
+    super(kit);
+  }
+
+  void required_r13_1_conditionalWritesMatchAModel() {
+    require("13.1", Feature.CONDITIONAL_WRITE);
+    Store s = open();
+    TreeMap<byte[], byte[]> model = newModel();
+    SplittableRandom rnd = new SplittableRandom(seed(13));
+    byte[][] values = {b(""), b("a"), b("b"), b("ab"), b("abc")};
+    for (int op = 0; op < env().ops(); op++) {
+      byte[] k = key(rnd.nextInt(8));
+      byte[] current = model.get(k);
+      byte[] guess = rnd.nextInt(3) == 0 && current != null ? current.clone() : pick(rnd, values);
+      byte[] v = pick(rnd, values);
+      String where = "seed=" + seed(13) + " op #" + op + " key=" + hex(k);
+      switch (rnd.nextInt(5)) {
+        case 0 -> {
+          boolean want = current == null;
+          assertThat(s.putIfAbsent(k, v))
+              .as(rule("13.1", where + ": putIfAbsent answers whether the key was absent"))
+              .isEqualTo(want);
+          if (want) {
+            model.put(k, v);
+          }
+        }
+        case 1 -> {
+          boolean want = current != null && Arrays.equals(current, guess);
+          assertThat(s.replace(k, guess, v))
+              .as(rule("13.1", where + ": replace answers whether the value matched"))
+              .isEqualTo(want);
+          if (want) {
+            model.put(k, v);
+          }
+        }
+        case 2 -> {
+          boolean want = current != null && Arrays.equals(current, guess);
+          assertThat(s.delete(k, guess))
+              .as(rule("13.1", where + ": delete(key, expected) answers whether the value matched"))
+              .isEqualTo(want);
+          if (want) {
+            model.remove(k);
+          }
+        }
+        case 3 -> {
+          s.put(k, v);
+          model.put(k, v);
+        }
+        default -> {
+          s.delete(k);
+          model.remove(k);
+        }
+      }
+      assertThat(s.get(k))
+          .as(rule("13.1", where + ": the key holds what the conditional writes decided"))
+          .isEqualTo(model.get(k));
+    }
+    if (has(Feature.PERSISTENT)) {
+      s = reopen(s);
+      for (int i = 0; i < 8; i++) {
+        assertThat(s.get(key(i)))
+            .as(rule("13.1", "seed=" + seed(13) + ": key " + i + " after reopen"))
+            .isEqualTo(model.get(key(i)));
+      }
+    }
+  }
+
+  void required_r13_2_replaceLoopsLoseNoIncrement() throws Exception {
+    require("13.2", Feature.CONDITIONAL_WRITE);
+    Store s = open();
+    int counters = 4;
+    int perThread = Math.max(50, env().stressOps() / 4);
+    AtomicLong retries = new AtomicLong();
+    List<Throwable> errors =
+        runThreads(
+            "13.2",
+            env().stressThreads(),
+            t -> {
+              for (int i = 0; i < perThread; i++) {
+                byte[] k = key((t + i) % counters);
+                while (true) {
+                  byte[] cur = s.get(k);
+                  if (cur == null) {
+                    if (s.putIfAbsent(k, counter(1))) {
+                      break;
+                    }
+                  } else if (s.replace(k, cur, counter(count(cur) + 1))) {
+                    break;
+                  }
+                  retries.incrementAndGet();
+                }
+              }
+            });
+    assertThat(errors).as(rule("13.2", "no thread failed")).isEmpty();
+    long total = 0;
+    for (int c = 0; c < counters; c++) {
+      byte[] v = s.get(key(c));
+      total += v == null ? 0 : count(v);
+    }
+    assertThat(total)
+        .as(
+            rule(
+                "13.2",
+                env().stressThreads()
+                    + " threads x "
+                    + perThread
+                    + " increments through replace loops over "
+                    + counters
+                    + " counters ("
+                    + retries.get()
+                    + " retries): an increment was lost, so a compare and its write were not"
+                    + " atomic"))
+        .isEqualTo((long) env().stressThreads() * perThread);
+  }
+
+  void required_r13_3_putIfAbsentHasOneWinner() throws Exception {
+    require("13.3", Feature.CONDITIONAL_WRITE);
+    Store s = open();
+    int keys = Math.max(20, env().stressOps() / 10);
+    int[][] wins = new int[env().stressThreads()][keys];
+    List<Throwable> errors =
+        runThreads(
+            "13.3",
+            env().stressThreads(),
+            t -> {
+              for (int i = 0; i < keys; i++) {
+                if (s.putIfAbsent(key(i), b("thread-" + t))) {
+                  wins[t][i]++;
+                }
+              }
+            });
+    assertThat(errors).as(rule("13.3", "no thread failed")).isEmpty();
+    for (int i = 0; i < keys; i++) {
+      int winner = -1;
+      int count = 0;
+      for (int t = 0; t < env().stressThreads(); t++) {
+        if (wins[t][i] > 0) {
+          winner = t;
+          count += wins[t][i];
+        }
+      }
+      assertThat(count)
+          .as(rule("13.3", "threads told that their putIfAbsent of key " + i + " won"))
+          .isEqualTo(1);
+      assertThat(s.get(key(i)))
+          .as(rule("13.3", "key " + i + " holds the value of the one putIfAbsent that won"))
+          .isEqualTo(b("thread-" + winner));
+    }
+  }
+
+  void required_r13_4_conditionalWritesWithoutFeatureAreRefused() {
+    Store s = open();
+    s.put(b("k"), b("v"));
+    if (has(Feature.CONDITIONAL_WRITE)) {
+      assertThat(s.replace(b("k"), b("v"), b("w")))
+          .as(rule("13.4", "a declared CONDITIONAL_WRITE works"))
+          .isTrue();
+      return;
+    }
+    for (Runnable call :
+        List.<Runnable>of(
+            () -> s.putIfAbsent(b("n"), b("v")),
+            () -> s.replace(b("k"), b("v"), b("w")),
+            () -> s.delete(b("k"), b("v")))) {
+      assertThat(thrown(call::run))
+          .as(rule("13.4", "an engine without CONDITIONAL_WRITE refuses it, naming the feature"))
+          .isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("CONDITIONAL_WRITE");
+    }
+    assertThat(s.get(b("k"))).as(rule("13.4", "a refused call changes nothing")).isEqualTo(b("v"));
+    assertThat(s.get(b("n"))).as(rule("13.4", "a refused call changes nothing")).isNull();
+  }
+}

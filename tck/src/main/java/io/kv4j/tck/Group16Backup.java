@@ -1,0 +1,173 @@
+package io.kv4j.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kv4j.Durability;
+import io.kv4j.Feature;
+import io.kv4j.KeyRange;
+import io.kv4j.Store;
+import io.kv4j.WriteBatch;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Group 16: online backup — a consistent copy while the store serves ({@link Feature#BACKUP}). */
+final class Group16Backup extends RuleGroup {
+  Group16Backup(TckBase kit) {
+    super(kit);
+  }
+
+  void required_r16_1_backupIsAnOpenableCopy() {
+    require("16.1", Feature.BACKUP);
+    Store s = open();
+    TreeMap<byte[], byte[]> model = newModel();
+    SplittableRandom rnd = new SplittableRandom(seed(13) + 16);
+    for (int i = 0; i < 2000; i++) {
+      byte[] v = value(rnd, rnd.nextInt(300));
+      s.put(key(i), v);
+      model.put(key(i), v);
+    }
+    for (int i = 0; i < 2000; i += 7) {
+      s.delete(key(i));
+      model.remove(key(i));
+    }
+    Path target = tempDir.resolve("backup");
+    s.backup(target);
+    s.put(key(5000), b("after")); // the store goes on, the copy does not see it
+    Store copy = open(config(target, Durability.BUFFERED));
+    copy.verify();
+    for (int i = 0; i < 2000; i++) {
+      assertThat(copy.get(key(i)))
+          .as(rule("16.1", "seed=" + (seed(13) + 16) + ": key " + i + " in the backup"))
+          .isEqualTo(model.get(key(i)));
+    }
+    assertThat(copy.get(key(5000)))
+        .as(rule("16.1", "a write made after backup() returned is not in the backup"))
+        .isNull();
+    if (has(Feature.ORDERED_SCAN)) {
+      assertThat(keysOf(scanAll(copy, KeyRange.all())))
+          .as(rule("16.1", "the backup holds exactly the store's keys"))
+          .containsExactlyElementsOf(keysOf(expected(model, KeyRange.all())));
+    }
+    copy.put(key(6000), b("copy"));
+    assertThat(s.get(key(6000)))
+        .as(rule("16.1", "the backup is independent of the store"))
+        .isNull();
+  }
+
+  void required_r16_2_backupWhileWritingHoldsAPrefix() throws Exception {
+    require("16.2", Feature.BACKUP);
+    Store s = open();
+    AtomicLong acked = new AtomicLong(-1); // highest index whose put returned
+    AtomicBoolean stop = new AtomicBoolean();
+    long[] window = new long[2];
+    Path target = tempDir.resolve("backup-live");
+    List<Throwable> errors =
+        runThreads(
+            "16.2",
+            2,
+            t -> {
+              if (t == 0) {
+                for (long i = 0; !stop.get() || i < 200; i++) {
+                  if (has(Feature.ATOMIC_BATCH) && i % 5 == 0) {
+                    s.write(
+                        new WriteBatch().put(key(i), b("v" + i)).put(key(i + 1), b("v" + (i + 1))));
+                    acked.set(++i);
+                  } else {
+                    s.put(key(i), b("v" + i));
+                    acked.set(i);
+                  }
+                }
+                return;
+              }
+              try {
+                while (acked.get() < 1000) {
+                  Thread.onSpinWait();
+                }
+                window[0] = acked.get();
+                s.backup(target);
+                // At most the write in flight when backup returned: a put, or a batch of two keys.
+                window[1] = acked.get() + 2;
+              } finally {
+                stop.set(true);
+              }
+            });
+    assertThat(errors).as(rule("16.2", "no thread failed")).isEmpty();
+    Store copy = open(config(target, Durability.BUFFERED));
+    long n = 0;
+    while (copy.get(key(n)) != null) {
+      assertThat(copy.get(key(n)))
+          .as(rule("16.2", "key " + n + " in a backup taken while a writer ran"))
+          .isEqualTo(b("v" + n));
+      n++;
+    }
+    long present = n;
+    assertThat(present - 1)
+        .as(
+            rule(
+                "16.2",
+                "the backup holds every write acknowledged before backup() started (up to "
+                    + window[0]
+                    + ")"))
+        .isGreaterThanOrEqualTo(window[0]);
+    assertThat(present - 1)
+        .as(rule("16.2", "the backup holds no write begun after backup() returned"))
+        .isLessThanOrEqualTo(window[1]);
+    for (long k = present; k < present + 50; k++) {
+      assertThat(copy.get(key(k)))
+          .as(
+              rule(
+                  "16.2",
+                  "key "
+                      + k
+                      + " is absent while key "
+                      + (present - 1)
+                      + " is present: the backup is not a prefix of the acknowledged writes"))
+          .isNull();
+    }
+  }
+
+  void required_r16_3_backupRefusesATargetHoldingData() throws Exception {
+    require("16.3", Feature.BACKUP);
+    Store s = open();
+    s.put(b("k"), b("v"));
+    Path full = Files.createDirectories(tempDir.resolve("occupied"));
+    Files.writeString(full.resolve("precious.txt"), "keep me");
+    assertThat(thrown(() -> s.backup(full)))
+        .as(rule("16.3", "a target that holds files is refused with IllegalArgumentException"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(Files.readString(full.resolve("precious.txt")))
+        .as(rule("16.3", "a refused backup leaves the target as it was"))
+        .isEqualTo("keep me");
+    try (var files = Files.list(full)) {
+      assertThat(files.count()).as(rule("16.3", "nothing was added to the target")).isEqualTo(1);
+    }
+    assertThat(thrown(() -> s.backup(dir())))
+        .as(rule("16.3", "the store's own location is refused"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(s.get(b("k"))).as(rule("16.3", "the store is unharmed")).isEqualTo(b("v"));
+  }
+
+  void required_r16_4_backupWithoutFeatureIsRefused() {
+    Store s = open();
+    if (has(Feature.BACKUP)) {
+      s.put(b("k"), b("v"));
+      s.backup(tempDir.resolve("declared"));
+      assertThat(Files.isDirectory(tempDir.resolve("declared")))
+          .as(rule("16.4", "a declared BACKUP writes the target"))
+          .isTrue();
+      return;
+    }
+    assertThat(thrown(() -> s.backup(tempDir.resolve("b"))))
+        .as(rule("16.4", "an engine without BACKUP refuses backup(), naming the feature"))
+        .isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageContaining("BACKUP");
+    assertThat(Files.exists(tempDir.resolve("b")))
+        .as(rule("16.4", "a refused backup creates nothing"))
+        .isFalse();
+  }
+}
