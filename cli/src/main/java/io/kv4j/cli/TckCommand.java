@@ -1,9 +1,8 @@
 package io.kv4j.cli;
 
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
-
 import io.kv4j.Stores;
-import io.kv4j.tck.UriTck;
+import io.kv4j.tck.TckEnvironment;
+import io.kv4j.tck.TckRunner;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -12,22 +11,21 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntConsumer;
 import org.junit.platform.engine.TestExecutionResult;
-import org.junit.platform.launcher.Launcher;
-import org.junit.platform.launcher.LauncherDiscoveryRequest;
 import org.junit.platform.launcher.TestExecutionListener;
 import org.junit.platform.launcher.TestIdentifier;
-import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
-import org.junit.platform.launcher.core.LauncherFactory;
-import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
-import org.junit.platform.launcher.listeners.TestExecutionSummary;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** Runs the compatibility kit against an engine and prints the conformance report. */
+/**
+ * Runs the compatibility kit against an engine and prints the conformance report: the kit's {@link
+ * TckRunner} in this JVM, with a {@link TckEnvironment} built from the options.
+ */
 @Command(
     name = "tck",
     mixinStandardHelpOptions = true,
@@ -100,8 +98,8 @@ final class TckCommand implements Runnable {
     int colon = uri.indexOf(':');
     String engine = colon < 0 ? uri : uri.substring(0, colon);
     Stores.provider(engine); // unknown engine: usage error listing the available ones
-    // Validate the options now rather than in every rule.
-    UriTck.config(uri, Path.of("kv4j-tck-check"), io.kv4j.Durability.SYNC);
+    TckRunner runner = TckRunner.forUri(uri); // validates the options now rather than in every rule
+    TckEnvironment env = environment();
 
     Path dir;
     try {
@@ -112,30 +110,12 @@ final class TckCommand implements Runnable {
     } catch (IOException e) {
       throw new CliException(ExitCode.IO, "cannot create the report directory: " + e);
     }
-    System.setProperty(UriTck.PROPERTY, uri);
-    System.setProperty("kv4j.tck.reportDir", dir.toString());
-    set("kv4j.tck.ops", ops);
-    set("kv4j.tck.threads", threads);
-    set("kv4j.tck.crashRounds", crashRounds);
-    set("kv4j.tck.manyKeys", manyKeys);
-    set("kv4j.tck.stressThreads", stressThreads);
-    set("kv4j.tck.stressOps", stressOps);
-    set("kv4j.tck.seed", seed);
 
     out.println("kv4j TCK against '" + uri + "'");
     out.flush();
-    LauncherDiscoveryRequest request =
-        LauncherDiscoveryRequestBuilder.request()
-            .selectors(selectClass(UriTck.class))
-            .configurationParameter("junit.jupiter.extensions.autodetection.enabled", "false")
-            .build();
-    Launcher launcher = LauncherFactory.create();
-    SummaryGeneratingListener summary = new SummaryGeneratingListener();
-    Live live = new Live(out);
-    launcher.execute(request, summary, live);
-    TestExecutionSummary s = summary.getSummary();
+    TckRunner.Result r = runner.environment(env).reportDir(dir).listener(new Live(out)).run();
 
-    Path md = dir.resolve(UriTck.class.getSimpleName() + ".md");
+    Path md = r.report();
     out.println();
     if (Files.isRegularFile(md)) {
       try {
@@ -144,29 +124,50 @@ final class TckCommand implements Runnable {
         throw new CliException(ExitCode.IO, "cannot read the report " + md + ": " + e);
       }
     }
+    String name = md.getFileName().toString();
+    Path json = md.resolveSibling(name.substring(0, name.length() - ".md".length()) + ".json");
     out.printf(
         Locale.ROOT,
         "%d rules: %d passed, %d failed, %d skipped%nreport: %s (and %s)%n",
-        s.getTestsFoundCount(),
-        s.getTestsSucceededCount(),
-        s.getTestsFailedCount(),
-        s.getTestsSkippedCount() + s.getTestsAbortedCount(),
+        r.found(),
+        r.passed(),
+        r.failed(),
+        r.skipped(),
         md.toAbsolutePath(),
-        dir.resolve(UriTck.class.getSimpleName() + ".json").toAbsolutePath());
+        json.toAbsolutePath());
     out.flush();
-    if (s.getTestsFoundCount() == 0) {
-      throw new CliException(ExitCode.INTERNAL, "the TCK found no rules to run");
-    }
-    if (s.getTotalFailureCount() > 0) {
+    // Failures first: a failure outside any rule (the kit's set-up) runs no rule at all.
+    if (r.failed() > 0) {
       throw new CliException(
-          ExitCode.CHECK_FAILED,
-          "engine '" + engine + "' failed " + s.getTotalFailureCount() + " TCK rule(s)");
+          ExitCode.CHECK_FAILED, "engine '" + engine + "' failed " + r.failed() + " TCK rule(s)");
+    }
+    if (r.found() == 0) {
+      throw new CliException(ExitCode.INTERNAL, "the TCK found no rules to run");
     }
   }
 
-  private static void set(String property, Number value) {
+  /** The kit's defaults with the depth options given on the command line. */
+  private TckEnvironment environment() {
+    TckEnvironment.Builder b = TckEnvironment.defaults().toBuilder();
+    try {
+      set(ops, b::ops);
+      set(threads, b::threads);
+      set(crashRounds, b::crashRounds);
+      set(manyKeys, b::manyKeys);
+      set(stressThreads, b::stressThreads);
+      set(stressOps, b::stressOps);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+    }
+    if (seed != null) {
+      b.seed(seed);
+    }
+    return b.build();
+  }
+
+  private static void set(Integer value, IntConsumer setter) {
     if (value != null) {
-      System.setProperty(property, value.toString());
+      setter.accept(value);
     }
   }
 

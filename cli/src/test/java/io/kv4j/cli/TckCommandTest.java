@@ -158,4 +158,14 @@ class TckCommandTest {
     assertThat(r.exit()).isEqualTo(ExitCode.USAGE);
     assertThat(r.err()).contains("unknown engine 'nosuch'; available:", "hashlog");
   }
+
+  @Test
+  void tck_depthBelowOne_isAUsageErrorBeforeAnyRuleRuns() {
+    Cli.Run r = Cli.inProcess("tck", "hashlog:", "--crash-rounds", "0");
+    assertThat(r.exit()).as("%s", r).isEqualTo(ExitCode.USAGE);
+    assertThat(r.err())
+        .contains("crash rounds (kv4j.tck.crashRounds) must be at least 1, not 0")
+        .contains("see 'kv4j tck --help'");
+    assertThat(r.out()).doesNotContain("kv4j TCK against");
+  }
 }

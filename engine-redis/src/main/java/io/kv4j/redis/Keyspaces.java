@@ -65,6 +65,40 @@ final class Keyspaces {
               + " else redis.call('HDEL', KEYS[2*j], ARGV[i+2]);"
               + " redis.call('ZREM', KEYS[2*j+1], ARGV[i+2]) end end return 1");
 
+  /**
+   * A conditional batch ({@code writeIf}): {@link #BATCH} with its conditions checked first, in the
+   * same script, so no other client's write falls between the check and the apply. KEYS as {@link
+   * #BATCH}, then this call's done-marker last. ARGV[1]: m spaces, then per space its name,
+   * generation and mode: {@code m} and {@code c} as in {@link #BATCH}, or {@code n} (named by
+   * conditions only and not listed: must still be absent, its keys are never read); then the
+   * marker's lifetime in ms, the number of conditions and four arguments per condition: space j,
+   * key, {@code a} (must be absent) or {@code v} (must hold the value), value; then the operations
+   * as in {@link #BATCH}. Answers 1 applied, 0 a condition failed (nothing changed, no marker), -j
+   * as {@link #BATCH}. A marker that exists means this very call already applied (its reply was
+   * lost and the client retried): answer 1 again without writing twice.
+   */
+  private static final Script BATCH_IF =
+      new Script(
+          "if redis.call('EXISTS', KEYS[#KEYS]) == 1 then return 1 end"
+              + " local m = tonumber(ARGV[1])"
+              + " for j = 1, m do local n = ARGV[3*j-1] if n ~= '' then"
+              + " local g = redis.call('HGET', KEYS[1], n)"
+              + " if g then if g ~= ARGV[3*j] then return -j end"
+              + " elseif ARGV[3*j+1] == 'm' then return -j end end end"
+              + " local o = 3*m+4 local e = o + 4 * tonumber(ARGV[3*m+3])"
+              + " for i = o, e - 1, 4 do local j = tonumber(ARGV[i]) local v = false"
+              + " if ARGV[3*j+1] ~= 'n' then v = redis.call('HGET', KEYS[2*j], ARGV[i+1]) end"
+              + " if ARGV[i+2] == 'a' then if v then return 0 end"
+              + " elseif v ~= ARGV[i+3] then return 0 end end"
+              + " for j = 1, m do if ARGV[3*j-1] ~= '' and ARGV[3*j+1] == 'c' then"
+              + " redis.call('HSETNX', KEYS[1], ARGV[3*j-1], ARGV[3*j]) end end"
+              + " for i = e, #ARGV, 4 do local j = tonumber(ARGV[i+1])"
+              + " if ARGV[i] == 'p' then redis.call('HSET', KEYS[2*j], ARGV[i+2], ARGV[i+3]);"
+              + " redis.call('ZADD', KEYS[2*j+1], 0, ARGV[i+2])"
+              + " else redis.call('HDEL', KEYS[2*j], ARGV[i+2]);"
+              + " redis.call('ZREM', KEYS[2*j+1], ARGV[i+2]) end end"
+              + " redis.call('SET', KEYS[#KEYS], '1', 'PX', ARGV[3*m+2]) return 1");
+
   /** How often a batch resolves its keyspaces again after another client changed them. */
   private static final int RESOLVE_ATTEMPTS = 10;
 
@@ -133,54 +167,106 @@ final class Keyspaces {
 
   /** Writes a batch through {@code handle}, the store or one of its keyspace handles. */
   void write(RedisStore handle, WriteBatch batch) {
+    run(handle, batch, null);
+  }
+
+  /**
+   * Writes a batch with conditions through {@code handle} if every condition holds, in one script;
+   * {@code marker} is this call's done-marker (every retry of the call sends the same).
+   *
+   * @return whether the conditions held and the batch applied
+   */
+  boolean writeIf(RedisStore handle, WriteBatch batch, byte[] marker) {
+    return run(handle, batch, marker);
+  }
+
+  /**
+   * Runs {@link #BATCH}, or {@link #BATCH_IF} with its conditions when {@code marker} is given (the
+   * done-marker every retry of this call sends), resolving the keyspaces again when another client
+   * dropped or created one meanwhile.
+   */
+  private boolean run(RedisStore handle, WriteBatch batch, byte[] marker) {
+    boolean conditional = marker != null;
     for (int attempt = 1; ; attempt++) {
       Map<String, Integer> index = new LinkedHashMap<>();
       List<byte[]> keys = new ArrayList<>();
       List<byte[]> args = new ArrayList<>();
       keys.add(ns.spacesKey);
       args.add(null); // the number of spaces, once known
-      Map<String, String> generations = resolve(handle, batch);
+      Map<String, String> generations = resolve(handle, batch, conditional);
       for (int i = 0, n = batch.size(); i < n; i++) {
-        String space = batch.namesKeyspaces() ? handle.spaceOf(batch, i) : handle.space();
-        String k = space == null ? "" : space;
-        if (!index.containsKey(k)) {
-          index.put(k, index.size() + 1);
-          addSpace(handle, space, generations, keys, args);
-        }
+        addSpace(handle, operationSpace(handle, batch, i), generations, index, keys, args);
+      }
+      int conditions = conditional ? batch.conditionCount() : 0;
+      for (int i = 0; i < conditions; i++) {
+        addSpace(handle, handle.conditionSpaceOf(batch, i), generations, index, keys, args);
       }
       args.set(0, RedisStore.bytes(Integer.toString(index.size())));
-      byte[] p = {'p'};
-      byte[] d = {'d'};
-      byte[] none = {};
-      for (int i = 0, n = batch.size(); i < n; i++) {
-        String space = batch.namesKeyspaces() ? handle.spaceOf(batch, i) : handle.space();
-        boolean del = batch.isDelete(i);
-        args.add(del ? d : p);
-        args.add(RedisStore.bytes(Integer.toString(index.get(space == null ? "" : space))));
-        args.add(batch.key(i));
-        args.add(del ? none : batch.value(i));
+      if (conditional) {
+        args.add(ns.markerTtl);
+        args.add(RedisStore.bytes(Integer.toString(conditions)));
+        for (int i = 0; i < conditions; i++) {
+          byte[] expected = batch.conditionValue(i);
+          args.add(spaceNumber(index, handle.conditionSpaceOf(batch, i)));
+          args.add(batch.conditionKey(i));
+          args.add(new byte[] {expected == null ? (byte) 'a' : (byte) 'v'});
+          args.add(expected == null ? new byte[0] : expected);
+        }
+        keys.add(marker);
       }
-      long r =
-          (Long)
-              handle.call(
-                  "batch of " + batch.size() + " operations",
-                  () -> BATCH.run(ns.client, keys, args));
-      if (r == 1) {
-        return;
+      addOperations(handle, batch, index, args);
+      Script script = conditional ? BATCH_IF : BATCH;
+      String what =
+          (conditional ? "conditional batch of " : "batch of ") + batch.size() + " operations";
+      long r = (Long) handle.call(what, () -> script.run(ns.client, keys, args));
+      if (r >= 0) {
+        return r == 1;
       }
       String failed = new ArrayList<>(index.keySet()).get((int) -r - 1);
-      if (failed.equals(handle.space()) || attempt == RESOLVE_ATTEMPTS) {
+      if (failed.equals(handle.space() == null ? "" : handle.space())
+          || attempt == RESOLVE_ATTEMPTS) {
         throw handle.dropped();
       }
     }
   }
 
+  /** The keyspace operation {@code i} writes to (null: the store's own keys). */
+  private static String operationSpace(RedisStore handle, WriteBatch batch, int i) {
+    return batch.namesKeyspaces() ? handle.spaceOf(batch, i) : handle.space();
+  }
+
+  private static byte[] spaceNumber(Map<String, Integer> index, String space) {
+    return RedisStore.bytes(Integer.toString(index.get(space == null ? "" : space)));
+  }
+
+  /** The operations as script arguments, four each: p or d, space number, key, value. */
+  private static void addOperations(
+      RedisStore handle, WriteBatch batch, Map<String, Integer> index, List<byte[]> args) {
+    byte[] p = {'p'};
+    byte[] d = {'d'};
+    byte[] none = {};
+    for (int i = 0, n = batch.size(); i < n; i++) {
+      boolean del = batch.isDelete(i);
+      args.add(del ? d : p);
+      args.add(spaceNumber(index, operationSpace(handle, batch, i)));
+      args.add(batch.key(i));
+      args.add(del ? none : batch.value(i));
+    }
+  }
+
+  /**
+   * Adds a space's keys and its name, generation and mode to the script's, unless already added.
+   */
   private void addSpace(
       RedisStore handle,
       String space,
       Map<String, String> generations,
+      Map<String, Integer> index,
       List<byte[]> keys,
       List<byte[]> args) {
+    if (index.putIfAbsent(space == null ? "" : space, index.size() + 1) != null) {
+      return;
+    }
     if (space == null) {
       keys.add(store.valuesKey);
       keys.add(store.indexKey);
@@ -195,31 +281,32 @@ final class Keyspaces {
       args.add(new byte[] {'m'});
     } else {
       String g = generations.get(space);
-      boolean listed = !g.startsWith("+");
-      String gen = listed ? g : g.substring(1);
-      keys.add(valuesKey(ns, space, gen));
-      keys.add(indexKey(ns, space, gen));
+      // Listed: as it is; "+n": absent, the batch creates it; "": absent, named by conditions only.
+      byte mode = g.isEmpty() ? (byte) 'n' : g.startsWith("+") ? (byte) 'c' : (byte) 'm';
+      String gen = mode == 'c' ? g.substring(1) : g;
+      // An unlisted space's keys are never read; they only keep the KEYS layout (and its slot).
+      keys.add(valuesKey(ns, space, mode == 'n' ? "0" : gen));
+      keys.add(indexKey(ns, space, mode == 'n' ? "0" : gen));
       args.add(RedisStore.bytes(space));
       args.add(RedisStore.bytes(gen));
-      args.add(new byte[] {listed ? (byte) 'm' : (byte) 'c'});
+      args.add(new byte[] {mode});
     }
   }
 
   /**
    * The generations of the keyspaces a batch names besides the handle's own: listed ones as they
-   * are, absent ones as {@code +<new generation>} (to be created by the batch's script).
+   * are; absent ones its operations write as {@code +<new generation>} (to be created by the
+   * batch's script); absent ones only its conditions name (when {@code conditional}) as {@code ""}.
    */
-  private Map<String, String> resolve(RedisStore handle, WriteBatch batch) {
+  private Map<String, String> resolve(RedisStore handle, WriteBatch batch, boolean conditional) {
     Map<String, String> generations = new HashMap<>();
-    if (!batch.namesKeyspaces()) {
-      return generations;
-    }
     List<String> names = new ArrayList<>();
-    for (int i = 0, n = batch.size(); i < n; i++) {
-      String space = handle.spaceOf(batch, i);
-      if (space != null && !space.equals(handle.space()) && !names.contains(space)) {
-        names.add(space);
-      }
+    for (int i = 0, n = batch.namesKeyspaces() ? batch.size() : 0; i < n; i++) {
+      addName(handle, handle.spaceOf(batch, i), names);
+    }
+    int written = names.size();
+    for (int i = 0, n = conditional ? batch.conditionCount() : 0; i < n; i++) {
+      addName(handle, handle.conditionSpaceOf(batch, i), names);
     }
     if (names.isEmpty()) {
       return generations;
@@ -229,28 +316,31 @@ final class Keyspaces {
       fields[i] = RedisStore.bytes(names.get(i));
     }
     List<byte[]> got = handle.call("batch", () -> ns.client.hmget(ns.spacesKey, fields));
-    int absent = 0;
-    for (byte[] g : got) {
-      absent += g == null ? 1 : 0;
-    }
+    long absent = got.subList(0, written).stream().filter(g -> g == null).count();
     long top =
         absent == 0
             ? 0
             : handle.call(
                 "batch",
                 () ->
-                    ns.client.hincrBy(
-                        ns.metaKey, RedisStore.bytes("keyspace-generation"), absentCount(got)));
+                    ns.client.hincrBy(ns.metaKey, RedisStore.bytes("keyspace-generation"), absent));
     long next = top - absent + 1;
     for (int i = 0; i < fields.length; i++) {
       byte[] g = got.get(i);
-      generations.put(
-          names.get(i), g == null ? "+" + next++ : new String(g, StandardCharsets.UTF_8));
+      String gen;
+      if (g != null) {
+        gen = new String(g, StandardCharsets.UTF_8);
+      } else {
+        gen = i < written ? "+" + next++ : "";
+      }
+      generations.put(names.get(i), gen);
     }
     return generations;
   }
 
-  private static long absentCount(List<byte[]> got) {
-    return got.stream().filter(g -> g == null).count();
+  private static void addName(RedisStore handle, String space, List<String> names) {
+    if (space != null && !space.equals(handle.space()) && !names.contains(space)) {
+      names.add(space);
+    }
   }
 }

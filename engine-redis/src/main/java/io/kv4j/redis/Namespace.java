@@ -5,14 +5,12 @@ import io.kv4j.StoreConfig;
 import io.kv4j.StoreException;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreLockedException;
+import io.kv4j.spi.LockKeeper;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import redis.clients.jedis.ConnectionPoolConfig;
@@ -32,14 +30,6 @@ import redis.clients.jedis.exceptions.JedisException;
  * handles share.
  */
 final class Namespace {
-  private static final ScheduledExecutorService KEEPER =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "kv4j-redis-lock-keeper");
-            t.setDaemon(true);
-            return t;
-          });
-
   /**
    * Takes or refreshes the open lock. KEYS: the exclusive lock (a string holding its owner's
    * token), the shared holders (a sorted set of tokens scored by expiry, in server milliseconds).
@@ -92,7 +82,7 @@ final class Namespace {
 
   private final List<byte[]> lockKeys;
   private final List<byte[]> lockArgs;
-  private final ScheduledFuture<?> keeper;
+  private final LockKeeper keeper;
   private volatile boolean lockLost;
 
   private Namespace(
@@ -113,7 +103,8 @@ final class Namespace {
     this.lockArgs = lockArgs(settings, token);
     long period = Math.max(100, settings.lockTtlMillis() / 3);
     this.keeper =
-        KEEPER.scheduleWithFixedDelay(this::keepLock, period, period, TimeUnit.MILLISECONDS);
+        LockKeeper.start(
+            "redis lock of namespace " + tag, Duration.ofMillis(period), this::keepLock);
   }
 
   private static String tag(RedisSettings s) {
@@ -376,9 +367,12 @@ final class Namespace {
     }
   }
 
-  /** Stops the keeper, releases the lock if still ours and closes the client. */
+  /**
+   * Stops the keeper, releases the lock if still ours and closes the client. The keeper's close
+   * waits for a refresh in progress, so no refresh can take the lock again after the release.
+   */
   void close() {
-    keeper.cancel(false);
+    keeper.close();
     try {
       RELEASE.run(client, lockKeys, List.of(lockArgs.get(0)));
     } catch (JedisException ignored) {

@@ -15,12 +15,13 @@ import java.util.Set;
  * Cluster ({@code mode=cluster}), reached through Jedis. A store's keys share one hash tag, so in a
  * cluster each store lives in one slot on one primary (stores, not the keys of one store, spread
  * over the nodes); that is what makes its batches atomic (one Lua script) and its scans ordered (a
- * sorted-set index read with {@code ZRANGEBYLEX}) in both modes, and its conditional writes one Lua
- * script each (atomic against every client of the server; option {@code lock=shared} lets several
- * application instances open one store). Scans are not snapshots, and there are no read snapshots
- * or backups: Redis keeps one version of each key, and backs up with its own tools. Durability is
- * the server's persistence, checked at open: {@code SYNC} needs {@code appendonly yes} with {@code
- * appendfsync always}, {@code BUFFERED} needs {@code appendonly yes}.
+ * sorted-set index read with {@code ZRANGEBYLEX}) in both modes, and its conditional writes and
+ * conditional batches ({@code writeIf}) one Lua script each (atomic against every client of the
+ * server; option {@code lock=shared} lets several application instances open one store). Scans are
+ * not snapshots, and there are no read snapshots or backups: Redis keeps one version of each key,
+ * and backs up with its own tools. Durability is the server's persistence, checked at open: {@code
+ * SYNC} needs {@code appendonly yes} with {@code appendfsync always}, {@code BUFFERED} needs {@code
+ * appendonly yes}.
  */
 public final class RedisProvider implements StoreProvider {
   static final Set<Feature> FEATURES =
@@ -30,6 +31,7 @@ public final class RedisProvider implements StoreProvider {
           Feature.ATOMIC_BATCH,
           Feature.PERSISTENT,
           Feature.CONDITIONAL_WRITE,
+          Feature.CONDITIONAL_BATCH,
           Feature.KEYSPACES,
           Feature.KEYSPACE_BATCH);
   static final Limits LIMITS = new Limits(4096, 64 << 20);

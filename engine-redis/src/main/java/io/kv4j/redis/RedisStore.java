@@ -289,6 +289,20 @@ final class RedisStore extends AbstractStore {
     spaces.write(this, batch);
   }
 
+  @Override
+  protected boolean doWriteIf(WriteBatch batch) {
+    return conditionalBatch(batch, ns.newMarker());
+  }
+
+  /**
+   * The conditional batch with its done-marker key given: every retry of one call sends the same
+   * marker, so a retry after a lost reply answers true without applying the batch a second time.
+   */
+  boolean conditionalBatch(WriteBatch batch, byte[] marker) {
+    checkLock();
+    return spaces.writeIf(this, batch, marker);
+  }
+
   /** This handle's keyspace name, as a script argument (empty: the store's own keys). */
   byte[] spaceArg() {
     return spaceArg;
@@ -306,6 +320,11 @@ final class RedisStore extends AbstractStore {
   /** The keyspace of batch operation {@code i}, resolved (null: the store's own keys). */
   String spaceOf(WriteBatch batch, int i) {
     return keyspaceOf(batch, i);
+  }
+
+  /** The keyspace batch condition {@code i} reads, resolved (null: the store's own keys). */
+  String conditionSpaceOf(WriteBatch batch, int i) {
+    return conditionKeyspaceOf(batch, i);
   }
 
   /** One page of a scan, read atomically: keys and values alternating. */

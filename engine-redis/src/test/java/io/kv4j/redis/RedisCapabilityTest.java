@@ -129,6 +129,100 @@ class RedisCapabilityTest {
 
   @ParameterizedTest
   @ValueSource(booleans = {false, true})
+  void conditionalBatch_retriedWithTheSameMarker_writesOnce(boolean cluster) {
+    StoreConfig c = config(cluster, dir.resolve("batch-retry")).build();
+    try (Store store = Stores.open(c)) {
+      RedisStore redis = (RedisStore) store;
+      byte[] marker = b("{" + RedisSettings.namespaceFor(c.path()) + "}:c:test:2");
+      store.put(b("k"), b("a"));
+      WriteBatch batch =
+          new WriteBatch().expect(b("k"), b("a")).expectAbsent(b("j")).put(b("k"), b("b"));
+      batch.put(b("j"), b("x"));
+      assertThat(redis.conditionalBatch(batch, marker)).isTrue();
+      assertThat(s(store.get(b("j")))).isEqualTo("x");
+      store.put(b("k"), b("c"));
+      store.delete(b("j"));
+      assertThat(redis.conditionalBatch(batch, marker))
+          .as("a retry of the call that succeeded answers true again")
+          .isTrue();
+      assertThat(s(store.get(b("k")))).as("and does not write a second time").isEqualTo("c");
+      assertThat(store.get(b("j"))).as("nor put j back").isNull();
+      assertThat(store.writeIf(batch)).as("a new call checks anew").isFalse();
+      assertThat(store.stream(KeyRange.all()).map(e -> s(e.key()))).containsExactly("k");
+    }
+  }
+
+  /**
+   * Two store objects on one namespace ({@code lock=shared}, as two application instances), two
+   * threads each, move amounts between accounts with read + {@code writeIf} loops: money is
+   * conserved and every transfer counted once, so no other client's write fell between a batch's
+   * check and its apply.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void writeIfTransfers_twoStoreObjects_conserveMoney(boolean cluster) throws Exception {
+    StoreConfig c = config(cluster, dir.resolve("bank")).option("lock", "shared").build();
+    int accounts = 3;
+    int perThread = 150;
+    long seed = new Random().nextLong();
+    try (Store first = Stores.open(c);
+        Store second = Stores.open(c)) {
+      for (int a = 0; a < accounts; a++) {
+        first.put(b("acct" + a), b("1000"));
+      }
+      first.put(b("transfers"), b("0"));
+      ExecutorService pool = Executors.newFixedThreadPool(4);
+      try {
+        List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+          Store store = t % 2 == 0 ? first : second;
+          Random rnd = new Random(seed + t);
+          done.add(pool.submit(() -> transfers(store, rnd, accounts, perThread)));
+        }
+        for (Future<?> f : done) {
+          f.get(10, TimeUnit.MINUTES);
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      long total = 0;
+      for (int a = 0; a < accounts; a++) {
+        total += Long.parseLong(s(second.get(b("acct" + a))));
+      }
+      assertThat(total).as("seed %d: money conserved", seed).isEqualTo(accounts * 1000L);
+      assertThat(s(second.get(b("transfers"))))
+          .as("seed %d: every transfer counted once", seed)
+          .isEqualTo(Integer.toString(4 * perThread));
+    }
+  }
+
+  private static void transfers(Store store, Random rnd, int accounts, int n) {
+    for (int i = 0; i < n; i++) {
+      int a = rnd.nextInt(accounts);
+      byte[] from = b("acct" + a);
+      byte[] to = b("acct" + (a + 1 + rnd.nextInt(accounts - 1)) % accounts);
+      long amount = 1 + rnd.nextInt(20);
+      while (true) {
+        byte[] f = store.get(from);
+        byte[] g = store.get(to);
+        byte[] count = store.get(b("transfers"));
+        WriteBatch tx =
+            new WriteBatch()
+                .expect(from, f)
+                .expect(to, g)
+                .expect(b("transfers"), count)
+                .put(from, b(Long.toString(Long.parseLong(s(f)) - amount)))
+                .put(to, b(Long.toString(Long.parseLong(s(g)) + amount)))
+                .put(b("transfers"), b(Long.toString(Long.parseLong(s(count)) + 1)));
+        if (store.writeIf(tx)) {
+          break;
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
   void conditionalWrites_keepTheIndexAndCount(boolean cluster) {
     long seed = new Random().nextLong();
     Random rnd = new Random(seed);

@@ -129,6 +129,52 @@ class RedisKeyspaceTest {
     }
   }
 
+  /**
+   * A conditional batch creates the keyspaces its operations name only when it applies, never those
+   * only its conditions name; its conditions read a keyspace another client created since; through
+   * a handle whose keyspace another client dropped it is refused and writes nothing.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void writeIf_keyspaces_createdOnlyWhenApplied(boolean cluster) {
+    StoreConfig c = config(cluster, dir.resolve("cond")).option("lock", "shared").build();
+    try (Store s = Stores.open(c);
+        Store other = Stores.open(c)) {
+      s.put(b("k"), b("v"));
+      assertThat(s.writeIf(new WriteBatch().expectAbsent("ghost", b("k")).put(b("x"), b("1"))))
+          .as("a key of an absent keyspace is absent")
+          .isTrue();
+      assertThat(s(s.get(b("x")))).isEqualTo("1");
+      assertThat(s.writeIf(new WriteBatch().expect(b("k"), b("no")).put("fresh", b("k"), b("1"))))
+          .isFalse();
+      assertThat(s.keyspaces())
+          .as("neither a condition's keyspace nor a refused batch's is created")
+          .doesNotContain("ghost", "fresh");
+      assertThat(s.writeIf(new WriteBatch().expect(b("k"), b("v")).put("fresh", b("k"), b("1"))))
+          .isTrue();
+      assertThat(s.keyspaces()).contains("fresh").doesNotContain("ghost");
+      assertThat(s(s.keyspace("fresh").get(b("k")))).isEqualTo("1");
+
+      other.keyspace("ghost").put(b("k"), b("boo"));
+      assertThat(s.writeIf(new WriteBatch().expectAbsent("ghost", b("k")).put(b("y"), b("1"))))
+          .as("the condition reads the keyspace another client created")
+          .isFalse();
+      assertThat(s.writeIf(new WriteBatch().expect("ghost", b("k"), b("boo")).put(b("y"), b("2"))))
+          .isTrue();
+      assertThat(s(s.get(b("y")))).isEqualTo("2");
+
+      Store fresh = s.keyspace("fresh");
+      assertThat(other.dropKeyspace("fresh")).isTrue();
+      WriteBatch late = new WriteBatch().expect(b("k"), b("1")).put(b("k"), b("2"));
+      late.put(Store.DEFAULT_KEYSPACE, b("z"), b("1"));
+      assertThat(catchThrowable(() -> fresh.writeIf(late)))
+          .isInstanceOf(StoreClosedException.class)
+          .hasMessageContaining("was dropped");
+      assertThat(s.get(b("z"))).as("the refused batch wrote nothing").isNull();
+      assertThat(s.keyspaces()).doesNotContain("fresh");
+    }
+  }
+
   @ParameterizedTest
   @ValueSource(booleans = {false, true})
   void storeMadeBeforeKeyspaces_opensAndGainsKeyspaces(boolean cluster) {

@@ -15,10 +15,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import redis.clients.jedis.UnifiedJedis;
 
 /** Connection failures, authentication errors, locks and server restarts, in both modes. */
 class RedisServerTest {
@@ -72,6 +75,49 @@ class RedisServerTest {
         .isInstanceOf(StoreLockedException.class)
         .hasMessageContaining("ttl");
     s.close();
+    try (Store again = Stores.open(c)) {
+      assertThat(again.get(b("k"))).isEqualTo(b("v"));
+    }
+  }
+
+  /**
+   * The lock keeper refreshes the lock key while the store is open, for many times its lifetime,
+   * and once closed nothing takes it again: close waits for a refresh in progress before deleting
+   * the key.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void openStore_keepsItsLockPastTheTtl_andCloseLeavesNoLock(boolean cluster) {
+    Path path = dir.resolve("kept");
+    // Refreshed every 500 ms: a second of slack for a loaded machine.
+    StoreConfig c =
+        config(cluster, path).option("lock-ttl", "1500").option("lock-wait", "0").build();
+    String lock = "{" + RedisSettings.namespaceFor(path) + "}:lock";
+    try (UnifiedJedis j = TestRedis.client(cluster)) {
+      Store s = Stores.open(c);
+      try {
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(4500);
+        int looked = 0;
+        while (System.nanoTime() - end < 0) {
+          assertThat(j.pttl(lock))
+              .as("lock key's time to live after %d looks", looked)
+              .isPositive();
+          looked++;
+          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+        }
+        assertThat(catchThrowable(() -> Stores.open(c).close()))
+            .as("three lifetimes later the lock is still held")
+            .isInstanceOf(StoreLockedException.class);
+        s.put(b("k"), b("v"));
+      } finally {
+        s.close();
+      }
+      long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(600);
+      while (System.nanoTime() - end < 0) {
+        assertThat(j.exists(lock)).as("lock key after close").isFalse();
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+      }
+    }
     try (Store again = Stores.open(c)) {
       assertThat(again.get(b("k"))).isEqualTo(b("v"));
     }
