@@ -132,7 +132,12 @@ final class NativeOptions implements AutoCloseable {
       if (config.readOnly()) {
         // RocksDB would create (and rotate) its info LOG in the store directory even when opened
         // read-only; a logger of our own keeps a read-only open from writing anything there.
-        logger = new ReadOnlyLogger();
+        // Its level is ERROR unless rocksdb-options names info_log_level.
+        logger =
+            new ReadOnlyLogger(
+                custom.containsKey("info_log_level")
+                    ? options.infoLogLevel()
+                    : InfoLogLevel.ERROR_LEVEL);
         options.setLogger(logger);
       }
       if (!custom.containsKey("block_based_table_factory")
@@ -274,19 +279,28 @@ final class NativeOptions implements AutoCloseable {
   }
 
   /**
-   * The info log of a read-only store: messages at ERROR and above go to the {@code
-   * io.kv4j.rocksdb} {@link System.Logger}; nothing is written to the store directory.
+   * The info log of a read-only store: messages at its level and above go to the {@code
+   * io.kv4j.rocksdb} {@link System.Logger} (DEBUG, INFO, WARN as those, HEADER as INFO, ERROR and
+   * FATAL as ERROR); nothing is written to the store directory. The level is ERROR unless {@code
+   * rocksdb-options} names {@code info_log_level}.
    */
   private static final class ReadOnlyLogger extends Logger {
     private static final System.Logger LOG = System.getLogger("io.kv4j.rocksdb");
 
-    ReadOnlyLogger() {
-      super(InfoLogLevel.ERROR_LEVEL);
+    ReadOnlyLogger(InfoLogLevel level) {
+      super(level);
     }
 
     @Override
     protected void log(InfoLogLevel level, String message) {
-      LOG.log(System.Logger.Level.ERROR, "rocksdb (read-only): " + message);
+      System.Logger.Level to =
+          switch (level) {
+            case DEBUG_LEVEL -> System.Logger.Level.DEBUG;
+            case INFO_LEVEL, HEADER_LEVEL -> System.Logger.Level.INFO;
+            case WARN_LEVEL -> System.Logger.Level.WARNING;
+            default -> System.Logger.Level.ERROR;
+          };
+      LOG.log(to, "rocksdb (read-only): " + message);
     }
   }
 

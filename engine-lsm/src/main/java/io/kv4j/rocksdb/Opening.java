@@ -64,7 +64,8 @@ final class Opening {
    * Opens a store: the directory through {@link StoreDirectory}, then checks that tell damage from
    * what a crash leaves (see {@link CleanClose} and {@link RecordLog}), then RocksDB. Nothing is
    * written, renamed or deleted before every check passed, and RocksDB is asked to create a
-   * database only in a new directory.
+   * database only in a new directory. A read-only open goes through {@link ReadOnlyOpening}, which
+   * a writer flushing meanwhile cannot make miss acknowledged writes.
    */
   static RocksDbStore open(StoreConfig config) {
     boolean readOnly = config.readOnly();
@@ -88,8 +89,11 @@ final class Opening {
       }
       opts.options.setCreateIfMissing(create);
       opts.split();
-      List<ColumnFamilyDescriptor> families = families(opts, dir, create);
-      db = openDb(opts, dir, readOnly, create, families, handles);
+      List<ColumnFamilyDescriptor> families = new ArrayList<>();
+      db =
+          readOnly
+              ? ReadOnlyOpening.open(opts, dir, families, handles)
+              : openReadWrite(opts, dir, create, families, handles);
       if (!readOnly) {
         sd.created(); // a new store's, or an adopted one's once RocksDB has opened it
         removeCleanClose(dir); // from here on a crash is possible again
@@ -230,20 +234,14 @@ final class Opening {
    * new store has only {@code default}; an existing one every family its MANIFEST lists (RocksDB
    * opens a database only with all of them).
    */
-  private static List<ColumnFamilyDescriptor> families(
-      NativeOptions opts, Path dir, boolean create) {
+  static List<ColumnFamilyDescriptor> families(NativeOptions opts, Path dir, boolean create)
+      throws RocksDBException {
     List<ColumnFamilyDescriptor> out = new ArrayList<>();
     out.add(new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, opts.cfOptions));
     if (create) {
       return out;
     }
-    List<byte[]> names;
-    try {
-      names = RocksDB.listColumnFamilies(opts.options, dir.toString());
-    } catch (RocksDBException e) {
-      throw translateOpen(dir, true, e);
-    }
-    for (byte[] n : names) {
+    for (byte[] n : RocksDB.listColumnFamilies(opts.options, dir.toString())) {
       if (!Arrays.equals(n, RocksDB.DEFAULT_COLUMN_FAMILY)) {
         out.add(new ColumnFamilyDescriptor(n, opts.cfOptions));
       }
@@ -252,33 +250,25 @@ final class Opening {
   }
 
   /**
-   * Opens the database with its column families, their handles added to {@code handles} in the
-   * order of {@code families}. A read-only open of a store that a writer has open may meet a file
-   * the writer just made obsolete and deleted; it is retried twice before the error counts.
+   * Opens the database read-write with every column family its MANIFEST lists (or only {@code
+   * default} when it is created), adding them to {@code families} and their handles to {@code
+   * handles} in the same order.
    */
-  private static RocksDB openDb(
+  private static RocksDB openReadWrite(
       NativeOptions opts,
       Path dir,
-      boolean readOnly,
       boolean create,
       List<ColumnFamilyDescriptor> families,
       List<ColumnFamilyHandle> handles) {
-    for (int attempt = 1; ; attempt++) {
-      try {
-        handles.clear();
-        return readOnly
-            ? RocksDB.openReadOnly(opts.dbOptions, dir.toString(), families, handles)
-            : RocksDB.open(opts.dbOptions, dir.toString(), families, handles);
-      } catch (RocksDBException e) {
-        if (readOnly && attempt < 3 && isMissingFile(e)) {
-          continue;
-        }
-        throw translateOpen(dir, !create, e);
-      }
+    try {
+      families.addAll(families(opts, dir, create));
+      return RocksDB.open(opts.dbOptions, dir.toString(), families, handles);
+    } catch (RocksDBException e) {
+      throw translateOpen(dir, !create, e);
     }
   }
 
-  private static boolean isMissingFile(RocksDBException e) {
+  static boolean isMissingFile(RocksDBException e) {
     Status s = e.getStatus();
     return s != null
         && s.getCode() == Status.Code.IOError
