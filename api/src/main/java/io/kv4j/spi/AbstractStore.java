@@ -6,27 +6,18 @@ import io.kv4j.KeyRange;
 import io.kv4j.Snapshot;
 import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
-import io.kv4j.StoreException;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.stream.Stream;
 
 /**
  * The checks every engine owes its users, done once: null and empty arguments, key and value limits
@@ -45,9 +36,10 @@ public abstract class AbstractStore implements Store {
   // The store this handle belongs to: this, for a store; the store, for a keyspace handle.
   private final AbstractStore root;
   private final String keyspace; // null for the store itself
-  private final Set<AbstractStore> handles = ConcurrentHashMap.newKeySet(); // open keyspaces
+  private final KeyspaceHandles handles = new KeyspaceHandles(this); // on the root only
   private volatile boolean closed;
   private volatile StoreIOException failure; // kept on the root: one failure state per store
+  private final Arguments args;
 
   /**
    * Creates the store's shell.
@@ -58,6 +50,7 @@ public abstract class AbstractStore implements Store {
     this.info = Objects.requireNonNull(info, "info");
     this.root = this;
     this.keyspace = null;
+    this.args = new Arguments(info, null);
   }
 
   /**
@@ -75,7 +68,7 @@ public abstract class AbstractStore implements Store {
       throw new IllegalArgumentException("keyspaces do not nest: " + store.info.describe());
     }
     this.root = store;
-    this.keyspace = checkNamed(keyspace);
+    this.keyspace = Arguments.keyspaceName(keyspace);
     StoreInfo s = store.info;
     java.util.EnumSet<Feature> features = java.util.EnumSet.noneOf(Feature.class);
     features.addAll(s.features());
@@ -89,6 +82,12 @@ public abstract class AbstractStore implements Store {
             s.durability(),
             s.location() + "#" + keyspace,
             s.readOnly());
+    this.args = new Arguments(info, keyspace);
+  }
+
+  /** Whether this is a keyspace handle of {@code store}. */
+  final boolean belongsTo(AbstractStore store) {
+    return root == store && root != this;
   }
 
   /**
@@ -219,8 +218,7 @@ public abstract class AbstractStore implements Store {
    * @return true if the key held {@code expected} (and the write was done), false otherwise
    */
   protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
-    throw new UnsupportedOperationException(
-        info.describe() + " declares " + Feature.CONDITIONAL_WRITE + " but does not implement it");
+    throw args.notImplemented(Feature.CONDITIONAL_WRITE);
   }
 
   /**
@@ -236,8 +234,7 @@ public abstract class AbstractStore implements Store {
    * @return true if every condition held and the operations were applied, false otherwise
    */
   protected boolean doWriteIf(WriteBatch batch) {
-    throw new UnsupportedOperationException(
-        info.describe() + " declares " + Feature.CONDITIONAL_BATCH + " but does not implement it");
+    throw args.notImplemented(Feature.CONDITIONAL_BATCH);
   }
 
   /**
@@ -247,8 +244,7 @@ public abstract class AbstractStore implements Store {
    * @return the snapshot, constructed with this store
    */
   protected AbstractSnapshot doSnapshot() {
-    throw new UnsupportedOperationException(
-        info.describe() + " declares " + Feature.SNAPSHOT_READ + " but does not implement it");
+    throw args.notImplemented(Feature.SNAPSHOT_READ);
   }
 
   /**
@@ -260,8 +256,7 @@ public abstract class AbstractStore implements Store {
    * @throws IOException if the copy cannot be written
    */
   protected void doBackup(Path target) throws IOException {
-    throw new UnsupportedOperationException(
-        info.describe() + " declares " + Feature.BACKUP + " but does not implement it");
+    throw args.notImplemented(Feature.BACKUP);
   }
 
   /**
@@ -274,8 +269,7 @@ public abstract class AbstractStore implements Store {
    * @return a handle constructed with {@link #AbstractStore(AbstractStore, String)} on this store
    */
   protected AbstractStore doKeyspace(String name) {
-    throw new UnsupportedOperationException(
-        info.describe() + " declares " + Feature.KEYSPACES + " but does not implement it");
+    throw args.notImplemented(Feature.KEYSPACES);
   }
 
   /**
@@ -285,8 +279,7 @@ public abstract class AbstractStore implements Store {
    * @return the names, in any order
    */
   protected List<String> doKeyspaces() {
-    throw new UnsupportedOperationException(
-        info.describe() + " declares " + Feature.KEYSPACES + " but does not implement it");
+    throw args.notImplemented(Feature.KEYSPACES);
   }
 
   /**
@@ -299,8 +292,7 @@ public abstract class AbstractStore implements Store {
    * @return true if the keyspace existed
    */
   protected boolean doDropKeyspace(String name) {
-    throw new UnsupportedOperationException(
-        info.describe() + " declares " + Feature.KEYSPACES + " but does not implement it");
+    throw args.notImplemented(Feature.KEYSPACES);
   }
 
   /**
@@ -399,7 +391,7 @@ public abstract class AbstractStore implements Store {
     checkValue(value);
     requireFeature(Feature.CONDITIONAL_WRITE);
     checkWritable();
-    if (expected.length > info.limits().maxValueSize()) {
+    if (!args.holdable(expected)) {
       return false;
     }
     return doCompareAndSet(key, expected, value);
@@ -417,7 +409,7 @@ public abstract class AbstractStore implements Store {
     Objects.requireNonNull(expected, "expected");
     requireFeature(Feature.CONDITIONAL_WRITE);
     checkWritable();
-    if (expected.length > info.limits().maxValueSize()) {
+    if (!args.holdable(expected)) {
       return false;
     }
     return doCompareAndSet(key, expected, null);
@@ -454,111 +446,7 @@ public abstract class AbstractStore implements Store {
     Objects.requireNonNull(target, "target");
     requireFeature(Feature.BACKUP);
     checkOpen();
-    Path dest = target.toAbsolutePath().normalize();
-    checkBackupTarget(dest);
-    Path parent = dest.getParent();
-    String prefix = "." + dest.getFileName() + ".partial-";
-    // The owner's pid is in the name, so a later backup can tell a copy left by a killed process
-    // (removed) from one another live process is writing (left alone).
-    Path partial =
-        parent.resolve(
-            prefix
-                + ProcessHandle.current().pid()
-                + "-"
-                + Long.toHexString(ThreadLocalRandom.current().nextLong()));
-    boolean done = false;
-    try {
-      Files.createDirectories(parent);
-      removeAbandonedCopies(parent, prefix);
-      Files.createDirectory(partial);
-      doBackup(partial);
-      checkOpen();
-      StoreDirectory.syncDirectory(partial);
-      if (Files.isDirectory(dest)) {
-        Files.delete(dest); // empty, checked above; rename(2) could replace it, Files.move cannot
-      }
-      Files.move(partial, dest, StandardCopyOption.ATOMIC_MOVE);
-      StoreDirectory.syncDirectory(parent);
-      done = true;
-    } catch (IOException | UncheckedIOException e) {
-      throw new StoreIOException(
-          info.describe() + ": backup to " + dest + " failed: " + e.getMessage(), e);
-    } finally {
-      if (!done) {
-        deleteTree(partial);
-      }
-    }
-  }
-
-  /**
-   * Deletes {@code .<target>.partial-<pid>-<random>} directories whose process is gone: what a
-   * backup killed mid-copy (kill -9, power loss) leaves beside its target. A name without a pid
-   * (not made by this code) and a live process's copy are left alone.
-   */
-  private static void removeAbandonedCopies(Path parent, String prefix) throws IOException {
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(parent, prefix + "*")) {
-      for (Path p : ds) {
-        String rest = p.getFileName().toString().substring(prefix.length());
-        int dash = rest.indexOf('-');
-        long pid;
-        try {
-          pid = dash > 0 ? Long.parseLong(rest.substring(0, dash)) : -1;
-        } catch (NumberFormatException notOurs) {
-          continue;
-        }
-        if (pid > 0 && Files.isDirectory(p) && ProcessHandle.of(pid).isEmpty()) {
-          deleteTree(p);
-        }
-      }
-    }
-  }
-
-  private void checkBackupTarget(Path dest) {
-    if (!info.location().isEmpty()) {
-      Path own;
-      try {
-        own = Path.of(info.location()).toAbsolutePath().normalize();
-      } catch (RuntimeException notAPath) {
-        own = null;
-      }
-      if (own != null && (dest.startsWith(own) || own.startsWith(dest))) {
-        throw new IllegalArgumentException(
-            "backup target "
-                + dest
-                + " is, or is inside, the store's own location ("
-                + info.describe()
-                + ")");
-      }
-    }
-    if (Files.exists(dest)) {
-      boolean empty;
-      try (DirectoryStream<Path> ds = Files.newDirectoryStream(dest)) {
-        empty = !ds.iterator().hasNext();
-      } catch (IOException notADirectory) {
-        empty = false;
-      }
-      if (!empty) {
-        throw new IllegalArgumentException(
-            "backup target "
-                + dest
-                + " exists and is not an empty directory ("
-                + info.describe()
-                + ")");
-      }
-    }
-  }
-
-  private static void deleteTree(Path dir) {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (Stream<Path> s = Files.walk(dir)) {
-      for (Path p : (Iterable<Path>) s.sorted(Comparator.reverseOrder())::iterator) {
-        Files.deleteIfExists(p);
-      }
-    } catch (IOException | UncheckedIOException | StoreException ignored) {
-      // Best effort: the partial copy has a hidden name and never a complete store's.
-    }
+    BackupCopy.run(info, target, this::doBackup, this::checkOpen);
   }
 
   @Override
@@ -573,7 +461,7 @@ public abstract class AbstractStore implements Store {
               + info.describe()
               + ")");
     }
-    checkOperations(batch);
+    args.operations(batch);
     checkWritable();
     if (!batch.isEmpty()) {
       doWrite(batch);
@@ -592,20 +480,8 @@ public abstract class AbstractStore implements Store {
   public final boolean writeIf(WriteBatch batch) {
     Objects.requireNonNull(batch, "batch");
     requireFeature(Feature.CONDITIONAL_BATCH);
-    checkOperations(batch);
-    String own = keyspace == null ? Store.DEFAULT_KEYSPACE : keyspace;
-    boolean satisfiable = true;
-    for (int i = 0, n = batch.conditionCount(); i < n; i++) {
-      checkKey(batch.conditionKey(i));
-      String k = batch.conditionKeyspace(i);
-      if (k != null && !k.equals(own)) {
-        requireFeature(Feature.KEYSPACE_BATCH);
-      }
-      byte[] v = batch.conditionValue(i);
-      if (v != null && v.length > info.limits().maxValueSize()) {
-        satisfiable = false;
-      }
-    }
+    args.operations(batch);
+    boolean satisfiable = args.conditions(batch);
     checkWritable();
     if (!satisfiable) {
       return false;
@@ -617,25 +493,6 @@ public abstract class AbstractStore implements Store {
       return true;
     }
     return doWriteIf(batch);
-  }
-
-  private void checkOperations(WriteBatch batch) {
-    if (batch.namesKeyspaces()) {
-      String own = keyspace == null ? Store.DEFAULT_KEYSPACE : keyspace;
-      for (int i = 0, n = batch.size(); i < n; i++) {
-        String k = batch.keyspace(i);
-        if (k != null && !k.equals(own)) {
-          requireFeature(Feature.KEYSPACE_BATCH);
-          break;
-        }
-      }
-    }
-    for (int i = 0, n = batch.size(); i < n; i++) {
-      checkKey(batch.key(i));
-      if (!batch.isDelete(i)) {
-        checkValue(batch.value(i));
-      }
-    }
   }
 
   @Override
@@ -703,9 +560,7 @@ public abstract class AbstractStore implements Store {
       }
       closed = true;
     }
-    for (AbstractStore h : new ArrayList<>(handles)) {
-      h.close();
-    }
+    handles.closeAll();
     for (AbstractSnapshot s : new ArrayList<>(snapshots)) {
       s.closeByStore();
     }
@@ -716,7 +571,7 @@ public abstract class AbstractStore implements Store {
       doClose();
     } finally {
       if (root != this) {
-        root.handles.remove(this);
+        root.handles.closed(this);
       }
     }
   }
@@ -730,37 +585,9 @@ public abstract class AbstractStore implements Store {
    */
   @Override
   public final Store keyspace(String name) {
-    checkNamed(name);
+    Arguments.keyspaceName(name);
     requireFeature(Feature.KEYSPACES);
-    synchronized (handles) {
-      checkOpen();
-      if (info.readOnly()) {
-        List<String> existing = keyspaces();
-        if (!existing.contains(name)) {
-          throw new UnsupportedOperationException(
-              info.describe()
-                  + " is open read-only and has no keyspace '"
-                  + name
-                  + "' (it has "
-                  + existing
-                  + ")");
-        }
-      }
-      AbstractStore h = doKeyspace(name);
-      if (h == null || h.root != this || !name.equals(h.keyspace)) {
-        throw new IllegalStateException(
-            info.describe()
-                + " returned a wrong handle for keyspace '"
-                + name
-                + "' (an engine bug)");
-      }
-      handles.add(h);
-      if (closed) { // close() ran concurrently and may have missed this handle
-        h.close();
-        checkOpen();
-      }
-      return h;
-    }
+    return handles.open(name);
   }
 
   /**
@@ -785,28 +612,9 @@ public abstract class AbstractStore implements Store {
    */
   @Override
   public final boolean dropKeyspace(String name) {
-    checkNamed(name);
+    Arguments.keyspaceName(name);
     requireFeature(Feature.KEYSPACES);
-    synchronized (handles) {
-      checkWritable();
-      for (AbstractStore h : new ArrayList<>(handles)) {
-        if (name.equals(h.keyspace)) {
-          h.close();
-        }
-      }
-      return doDropKeyspace(name);
-    }
-  }
-
-  private static String checkNamed(String name) {
-    Store.checkKeyspaceName(name);
-    if (Store.DEFAULT_KEYSPACE.equals(name)) {
-      throw new IllegalArgumentException(
-          "'"
-              + Store.DEFAULT_KEYSPACE
-              + "' names the store's own keys, not a keyspace to open or drop");
-    }
-    return name;
+    return handles.drop(name, this::checkWritable);
   }
 
   /**
@@ -847,23 +655,11 @@ public abstract class AbstractStore implements Store {
   }
 
   void checkKeys(List<byte[]> keys) {
-    Objects.requireNonNull(keys, "keys");
-    for (byte[] key : keys) {
-      checkKey(key);
-    }
+    args.keys(keys);
   }
 
   List<byte[]> checkedValues(List<byte[]> keys, List<byte[]> values) {
-    if (values == null || values.size() != keys.size()) {
-      throw new IllegalStateException(
-          info.describe()
-              + " returned "
-              + (values == null ? "null" : values.size() + " values")
-              + " for "
-              + keys.size()
-              + " keys from getAll (an engine bug)");
-    }
-    return Collections.unmodifiableList(Arrays.asList(values.toArray(new byte[0][])));
+    return args.values(keys, values);
   }
 
   private void checkWritable() {
@@ -931,43 +727,14 @@ public abstract class AbstractStore implements Store {
   }
 
   final void requireFeature(Feature f) {
-    if (!info.has(f)) {
-      throw new UnsupportedOperationException(
-          "engine '" + info.engine() + "' does not support " + f);
-    }
+    args.feature(f);
   }
 
   final void checkKey(byte[] key) {
-    Objects.requireNonNull(key, "key");
-    if (key.length == 0) {
-      throw new IllegalArgumentException(
-          "key is empty; keys are 1 or more bytes (" + info.describe() + ")");
-    }
-    int max = info.limits().maxKeySize();
-    if (key.length > max) {
-      throw new IllegalArgumentException(
-          "key is "
-              + key.length
-              + " bytes, longer than the limit of "
-              + max
-              + " bytes ("
-              + info.describe()
-              + ")");
-    }
+    args.key(key);
   }
 
   private void checkValue(byte[] value) {
-    Objects.requireNonNull(value, "value");
-    int max = info.limits().maxValueSize();
-    if (value.length > max) {
-      throw new IllegalArgumentException(
-          "value is "
-              + value.length
-              + " bytes, longer than the limit of "
-              + max
-              + " bytes ("
-              + info.describe()
-              + ")");
-    }
+    args.value(value);
   }
 }
