@@ -80,50 +80,14 @@ final class CopyCommand implements Runnable {
 
   @Override
   public void run() {
-    PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    if (batch < 1) {
-      throw new CliException(ExitCode.USAGE, "--batch must be >= 1, got " + batch);
-    }
-    long maxBytes;
-    try {
-      maxBytes = BATCH_BYTES.parse(batchBytes);
-    } catch (IllegalArgumentException e) {
-      throw new CliException(ExitCode.USAGE, "--batch-bytes: " + e.getMessage());
-    }
-    boolean terminal = System.console() != null;
-    ProgressBar bar =
-        new ProgressBar(
-            err, terminal, progressInterval != null ? progressInterval : terminal ? 200 : 1000);
     Interrupt interrupt = new Interrupt();
-    StoreCopy.Options options =
-        StoreCopy.Options.defaults()
-            .batchEntries(batch)
-            .batchBytes(maxBytes)
-            .resume(resume)
-            .verify(!noVerify)
-            .listener(
-                p -> {
-                  interrupt.check();
-                  if (!noProgress) {
-                    bar.progress(p);
-                  }
-                });
+    StoreCopy.Options options = options(err, interrupt);
     Thread hook = new Thread(interrupt::awaitStop, "kv4j-copy-interrupt");
     Runtime.getRuntime().addShutdownHook(hook);
     StoreCopy.Result r;
-    try (Store source = Uris.open(from, Uris.Mode.READ);
-        Store target = Uris.open(to, Uris.Mode.COPY_TARGET)) {
-      if (!resume && !isEmpty(target)) {
-        throw new CliException(
-            ExitCode.USAGE,
-            "target "
-                + target.info().describe()
-                + " is not empty; add --resume to continue an interrupted copy into it");
-      }
-      err.println("copying " + source.info().describe() + " -> " + target.info().describe());
-      err.flush();
-      r = StoreCopy.copy(source, target, options);
+    try {
+      r = copy(err, options);
     } catch (CancellationException e) {
       err.println(
           "\ninterrupted: the target holds a prefix of the source; run the same command with"
@@ -139,6 +103,56 @@ final class CopyCommand implements Runnable {
         // The JVM is exiting; the hook has run or is running.
       }
     }
+    print(spec.commandLine().getOut(), r);
+  }
+
+  /** The copy's options from the command line; misuse is a usage error before anything opens. */
+  private StoreCopy.Options options(PrintWriter err, Interrupt interrupt) {
+    if (batch < 1) {
+      throw new CliException(ExitCode.USAGE, "--batch must be >= 1, got " + batch);
+    }
+    long maxBytes;
+    try {
+      maxBytes = BATCH_BYTES.parse(batchBytes);
+    } catch (IllegalArgumentException e) {
+      throw new CliException(ExitCode.USAGE, "--batch-bytes: " + e.getMessage());
+    }
+    boolean terminal = System.console() != null;
+    ProgressBar bar =
+        new ProgressBar(
+            err, terminal, progressInterval != null ? progressInterval : terminal ? 200 : 1000);
+    return StoreCopy.Options.defaults()
+        .batchEntries(batch)
+        .batchBytes(maxBytes)
+        .resume(resume)
+        .verify(!noVerify)
+        .listener(
+            p -> {
+              interrupt.check();
+              if (!noProgress) {
+                bar.progress(p);
+              }
+            });
+  }
+
+  private StoreCopy.Result copy(PrintWriter err, StoreCopy.Options options) {
+    try (Store source = Uris.open(from, Uris.Mode.READ);
+        Store target = Uris.open(to, Uris.Mode.COPY_TARGET)) {
+      if (!resume && !isEmpty(target)) {
+        throw new CliException(
+            ExitCode.USAGE,
+            "target "
+                + target.info().describe()
+                + " is not empty; add --resume to continue an interrupted copy into it");
+      }
+      err.println("copying " + source.info().describe() + " -> " + target.info().describe());
+      err.flush();
+      return StoreCopy.copy(source, target, options);
+    }
+  }
+
+  /** What was copied, and the verification's verdict (a failed one is exit code CHECK_FAILED). */
+  private void print(PrintWriter out, StoreCopy.Result r) {
     if (r.resumedFrom() != null) {
       out.println(
           "resumed after "

@@ -75,26 +75,33 @@ final class VerifyCommand implements Runnable {
       } catch (StoreCorruptedException x) {
         corrupt(x);
       }
-      StoreStats s = store.stats();
-      for (var f : s.figures().entrySet()) {
-        String n = f.getKey();
-        if ((n.contains("truncated") || n.contains("corrupt") || n.contains("discarded"))
-            && f.getValue().doubleValue() > 0) {
-          notes.add(
-              n
-                  + " = "
-                  + f.getValue()
-                  + ": the engine dropped data when it opened the store (a torn write after a"
-                  + " crash, or damage it cannot tell apart from one)");
-        }
-      }
-      if (complete) {
-        if (s.keyCountExact() && s.keyCount() != entries) {
-          problems.add(
-              "the engine counts " + s.keyCount() + " keys but a full scan returned " + entries);
-        }
+      checkStats(store.stats(), complete);
+    }
+    print(out, gap, start);
+  }
+
+  /** Notes what the engine dropped at open, and a key count that disagrees with the scan. */
+  private void checkStats(StoreStats s, boolean complete) {
+    for (var f : s.figures().entrySet()) {
+      String n = f.getKey();
+      if ((n.contains("truncated") || n.contains("corrupt") || n.contains("discarded"))
+          && f.getValue().doubleValue() > 0) {
+        notes.add(
+            n
+                + " = "
+                + f.getValue()
+                + ": the engine dropped data when it opened the store (a torn write after a"
+                + " crash, or damage it cannot tell apart from one)");
       }
     }
+    if (complete && s.keyCountExact() && s.keyCount() != entries) {
+      problems.add(
+          "the engine counts " + s.keyCount() + " keys but a full scan returned " + entries);
+    }
+  }
+
+  /** Prints the findings and the verdict; any finding is exit code CORRUPT. */
+  private void print(PrintWriter out, String gap, long start) {
     for (StoreCorruptedException x : corrupt) {
       out.println("CORRUPT " + where(x) + ": " + Main.oneLine(x.getMessage()));
     }
