@@ -173,56 +173,9 @@ final class Namespace {
       client = connect(s, cc);
       client.ping();
       boolean fsyncAlways = checkPersistence(client, s, cc, config.durability(), who);
-      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(s.lockWaitMillis());
-      long held;
-      while ((held = (Long) HOLD.run(client, lockKeys, lockArgs(s, token))) != 1) {
-        if (System.nanoTime() - deadline > 0) {
-          throw new StoreLockedException(
-              who
-                  + " is open in another client "
-                  + (held == 0
-                      ? "with an exclusive lock (lock key " + tag + ":lock held)"
-                      : "with lock=shared (holders in "
-                          + tag
-                          + ":shared) and this open asks for"
-                          + " lock=exclusive"),
-              config.path());
-        }
-        RedisStore.pause(100);
-      }
+      takeLock(client, config, s, who, lockKeys, token);
       locked = true;
-      byte[] meta = RedisStore.bytes(tag + ":meta");
-      if (!client.exists(meta)) {
-        if (config.readOnly() || !config.createIfMissing()) {
-          throw new StoreIOException(
-              who
-                  + ": namespace "
-                  + tag
-                  + " does not exist and "
-                  + (config.readOnly()
-                      ? "the store is opened read-only"
-                      : "create-if-missing=false"),
-              (Throwable) null);
-        }
-        client.hset(meta, RedisStore.bytes("engine"), RedisStore.bytes(mark));
-      } else {
-        byte[] was = client.hget(meta, RedisStore.bytes("engine"));
-        String found = was == null ? "nothing" : new String(was, StandardCharsets.UTF_8);
-        if (!mark.equals(found)) {
-          throw new StoreIOException(
-              who
-                  + ": namespace "
-                  + tag
-                  + " holds a store of another layout (its "
-                  + tag
-                  + ":meta names engine '"
-                  + found
-                  + "', this engine is '"
-                  + mark
-                  + "'): open it with its own engine id, or use another path or prefix",
-              (Throwable) null);
-        }
-      }
+      checkMarker(client, config, who, tag, mark);
       Namespace ns = new Namespace(s, client, token, fsyncAlways);
       ok = true;
       return ns;
@@ -247,6 +200,69 @@ final class Namespace {
           }
         }
         client.close();
+      }
+    }
+  }
+
+  /** Waits for the open lock until {@code lock-wait}; a holder still there is StoreLocked. */
+  private static void takeLock(
+      UnifiedJedis client,
+      StoreConfig config,
+      RedisSettings s,
+      String who,
+      List<byte[]> lockKeys,
+      byte[] token) {
+    String tag = tag(s);
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(s.lockWaitMillis());
+    long held;
+    while ((held = (Long) HOLD.run(client, lockKeys, lockArgs(s, token))) != 1) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new StoreLockedException(
+            who
+                + " is open in another client "
+                + (held == 0
+                    ? "with an exclusive lock (lock key " + tag + ":lock held)"
+                    : "with lock=shared (holders in "
+                        + tag
+                        + ":shared) and this open asks for"
+                        + " lock=exclusive"),
+            config.path());
+      }
+      RedisStore.pause(100);
+    }
+  }
+
+  /** Creates the namespace's marker, or checks that it names this engine's layout. */
+  private static void checkMarker(
+      UnifiedJedis client, StoreConfig config, String who, String tag, String mark) {
+    byte[] meta = RedisStore.bytes(tag + ":meta");
+    if (!client.exists(meta)) {
+      if (config.readOnly() || !config.createIfMissing()) {
+        throw new StoreIOException(
+            who
+                + ": namespace "
+                + tag
+                + " does not exist and "
+                + (config.readOnly() ? "the store is opened read-only" : "create-if-missing=false"),
+            (Throwable) null);
+      }
+      client.hset(meta, RedisStore.bytes("engine"), RedisStore.bytes(mark));
+    } else {
+      byte[] was = client.hget(meta, RedisStore.bytes("engine"));
+      String found = was == null ? "nothing" : new String(was, StandardCharsets.UTF_8);
+      if (!mark.equals(found)) {
+        throw new StoreIOException(
+            who
+                + ": namespace "
+                + tag
+                + " holds a store of another layout (its "
+                + tag
+                + ":meta names engine '"
+                + found
+                + "', this engine is '"
+                + mark
+                + "'): open it with its own engine id, or use another path or prefix",
+            (Throwable) null);
       }
     }
   }
