@@ -35,13 +35,14 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
   private boolean started;
   private byte[] previous; // the last key returned, to check LMDB's order
 
-  LmdbCursor(
+  private LmdbCursor(
       LmdbStore store,
       KeyRange range,
       Txn<byte[]> txn,
+      AtomicInteger ownerCursors,
+      LmdbSnapshot snapshot,
       int gateToken,
-      int spaceToken,
-      AtomicInteger ownerCursors) {
+      int spaceToken) {
     super(store, range);
     this.store = store;
     this.range = range;
@@ -50,9 +51,19 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
     this.upper = range.upper();
     this.txn = txn;
     this.ownerCursors = ownerCursors;
-    this.snapshot = null;
+    this.snapshot = snapshot;
     this.gateToken = gateToken;
     this.spaceToken = spaceToken;
+  }
+
+  LmdbCursor(
+      LmdbStore store,
+      KeyRange range,
+      Txn<byte[]> txn,
+      int gateToken,
+      int spaceToken,
+      AtomicInteger ownerCursors) {
+    this(store, range, txn, ownerCursors, null, gateToken, spaceToken);
     ownerCursors.incrementAndGet();
     if (txn != null) {
       try {
@@ -70,17 +81,7 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
    * the snapshot's lock.
    */
   LmdbCursor(LmdbStore store, KeyRange range, LmdbSnapshot snapshot) {
-    super(store, range);
-    this.store = store;
-    this.range = range;
-    this.reverse = range.isReverse();
-    this.lower = range.lower();
-    this.upper = range.upper();
-    this.txn = null;
-    this.ownerCursors = null;
-    this.snapshot = snapshot;
-    this.gateToken = 0;
-    this.spaceToken = 0;
+    this(store, range, null, null, snapshot, 0, 0);
     if (!range.isEmpty()) {
       try {
         this.cursor = store.db().openCursor(snapshot.txn());
@@ -209,7 +210,7 @@ final class LmdbCursor extends io.kv4j.spi.AbstractCursor {
       Txn<byte[]> t = txn;
       txn = null;
       ownerCursors.decrementAndGet();
-      store.cursorReleased(t, gateToken, spaceToken);
+      store.release(t, gateToken, spaceToken);
     }
   }
 }

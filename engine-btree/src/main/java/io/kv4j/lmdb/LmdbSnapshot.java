@@ -97,7 +97,7 @@ final class LmdbSnapshot extends AbstractSnapshot {
       Txn<byte[]> t = txn;
       txn = null;
       ownerCursors.decrementAndGet();
-      store.cursorReleased(t, gateToken, spaceToken);
+      store.release(t, gateToken, spaceToken);
     } finally {
       lock.unlock();
     }

@@ -14,10 +14,9 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import org.lmdbjava.Dbi;
 import org.lmdbjava.Env;
@@ -86,6 +85,7 @@ final class LmdbStore extends AbstractStore {
   private final MapBounds bounds;
   private final ReadTxnPool readers;
   private final GroupCommit writes;
+  private final BatchWrites batches;
 
   LmdbStore(
       StoreInfo info,
@@ -126,6 +126,7 @@ final class LmdbStore extends AbstractStore {
     } else {
       this.keyspaces = null;
     }
+    this.batches = new BatchWrites(own, space, keyspaces, framed);
     bounds.refresh();
   }
 
@@ -144,6 +145,7 @@ final class LmdbStore extends AbstractStore {
     this.bounds = store.bounds;
     this.readers = store.readers;
     this.writes = store.writes;
+    this.batches = new BatchWrites(own, space, keyspaces, framed);
   }
 
   static StoreDirectory.Layout layout(int format) {
@@ -172,22 +174,7 @@ final class LmdbStore extends AbstractStore {
 
   @Override
   protected byte[] doGet(byte[] key) {
-    int spaceToken = space.enter();
-    int token = enterGate(spaceToken);
-    Txn<byte[]> txn = null;
-    try {
-      txn = readers.borrow();
-      return readIn(txn, key);
-    } finally {
-      try {
-        if (txn != null) {
-          readers.giveBack(txn);
-        }
-      } finally {
-        gate.exit(token);
-        space.exit(spaceToken);
-      }
-    }
+    return read(LmdbStore::readIn, key);
   }
 
   /**
@@ -197,21 +184,36 @@ final class LmdbStore extends AbstractStore {
    */
   @Override
   protected List<byte[]> doGetAll(List<byte[]> keys) {
+    return read(LmdbStore::readAllIn, keys);
+  }
+
+  /**
+   * What a read does in a pooled read transaction. The store comes as an argument so that every
+   * body is a method reference that captures nothing: the JVM makes it once, and a get allocates
+   * nothing for it.
+   */
+  @FunctionalInterface
+  private interface ReadBody<A, R> {
+    R run(LmdbStore store, Txn<byte[]> txn, A arg);
+  }
+
+  /**
+   * The frame of every read that needs no transaction beyond its own call (get, getAll, stats):
+   * enters the space's gate and the store's, borrows a pooled read transaction, runs {@code body},
+   * then gives the transaction back and leaves the gates, whatever happened. lmdbjava's exceptions,
+   * a full reader table's included, become kv4j's.
+   */
+  private <A, R> R read(ReadBody<A, R> body, A arg) {
     int spaceToken = space.enter();
     int token = enterGate(spaceToken);
     Txn<byte[]> txn = null;
     try {
       txn = readers.borrow();
-      return readAllIn(txn, keys);
+      return body.run(this, txn, arg);
+    } catch (RuntimeException e) {
+      throw Errors.translate(info().describe(), dataFile, e);
     } finally {
-      try {
-        if (txn != null) {
-          readers.giveBack(txn);
-        }
-      } finally {
-        gate.exit(token);
-        space.exit(spaceToken);
-      }
+      release(txn, token, spaceToken);
     }
   }
 
@@ -247,42 +249,46 @@ final class LmdbStore extends AbstractStore {
    */
   @Override
   protected AbstractSnapshot doSnapshot() {
-    int spaceToken = space.enter();
-    int token = enterGate(spaceToken);
-    Txn<byte[]> txn = null;
-    boolean ok = false;
-    try {
-      txn = readers.borrow();
-      LmdbSnapshot s =
-          new LmdbSnapshot(this, txn, token, spaceToken, gate.cursorsOfCurrentThread());
-      ok = true;
-      return s;
-    } catch (RuntimeException e) {
-      throw Errors.translate(info().describe(), dataFile, e);
-    } finally {
-      if (!ok) {
-        cursorReleased(txn, token, spaceToken);
-      }
-    }
+    return hold(
+        true,
+        (txn, token, spaceToken, owner) -> new LmdbSnapshot(this, txn, token, spaceToken, owner));
   }
 
   @Override
   protected AbstractCursor doScan(KeyRange range) {
+    return hold(
+        !range.isEmpty(),
+        (txn, token, spaceToken, owner) ->
+            new LmdbCursor(this, range, txn, token, spaceToken, owner));
+  }
+
+  /** A reader that keeps its transaction and gate sections until its own release. */
+  @FunctionalInterface
+  private interface Holder<R> {
+    R start(Txn<byte[]> txn, int token, int spaceToken, AtomicInteger ownerCursors);
+  }
+
+  /**
+   * The frame of a cursor or snapshot: enters the gates and borrows a read transaction (none when
+   * {@code needsTxn} is false: an empty range reads nothing) for the reader {@code holder} starts,
+   * which gives them back through {@link #release} when it closes; if starting it fails, they are
+   * given back here.
+   */
+  private <R> R hold(boolean needsTxn, Holder<R> holder) {
     int spaceToken = space.enter();
     int token = enterGate(spaceToken);
     Txn<byte[]> txn = null;
     boolean ok = false;
     try {
-      txn = range.isEmpty() ? null : readers.borrow();
-      LmdbCursor c =
-          new LmdbCursor(this, range, txn, token, spaceToken, gate.cursorsOfCurrentThread());
+      txn = needsTxn ? readers.borrow() : null;
+      R reader = holder.start(txn, token, spaceToken, gate.cursorsOfCurrentThread());
       ok = true;
-      return c;
+      return reader;
     } catch (RuntimeException e) {
       throw Errors.translate(info().describe(), dataFile, e);
     } finally {
       if (!ok) {
-        cursorReleased(txn, token, spaceToken);
+        release(txn, token, spaceToken);
       }
     }
   }
@@ -313,8 +319,11 @@ final class LmdbStore extends AbstractStore {
     }
   }
 
-  /** Called by a cursor's release: gives its transaction back and leaves the gates. */
-  void cursorReleased(Txn<byte[]> txn, int token, int spaceToken) {
+  /**
+   * The end of every read frame (a get's, or a cursor's or snapshot's release): gives the
+   * transaction back, if any, and leaves the gates.
+   */
+  void release(Txn<byte[]> txn, int token, int spaceToken) {
     try {
       if (txn != null) {
         readers.giveBack(txn);
@@ -342,7 +351,7 @@ final class LmdbStore extends AbstractStore {
 
   @Override
   protected void doPut(byte[] key, byte[] value) {
-    byte[] stored = framed ? ValueFrame.encode(key, value) : value;
+    byte[] stored = batches.stored(key, value);
     Dbi<byte[]> db = space.dbi();
     submit(txn -> db.put(txn, key, stored), key.length + (long) stored.length);
   }
@@ -361,7 +370,7 @@ final class LmdbStore extends AbstractStore {
    */
   @Override
   protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
-    byte[] stored = value == null ? null : framed ? ValueFrame.encode(key, value) : value;
+    byte[] stored = value == null ? null : batches.stored(key, value);
     boolean[] swapped = new boolean[1];
     Dbi<byte[]> db = space.dbi();
     submit(
@@ -382,7 +391,8 @@ final class LmdbStore extends AbstractStore {
 
   @Override
   protected void doWrite(WriteBatch batch) {
-    submit(txn -> apply(txn, batch), batch.byteSize());
+    String[] names = operationKeyspaces(batch);
+    submit(txn -> batches.apply(txn, batch, names), batch.byteSize());
   }
 
   /**
@@ -396,60 +406,28 @@ final class LmdbStore extends AbstractStore {
   protected boolean doWriteIf(WriteBatch batch) {
     String[] spaces = new String[batch.conditionCount()];
     Arrays.setAll(spaces, i -> conditionKeyspaceOf(batch, i));
+    String[] names = operationKeyspaces(batch);
     boolean[] held = new boolean[1];
     submit(
         txn -> {
           // Set on every run: a group that failed runs its members again, alone.
-          held[0] = Conditions.hold(txn, batch, i -> existingDb(txn, spaces[i]), framed);
+          held[0] = Conditions.hold(txn, batch, i -> batches.existing(txn, spaces[i]), framed);
           if (held[0]) {
-            apply(txn, batch);
+            batches.apply(txn, batch, names);
           }
         },
         batch.byteSize());
     return held[0]; // written under the writer lock, which this thread took after
   }
 
-  /** Applies a batch's operations in a write transaction (under the writer lock). */
-  private void apply(Txn<byte[]> txn, WriteBatch batch) {
-    Map<String, Dbi<byte[]>> named = new HashMap<>();
-    for (int i = 0, n = batch.size(); i < n; i++) {
-      Dbi<byte[]> db = dbOf(txn, keyspaceOf(batch, i), named);
-      try {
-        if (batch.isDelete(i)) {
-          db.delete(txn, batch.key(i));
-        } else {
-          byte[] key = batch.key(i);
-          db.put(txn, key, framed ? ValueFrame.encode(key, batch.value(i)) : batch.value(i));
-        }
-      } finally {
-        ArrayProxy.release();
-      }
+  /** Each operation's keyspace, resolved; null when no operation names one (see BatchWrites). */
+  private String[] operationKeyspaces(WriteBatch batch) {
+    if (!batch.namesKeyspaces()) {
+      return null;
     }
-  }
-
-  /**
-   * The database a batch operation applies to: the store's own, this handle's, or another
-   * keyspace's, opened (and created, if absent) in the batch's own write transaction, so a batch
-   * naming an absent keyspace creates it atomically with its writes. Runs under the writer lock, so
-   * no drop runs meanwhile.
-   */
-  private Dbi<byte[]> dbOf(Txn<byte[]> txn, String keyspace, Map<String, Dbi<byte[]>> named) {
-    if (keyspace == null) {
-      return own.dbi();
-    }
-    if (keyspace.equals(keyspaceName())) {
-      return space.dbi();
-    }
-    return named.computeIfAbsent(keyspace, k -> keyspaces.resolve(txn, k).dbi());
-  }
-
-  /** {@link #dbOf} for a condition: never creates; null when the keyspace does not exist. */
-  private Dbi<byte[]> existingDb(Txn<byte[]> txn, String keyspace) {
-    if (keyspace == null || keyspace.equals(keyspaceName())) {
-      return keyspace == null ? own.dbi() : space.dbi();
-    }
-    Space s = keyspaces.find(txn, keyspace);
-    return s == null ? null : s.dbi();
+    String[] names = new String[batch.size()];
+    Arrays.setAll(names, i -> keyspaceOf(batch, i));
+    return names;
   }
 
   // ---- keyspaces ----
@@ -517,27 +495,16 @@ final class LmdbStore extends AbstractStore {
 
   @Override
   protected StoreStats doStats() {
-    Stat stat;
-    EnvInfo envInfo;
-    int spaceToken = space.enter();
-    int token = enterGate(spaceToken);
-    Txn<byte[]> txn = null;
-    try {
-      txn = readers.borrow();
-      stat = space.dbi().stat(txn); // this keyspace's database (the main one in formats 1 and 2)
-      envInfo = env.info();
-    } catch (RuntimeException e) {
-      throw Errors.translate(info().describe(), dataFile, e);
-    } finally {
-      try {
-        if (txn != null) {
-          readers.giveBack(txn);
-        }
-      } finally {
-        gate.exit(token);
-        space.exit(spaceToken);
-      }
-    }
+    return read(LmdbStore::figuresIn, null);
+  }
+
+  /**
+   * The stats of this store's or keyspace's database (the main one in formats 1 and 2) and of the
+   * map, read in {@code txn}.
+   */
+  private StoreStats figuresIn(Txn<byte[]> txn, Void unused) {
+    Stat stat = space.dbi().stat(txn);
+    EnvInfo envInfo = env.info();
     return StoreFigures.of(directory, stat, envInfo, writes.growths(), readers.live());
   }
 

@@ -186,30 +186,9 @@ final class PageWalk {
     }
     ByteBuffer p = read(pgno, parent, 1);
     claim(pgno, 1, parent);
-    int flags = p.getShort(10) & TYPE_MASK;
-    if (p.getLong(0) != pgno) {
-      throw bad(pgno, "page " + pgno + " says it is page " + p.getLong(0));
-    }
-    boolean branch = flags == P_BRANCH;
-    if (!branch && flags != P_LEAF) {
-      throw bad(
-          pgno,
-          "page "
-              + pgno
-              + " is neither a branch nor a leaf page (flags 0x"
-              + Integer.toHexString(flags)
-              + ")");
-    }
-    int lower = p.getShort(12) & 0xFFFF;
+    int n = nodeCount(p, pgno);
+    boolean branch = (p.getShort(10) & TYPE_MASK) == P_BRANCH;
     int upper = p.getShort(14) & 0xFFFF;
-    if (lower < MetaPages.HEADER || (lower & 1) != 0 || lower > upper || upper > psize) {
-      throw bad(
-          pgno, "page " + pgno + " has a broken header (lower " + lower + ", upper " + upper + ")");
-    }
-    int n = (lower - MetaPages.HEADER) >> 1;
-    if (n == 0) {
-      throw bad(pgno, "page " + pgno + " holds " + n + " nodes");
-    }
     if (branch) {
       branchPages++;
     } else {
@@ -265,6 +244,39 @@ final class PageWalk {
         page(children[i], pgno, depth + 1, keys[i], keys[i + 1], isFree);
       }
     }
+  }
+
+  /**
+   * Checks a tree page's header: its number, its type (branch or leaf) and the bounds of its node
+   * table.
+   *
+   * @return how many nodes the page holds, at least one
+   */
+  private int nodeCount(ByteBuffer p, long pgno) {
+    int flags = p.getShort(10) & TYPE_MASK;
+    if (p.getLong(0) != pgno) {
+      throw bad(pgno, "page " + pgno + " says it is page " + p.getLong(0));
+    }
+    if (flags != P_BRANCH && flags != P_LEAF) {
+      throw bad(
+          pgno,
+          "page "
+              + pgno
+              + " is neither a branch nor a leaf page (flags 0x"
+              + Integer.toHexString(flags)
+              + ")");
+    }
+    int lower = p.getShort(12) & 0xFFFF;
+    int upper = p.getShort(14) & 0xFFFF;
+    if (lower < MetaPages.HEADER || (lower & 1) != 0 || lower > upper || upper > psize) {
+      throw bad(
+          pgno, "page " + pgno + " has a broken header (lower " + lower + ", upper " + upper + ")");
+    }
+    int n = (lower - MetaPages.HEADER) >> 1;
+    if (n == 0) {
+      throw bad(pgno, "page " + pgno + " holds " + n + " nodes");
+    }
+    return n;
   }
 
   /** Checks one leaf node: its flags, and its value inside the page or in overflow pages. */

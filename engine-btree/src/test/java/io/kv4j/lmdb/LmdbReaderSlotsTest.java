@@ -94,4 +94,41 @@ class LmdbReaderSlotsTest {
       }
     }
   }
+
+  /**
+   * Every read that borrows a transaction says the same when none is left, not lmdbjava's error.
+   */
+  @Test
+  void allSlotsTaken_getGetAllAndStatsFailWithTheMaxReadersMessage() {
+    try (Store s = Lmdb.open(dir, "max-readers", "8")) {
+      s.put(b("k"), b("v"));
+      List<Cursor> open = new ArrayList<>();
+      try {
+        boolean full = false;
+        for (int i = 0; i < 16 && !full; i++) {
+          try {
+            open.add(s.scan(KeyRange.all()));
+          } catch (StoreException e) {
+            full = true;
+          }
+        }
+        assertThat(full).as("8 slots run out before 16 cursors").isTrue();
+        assertThatThrownBy(() -> s.get(b("k")))
+            .isInstanceOf(StoreException.class)
+            .hasMessageContaining("max-readers");
+        assertThatThrownBy(() -> s.getAll(List.of(b("k"), b("x"))))
+            .isInstanceOf(StoreException.class)
+            .hasMessageContaining("max-readers");
+        assertThatThrownBy(s::stats)
+            .isInstanceOf(StoreException.class)
+            .hasMessageContaining("max-readers");
+      } finally {
+        open.forEach(Cursor::close);
+      }
+      // Each failed read left the gates: writes and reads go on, and close does not wait.
+      s.put(b("k2"), b("v2"));
+      assertThat(s.getAll(List.of(b("k"), b("k2")))).containsExactly(b("v"), b("v2"));
+      assertThat(s.stats().keyCount()).isEqualTo(2);
+    }
+  }
 }

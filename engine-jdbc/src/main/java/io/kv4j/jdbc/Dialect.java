@@ -177,6 +177,19 @@ abstract class Dialect {
   /** Server-specific states for "shutting down / starting up". */
   abstract boolean isServerShutdownState(String sqlState);
 
+  /**
+   * Runs an {@code INSERT} of one row whose two parameters are the key and the value.
+   *
+   * @return true when it inserted the row, false when it inserted none (a conflict it ignores)
+   */
+  static boolean insertRow(Connection c, String sql, byte[] k, byte[] v) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setBytes(1, k);
+      ps.setBytes(2, v);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
   static void execute(Connection c, String sql) throws SQLException {
     try (Statement st = c.createStatement()) {
       st.execute(sql);

@@ -5,7 +5,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 
 /**
  * MySQL/MariaDB: {@code VARBINARY} key (binary collation: bytes compared unsigned, a prefix first),
@@ -112,11 +111,8 @@ final class MysqlDialect extends Dialect {
    */
   @Override
   boolean insertIfAbsent(Connection c, String table, byte[] k, byte[] v) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement("INSERT INTO " + quote(table) + " (k, v) VALUES (?, ?)")) {
-      ps.setBytes(1, k);
-      ps.setBytes(2, v);
-      return ps.executeUpdate() == 1;
+    try {
+      return insertRow(c, "INSERT INTO " + quote(table) + " (k, v) VALUES (?, ?)", k, v);
     } catch (SQLException e) {
       if (e.getErrorCode() == ER_DUP_ENTRY) {
         return false;
@@ -168,9 +164,7 @@ final class MysqlDialect extends Dialect {
   @Override
   void beginSnapshot(Connection c) throws SQLException {
     c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-    try (Statement st = c.createStatement()) {
-      st.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
-    }
+    execute(c, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
   }
 
   private static String lockName(Connection c, String table) throws SQLException {
@@ -238,9 +232,7 @@ final class MysqlDialect extends Dialect {
   @Override
   void sync(Connection c) throws SQLException {
     if (queryLong(c, "SELECT @@innodb_flush_log_at_trx_commit") != 1) {
-      try (Statement st = c.createStatement()) {
-        st.execute("FLUSH ENGINE LOGS"); // needs the RELOAD privilege
-      }
+      execute(c, "FLUSH ENGINE LOGS"); // needs the RELOAD privilege
     }
   }
 

@@ -96,13 +96,11 @@ final class PostgresDialect extends Dialect {
 
   @Override
   boolean insertIfAbsent(Connection c, String table, byte[] k, byte[] v) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "INSERT INTO " + quote(table) + " (k, v) VALUES (?, ?) ON CONFLICT (k) DO NOTHING")) {
-      ps.setBytes(1, k);
-      ps.setBytes(2, v);
-      return ps.executeUpdate() == 1;
-    }
+    return insertRow(
+        c,
+        "INSERT INTO " + quote(table) + " (k, v) VALUES (?, ?) ON CONFLICT (k) DO NOTHING",
+        k,
+        v);
   }
 
   @Override
@@ -166,9 +164,7 @@ final class PostgresDialect extends Dialect {
     c.setAutoCommit(false);
     c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
     c.setReadOnly(true);
-    try (Statement st = c.createStatement()) {
-      st.executeQuery("SELECT 1").close();
-    }
+    queryLong(c, "SELECT 1");
   }
 
   private static long lockKey(String table) {
@@ -261,9 +257,7 @@ final class PostgresDialect extends Dialect {
     if (!c.getAutoCommit()) {
       c.setAutoCommit(true);
     }
-    try (Statement st = c.createStatement()) {
-      st.execute("VACUUM (ANALYZE) " + quote(table));
-    }
+    execute(c, "VACUUM (ANALYZE) " + quote(table));
   }
 
   @Override

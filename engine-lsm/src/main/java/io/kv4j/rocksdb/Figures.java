@@ -29,38 +29,23 @@ final class Figures {
     long keys;
     int l = s.enter();
     try {
-      keys = s.db.getLongProperty(s.column.handle, "rocksdb.estimate-num-keys");
-      figures.put(
-          "sst-bytes", s.db.getLongProperty(s.column.handle, "rocksdb.live-sst-files-size"));
-      figures.put(
-          "sst-bytes-all-versions",
-          s.db.getLongProperty(s.column.handle, "rocksdb.total-sst-files-size"));
-      figures.put(
-          "memtable-bytes",
-          s.db.getLongProperty(s.column.handle, "rocksdb.cur-size-all-mem-tables"));
+      keys = property(s, "rocksdb.estimate-num-keys");
+      figures.put("sst-bytes", property(s, "rocksdb.live-sst-files-size"));
+      figures.put("sst-bytes-all-versions", property(s, "rocksdb.total-sst-files-size"));
+      figures.put("memtable-bytes", property(s, "rocksdb.cur-size-all-mem-tables"));
       figures.put(
           "level0-files",
           (long) number(s.db.getProperty(s.column.handle, "rocksdb.num-files-at-level0")));
+      figures.put("compaction-pending", property(s, "rocksdb.compaction-pending"));
       figures.put(
-          "compaction-pending",
-          s.db.getLongProperty(s.column.handle, "rocksdb.compaction-pending"));
-      figures.put(
-          "pending-compaction-bytes",
-          s.db.getLongProperty(s.column.handle, "rocksdb.estimate-pending-compaction-bytes"));
-      figures.put(
-          "running-compactions",
-          s.db.getLongProperty(s.column.handle, "rocksdb.num-running-compactions"));
-      figures.put(
-          "running-flushes", s.db.getLongProperty(s.column.handle, "rocksdb.num-running-flushes"));
-      figures.put(
-          "flush-pending",
-          s.db.getLongProperty(s.column.handle, "rocksdb.mem-table-flush-pending"));
+          "pending-compaction-bytes", property(s, "rocksdb.estimate-pending-compaction-bytes"));
+      figures.put("running-compactions", property(s, "rocksdb.num-running-compactions"));
+      figures.put("running-flushes", property(s, "rocksdb.num-running-flushes"));
+      figures.put("flush-pending", property(s, "rocksdb.mem-table-flush-pending"));
       addCompactionTotals(s.db, s.column.handle, figures);
       figures.put("block-cache-usage-bytes", blockCacheUsage(s.db, s.column.handle));
-      figures.put(
-          "table-readers-bytes",
-          s.db.getLongProperty(s.column.handle, "rocksdb.estimate-table-readers-mem"));
-      figures.put("live-snapshots", s.db.getLongProperty(s.column.handle, "rocksdb.num-snapshots"));
+      figures.put("table-readers-bytes", property(s, "rocksdb.estimate-table-readers-mem"));
+      figures.put("live-snapshots", property(s, "rocksdb.num-snapshots"));
       figures.put("open-cursors", s.liveCursors.size());
     } catch (RocksDBException e) {
       throw Failures.translate(s.dir, "stats", e);
@@ -70,6 +55,11 @@ final class Figures {
     long[] disk = diskUsage(s.dir);
     figures.put("wal-bytes", disk[1]);
     return new StoreStats(keys, false, disk[0], figures);
+  }
+
+  /** A long-valued RocksDB property of the store object's column family. */
+  private static long property(RocksDbStore s, String name) throws RocksDBException {
+    return s.db.getLongProperty(s.column.handle, name);
   }
 
   /**

@@ -18,14 +18,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.CompactRangeOptions;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
@@ -42,9 +40,10 @@ import org.rocksdb.WriteOptions;
  * <p>Parts, one job each, in this package: {@link Opening} (directory, checks, options, open),
  * {@link Writes} (the write path under {@link KeyLocks}), {@link NativeBatches} (batches as native
  * ones), {@link Scans} (cursors), {@link Keyspaces} and {@link Column} (the keyspace table), {@link
- * Figures} (stats), {@link Verification}, {@link Checkpoints} (backup) and {@link Failures}
- * (RocksDB errors as kv4j exceptions). This class keeps the shared state, reads, snapshots,
- * compaction, close and the keyspace calls; its fields are package-private for those parts.
+ * Figures} (stats), {@link Verification}, {@link Checkpoints} (backup), {@link ManualCompactions}
+ * (compact, cancelled by close) and {@link Failures} (RocksDB errors as kv4j exceptions). This
+ * class keeps the shared state, reads, snapshots, close and the keyspace calls; its fields are
+ * package-private for those parts.
  *
  * <p>Native safety: every call into RocksDB runs inside {@link #gate}; {@link #doClose()} closes
  * the gate, which waits for calls in flight, and no call starts on freed handles afterwards (the
@@ -82,8 +81,8 @@ final class RocksDbStore extends AbstractStore {
   /** The store: this, or the store a keyspace handle was opened on. */
   private final RocksDbStore store;
 
-  /** Options of the manual compactions running now; guarded by itself (close cancels them). */
-  final Set<CompactRangeOptions> compactions;
+  /** The manual compactions running now, which close cancels. */
+  private final ManualCompactions compactions;
 
   /** Whether close flushes the memtable first; false only through {@link #closeWithoutFlush()}. */
   private volatile boolean flushOnClose = true;
@@ -107,7 +106,7 @@ final class RocksDbStore extends AbstractStore {
     this.liveCursors = ConcurrentHashMap.newKeySet();
     this.liveSnapshots = ConcurrentHashMap.newKeySet();
     this.keyLocks = new KeyLocks();
-    this.compactions = new HashSet<>();
+    this.compactions = new ManualCompactions();
     this.keyspaces = keyspaces;
     this.column = keyspaces.own();
     this.store = this;
@@ -330,47 +329,10 @@ final class RocksDbStore extends AbstractStore {
     }
   }
 
-  /**
-   * One manual compaction of the whole key space of the default column family, bottommost level
-   * included ({@code kForceOptimized}), so overwritten values and deletion markers are dropped
-   * everywhere. Runs inside the gate like every native call; {@link #doClose()} cancels it through
-   * its {@link CompactRangeOptions} before taking the write side, so close does not wait for a long
-   * compaction to finish.
-   */
+  /** One manual compaction of this store object's column family: see {@link ManualCompactions}. */
   @Override
   protected void doCompact() {
-    // setCanceled(false) now, not only at close: RocksJava wires the flag into the options on the
-    // first call, and RocksDB reads the pointer when the compaction starts.
-    CompactRangeOptions options =
-        new CompactRangeOptions()
-            .setBottommostLevelCompaction(
-                CompactRangeOptions.BottommostLevelCompaction.kForceOptimized)
-            .setCanceled(false);
-    synchronized (compactions) {
-      compactions.add(options);
-    }
-    try {
-      // close() marks the store closed before it cancels: registered after its cancel loop means
-      // closed is visible here, so no compaction starts unseen by close.
-      checkOpen();
-      int l = enter();
-      try {
-        db.compactRange(column.handle, null, null, options); // all keys of this column family
-      } catch (RocksDBException e) {
-        if (isClosed()) { // cancelled by close()
-          throw new StoreClosedException(
-              info().describe() + " was closed while compact() ran; the compaction was cancelled");
-        }
-        throw writeError("compact", e);
-      } finally {
-        gate.exit(l);
-      }
-    } finally {
-      synchronized (compactions) {
-        compactions.remove(options);
-      }
-      options.close();
-    }
+    compactions.run(this);
   }
 
   @Override
@@ -420,11 +382,7 @@ final class RocksDbStore extends AbstractStore {
     if (store != this) {
       return; // a keyspace handle holds nothing native of its own
     }
-    synchronized (compactions) {
-      for (CompactRangeOptions c : compactions) {
-        c.setCanceled(true); // a running compactRange returns soon after; one not started at once
-      }
-    }
+    compactions.cancelAll();
     RuntimeException failure = null;
     try {
       if (gate.isClosed()) {
@@ -559,7 +517,9 @@ final class RocksDbStore extends AbstractStore {
     return true;
   }
 
-  /** {@link #checkOpen()}, for the parts of this class in other files. */
+  /**
+   * {@link #checkOpen()}, for the parts of this class in other files ({@link ManualCompactions}).
+   */
   void checkOpenNow() {
     checkOpen();
   }

@@ -50,20 +50,8 @@ public final class SqliteProvider implements StoreProvider {
           Feature.KEYSPACE_BATCH,
           Feature.CONDITIONAL_BATCH);
 
-  static final Set<Feature> FEATURES =
-      EnumSet.of(
-          Feature.ORDERED_SCAN,
-          Feature.REVERSE_SCAN,
-          Feature.SNAPSHOT_SCAN,
-          Feature.ATOMIC_BATCH,
-          Feature.PERSISTENT,
-          Feature.CHECKSUMS,
-          Feature.CONDITIONAL_WRITE,
-          Feature.SNAPSHOT_READ,
-          Feature.BACKUP,
-          Feature.KEYSPACES,
-          Feature.KEYSPACE_BATCH,
-          Feature.CONDITIONAL_BATCH);
+  /** The engine's capability: what a store with row checksums declares. */
+  static final Set<Feature> FEATURES = withChecksums(STORE_FEATURES);
 
   /** SQLite's largest mmap size as compiled into sqlite-jdbc (SQLITE_MAX_MMAP_SIZE). */
   static final long MAX_MMAP = 0x7fff0000L;
@@ -156,6 +144,12 @@ public final class SqliteProvider implements StoreProvider {
           WAL_AUTOCHECKPOINT,
           READER_POOL_SIZE,
           CHECKSUMS);
+
+  private static Set<Feature> withChecksums(Set<Feature> features) {
+    EnumSet<Feature> all = EnumSet.copyOf(features);
+    all.add(Feature.CHECKSUMS);
+    return all;
+  }
 
   /** Creates the provider; called by {@link java.util.ServiceLoader}. */
   public SqliteProvider() {}

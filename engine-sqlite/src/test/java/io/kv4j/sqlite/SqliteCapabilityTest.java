@@ -1,5 +1,6 @@
 package io.kv4j.sqlite;
 
+import static io.kv4j.sqlite.Sqlite.b;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -18,11 +19,9 @@ import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractStore;
 import io.kv4j.spi.StoreDirectory;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -66,15 +65,11 @@ class SqliteCapabilityTest {
   }
 
   private StoreConfig.Builder builder(Path path) {
-    return StoreConfig.builder("sqlite").path(path).durability(Durability.BUFFERED);
+    return Sqlite.config(path);
   }
 
   private Store open() {
-    return Stores.open(builder(dir()).build());
-  }
-
-  private static byte[] b(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
+    return Sqlite.open(dir());
   }
 
   private static byte[] key(int i) {
@@ -86,10 +81,7 @@ class SqliteCapabilityTest {
   }
 
   private void sql(String statement) throws Exception {
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
-        Statement st = c.createStatement()) {
-      st.execute(statement);
-    }
+    Sqlite.sql(dir(), statement);
   }
 
   // --- declared features ---------------------------------------------------------------------
@@ -174,8 +166,7 @@ class SqliteCapabilityTest {
       Future<?> outside =
           pool.submit(
               () -> {
-                try (Connection c =
-                    DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"))) {
+                try (Connection c = Sqlite.connect(dir())) {
                   try (Statement st = c.createStatement()) {
                     st.execute("PRAGMA busy_timeout=60000");
                   }
@@ -229,7 +220,7 @@ class SqliteCapabilityTest {
       assertThat(s.putIfAbsent(b("b"), b("1"))).isTrue();
       assertThat(s.get(b("b"))).isEqualTo(b("1"));
     }
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
+    try (Connection c = Sqlite.connect(dir());
         Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT hex(v) FROM kv WHERE k = x'61'")) {
       assertThat(rs.next()).isTrue();

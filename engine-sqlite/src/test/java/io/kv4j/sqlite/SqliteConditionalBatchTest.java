@@ -1,5 +1,6 @@
 package io.kv4j.sqlite;
 
+import static io.kv4j.sqlite.Sqlite.b;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -11,10 +12,8 @@ import io.kv4j.StoreCorruptedException;
 import io.kv4j.Stores;
 import io.kv4j.WriteBatch;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -56,15 +55,11 @@ class SqliteConditionalBatchTest {
   }
 
   private Connection outside() throws Exception {
-    Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
+    Connection c = Sqlite.connect(dir());
     try (Statement st = c.createStatement()) {
       st.execute("PRAGMA busy_timeout=60000");
     }
     return c;
-  }
-
-  private static byte[] b(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
   }
 
   private static byte[] counter(long n) {

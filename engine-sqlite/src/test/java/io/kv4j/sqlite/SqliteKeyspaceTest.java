@@ -1,5 +1,6 @@
 package io.kv4j.sqlite;
 
+import static io.kv4j.sqlite.Sqlite.b;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -20,10 +21,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -44,34 +41,19 @@ class SqliteKeyspaceTest {
   }
 
   private StoreConfig.Builder builder() {
-    return StoreConfig.builder("sqlite").path(dir()).durability(Durability.BUFFERED);
+    return Sqlite.config(dir());
   }
 
   private Store open() {
-    return Stores.open(builder().build());
-  }
-
-  private static byte[] b(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
+    return Sqlite.open(dir());
   }
 
   private List<String> query(String sql) throws Exception {
-    List<String> rows = new ArrayList<>();
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
-        Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery(sql)) {
-      while (rs.next()) {
-        rows.add(rs.getString(1));
-      }
-    }
-    return rows;
+    return Sqlite.query(dir(), sql);
   }
 
   private void exec(String sql) throws Exception {
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
-        Statement st = c.createStatement()) {
-      st.execute(sql);
-    }
+    Sqlite.sql(dir(), sql);
   }
 
   private List<String> tables() throws Exception {

@@ -1,5 +1,6 @@
 package io.kv4j.sqlite;
 
+import static io.kv4j.sqlite.Sqlite.b;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -47,15 +48,11 @@ class SqliteStoreTest {
   }
 
   private StoreConfig.Builder builder() {
-    return StoreConfig.builder("sqlite").path(dir()).durability(Durability.BUFFERED);
+    return Sqlite.config(dir());
   }
 
   private Store open() {
-    return Stores.open(builder().build());
-  }
-
-  private static byte[] b(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
+    return Sqlite.open(dir());
   }
 
   private static List<String> keys(Cursor c) {
@@ -247,14 +244,14 @@ class SqliteStoreTest {
       s.put(new byte[] {0x01}, b("low"));
       s.put(new byte[] {0x01, 0x00}, new byte[0]);
       // Readable while the store is open, too (WAL lets another connection read).
-      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
+      try (Connection c = Sqlite.connect(dir());
           Statement st = c.createStatement();
           ResultSet rs = st.executeQuery("SELECT count(*) FROM kv")) {
         assertThat(rs.next()).isTrue();
         assertThat(rs.getLong(1)).isEqualTo(3);
       }
     }
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
+    try (Connection c = Sqlite.connect(dir());
         Statement st = c.createStatement()) {
       List<String> rows = new ArrayList<>();
       try (ResultSet rs = st.executeQuery("SELECT hex(k), v FROM kv ORDER BY k")) {
@@ -287,7 +284,7 @@ class SqliteStoreTest {
   @Test
   void tableCreatedBySqlShellSchema_opensAsStore() throws Exception {
     Files.createDirectories(dir());
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
+    try (Connection c = Sqlite.connect(dir());
         Statement st = c.createStatement()) {
       st.execute("CREATE TABLE kv(k BLOB NOT NULL PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID");
       st.execute("INSERT INTO kv VALUES(x'6b', x'76')");
@@ -362,7 +359,7 @@ class SqliteStoreTest {
   @Test
   void open_foreignTableShape_throwsCorrupted() throws Exception {
     Files.createDirectories(dir());
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
+    try (Connection c = Sqlite.connect(dir());
         Statement st = c.createStatement()) {
       st.execute("CREATE TABLE kv(name TEXT, age INTEGER)");
     }
@@ -738,7 +735,7 @@ class SqliteStoreTest {
   void compact_withAnOutsideReader_neverThrows() throws Exception {
     try (Store s = Stores.open(builder().option("busy-timeout", "100").build())) {
       TreeMap<byte[], byte[]> model = churn(s, 33);
-      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
+      try (Connection c = Sqlite.connect(dir());
           Statement st = c.createStatement()) {
         c.setAutoCommit(false);
         try (ResultSet rs = st.executeQuery("SELECT count(*) FROM kv")) {

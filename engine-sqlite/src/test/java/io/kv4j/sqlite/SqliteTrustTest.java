@@ -1,5 +1,6 @@
 package io.kv4j.sqlite;
 
+import static io.kv4j.sqlite.Sqlite.b;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -19,9 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -42,22 +41,15 @@ class SqliteTrustTest {
   }
 
   private StoreConfig.Builder builder() {
-    return StoreConfig.builder("sqlite").path(dir()).durability(Durability.BUFFERED);
+    return Sqlite.config(dir());
   }
 
   private Store open() {
-    return Stores.open(builder().build());
-  }
-
-  private static byte[] b(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
+    return Sqlite.open(dir());
   }
 
   private void sql(String statement) throws Exception {
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
-        Statement st = c.createStatement()) {
-      st.execute(statement);
-    }
+    Sqlite.sql(dir(), statement);
   }
 
   private static List<String> files(Path d) throws IOException {
@@ -179,7 +171,7 @@ class SqliteTrustTest {
           .contains(Feature.CONDITIONAL_WRITE, Feature.SNAPSHOT_READ, Feature.BACKUP);
       assertThat(s.stats().figures().get("row-checksums")).isEqualTo(0);
     }
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().resolve("kv.sqlite"));
+    try (Connection c = Sqlite.connect(dir());
         ResultSet rs =
             c.createStatement().executeQuery("SELECT count(*) FROM pragma_table_info('kv')")) {
       assertThat(rs.next()).isTrue();
