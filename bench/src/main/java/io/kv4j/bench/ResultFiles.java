@@ -73,8 +73,11 @@ final class ResultFiles {
           .append(", \"problems\": [")
           .append(q.problems().stream().map(Format::str).collect(Collectors.joining(", ")))
           .append("], \"readings\": ")
-          .append(Format.str(q.numbers()))
-          .append('}');
+          .append(Format.str(q.numbers()));
+      if (q.servers() != null) {
+        b.append(", \"servers\": ").append(Format.str(q.servers()));
+      }
+      b.append('}');
     }
     b.append(",\n  \"keys\": ").append(o.options().keys);
     b.append(",\n  \"keySize\": ").append(o.data().keySize());

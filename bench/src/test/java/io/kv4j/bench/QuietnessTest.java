@@ -141,12 +141,72 @@ class QuietnessTest {
     // 2 CPUs for 1 s = 200 ticks; 150 busy = 1.5 cores, of which this process used 1.0 s.
     Quietness.CpuTimes a = new Quietness.CpuTimes(1000, 10, 5000, 2);
     Quietness.CpuTimes b = new Quietness.CpuTimes(1150, 14, 5200, 2);
-    assertThat(Quietness.othersCores(a, b, 1_000_000_000L, 1_000_000_000L))
+    assertThat(Quietness.othersCores(a, b, 1_000_000_000L, 1_000_000_000L, 0))
         .isCloseTo(0.5, within(1e-9));
     assertThat(Quietness.stealShare(a, b)).isCloseTo(0.02, within(1e-9));
     // Never below 0 (tick granularity), NaN for an empty interval.
-    assertThat(Quietness.othersCores(a, b, 2_000_000_000L, 1_000_000_000L)).isEqualTo(0);
-    assertThat(Quietness.othersCores(a, a, 0, 1)).isNaN();
+    assertThat(Quietness.othersCores(a, b, 2_000_000_000L, 1_000_000_000L, 0)).isEqualTo(0);
+    assertThat(Quietness.othersCores(a, a, 0, 1, 0)).isNaN();
+  }
+
+  @Test
+  void othersCores_serversTheRunTalksTo_countAsTheRunsWorkNotAsOthers() {
+    // 2 CPUs for 1 s = 200 ticks; 180 busy = 1.8 cores: this JVM 0.5 s, the servers 120 ticks
+    // (1.2 cores), so other processes used 0.1 core.
+    Quietness.CpuTimes a = new Quietness.CpuTimes(1000, 0, 5000, 2);
+    Quietness.CpuTimes b = new Quietness.CpuTimes(1180, 0, 5200, 2);
+    assertThat(Quietness.serverCores(a, b, 120)).isCloseTo(1.2, within(1e-9));
+    assertThat(Quietness.othersCores(a, b, 500_000_000L, 1_000_000_000L, 120))
+        .isCloseTo(0.1, within(1e-9));
+    // Without the servers taken out, their work would be "other processes" (the 0.90).
+    assertThat(Quietness.othersCores(a, b, 500_000_000L, 1_000_000_000L, 0))
+        .isCloseTo(1.3, within(1e-9));
+    // A servers' reading above the machine's (ticks read a moment apart) never goes below 0.
+    assertThat(Quietness.othersCores(a, b, 500_000_000L, 1_000_000_000L, 400)).isEqualTo(0);
+    assertThat(Quietness.serverCores(a, a, 5)).isNaN();
+  }
+
+  @Test
+  void judge_withServers_addsTheirLineAfterTheReadingsAndJudgesOnlyTheOthers() {
+    Quietness.Readings r =
+        new Quietness.Readings(
+            2,
+            0.15,
+            0.02,
+            0.03,
+            0.4,
+            0.001,
+            95,
+            TEN_MS,
+            TEN_MS,
+            "postgres 127.0.0.1:5432 (pid 2957)",
+            0.01,
+            0.87);
+    Quietness.Verdict v = Quietness.judge(r);
+    assertThat(v.quiet()).isTrue();
+    assertThat(v.lines()).hasSize(5);
+    assertThat(v.lines().subList(0, 3))
+        .containsExactly("**Quiet enough to trust the picks: yes.**", "", v.numbers());
+    assertThat(v.lines().get(3)).isEmpty();
+    assertThat(v.servers())
+        .isEqualTo(v.lines().get(4))
+        .startsWith("Servers the run talked to (their CPU is the measured engines' own work")
+        .contains("0.87 cores on average during the run, 0.01 just before it")
+        .endsWith("Found: postgres 127.0.0.1:5432 (pid 2957).");
+    assertThat(v.numbers()).doesNotContain("Servers");
+  }
+
+  @Test
+  void judge_withoutServers_printsNoServersLine() {
+    Quietness.Verdict v = Quietness.judge(quiet());
+    assertThat(v.servers()).isNull();
+    assertThat(v.lines()).hasSize(3);
+    Quietness.Readings none =
+        new Quietness.Readings(
+            2, 0.15, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS, "", Double.NaN, Double.NaN);
+    assertThat(Quietness.judge(none).servers())
+        .contains("n/a cores on average during the run")
+        .endsWith("Found: none.");
   }
 
   @Test
