@@ -21,8 +21,10 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>the 1-minute load average just before the run, against the machine's CPUs;
  *   <li>the CPU time of <em>other</em> processes (all CPUs' busy time from {@code /proc/stat} minus
- *       this process's CPU time) in cores, over a short window before the run, on average over the
- *       run and in its worst second;
+ *       this process's CPU time, and minus the CPU time of the database servers the run's server
+ *       engines talk to: {@link ServerProcesses}, their work is the measured work) in cores, over a
+ *       short window before the run, on average over the run and in its worst second; the servers'
+ *       own figures on a line of their own;
  *   <li>steal time (CPU the hypervisor gave to other guests) as a share of all CPU time in the run;
  *   <li>a fixed single-threaded calibration loop timed several times before and after the run: its
  *       spread (slowest / fastest - 1) shows preemption and frequency changes, its drift (median
@@ -107,11 +109,8 @@ final class Quietness {
    * @param seconds the run's wall time
    * @param before the calibration loop before the run
    * @param after the calibration loop after the run
-   * @param servers the local server processes the run talked to ({@link
-   *     ServerProcesses#description()}), null when it measured no server engine; their CPU is taken
-   *     out of the "other processes" figures
-   * @param serversBefore their CPU use in the short window before the run, in cores
-   * @param serversDuring their average CPU use over the run, in cores
+   * @param servers the CPU use of the database servers the run's server engines talked to, taken
+   *     out of the "other processes" figures; null when it measured no server engine
    */
   record Readings(
       int cpus,
@@ -123,36 +122,16 @@ final class Quietness {
       double seconds,
       Calibration before,
       Calibration after,
-      String servers,
-      double serversBefore,
-      double serversDuring) {
+      ServerUse servers) {}
 
-    /** Readings of a run that measured no server engine. */
-    Readings(
-        int cpus,
-        double loadBefore,
-        double othersBefore,
-        double othersDuring,
-        double othersWorstSecond,
-        double stealShare,
-        double seconds,
-        Calibration before,
-        Calibration after) {
-      this(
-          cpus,
-          loadBefore,
-          othersBefore,
-          othersDuring,
-          othersWorstSecond,
-          stealShare,
-          seconds,
-          before,
-          after,
-          null,
-          Double.NaN,
-          Double.NaN);
-    }
-  }
+  /**
+   * The CPU use of the database servers a run talked to.
+   *
+   * @param found which server processes ({@link ServerProcesses#description()}), empty for none
+   * @param before their CPU use in the short window before the run, in cores
+   * @param during their average CPU use over the run, in cores
+   */
+  record ServerUse(String found, double before, double during) {}
 
   /**
    * Whether a run was quiet enough to trust its picks.
@@ -311,7 +290,8 @@ final class Quietness {
    * processes" figures leave out; null when the run measured no server engine.
    */
   static String serversLine(Readings r) {
-    if (r.servers() == null) {
+    ServerUse s = r.servers();
+    if (s == null) {
       return null;
     }
     return String.format(
@@ -319,9 +299,9 @@ final class Quietness {
         "Servers the run talked to (their CPU is the measured engines' own work, so the figures"
             + " of other processes above leave it out): %s cores on average during the run, %s"
             + " just before it. Found: %s.",
-        fmt(r.serversDuring(), "%.2f"),
-        fmt(r.serversBefore(), "%.2f"),
-        r.servers().isEmpty() ? "none" : r.servers());
+        fmt(s.during(), "%.2f"),
+        fmt(s.before(), "%.2f"),
+        s.found().isEmpty() ? "none" : s.found());
   }
 
   private static String fmt(double v, String format) {
@@ -595,23 +575,15 @@ final class Quietness {
       synchronized (this) {
         w = Double.isNaN(worst) ? during : Math.max(worst, during);
       }
-      if (servers.isNone()) {
-        return new Readings(
-            cpus, loadBefore, othersBefore, during, w, steal, wall / 1e9, before, after);
-      }
+      ServerUse use =
+          servers.isNone()
+              ? null
+              : new ServerUse(
+                  servers.description(),
+                  serversBefore,
+                  measured ? serverCores(start, end, srv) : Double.NaN);
       return new Readings(
-          cpus,
-          loadBefore,
-          othersBefore,
-          during,
-          w,
-          steal,
-          wall / 1e9,
-          before,
-          after,
-          servers.description(),
-          serversBefore,
-          measured ? serverCores(start, end, srv) : Double.NaN);
+          cpus, loadBefore, othersBefore, during, w, steal, wall / 1e9, before, after, use);
     }
   }
 }

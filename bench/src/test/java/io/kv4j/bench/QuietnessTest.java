@@ -20,7 +20,7 @@ class QuietnessTest {
   private static final Quietness.Calibration TEN_MS = steady(10_000_000L);
 
   private static Quietness.Readings quiet() {
-    return new Quietness.Readings(2, 0.15, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS);
+    return new Quietness.Readings(2, 0.15, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS, null);
   }
 
   @Test
@@ -40,7 +40,7 @@ class QuietnessTest {
   @Test
   void judge_loadAverageAboveTheCpus_isNotQuietAndNamesLoadAndLimit() {
     Quietness.Readings r =
-        new Quietness.Readings(2, 9.5, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS);
+        new Quietness.Readings(2, 9.5, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS, null);
     Quietness.Verdict v = Quietness.judge(r);
     assertThat(v.quiet()).isFalse();
     assertThat(v.problems())
@@ -53,19 +53,21 @@ class QuietnessTest {
   @Test
   void judge_loadAtTheLimit_isStillQuiet() {
     Quietness.Readings r =
-        new Quietness.Readings(2, 2.0, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS);
+        new Quietness.Readings(2, 2.0, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS, null);
     assertThat(Quietness.judge(r).quiet()).isTrue();
   }
 
   @Test
   void judge_otherProcessesBusyBeforeOrDuring_isNotQuiet() {
     Quietness.Verdict before =
-        Quietness.judge(new Quietness.Readings(2, 0.1, 0.9, 0.03, 0.4, 0, 95, TEN_MS, TEN_MS));
+        Quietness.judge(
+            new Quietness.Readings(2, 0.1, 0.9, 0.03, 0.4, 0, 95, TEN_MS, TEN_MS, null));
     assertThat(before.quiet()).isFalse();
     assertThat(before.problems())
         .containsExactly("other processes used 0.90 of 2 CPUs just before the run (limit 0.20)");
     Quietness.Verdict during =
-        Quietness.judge(new Quietness.Readings(2, 0.1, 0.02, 1.65, 1.8, 0, 95, TEN_MS, TEN_MS));
+        Quietness.judge(
+            new Quietness.Readings(2, 0.1, 0.02, 1.65, 1.8, 0, 95, TEN_MS, TEN_MS, null));
     assertThat(during.problems())
         .containsExactly(
             "other processes used 1.65 of 2 CPUs on average during the run (limit 0.20)");
@@ -74,14 +76,16 @@ class QuietnessTest {
   @Test
   void judge_worstSecondAlone_doesNotCondemnTheRun() {
     // A cron job's second of work is in the numbers but not a verdict: the average decides.
-    Quietness.Readings r = new Quietness.Readings(2, 0.1, 0.02, 0.05, 1.9, 0, 95, TEN_MS, TEN_MS);
+    Quietness.Readings r =
+        new Quietness.Readings(2, 0.1, 0.02, 0.05, 1.9, 0, 95, TEN_MS, TEN_MS, null);
     assertThat(Quietness.judge(r).quiet()).isTrue();
   }
 
   @Test
   void judge_stealAboveTwoPercent_isNotQuiet() {
     Quietness.Verdict v =
-        Quietness.judge(new Quietness.Readings(2, 0.1, 0.02, 0.03, 0.4, 0.032, 95, TEN_MS, TEN_MS));
+        Quietness.judge(
+            new Quietness.Readings(2, 0.1, 0.02, 0.03, 0.4, 0.032, 95, TEN_MS, TEN_MS, null));
     assertThat(v.problems())
         .containsExactly("the hypervisor stole 3.2% of the CPU time (limit 2%)");
   }
@@ -92,12 +96,13 @@ class QuietnessTest {
     Quietness.Verdict spread =
         Quietness.judge(
             new Quietness.Readings(
-                2, 0.1, 0.02, 0.03, 0.4, 0, 95, new Quietness.Calibration(jumpy), TEN_MS));
+                2, 0.1, 0.02, 0.03, 0.4, 0, 95, new Quietness.Calibration(jumpy), TEN_MS, null));
     assertThat(spread.problems())
         .containsExactly("the calibration loop's times spread 165% before the run (limit 10%)");
     Quietness.Verdict drift =
         Quietness.judge(
-            new Quietness.Readings(2, 0.1, 0.02, 0.03, 0.4, 0, 95, TEN_MS, steady(13_000_000L)));
+            new Quietness.Readings(
+                2, 0.1, 0.02, 0.03, 0.4, 0, 95, TEN_MS, steady(13_000_000L), null));
     assertThat(drift.problems())
         .containsExactly(
             "the calibration loop's median moved +30% from before to after the run (limit ±10%)");
@@ -109,7 +114,16 @@ class QuietnessTest {
     Quietness.Verdict v =
         Quietness.judge(
             new Quietness.Readings(
-                4, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 10, none, none));
+                4,
+                Double.NaN,
+                Double.NaN,
+                Double.NaN,
+                Double.NaN,
+                Double.NaN,
+                10,
+                none,
+                none,
+                null));
     assertThat(v.quiet()).isFalse();
     assertThat(v.problems())
         .contains(
@@ -179,9 +193,7 @@ class QuietnessTest {
             95,
             TEN_MS,
             TEN_MS,
-            "postgres 127.0.0.1:5432 (pid 2957)",
-            0.01,
-            0.87);
+            new Quietness.ServerUse("postgres 127.0.0.1:5432 (pid 2957)", 0.01, 0.87));
     Quietness.Verdict v = Quietness.judge(r);
     assertThat(v.quiet()).isTrue();
     assertThat(v.lines()).hasSize(5);
@@ -203,7 +215,16 @@ class QuietnessTest {
     assertThat(v.lines()).hasSize(3);
     Quietness.Readings none =
         new Quietness.Readings(
-            2, 0.15, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS, "", Double.NaN, Double.NaN);
+            2,
+            0.15,
+            0.02,
+            0.03,
+            0.4,
+            0.001,
+            95,
+            TEN_MS,
+            TEN_MS,
+            new Quietness.ServerUse("", Double.NaN, Double.NaN));
     assertThat(Quietness.judge(none).servers())
         .contains("n/a cores on average during the run")
         .endsWith("Found: none.");

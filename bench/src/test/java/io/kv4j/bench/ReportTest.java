@@ -46,13 +46,13 @@ class ReportTest {
   /** A verdict failing on the load average (12 on 2 CPUs). */
   static Quietness.Verdict noisy() {
     return Quietness.judge(
-        new Quietness.Readings(2, 12.0, 1.5, 1.6, 1.9, 0.03, 60, tenMs(), tenMs()));
+        new Quietness.Readings(2, 12.0, 1.5, 1.6, 1.9, 0.03, 60, tenMs(), tenMs(), null));
   }
 
   /** A verdict within every limit. */
   static Quietness.Verdict quiet() {
     return Quietness.judge(
-        new Quietness.Readings(2, 0.1, 0.01, 0.02, 0.3, 0, 60, tenMs(), tenMs()));
+        new Quietness.Readings(2, 0.1, 0.01, 0.02, 0.3, 0, 60, tenMs(), tenMs(), null));
   }
 
   @Test
@@ -145,9 +145,7 @@ class ReportTest {
                 60,
                 tenMs(),
                 tenMs(),
-                "redis 127.0.0.1:6379 (pid 7)",
-                0.0,
-                0.9));
+                new Quietness.ServerUse("redis 127.0.0.1:6379 (pid 7)", 0.0, 0.9)));
     Outcome o = outcome("hashlog,lmdb", ok("hashlog", "readrandom", "", 600_000)).withQuietness(v);
     Report r = new Report(o);
     List<String> advice = r.advice();
