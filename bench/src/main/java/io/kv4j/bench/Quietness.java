@@ -504,9 +504,16 @@ final class Quietness {
       }
     }
 
-    /** The servers' CPU time so far in ticks; 0 without server engines or without /proc. */
+    /**
+     * The servers' CPU time so far in ticks; 0 without server engines or without /proc, and on any
+     * failure to read it (the watch must never stop a run: the servers then count as others).
+     */
     private long serverTicks() {
-      return servers.isNone() ? 0 : Math.max(0, servers.ticks());
+      try {
+        return servers.isNone() ? 0 : Math.max(0, servers.ticks());
+      } catch (RuntimeException e) {
+        return 0;
+      }
     }
 
     /** The readings taken before the run, as one line for the progress output. */

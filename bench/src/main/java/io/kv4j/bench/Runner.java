@@ -139,8 +139,13 @@ final class Runner {
     Map<String, Map<String, String>> settings = new LinkedHashMap<>();
     for (StoreProvider p : engines) {
       if (Servers.isServer(p.id())) {
-        settings.put(
-            p.id(), Rig.effectiveSettings(p, rig.config(p, "main", rig.options().durability)));
+        try {
+          settings.put(
+              p.id(), Rig.effectiveSettings(p, rig.config(p, "main", rig.options().durability)));
+        } catch (RuntimeException e) {
+          // a bad --engine-option: the session reports it when it opens the store
+          settings.put(p.id(), Map.of());
+        }
       }
     }
     return ServerProcesses.find(Path.of("/proc"), settings);

@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -353,8 +354,9 @@ final class ServerProcesses {
             }
           }
         }
-      } catch (IOException e) {
-        // another user's process (not root), or one that ended: its sockets stay unowned here
+      } catch (IOException | DirectoryIteratorException e) {
+        // another user's process (not root), or one that ended (also while its fds were listed):
+        // its sockets stay unowned here
       }
     }
     return out;
@@ -365,11 +367,11 @@ final class ServerProcesses {
     try (DirectoryStream<Path> d = Files.newDirectoryStream(proc)) {
       for (Path p : d) {
         String n = p.getFileName().toString();
-        if (!n.isEmpty() && n.chars().allMatch(Character::isDigit)) {
+        if (!n.isEmpty() && n.length() < 19 && n.chars().allMatch(Character::isDigit)) {
           out.add(Long.parseLong(n));
         }
       }
-    } catch (IOException e) {
+    } catch (IOException | DirectoryIteratorException e) {
       // no /proc: nothing found
     }
     return out;

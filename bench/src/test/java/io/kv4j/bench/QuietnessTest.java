@@ -20,7 +20,11 @@ class QuietnessTest {
   private static final Quietness.Calibration TEN_MS = steady(10_000_000L);
 
   private static Quietness.Readings quiet() {
-    return new Quietness.Readings(2, 0.15, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS, null);
+    return quiet(null);
+  }
+
+  private static Quietness.Readings quiet(Quietness.ServerUse servers) {
+    return new Quietness.Readings(2, 0.15, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS, servers);
   }
 
   @Test
@@ -182,19 +186,9 @@ class QuietnessTest {
 
   @Test
   void judge_withServers_addsTheirLineAfterTheReadingsAndJudgesOnlyTheOthers() {
-    Quietness.Readings r =
-        new Quietness.Readings(
-            2,
-            0.15,
-            0.02,
-            0.03,
-            0.4,
-            0.001,
-            95,
-            TEN_MS,
-            TEN_MS,
-            new Quietness.ServerUse("postgres 127.0.0.1:5432 (pid 2957)", 0.01, 0.87));
-    Quietness.Verdict v = Quietness.judge(r);
+    Quietness.Verdict v =
+        Quietness.judge(
+            quiet(new Quietness.ServerUse("postgres 127.0.0.1:5432 (pid 2957)", 0.01, 0.87)));
     assertThat(v.quiet()).isTrue();
     assertThat(v.lines()).hasSize(5);
     assertThat(v.lines().subList(0, 3))
@@ -213,18 +207,7 @@ class QuietnessTest {
     Quietness.Verdict v = Quietness.judge(quiet());
     assertThat(v.servers()).isNull();
     assertThat(v.lines()).hasSize(3);
-    Quietness.Readings none =
-        new Quietness.Readings(
-            2,
-            0.15,
-            0.02,
-            0.03,
-            0.4,
-            0.001,
-            95,
-            TEN_MS,
-            TEN_MS,
-            new Quietness.ServerUse("", Double.NaN, Double.NaN));
+    Quietness.Readings none = quiet(new Quietness.ServerUse("", Double.NaN, Double.NaN));
     assertThat(Quietness.judge(none).servers())
         .contains("n/a cores on average during the run")
         .endsWith("Found: none.");

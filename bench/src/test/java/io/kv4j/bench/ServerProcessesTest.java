@@ -165,6 +165,24 @@ class ServerProcessesTest {
   }
 
   @Test
+  void find_damagedProcText_skipsWhatItCannotReadAndCountsTheRest() throws IOException {
+    machine();
+    Files.writeString(proc.resolve("net/tcp6"), "\0\0garbage\n  0: ::::\n");
+    Files.createDirectories(proc.resolve("99999999999999999999999"));
+    Files.createDirectories(proc.resolve("self"));
+    process(8000, "postgres", 2957, 5);
+    Files.writeString(proc.resolve("8000/stat"), "8000 (postgres) S 2957 garbage");
+    Files.writeString(proc.resolve("2958/stat"), "");
+    ServerProcesses s = ServerProcesses.find(proc, Map.of("postgres", servers().get("postgres")));
+    assertThat(s.description()).isEqualTo("postgres 127.0.0.1:5432 (pid 2957)");
+    // 2957 and 4000; the two damaged stat files are left out.
+    assertThat(s.ticks()).isEqualTo(40 + 4);
+    Files.delete(proc.resolve("net/tcp"));
+    assertThat(ServerProcesses.find(proc, Map.of("postgres", servers().get("postgres"))).ticks())
+        .isZero();
+  }
+
+  @Test
   void find_noServerEngine_isNone() {
     ServerProcesses s = ServerProcesses.find(proc, Map.of());
     assertThat(s.isNone()).isTrue();
