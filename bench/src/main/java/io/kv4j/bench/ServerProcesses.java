@@ -11,7 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -61,6 +61,9 @@ final class ServerProcesses {
   private final Set<Long> roots;
   private final Set<String> names;
   private final String description;
+
+  /** Every process seen alive, as first read: its parent and name (the times are read anew). */
+  private final Map<Long, Stat> known = new HashMap<>();
 
   private ServerProcesses(Path proc, Set<Long> roots, Set<String> names, String description) {
     this.proc = proc;
@@ -308,7 +311,9 @@ final class ServerProcesses {
       }
       parts.add(e.getKey() + " " + (says.isEmpty() ? "(no endpoint)" : String.join(", ", says)));
     }
-    return new ServerProcesses(proc, roots, names, String.join("; ", parts));
+    ServerProcesses found = new ServerProcesses(proc, roots, names, String.join("; ", parts));
+    found.ticks(); // reads every process's parent and name once, before the run
+    return found;
   }
 
   private static Set<Long> union(Set<Long> a, Set<Long> b) {
@@ -400,58 +405,75 @@ final class ServerProcesses {
    * The servers' CPU time so far: the sum of {@link Stat#ticks()} over the processes found, the
    * processes named like a hidden server, and all their descendants alive now.
    *
+   * <p>Reading every process's {@code stat} costs about 1 ms each on a loaded machine (a JVM's sums
+   * over its threads), too much once a second; so each process's parent and name are read once,
+   * when it is first seen, and only the counted processes' times are read each call.
+   *
    * @return clock ticks, or -1 without {@code /proc} (or when {@link #isNone()})
    */
-  long ticks() {
+  synchronized long ticks() {
     if (proc == null) {
       return -1;
     }
-    Map<Long, Stat> all = new LinkedHashMap<>();
-    for (long pid : pids(proc)) {
-      read(proc.resolve(pid + "/stat"))
-          .ifPresent(
-              t -> {
-                try {
-                  all.put(pid, parseStat(t));
-                } catch (IllegalArgumentException e) {
-                  // ended while read
-                }
-              });
-    }
-    if (all.isEmpty()) {
+    List<Long> alive = pids(proc);
+    if (alive.isEmpty()) {
       return -1;
     }
-    return counted(all.values(), roots, names);
+    known.keySet().retainAll(new HashSet<>(alive));
+    for (long pid : alive) {
+      if (!known.containsKey(pid)) {
+        Stat st = stat(pid);
+        if (st != null) {
+          known.put(pid, st);
+        }
+      }
+    }
+    long sum = 0;
+    for (long pid : counted(known.values(), roots, names)) {
+      Stat st = stat(pid);
+      if (st != null) {
+        sum += st.ticks();
+      }
+    }
+    return sum;
+  }
+
+  private Stat stat(long pid) {
+    Optional<String> text = read(proc.resolve(pid + "/stat"));
+    if (text.isEmpty()) {
+      return null; // ended meanwhile
+    }
+    try {
+      return parseStat(text.get());
+    } catch (IllegalArgumentException e) {
+      return null; // not of the documented shape: left out
+    }
   }
 
   /**
-   * Sums the ticks of the roots, of the processes with one of the names, and of every descendant of
-   * those.
+   * The roots, the processes with one of the names, and every descendant of those.
    *
    * @param all every process alive
    * @param roots the ids found by port
    * @param names the names of hidden servers
-   * @return the sum
+   * @return their ids
    */
-  static long counted(Iterable<Stat> all, Set<Long> roots, Set<String> names) {
+  static Set<Long> counted(Iterable<Stat> all, Set<Long> roots, Set<String> names) {
     Map<Long, List<Stat>> children = new HashMap<>();
-    List<Stat> start = new ArrayList<>();
+    List<Stat> todo = new ArrayList<>();
     for (Stat s : all) {
       children.computeIfAbsent(s.ppid(), p -> new ArrayList<>()).add(s);
       if (roots.contains(s.pid()) || names.contains(s.name())) {
-        start.add(s);
+        todo.add(s);
       }
     }
-    Set<Long> seen = new LinkedHashSet<>();
-    long sum = 0;
-    List<Stat> todo = new ArrayList<>(start);
+    Set<Long> out = new LinkedHashSet<>();
     while (!todo.isEmpty()) {
       Stat s = todo.remove(todo.size() - 1);
-      if (seen.add(s.pid())) {
-        sum += s.ticks();
+      if (out.add(s.pid())) {
         todo.addAll(children.getOrDefault(s.pid(), List.of()));
       }
     }
-    return sum;
+    return out;
   }
 }
