@@ -472,6 +472,7 @@ final class Quietness {
     private final Thread sampler;
     private volatile boolean stopping;
     private double worst = Double.NaN;
+    private long lastServerTicks;
 
     private Watch(ServerProcesses servers) {
       this.servers = servers;
@@ -505,15 +506,22 @@ final class Quietness {
     }
 
     /**
-     * The servers' CPU time so far in ticks; 0 without server engines or without /proc, and on any
-     * failure to read it (the watch must never stop a run: the servers then count as others).
+     * The servers' CPU time so far in ticks (a counter that only grows); 0 without server engines
+     * or without /proc, and the last value read on any failure to read it (the watch must never
+     * stop a run).
      */
-    private long serverTicks() {
-      try {
-        return servers.isNone() ? 0 : Math.max(0, servers.ticks());
-      } catch (RuntimeException e) {
-        return 0;
+    private synchronized long serverTicks() {
+      if (!servers.isNone()) {
+        try {
+          long t = servers.ticks();
+          if (t >= 0) {
+            lastServerTicks = t;
+          }
+        } catch (RuntimeException e) {
+          // keep the last value: this interval's server time then counts as other processes'
+        }
       }
+      return lastServerTicks;
     }
 
     /** The readings taken before the run, as one line for the progress output. */

@@ -55,21 +55,46 @@ final class ServerProcesses {
           "redis-sharded", List.of("redis-server"),
           "etcd", List.of("etcd"));
 
-  private static final ServerProcesses NONE = new ServerProcesses(null, Set.of(), Set.of(), "");
+  private static final ServerProcesses NONE =
+      new ServerProcesses(null, Map.of(), new Located(Set.of(), Set.of(), "", false));
+
+  /** Looks again for a server that was not found at most this often (a member being restarted). */
+  private static final long RELOCATE_NANOS = 5_000_000_000L;
 
   private final Path proc;
-  private final Set<Long> roots;
-  private final Set<String> names;
+  private final Map<String, Map<String, String>> settings;
   private final String description;
+  private Located located;
+  private long locatedAt;
+  private int restarts;
+  private long lastSum = -1;
+  private long cumulative;
 
   /** Every process seen alive, as first read: its parent and name (the times are read anew). */
   private final Map<Long, Stat> known = new HashMap<>();
 
-  private ServerProcesses(Path proc, Set<Long> roots, Set<String> names, String description) {
+  private ServerProcesses(Path proc, Map<String, Map<String, String>> settings, Located located) {
     this.proc = proc;
-    this.roots = Set.copyOf(roots);
-    this.names = Set.copyOf(names);
-    this.description = description;
+    this.settings = Map.copyOf(settings);
+    this.description = located.description();
+    this.located = located;
+    this.locatedAt = System.nanoTime();
+  }
+
+  /**
+   * What one search found.
+   *
+   * @param roots the processes holding the endpoints' listening sockets, and etcd peers
+   * @param names the process names that count because a port's owner is hidden
+   * @param description what was found, for the report
+   * @param incomplete true when an endpoint was not found (not listening, hidden, elsewhere)
+   */
+  private record Located(
+      Set<Long> roots, Set<String> names, String description, boolean incomplete) {
+    Located {
+      roots = Set.copyOf(roots);
+      names = Set.copyOf(names);
+    }
   }
 
   /** No server engine in the run. */
@@ -82,9 +107,19 @@ final class ServerProcesses {
     return proc == null;
   }
 
-  /** What was found, for the report: each engine's endpoints and how their processes were found. */
-  String description() {
-    return description;
+  /**
+   * What was found, for the report: each engine's endpoints and how their processes were found when
+   * the watch started, and how many server processes ended during the run (a restart: the new
+   * process is found again by its port; the interval of the restart counts nothing).
+   */
+  synchronized String description() {
+    return restarts == 0
+        ? description
+        : description
+            + "; "
+            + restarts
+            + (restarts == 1 ? " server process" : " server processes")
+            + " ended during the run (restarted: found again by port)";
   }
 
   /** One endpoint of a server engine. */
@@ -250,6 +285,12 @@ final class ServerProcesses {
     if (settings.isEmpty()) {
       return NONE;
     }
+    ServerProcesses found = new ServerProcesses(proc, settings, locate(proc, settings));
+    found.ticks(); // reads every process's parent and name once, before the run
+    return found;
+  }
+
+  private static Located locate(Path proc, Map<String, Map<String, String>> settings) {
     Map<Integer, Set<Long>> listening = new HashMap<>();
     for (String f : List.of("net/tcp", "net/tcp6")) {
       read(proc.resolve(f))
@@ -260,6 +301,7 @@ final class ServerProcesses {
     Set<Long> roots = new TreeSet<>();
     Set<String> names = new TreeSet<>();
     List<String> parts = new ArrayList<>();
+    boolean incomplete = false;
     for (Map.Entry<String, Map<String, String>> e : new TreeMap<>(settings).entrySet()) {
       List<String> found = new ArrayList<>();
       List<String> hidden = new ArrayList<>();
@@ -269,11 +311,13 @@ final class ServerProcesses {
         Set<Long> inodes = listening.get(ep.port());
         if (!isLocal(ep.host()) || inodes == null) {
           elsewhere.add(at);
+          incomplete = true;
           continue;
         }
         Set<Long> pids = ownersOf(inodes, owners);
         if (pids.isEmpty()) {
           hidden.add(at);
+          incomplete = true;
           continue;
         }
         found.add(at + " (pid " + join(pids) + ")");
@@ -311,9 +355,7 @@ final class ServerProcesses {
       }
       parts.add(e.getKey() + " " + (says.isEmpty() ? "(no endpoint)" : String.join(", ", says)));
     }
-    ServerProcesses found = new ServerProcesses(proc, roots, names, String.join("; ", parts));
-    found.ticks(); // reads every process's parent and name once, before the run
-    return found;
+    return new Located(roots, names, String.join("; ", parts), incomplete);
   }
 
   private static Set<Long> union(Set<Long> a, Set<Long> b) {
@@ -402,14 +444,17 @@ final class ServerProcesses {
   }
 
   /**
-   * The servers' CPU time so far: the sum of {@link Stat#ticks()} over the processes found, the
-   * processes named like a hidden server, and all their descendants alive now.
+   * The servers' CPU time since {@link #find}: at each call the sum of {@link Stat#ticks()} over
+   * the processes found, the processes named like a hidden server, and all their descendants alive
+   * now; what that sum gained since the last call is added up. A server process that ended (a
+   * restart) is looked for again by its port; an endpoint not found is looked for again every 5 s.
    *
    * <p>Reading every process's {@code stat} costs about 1 ms each on a loaded machine (a JVM's sums
    * over its threads), too much once a second; so each process's parent and name are read once,
    * when it is first seen, and only the counted processes' times are read each call.
    *
-   * @return clock ticks, or -1 without {@code /proc} (or when {@link #isNone()})
+   * @return clock ticks since {@link #find}, or -1 without {@code /proc} (or when {@link
+   *     #isNone()})
    */
   synchronized long ticks() {
     if (proc == null) {
@@ -419,7 +464,8 @@ final class ServerProcesses {
     if (alive.isEmpty()) {
       return -1;
     }
-    known.keySet().retainAll(new HashSet<>(alive));
+    Set<Long> aliveSet = new HashSet<>(alive);
+    known.keySet().retainAll(aliveSet);
     for (long pid : alive) {
       if (!known.containsKey(pid)) {
         Stat st = stat(pid);
@@ -428,14 +474,28 @@ final class ServerProcesses {
         }
       }
     }
+    boolean ended = !aliveSet.containsAll(located.roots());
+    if (ended || (located.incomplete() && System.nanoTime() - locatedAt > RELOCATE_NANOS)) {
+      if (ended) {
+        restarts++;
+      }
+      located = locate(proc, settings);
+      locatedAt = System.nanoTime();
+    }
     long sum = 0;
-    for (long pid : counted(known.values(), roots, names)) {
+    for (long pid : counted(known.values(), located.roots(), located.names())) {
       Stat st = stat(pid);
       if (st != null) {
         sum += st.ticks();
       }
     }
-    return sum;
+    // A sum that drops lost a process with all its past time (a server restarted, a child not
+    // reaped by a counted parent): that interval counts nothing rather than a negative time.
+    if (lastSum >= 0) {
+      cumulative += Math.max(0, sum - lastSum);
+    }
+    lastSum = sum;
+    return cumulative;
   }
 
   private Stat stat(long pid) {

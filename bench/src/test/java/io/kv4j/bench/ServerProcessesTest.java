@@ -61,6 +61,18 @@ class ServerProcessesTest {
     }
   }
 
+  /** Rewrites a process's stat with a new total time. */
+  private void setTicks(long pid, String comm, long ppid, long ticks) throws IOException {
+    long q = ticks / 4;
+    Files.writeString(proc.resolve(pid + "/stat"), stat(pid, comm, ppid, q, q, q, ticks - 3 * q));
+  }
+
+  private void delete(long pid) throws IOException {
+    try (var files = Files.walk(proc.resolve(String.valueOf(pid)))) {
+      files.sorted((a, b) -> b.compareTo(a)).forEach(p -> p.toFile().delete());
+    }
+  }
+
   private static String socket(long inode) {
     return "socket:[" + inode + "]";
   }
@@ -125,9 +137,38 @@ class ServerProcessesTest {
             "etcd 127.0.0.1:2379 (pid 3423), its cluster peers (pid 3427, 3431); mysql"
                 + " localhost:3306 (owner not visible to this user: every process named mariadbd"
                 + " or mysqld); postgres 127.0.0.1:5432 (pid 2957)");
-    // postgres 40 + 8 + 4, mariadbd 52 (by name; not its parent mariadbd-safe), etcd 32 + 20 + 12;
-    // not redis (not measured), not the JVM, not systemd.
-    assertThat(s.ticks()).isEqualTo(52 + 52 + 64);
+    assertThat(s.ticks()).as("counted from find on").isZero();
+    // Every process uses 10 more ticks: counted are postgres and its two children, mariadbd (by
+    // name; not its parent mariadbd-safe) and the three etcd members; not redis (not measured),
+    // not the JVM, not systemd.
+    setTicks(1, "systemd", 0, 1010);
+    setTicks(2957, "postgres", 1, 50);
+    setTicks(2958, "postgres", 2957, 18);
+    setTicks(4000, "postgres", 2957, 14);
+    setTicks(3000, "mariadbd-safe", 1, 22);
+    setTicks(3140, "mariadbd", 3000, 62);
+    setTicks(3423, "etcd", 1, 42);
+    setTicks(3427, "etcd", 1, 30);
+    setTicks(3431, "etcd", 1, 22);
+    setTicks(6000, "redis-server", 1, 110);
+    setTicks(7000, "java", 1, 5010);
+    assertThat(s.ticks()).isEqualTo(7 * 10);
+  }
+
+  @Test
+  void ticks_aServerRestarted_isFoundAgainByPortAndTheRestartCountsNothing() throws IOException {
+    machine();
+    ServerProcesses s = ServerProcesses.find(proc, Map.of("etcd", servers().get("etcd")));
+    assertThat(s.ticks()).isZero();
+    // Member m2 is restarted: its 20 ticks are gone with it, the new process holds its port.
+    delete(3427);
+    process(9000, "etcd", 1, 7, 402);
+    assertThat(s.ticks()).as("a sum that drops counts nothing").isZero();
+    assertThat(s.description())
+        .endsWith("; 1 server process ended during the run (restarted: found again by port)");
+    setTicks(9000, "etcd", 1, 12);
+    setTicks(3423, "etcd", 1, 35);
+    assertThat(s.ticks()).isEqualTo(5 + 3);
   }
 
   @Test
@@ -135,15 +176,13 @@ class ServerProcessesTest {
     machine();
     ServerProcesses s =
         ServerProcesses.find(proc, Map.of("postgres", Map.of("host", "::1", "port", "5432")));
-    assertThat(s.ticks()).isEqualTo(52);
+    assertThat(s.ticks()).isZero();
     // backend 4000 used 6 more ticks, ended and was reaped: its 10 ticks move to the postmaster's
     // children time; a new backend 4001 starts and uses 3.
-    Files.walk(proc.resolve("4000"))
-        .sorted((a, b) -> b.compareTo(a))
-        .forEach(p -> p.toFile().delete());
+    delete(4000);
     Files.writeString(proc.resolve("2957/stat"), stat(2957, "postgres", 1, 10, 10, 10 + 10, 10));
     process(4001, "postgres", 2957, 3);
-    assertThat(s.ticks()).isEqualTo(52 + 6 + 3);
+    assertThat(s.ticks()).isEqualTo(6 + 3);
   }
 
   @Test
@@ -175,8 +214,11 @@ class ServerProcessesTest {
     Files.writeString(proc.resolve("2958/stat"), "");
     ServerProcesses s = ServerProcesses.find(proc, Map.of("postgres", servers().get("postgres")));
     assertThat(s.description()).isEqualTo("postgres 127.0.0.1:5432 (pid 2957)");
-    // 2957 and 4000; the two damaged stat files are left out.
-    assertThat(s.ticks()).isEqualTo(40 + 4);
+    assertThat(s.ticks()).isZero();
+    // 2957 and 4000 count; the two damaged stat files are left out.
+    setTicks(2957, "postgres", 1, 45);
+    setTicks(4000, "postgres", 2957, 6);
+    assertThat(s.ticks()).isEqualTo(5 + 2);
     Files.delete(proc.resolve("net/tcp"));
     assertThat(ServerProcesses.find(proc, Map.of("postgres", servers().get("postgres"))).ticks())
         .isZero();

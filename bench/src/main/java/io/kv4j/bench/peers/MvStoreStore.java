@@ -67,8 +67,8 @@ final class MvStoreStore extends AbstractStore {
       lock.close();
       throw new StoreIOException("engine 'mvstore': cannot open " + dir + ": " + e.getMessage(), e);
     }
-    // A batch that fails part-way is not undone: this adapter never called MVStore's rollback,
-    // and the shared write path keeps its behaviour (MapDB, with transactions, does roll back).
+    // No rollback of a batch that fails part-way: MVStore is not declared ATOMIC_BATCH here, and
+    // this adapter never undid one (MapDB's, with transactions, does).
     this.writes = new LockedMap(map, this::commit, () -> {});
   }
 
