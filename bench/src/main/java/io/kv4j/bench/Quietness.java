@@ -21,8 +21,10 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>the 1-minute load average just before the run, against the machine's CPUs;
  *   <li>the CPU time of <em>other</em> processes (all CPUs' busy time from {@code /proc/stat} minus
- *       this process's CPU time) in cores, over a short window before the run, on average over the
- *       run and in its worst second;
+ *       this process's CPU time, and minus the CPU time of the database servers the run's server
+ *       engines talk to: {@link ServerProcesses}, their work is the measured work) in cores, over a
+ *       short window before the run, on average over the run and in its worst second; the servers'
+ *       own figures on a line of their own;
  *   <li>steal time (CPU the hypervisor gave to other guests) as a share of all CPU time in the run;
  *   <li>a fixed single-threaded calibration loop timed several times before and after the run: its
  *       spread (slowest / fastest - 1) shows preemption and frequency changes, its drift (median
@@ -107,6 +109,8 @@ final class Quietness {
    * @param seconds the run's wall time
    * @param before the calibration loop before the run
    * @param after the calibration loop after the run
+   * @param servers the CPU use of the database servers the run's server engines talked to, taken
+   *     out of the "other processes" figures; null when it measured no server engine
    */
   record Readings(
       int cpus,
@@ -117,7 +121,17 @@ final class Quietness {
       double stealShare,
       double seconds,
       Calibration before,
-      Calibration after) {}
+      Calibration after,
+      ServerUse servers) {}
+
+  /**
+   * The CPU use of the database servers a run talked to.
+   *
+   * @param found which server processes ({@link ServerProcesses#description()}), empty for none
+   * @param before their CPU use in the short window before the run, in cores
+   * @param during their average CPU use over the run, in cores
+   */
+  record ServerUse(String found, double before, double during) {}
 
   /**
    * Whether a run was quiet enough to trust its picks.
@@ -125,27 +139,35 @@ final class Quietness {
    * @param quiet true when every reading was available and within its limit
    * @param problems what was over its limit or not measured, one phrase each
    * @param numbers all the readings, as one line
+   * @param servers the servers' CPU use as one line, null when the run measured no server engine
    */
-  record Verdict(boolean quiet, List<String> problems, String numbers) {
+  record Verdict(boolean quiet, List<String> problems, String numbers, String servers) {
     Verdict {
       problems = List.copyOf(problems);
     }
 
     /**
-     * The lines printed above the picks: the verdict, then the readings (markdown bold marks; the
-     * console strips them).
+     * The lines printed above the picks: the verdict, then the readings, then the servers' line
+     * when there is one (markdown bold marks; the console strips them).
      */
     List<String> lines() {
+      List<String> out = new ArrayList<>();
       if (quiet) {
-        return List.of("**Quiet enough to trust the picks: yes.**", "", numbers);
+        out.add("**Quiet enough to trust the picks: yes.**");
+      } else {
+        out.add(
+            "**NOT quiet enough to trust the picks:** "
+                + String.join("; ", problems)
+                + ". Re-run on a quiet machine before believing a ranking (for a ratio between two"
+                + " engines: `--rounds` or `bench/pairs.sh`).");
       }
-      return List.of(
-          "**NOT quiet enough to trust the picks:** "
-              + String.join("; ", problems)
-              + ". Re-run on a quiet machine before believing a ranking (for a ratio between two"
-              + " engines: `--rounds` or `bench/pairs.sh`).",
-          "",
-          numbers);
+      out.add("");
+      out.add(numbers);
+      if (servers != null) {
+        out.add("");
+        out.add(servers);
+      }
+      return List.copyOf(out);
     }
   }
 
@@ -214,7 +236,7 @@ final class Quietness {
               drift * 100,
               MAX_DRIFT * 100));
     }
-    return new Verdict(problems.isEmpty(), problems, numbers(r));
+    return new Verdict(problems.isEmpty(), problems, numbers(r), serversLine(r));
   }
 
   private static void spread(List<String> problems, String when, Calibration c) {
@@ -263,6 +285,25 @@ final class Quietness {
         pct(drift(r), "%+.0f%%"));
   }
 
+  /**
+   * The servers' line: which server processes the run talked to and their CPU use, which the "other
+   * processes" figures leave out; null when the run measured no server engine.
+   */
+  static String serversLine(Readings r) {
+    ServerUse s = r.servers();
+    if (s == null) {
+      return null;
+    }
+    return String.format(
+        Locale.ROOT,
+        "Servers the run talked to (their CPU is the measured engines' own work, so the figures"
+            + " of other processes above leave it out): %s cores on average during the run, %s"
+            + " just before it. Found: %s.",
+        fmt(s.during(), "%.2f"),
+        fmt(s.before(), "%.2f"),
+        s.found().isEmpty() ? "none" : s.found());
+  }
+
   private static String fmt(double v, String format) {
     return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, format, v);
   }
@@ -304,21 +345,37 @@ final class Quietness {
 
   /**
    * The CPU use of other processes over an interval, in cores: the machine's busy share times its
-   * CPUs, minus this process's CPU time over the wall time.
+   * CPUs, minus this process's CPU time over the wall time, minus the servers' the run talked to.
    *
    * @param a the counters at the start
    * @param b the counters at the end
    * @param ownCpuNs this process's CPU time in the interval
    * @param wallNs the interval's wall time
+   * @param serverTicks the servers' CPU time in the interval, in {@code /proc/stat} ticks (0
+   *     without server engines)
    * @return cores used by others (at least 0), or NaN for an empty interval
    */
-  static double othersCores(CpuTimes a, CpuTimes b, long ownCpuNs, long wallNs) {
+  static double othersCores(CpuTimes a, CpuTimes b, long ownCpuNs, long wallNs, long serverTicks) {
     long total = b.total() - a.total();
     if (total <= 0 || wallNs <= 0) {
       return Double.NaN;
     }
     double machine = (double) (b.busy() - a.busy()) / total * b.cpus();
-    return Math.max(0, machine - (double) ownCpuNs / wallNs);
+    return Math.max(0, machine - (double) ownCpuNs / wallNs - serverCores(a, b, serverTicks));
+  }
+
+  /**
+   * CPU time in {@code /proc/stat} ticks over an interval, in cores: the same unit as the machine's
+   * counters, so no clock-tick rate is needed (all CPUs' ticks / CPUs = the wall time).
+   *
+   * @param a the counters at the start
+   * @param b the counters at the end
+   * @param ticks the CPU time, at least 0
+   * @return cores, or NaN for an empty interval
+   */
+  static double serverCores(CpuTimes a, CpuTimes b, long ticks) {
+    long total = b.total() - a.total();
+    return total <= 0 ? Double.NaN : (double) Math.max(0, ticks) / total * b.cpus();
   }
 
   /**
@@ -392,39 +449,54 @@ final class Quietness {
    * Starts watching: reads the load average, times the calibration loop while measuring the other
    * processes' CPU use around it, then samples once a second until {@link Watch#stop()}.
    *
+   * @param servers the local server processes the run talks to ({@link ServerProcesses#none()}
+   *     without server engines): their CPU counts as the run's, not as other processes'
    * @return the running watch
    */
-  static Watch watch() {
-    return new Watch();
+  static Watch watch(ServerProcesses servers) {
+    return new Watch(servers);
   }
 
-  /** The measurement of one run, from {@link #watch()} to {@link #stop()}. */
+  /** The measurement of one run, from {@link #watch(ServerProcesses)} to {@link #stop()}. */
   static final class Watch {
+    private final ServerProcesses servers;
     private final int cpus;
     private final double loadBefore;
     private final double othersBefore;
+    private final double serversBefore;
     private final Calibration before;
     private final CpuTimes start;
     private final long startOwn;
+    private final long startServers;
     private final long startNanos;
     private final Thread sampler;
     private volatile boolean stopping;
     private double worst = Double.NaN;
+    private long lastServerTicks;
 
-    private Watch() {
+    private Watch(ServerProcesses servers) {
+      this.servers = servers;
       loadBefore = load();
       CpuTimes a = cpuTimes();
       long own0 = Timing.processCpu();
+      long servers0 = serverTicks();
       long t0 = System.nanoTime();
       before = calibrate();
       CpuTimes b = cpuTimes();
+      long servers1 = serverTicks();
       othersBefore =
           a == null || b == null
               ? Double.NaN
-              : othersCores(a, b, Timing.processCpu() - own0, System.nanoTime() - t0);
+              : othersCores(
+                  a, b, Timing.processCpu() - own0, System.nanoTime() - t0, servers1 - servers0);
+      serversBefore =
+          a == null || b == null || servers.isNone()
+              ? Double.NaN
+              : serverCores(a, b, servers1 - servers0);
       cpus = b != null && b.cpus() > 0 ? b.cpus() : Runtime.getRuntime().availableProcessors();
       start = cpuTimes();
       startOwn = Timing.processCpu();
+      startServers = serverTicks();
       startNanos = System.nanoTime();
       sampler = new Thread(this::sample, "kv4j-bench-quietness");
       sampler.setDaemon(true);
@@ -433,15 +505,35 @@ final class Quietness {
       }
     }
 
+    /**
+     * The servers' CPU time so far in ticks (a counter that only grows); 0 without server engines
+     * or without /proc, and the last value read on any failure to read it (the watch must never
+     * stop a run).
+     */
+    private synchronized long serverTicks() {
+      if (!servers.isNone()) {
+        try {
+          long t = servers.ticks();
+          if (t >= 0) {
+            lastServerTicks = t;
+          }
+        } catch (RuntimeException e) {
+          // keep the last value: this interval's server time then counts as other processes'
+        }
+      }
+      return lastServerTicks;
+    }
+
     /** The readings taken before the run, as one line for the progress output. */
     String beforeLine() {
       return String.format(
           Locale.ROOT,
-          "machine before the run: load average %s on %d CPUs, other processes %s cores,"
+          "machine before the run: load average %s on %d CPUs, other processes %s cores,%s"
               + " calibration loop %s ms (spread %s)",
           fmt(loadBefore, "%.2f"),
           cpus,
           fmt(othersBefore, "%.2f"),
+          servers.isNone() ? "" : " servers " + fmt(serversBefore, "%.2f") + " cores,",
           fmt(before.medianMs(), "%.2f"),
           pct(before.spread(), "%.0f%%"));
     }
@@ -449,6 +541,7 @@ final class Quietness {
     private void sample() {
       CpuTimes prev = start;
       long prevOwn = startOwn;
+      long prevServers = startServers;
       long prevT = startNanos;
       while (!stopping) {
         try {
@@ -458,11 +551,12 @@ final class Quietness {
         }
         CpuTimes now = cpuTimes();
         long own = Timing.processCpu();
+        long srv = serverTicks();
         long t = System.nanoTime();
         if (now == null) {
           return;
         }
-        double o = othersCores(prev, now, own - prevOwn, t - prevT);
+        double o = othersCores(prev, now, own - prevOwn, t - prevT, srv - prevServers);
         synchronized (this) {
           if (!Double.isNaN(o) && (Double.isNaN(worst) || o > worst)) {
             worst = o;
@@ -470,6 +564,7 @@ final class Quietness {
         }
         prev = now;
         prevOwn = own;
+        prevServers = srv;
         prevT = t;
       }
     }
@@ -482,20 +577,28 @@ final class Quietness {
     Readings stop() {
       CpuTimes end = cpuTimes();
       long own = Timing.processCpu();
+      long srv = serverTicks() - startServers;
       long wall = System.nanoTime() - startNanos;
       stopping = true;
       sampler.interrupt();
       Timing.joinAll(List.of(sampler));
       Calibration after = calibrate();
-      double during =
-          start == null || end == null ? Double.NaN : othersCores(start, end, own - startOwn, wall);
-      double steal = start == null || end == null ? Double.NaN : stealShare(start, end);
+      boolean measured = start != null && end != null;
+      double during = measured ? othersCores(start, end, own - startOwn, wall, srv) : Double.NaN;
+      double steal = measured ? stealShare(start, end) : Double.NaN;
       double w;
       synchronized (this) {
         w = Double.isNaN(worst) ? during : Math.max(worst, during);
       }
+      ServerUse use =
+          servers.isNone()
+              ? null
+              : new ServerUse(
+                  servers.description(),
+                  serversBefore,
+                  measured ? serverCores(start, end, srv) : Double.NaN);
       return new Readings(
-          cpus, loadBefore, othersBefore, during, w, steal, wall / 1e9, before, after);
+          cpus, loadBefore, othersBefore, during, w, steal, wall / 1e9, before, after, use);
     }
   }
 }

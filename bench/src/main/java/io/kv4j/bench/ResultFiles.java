@@ -3,6 +3,7 @@ package io.kv4j.bench;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /** results.csv and results.json: every row with all its figures, for tools. */
@@ -18,34 +19,21 @@ final class ResultFiles {
    */
   static String csv(List<Result> results) {
     StringBuilder b = new StringBuilder();
-    b.append(
-        "engine,scenario,phase,threads,durability,ops,seconds,ops_per_sec,p50_us,p99_us,"
-            + "p999_us,max_us,cpu_us_per_op,bg_cpu_share,disk_bytes,live_bytes,error,figures\n");
+    for (Column c : COLUMNS) {
+      b.append(c.csv()).append(',');
+    }
+    b.append("error,figures\n");
     for (Result r : results) {
-      b.append(
-          String.format(
-              Locale.ROOT,
-              "%s,%s,%s,%d,%s,%d,%.3f,%.1f,%.2f,%.2f,%.2f,%.2f,%.3f,%.3f,%d,%d,%s,%s%n",
-              r.engine(),
-              r.scenario(),
-              r.phase(),
-              r.threads(),
-              r.durability(),
-              r.ops(),
-              r.seconds(),
-              r.opsPerSec(),
-              r.p50Us(),
-              r.p99Us(),
-              r.p999Us(),
-              r.maxUs(),
-              r.cpuUsPerOp(),
-              r.bgCpuShare(),
-              r.diskBytes(),
-              r.liveBytes(),
-              r.error() == null ? "" : "\"" + r.error().replace("\"", "\"\"") + "\"",
+      for (Column c : COLUMNS) {
+        b.append(c.value(r)).append(',');
+      }
+      b.append(r.error() == null ? "" : "\"" + r.error().replace("\"", "\"\"") + "\"")
+          .append(',')
+          .append(
               r.figures().entrySet().stream()
                   .map(e -> e.getKey() + "=" + Format.jsonNumber(e.getValue()))
-                  .collect(Collectors.joining(";"))));
+                  .collect(Collectors.joining(";")))
+          .append(System.lineSeparator());
     }
     return b.toString();
   }
@@ -73,8 +61,11 @@ final class ResultFiles {
           .append(", \"problems\": [")
           .append(q.problems().stream().map(Format::str).collect(Collectors.joining(", ")))
           .append("], \"readings\": ")
-          .append(Format.str(q.numbers()))
-          .append('}');
+          .append(Format.str(q.numbers()));
+      if (q.servers() != null) {
+        b.append(", \"servers\": ").append(Format.str(q.servers()));
+      }
+      b.append('}');
     }
     b.append(",\n  \"keys\": ").append(o.options().keys);
     b.append(",\n  \"keySize\": ").append(o.data().keySize());
@@ -120,32 +111,64 @@ final class ResultFiles {
   }
 
   private static String row(Result r) {
-    return String.format(
-        Locale.ROOT,
-        "{\"engine\": %s, \"scenario\": %s, \"phase\": %s, \"threads\": %d,"
-            + " \"durability\": %s, \"ops\": %d, \"seconds\": %.3f, \"opsPerSec\": %.1f,"
-            + " \"p50Us\": %.2f, \"p99Us\": %.2f, \"p999Us\": %.2f, \"maxUs\": %.2f,"
-            + " \"cpuUsPerOp\": %.3f, \"bgCpuShare\": %.3f, \"diskBytes\": %d,"
-            + " \"liveBytes\": %d, \"error\": %s, \"figures\": {%s}}",
-        Format.str(r.engine()),
-        Format.str(r.scenario()),
-        Format.str(r.phase()),
-        r.threads(),
-        Format.str(r.durability().name()),
-        r.ops(),
-        r.seconds(),
-        r.opsPerSec(),
-        r.p50Us(),
-        r.p99Us(),
-        r.p999Us(),
-        r.maxUs(),
-        r.cpuUsPerOp(),
-        r.bgCpuShare(),
-        r.diskBytes(),
-        r.liveBytes(),
-        r.error() == null ? "null" : Format.str(r.error()),
-        r.figures().entrySet().stream()
-            .map(e -> Format.str(e.getKey()) + ": " + Format.jsonNumber(e.getValue()))
-            .collect(Collectors.joining(", ")));
+    StringBuilder b = new StringBuilder("{");
+    for (Column c : COLUMNS) {
+      String v = c.value(r);
+      b.append(Format.str(c.json())).append(": ").append(c.text() ? Format.str(v) : v).append(", ");
+    }
+    return b.append("\"error\": ")
+        .append(r.error() == null ? "null" : Format.str(r.error()))
+        .append(", \"figures\": {")
+        .append(
+            r.figures().entrySet().stream()
+                .map(e -> Format.str(e.getKey()) + ": " + Format.jsonNumber(e.getValue()))
+                .collect(Collectors.joining(", ")))
+        .append("}}")
+        .toString();
   }
+
+  /**
+   * A field of a row, in results.csv and results.json alike (the error and the further figures,
+   * written differently in each, follow them).
+   *
+   * @param csv the CSV column's name
+   * @param json the JSON field's name
+   * @param text true for text (quoted in JSON), false for a number
+   * @param format the number's format (for text: {@code %s})
+   * @param get the value of a row
+   */
+  private record Column(
+      String csv, String json, boolean text, String format, Function<Result, Object> get) {
+    String value(Result r) {
+      return String.format(Locale.ROOT, format, get.apply(r));
+    }
+  }
+
+  private static Column text(String csv, String json, Function<Result, Object> get) {
+    return new Column(csv, json, true, "%s", get);
+  }
+
+  private static Column number(
+      String csv, String json, String format, Function<Result, Object> get) {
+    return new Column(csv, json, false, format, get);
+  }
+
+  private static final List<Column> COLUMNS =
+      List.of(
+          text("engine", "engine", Result::engine),
+          text("scenario", "scenario", Result::scenario),
+          text("phase", "phase", Result::phase),
+          number("threads", "threads", "%d", Result::threads),
+          text("durability", "durability", r -> r.durability().name()),
+          number("ops", "ops", "%d", Result::ops),
+          number("seconds", "seconds", "%.3f", Result::seconds),
+          number("ops_per_sec", "opsPerSec", "%.1f", Result::opsPerSec),
+          number("p50_us", "p50Us", "%.2f", Result::p50Us),
+          number("p99_us", "p99Us", "%.2f", Result::p99Us),
+          number("p999_us", "p999Us", "%.2f", Result::p999Us),
+          number("max_us", "maxUs", "%.2f", Result::maxUs),
+          number("cpu_us_per_op", "cpuUsPerOp", "%.3f", Result::cpuUsPerOp),
+          number("bg_cpu_share", "bgCpuShare", "%.3f", Result::bgCpuShare),
+          number("disk_bytes", "diskBytes", "%d", Result::diskBytes),
+          number("live_bytes", "liveBytes", "%d", Result::liveBytes));
 }

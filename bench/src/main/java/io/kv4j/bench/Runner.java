@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -102,11 +103,13 @@ final class Runner {
   private Measured measure(Options o, List<StoreProvider> engines, Data data, Path dataRoot) {
     long started = System.nanoTime();
     String loadBefore = Machine.loadAverage();
-    Quietness.Watch quiet = o.scenarios.isEmpty() ? null : Quietness.watch();
+    Measurements m = new Measurements();
+    Rig rig = new Rig(o, data, dataRoot, new Progress(out), m);
+    Quietness.Watch quiet =
+        o.scenarios.isEmpty() ? null : Quietness.watch(serverProcesses(rig, engines));
     if (quiet != null) {
       out.println(quiet.beforeLine());
     }
-    Measurements m = new Measurements();
     String fsType = Machine.fileSystemType(dataRoot);
     m.notes().add("stores on a " + fsType + " file system at " + dataRoot);
     if (fsType.equals("tmpfs")) {
@@ -114,7 +117,7 @@ final class Runner {
     }
     Quietness.Verdict verdict = null;
     if (!o.scenarios.isEmpty()) {
-      new Session(new Rig(o, data, dataRoot, new Progress(out), m)).run(engines);
+      new Session(rig).run(engines);
       // Before the conformance matrix: the verdict is about the measured part of the run.
       verdict = Quietness.judge(quiet.stop());
     }
@@ -126,6 +129,26 @@ final class Runner {
       matrix = Conformance.run(engines, o.out.resolve("tck"), out);
     }
     return new Measured(m, verdict, matrix, depth, started, loadBefore);
+  }
+
+  /**
+   * The local processes of the servers the run's server engines talk to, found from the settings
+   * their main stores will be opened with; {@link ServerProcesses#none()} without server engines.
+   */
+  private static ServerProcesses serverProcesses(Rig rig, List<StoreProvider> engines) {
+    Map<String, Map<String, String>> settings = new LinkedHashMap<>();
+    for (StoreProvider p : engines) {
+      if (Servers.isServer(p.id())) {
+        try {
+          settings.put(
+              p.id(), Rig.effectiveSettings(p, rig.config(p, "main", rig.options().durability)));
+        } catch (RuntimeException e) {
+          // a bad --engine-option: the session reports it when it opens the store
+          settings.put(p.id(), Map.of());
+        }
+      }
+    }
+    return ServerProcesses.find(Path.of("/proc"), settings);
   }
 
   /** {@code --scenarios none}: the conformance matrix in a folder of its own. */

@@ -20,7 +20,11 @@ class QuietnessTest {
   private static final Quietness.Calibration TEN_MS = steady(10_000_000L);
 
   private static Quietness.Readings quiet() {
-    return new Quietness.Readings(2, 0.15, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS);
+    return quiet(null);
+  }
+
+  private static Quietness.Readings quiet(Quietness.ServerUse servers) {
+    return new Quietness.Readings(2, 0.15, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS, servers);
   }
 
   @Test
@@ -40,7 +44,7 @@ class QuietnessTest {
   @Test
   void judge_loadAverageAboveTheCpus_isNotQuietAndNamesLoadAndLimit() {
     Quietness.Readings r =
-        new Quietness.Readings(2, 9.5, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS);
+        new Quietness.Readings(2, 9.5, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS, null);
     Quietness.Verdict v = Quietness.judge(r);
     assertThat(v.quiet()).isFalse();
     assertThat(v.problems())
@@ -53,19 +57,21 @@ class QuietnessTest {
   @Test
   void judge_loadAtTheLimit_isStillQuiet() {
     Quietness.Readings r =
-        new Quietness.Readings(2, 2.0, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS);
+        new Quietness.Readings(2, 2.0, 0.02, 0.03, 0.4, 0.001, 95, TEN_MS, TEN_MS, null);
     assertThat(Quietness.judge(r).quiet()).isTrue();
   }
 
   @Test
   void judge_otherProcessesBusyBeforeOrDuring_isNotQuiet() {
     Quietness.Verdict before =
-        Quietness.judge(new Quietness.Readings(2, 0.1, 0.9, 0.03, 0.4, 0, 95, TEN_MS, TEN_MS));
+        Quietness.judge(
+            new Quietness.Readings(2, 0.1, 0.9, 0.03, 0.4, 0, 95, TEN_MS, TEN_MS, null));
     assertThat(before.quiet()).isFalse();
     assertThat(before.problems())
         .containsExactly("other processes used 0.90 of 2 CPUs just before the run (limit 0.20)");
     Quietness.Verdict during =
-        Quietness.judge(new Quietness.Readings(2, 0.1, 0.02, 1.65, 1.8, 0, 95, TEN_MS, TEN_MS));
+        Quietness.judge(
+            new Quietness.Readings(2, 0.1, 0.02, 1.65, 1.8, 0, 95, TEN_MS, TEN_MS, null));
     assertThat(during.problems())
         .containsExactly(
             "other processes used 1.65 of 2 CPUs on average during the run (limit 0.20)");
@@ -74,14 +80,16 @@ class QuietnessTest {
   @Test
   void judge_worstSecondAlone_doesNotCondemnTheRun() {
     // A cron job's second of work is in the numbers but not a verdict: the average decides.
-    Quietness.Readings r = new Quietness.Readings(2, 0.1, 0.02, 0.05, 1.9, 0, 95, TEN_MS, TEN_MS);
+    Quietness.Readings r =
+        new Quietness.Readings(2, 0.1, 0.02, 0.05, 1.9, 0, 95, TEN_MS, TEN_MS, null);
     assertThat(Quietness.judge(r).quiet()).isTrue();
   }
 
   @Test
   void judge_stealAboveTwoPercent_isNotQuiet() {
     Quietness.Verdict v =
-        Quietness.judge(new Quietness.Readings(2, 0.1, 0.02, 0.03, 0.4, 0.032, 95, TEN_MS, TEN_MS));
+        Quietness.judge(
+            new Quietness.Readings(2, 0.1, 0.02, 0.03, 0.4, 0.032, 95, TEN_MS, TEN_MS, null));
     assertThat(v.problems())
         .containsExactly("the hypervisor stole 3.2% of the CPU time (limit 2%)");
   }
@@ -92,12 +100,13 @@ class QuietnessTest {
     Quietness.Verdict spread =
         Quietness.judge(
             new Quietness.Readings(
-                2, 0.1, 0.02, 0.03, 0.4, 0, 95, new Quietness.Calibration(jumpy), TEN_MS));
+                2, 0.1, 0.02, 0.03, 0.4, 0, 95, new Quietness.Calibration(jumpy), TEN_MS, null));
     assertThat(spread.problems())
         .containsExactly("the calibration loop's times spread 165% before the run (limit 10%)");
     Quietness.Verdict drift =
         Quietness.judge(
-            new Quietness.Readings(2, 0.1, 0.02, 0.03, 0.4, 0, 95, TEN_MS, steady(13_000_000L)));
+            new Quietness.Readings(
+                2, 0.1, 0.02, 0.03, 0.4, 0, 95, TEN_MS, steady(13_000_000L), null));
     assertThat(drift.problems())
         .containsExactly(
             "the calibration loop's median moved +30% from before to after the run (limit ±10%)");
@@ -109,7 +118,16 @@ class QuietnessTest {
     Quietness.Verdict v =
         Quietness.judge(
             new Quietness.Readings(
-                4, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 10, none, none));
+                4,
+                Double.NaN,
+                Double.NaN,
+                Double.NaN,
+                Double.NaN,
+                Double.NaN,
+                10,
+                none,
+                none,
+                null));
     assertThat(v.quiet()).isFalse();
     assertThat(v.problems())
         .contains(
@@ -141,12 +159,58 @@ class QuietnessTest {
     // 2 CPUs for 1 s = 200 ticks; 150 busy = 1.5 cores, of which this process used 1.0 s.
     Quietness.CpuTimes a = new Quietness.CpuTimes(1000, 10, 5000, 2);
     Quietness.CpuTimes b = new Quietness.CpuTimes(1150, 14, 5200, 2);
-    assertThat(Quietness.othersCores(a, b, 1_000_000_000L, 1_000_000_000L))
+    assertThat(Quietness.othersCores(a, b, 1_000_000_000L, 1_000_000_000L, 0))
         .isCloseTo(0.5, within(1e-9));
     assertThat(Quietness.stealShare(a, b)).isCloseTo(0.02, within(1e-9));
     // Never below 0 (tick granularity), NaN for an empty interval.
-    assertThat(Quietness.othersCores(a, b, 2_000_000_000L, 1_000_000_000L)).isEqualTo(0);
-    assertThat(Quietness.othersCores(a, a, 0, 1)).isNaN();
+    assertThat(Quietness.othersCores(a, b, 2_000_000_000L, 1_000_000_000L, 0)).isEqualTo(0);
+    assertThat(Quietness.othersCores(a, a, 0, 1, 0)).isNaN();
+  }
+
+  @Test
+  void othersCores_serversTheRunTalksTo_countAsTheRunsWorkNotAsOthers() {
+    // 2 CPUs for 1 s = 200 ticks; 180 busy = 1.8 cores: this JVM 0.5 s, the servers 120 ticks
+    // (1.2 cores), so other processes used 0.1 core.
+    Quietness.CpuTimes a = new Quietness.CpuTimes(1000, 0, 5000, 2);
+    Quietness.CpuTimes b = new Quietness.CpuTimes(1180, 0, 5200, 2);
+    assertThat(Quietness.serverCores(a, b, 120)).isCloseTo(1.2, within(1e-9));
+    assertThat(Quietness.othersCores(a, b, 500_000_000L, 1_000_000_000L, 120))
+        .isCloseTo(0.1, within(1e-9));
+    // Without the servers taken out, their work would be "other processes" (the 0.90).
+    assertThat(Quietness.othersCores(a, b, 500_000_000L, 1_000_000_000L, 0))
+        .isCloseTo(1.3, within(1e-9));
+    // A servers' reading above the machine's (ticks read a moment apart) never goes below 0.
+    assertThat(Quietness.othersCores(a, b, 500_000_000L, 1_000_000_000L, 400)).isEqualTo(0);
+    assertThat(Quietness.serverCores(a, a, 5)).isNaN();
+  }
+
+  @Test
+  void judge_withServers_addsTheirLineAfterTheReadingsAndJudgesOnlyTheOthers() {
+    Quietness.Verdict v =
+        Quietness.judge(
+            quiet(new Quietness.ServerUse("postgres 127.0.0.1:5432 (pid 2957)", 0.01, 0.87)));
+    assertThat(v.quiet()).isTrue();
+    assertThat(v.lines()).hasSize(5);
+    assertThat(v.lines().subList(0, 3))
+        .containsExactly("**Quiet enough to trust the picks: yes.**", "", v.numbers());
+    assertThat(v.lines().get(3)).isEmpty();
+    assertThat(v.servers())
+        .isEqualTo(v.lines().get(4))
+        .startsWith("Servers the run talked to (their CPU is the measured engines' own work")
+        .contains("0.87 cores on average during the run, 0.01 just before it")
+        .endsWith("Found: postgres 127.0.0.1:5432 (pid 2957).");
+    assertThat(v.numbers()).doesNotContain("Servers");
+  }
+
+  @Test
+  void judge_withoutServers_printsNoServersLine() {
+    Quietness.Verdict v = Quietness.judge(quiet());
+    assertThat(v.servers()).isNull();
+    assertThat(v.lines()).hasSize(3);
+    Quietness.Readings none = quiet(new Quietness.ServerUse("", Double.NaN, Double.NaN));
+    assertThat(Quietness.judge(none).servers())
+        .contains("n/a cores on average during the run")
+        .endsWith("Found: none.");
   }
 
   @Test

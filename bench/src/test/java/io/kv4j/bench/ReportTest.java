@@ -46,13 +46,13 @@ class ReportTest {
   /** A verdict failing on the load average (12 on 2 CPUs). */
   static Quietness.Verdict noisy() {
     return Quietness.judge(
-        new Quietness.Readings(2, 12.0, 1.5, 1.6, 1.9, 0.03, 60, tenMs(), tenMs()));
+        new Quietness.Readings(2, 12.0, 1.5, 1.6, 1.9, 0.03, 60, tenMs(), tenMs(), null));
   }
 
   /** A verdict within every limit. */
   static Quietness.Verdict quiet() {
     return Quietness.judge(
-        new Quietness.Readings(2, 0.1, 0.01, 0.02, 0.3, 0, 60, tenMs(), tenMs()));
+        new Quietness.Readings(2, 0.1, 0.01, 0.02, 0.3, 0, 60, tenMs(), tenMs(), null));
   }
 
   @Test
@@ -129,6 +129,37 @@ class ReportTest {
     assertThat(r.markdown(List.of())).contains("**NOT quiet enough to trust the picks:**");
     assertThat(ResultFiles.json(o, advice))
         .contains("\"quietness\": {\"quiet\": false, \"problems\": [\"load average");
+  }
+
+  @Test
+  void report_runWithServers_printsTheServersLineAfterTheReadingsInEveryOutput() {
+    Quietness.Verdict v =
+        Quietness.judge(
+            new Quietness.Readings(
+                2,
+                0.1,
+                0.01,
+                0.02,
+                0.3,
+                0,
+                60,
+                tenMs(),
+                tenMs(),
+                new Quietness.ServerUse("redis 127.0.0.1:6379 (pid 7)", 0.0, 0.9)));
+    Outcome o = outcome("hashlog,lmdb", ok("hashlog", "readrandom", "", 600_000)).withQuietness(v);
+    Report r = new Report(o);
+    List<String> advice = r.advice();
+    assertThat(advice.get(0)).isEqualTo("**Quiet enough to trust the picks: yes.**");
+    assertThat(advice.get(2)).startsWith("Readings: 2 CPUs");
+    assertThat(advice.get(4))
+        .startsWith("Servers the run talked to")
+        .contains("0.90 cores on average during the run")
+        .endsWith("Found: redis 127.0.0.1:6379 (pid 7).");
+    assertThat(r.console()).contains("\nServers the run talked to");
+    assertThat(r.markdown(List.of())).contains("\nServers the run talked to");
+    assertThat(ResultFiles.json(o, advice)).contains(", \"servers\": \"Servers the run talked to");
+    // Without server engines the JSON has no servers field (reports of embedded runs unchanged).
+    assertThat(ResultFiles.json(o.withQuietness(quiet()), advice)).doesNotContain("\"servers\"");
   }
 
   @Test

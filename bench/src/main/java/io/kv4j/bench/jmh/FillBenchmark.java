@@ -6,7 +6,6 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
@@ -27,22 +26,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 @Warmup(iterations = 1)
 @Measurement(iterations = 3)
-@Fork(
-    value = 1,
-    jvmArgsAppend = {
-      JvmFlags.HEAP_MIN,
-      JvmFlags.HEAP_MAX,
-      JvmFlags.OPEN_NIO,
-      JvmFlags.OPEN_NIO_CH,
-      JvmFlags.NATIVE,
-      JvmFlags.EXPORT_REF,
-      JvmFlags.EXPORT_NIO_CH,
-      JvmFlags.EXPORT_JAVAC,
-      JvmFlags.OPEN_LANG,
-      JvmFlags.OPEN_REFLECT,
-      JvmFlags.NO_ANALYTICS
-    })
-public class FillBenchmark {
+public class FillBenchmark extends ForkedBenchmark {
   /** The engine id. */
   @Param({"memory"})
   public String engine;

@@ -3,7 +3,6 @@ package io.kv4j.bench.jmh;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -20,22 +19,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(
-    value = 1,
-    jvmArgsAppend = {
-      JvmFlags.HEAP_MIN,
-      JvmFlags.HEAP_MAX,
-      JvmFlags.OPEN_NIO,
-      JvmFlags.OPEN_NIO_CH,
-      JvmFlags.NATIVE,
-      JvmFlags.EXPORT_REF,
-      JvmFlags.EXPORT_NIO_CH,
-      JvmFlags.EXPORT_JAVAC,
-      JvmFlags.OPEN_LANG,
-      JvmFlags.OPEN_REFLECT,
-      JvmFlags.NO_ANALYTICS
-    })
-public class ScenarioBenchmarks {
+public class ScenarioBenchmarks extends ForkedBenchmark {
   /** Creates the benchmark; JMH instantiates it. */
   public ScenarioBenchmarks() {}
 

@@ -6,7 +6,6 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
@@ -31,22 +30,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 2)
 @Measurement(iterations = 5)
 @Threads(1)
-@Fork(
-    value = 1,
-    jvmArgsAppend = {
-      JvmFlags.HEAP_MIN,
-      JvmFlags.HEAP_MAX,
-      JvmFlags.OPEN_NIO,
-      JvmFlags.OPEN_NIO_CH,
-      JvmFlags.NATIVE,
-      JvmFlags.EXPORT_REF,
-      JvmFlags.EXPORT_NIO_CH,
-      JvmFlags.EXPORT_JAVAC,
-      JvmFlags.OPEN_LANG,
-      JvmFlags.OPEN_REFLECT,
-      JvmFlags.NO_ANALYTICS
-    })
-public class SingleOpBenchmarks {
+public class SingleOpBenchmarks extends ForkedBenchmark {
   /** Inserts and reads per invocation. */
   static final int COUNT = 5000;
 

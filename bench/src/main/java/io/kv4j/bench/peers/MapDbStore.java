@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.NavigableMap;
-import java.util.concurrent.locks.ReentrantLock;
 import org.mapdb.BTreeMap;
 import org.mapdb.DB;
 import org.mapdb.DBMaker;
@@ -29,8 +28,8 @@ final class MapDbStore extends AbstractStore {
   private final DirectoryLock lock;
   private final DB db;
   private final BTreeMap<byte[], byte[]> map;
-  private final ReentrantLock writeLock = new ReentrantLock();
   private final boolean transactions;
+  private final LockedMap writes;
 
   MapDbStore(StoreConfig config) {
     super(
@@ -69,58 +68,35 @@ final class MapDbStore extends AbstractStore {
       lock.close();
       throw new StoreIOException("engine 'mapdb': cannot open " + dir + ": " + e.getMessage(), e);
     }
+    this.writes =
+        new LockedMap(
+            map,
+            this::commit,
+            () -> {
+              if (transactions) {
+                db.rollback();
+              }
+            });
   }
 
   @Override
   protected byte[] doGet(byte[] key) {
-    byte[] v = map.get(key);
-    return v == null ? null : v.clone();
+    return writes.get(key);
   }
 
   @Override
   protected void doPut(byte[] key, byte[] value) {
-    writeLock.lock();
-    try {
-      map.put(key.clone(), value.clone());
-      commit();
-    } finally {
-      writeLock.unlock();
-    }
+    writes.put(key, value);
   }
 
   @Override
   protected void doDelete(byte[] key) {
-    writeLock.lock();
-    try {
-      map.remove(key);
-      commit();
-    } finally {
-      writeLock.unlock();
-    }
+    writes.delete(key);
   }
 
   @Override
   protected void doWrite(WriteBatch batch) {
-    writeLock.lock();
-    try {
-      try {
-        for (int i = 0, n = batch.size(); i < n; i++) {
-          if (batch.isDelete(i)) {
-            map.remove(batch.key(i));
-          } else {
-            map.put(batch.key(i).clone(), batch.value(i).clone());
-          }
-        }
-      } catch (RuntimeException e) {
-        if (transactions) {
-          db.rollback();
-        }
-        throw e;
-      }
-      commit();
-    } finally {
-      writeLock.unlock();
-    }
+    writes.write(batch);
   }
 
   private void commit() {
@@ -136,15 +112,13 @@ final class MapDbStore extends AbstractStore {
 
   @Override
   protected void doSync() {
-    writeLock.lock();
-    try {
-      if (!info().readOnly()) {
-        commit();
-      }
-      Peers.forceAll(dir, ENGINE);
-    } finally {
-      writeLock.unlock();
-    }
+    writes.locked(
+        () -> {
+          if (!info().readOnly()) {
+            commit();
+          }
+          Peers.forceAll(dir, ENGINE);
+        });
   }
 
   @Override
@@ -154,11 +128,9 @@ final class MapDbStore extends AbstractStore {
 
   @Override
   protected void doClose() {
-    writeLock.lock();
     try {
-      db.close();
+      writes.locked(db::close);
     } finally {
-      writeLock.unlock();
       lock.close();
     }
   }

@@ -13,7 +13,6 @@ import io.kv4j.spi.AbstractStore;
 import io.kv4j.spi.DirectoryLock;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.concurrent.locks.ReentrantLock;
 import org.h2.mvstore.Cursor;
 import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
@@ -29,7 +28,7 @@ final class MvStoreStore extends AbstractStore {
   private final MVMap<byte[], byte[]> map;
   private final boolean sync;
   private final boolean commitEachWrite;
-  private final ReentrantLock writeLock = new ReentrantLock();
+  private final LockedMap writes;
 
   MvStoreStore(StoreConfig config) {
     super(
@@ -68,51 +67,29 @@ final class MvStoreStore extends AbstractStore {
       lock.close();
       throw new StoreIOException("engine 'mvstore': cannot open " + dir + ": " + e.getMessage(), e);
     }
+    // No rollback of a batch that fails part-way: MVStore is not declared ATOMIC_BATCH here, and
+    // this adapter never undid one (MapDB's, with transactions, does).
+    this.writes = new LockedMap(map, this::commit, () -> {});
   }
 
   @Override
   protected byte[] doGet(byte[] key) {
-    byte[] v = map.get(key);
-    return v == null ? null : v.clone();
+    return writes.get(key);
   }
 
   @Override
   protected void doPut(byte[] key, byte[] value) {
-    writeLock.lock();
-    try {
-      map.put(key.clone(), value.clone());
-      commit();
-    } finally {
-      writeLock.unlock();
-    }
+    writes.put(key, value);
   }
 
   @Override
   protected void doDelete(byte[] key) {
-    writeLock.lock();
-    try {
-      map.remove(key);
-      commit();
-    } finally {
-      writeLock.unlock();
-    }
+    writes.delete(key);
   }
 
   @Override
   protected void doWrite(WriteBatch batch) {
-    writeLock.lock();
-    try {
-      for (int i = 0, n = batch.size(); i < n; i++) {
-        if (batch.isDelete(i)) {
-          map.remove(batch.key(i));
-        } else {
-          map.put(batch.key(i).clone(), batch.value(i).clone());
-        }
-      }
-      commit();
-    } finally {
-      writeLock.unlock();
-    }
+    writes.write(batch);
   }
 
   private void commit() {
@@ -132,15 +109,13 @@ final class MvStoreStore extends AbstractStore {
 
   @Override
   protected void doSync() {
-    writeLock.lock();
-    try {
-      if (!info().readOnly()) {
-        store.commit();
-        store.sync();
-      }
-    } finally {
-      writeLock.unlock();
-    }
+    writes.locked(
+        () -> {
+          if (!info().readOnly()) {
+            store.commit();
+            store.sync();
+          }
+        });
   }
 
   @Override
@@ -150,11 +125,9 @@ final class MvStoreStore extends AbstractStore {
 
   @Override
   protected void doClose() {
-    writeLock.lock();
     try {
-      store.close();
+      writes.locked(store::close);
     } finally {
-      writeLock.unlock();
       lock.close();
     }
   }

@@ -3,21 +3,17 @@ package io.kv4j.bench.raw;
 import io.kv4j.Cursor;
 import io.kv4j.Durability;
 import io.kv4j.Entry;
-import io.kv4j.Feature;
 import io.kv4j.KeyRange;
-import io.kv4j.Limits;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.OptionSpec;
-import io.kv4j.spi.StoreProvider;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.lmdbjava.CursorIterable;
 import org.lmdbjava.Dbi;
 import org.lmdbjava.DbiFlags;
@@ -35,32 +31,15 @@ import org.lmdbjava.Txn;
  * with per-thread direct buffers, a read transaction per get, a write transaction and commit per
  * put (no group commit).
  */
-public final class LmdbRawProvider implements StoreProvider {
+public final class LmdbRawProvider extends RawProvider {
   static final OptionSpec<Long> MAP_SIZE =
       OptionSpec.size(
           "map-size", 64L << 30, 1L << 20, 1L << 44, "LMDB map size (address space; never grown)");
 
   /** Creates the provider; called by {@link java.util.ServiceLoader}. */
-  public LmdbRawProvider() {}
-
-  @Override
-  public String id() {
-    return "lmdb-raw";
-  }
-
-  @Override
-  public String description() {
-    return "Bench baseline: LMDB through lmdbjava directly, the lmdb engine's settings.";
-  }
-
-  @Override
-  public Set<Feature> features() {
-    return Raw.FEATURES;
-  }
-
-  @Override
-  public Limits limits() {
-    return Raw.LIMITS;
+  public LmdbRawProvider() {
+    super(
+        "lmdb-raw", "Bench baseline: LMDB through lmdbjava directly, the lmdb engine's settings.");
   }
 
   @Override
@@ -202,13 +181,7 @@ public final class LmdbRawProvider implements StoreProvider {
 
     @Override
     public StoreInfo info() {
-      return new StoreInfo(
-          "lmdb-raw",
-          Raw.FEATURES,
-          Raw.LIMITS,
-          config.durability(),
-          config.path().toString(),
-          false);
+      return RawProvider.info("lmdb-raw", config);
     }
 
     @Override

@@ -3,9 +3,7 @@ package io.kv4j.bench.raw;
 import io.kv4j.Cursor;
 import io.kv4j.Durability;
 import io.kv4j.Entry;
-import io.kv4j.Feature;
 import io.kv4j.KeyRange;
-import io.kv4j.Limits;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreIOException;
@@ -13,11 +11,9 @@ import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.OptionSpec;
-import io.kv4j.spi.StoreProvider;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.CompressionType;
@@ -41,7 +37,7 @@ import org.rocksdb.WriteOptions;
  * setting it leaves at RocksDB's default where the engine does not is {@code wal_recovery_mode},
  * read only when a WAL is replayed at open.
  */
-public final class RocksDbRawProvider implements StoreProvider {
+public final class RocksDbRawProvider extends RawProvider {
   static final OptionSpec<Long> BLOCK_CACHE_SIZE =
       OptionSpec.size("block-cache-size", 64L << 20, 0, 1L << 40, "LRU block cache");
 
@@ -61,26 +57,10 @@ public final class RocksDbRawProvider implements StoreProvider {
           "background-jobs", 2, 1, 64, "threads", "concurrent flushes and compactions");
 
   /** Creates the provider; called by {@link java.util.ServiceLoader}. */
-  public RocksDbRawProvider() {}
-
-  @Override
-  public String id() {
-    return "rocksdb-raw";
-  }
-
-  @Override
-  public String description() {
-    return "Bench baseline: RocksDB through rocksdbjni directly, the rocksdb engine's settings.";
-  }
-
-  @Override
-  public Set<Feature> features() {
-    return Raw.FEATURES;
-  }
-
-  @Override
-  public Limits limits() {
-    return Raw.LIMITS;
+  public RocksDbRawProvider() {
+    super(
+        "rocksdb-raw",
+        "Bench baseline: RocksDB through rocksdbjni directly, the rocksdb engine's settings.");
   }
 
   @Override
@@ -225,13 +205,7 @@ public final class RocksDbRawProvider implements StoreProvider {
 
     @Override
     public StoreInfo info() {
-      return new StoreInfo(
-          "rocksdb-raw",
-          Raw.FEATURES,
-          Raw.LIMITS,
-          config.durability(),
-          config.path().toString(),
-          false);
+      return RawProvider.info("rocksdb-raw", config);
     }
 
     /**

@@ -3,9 +3,7 @@ package io.kv4j.bench.raw;
 import io.kv4j.Cursor;
 import io.kv4j.Durability;
 import io.kv4j.Entry;
-import io.kv4j.Feature;
 import io.kv4j.KeyRange;
-import io.kv4j.Limits;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreIOException;
@@ -13,7 +11,6 @@ import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.OptionSpec;
-import io.kv4j.spi.StoreProvider;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -23,7 +20,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
@@ -35,31 +31,15 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * mode (a transaction per put, no group commit) used under a lock, and one connection per reading
  * thread (WAL readers run in parallel), prepared statements cached.
  */
-public final class SqliteRawProvider implements StoreProvider {
+public final class SqliteRawProvider extends RawProvider {
   static final OptionSpec<Long> PAGE_CACHE_SIZE =
       OptionSpec.size("page-cache-size", 8L << 20, 64 << 10, 1L << 40, "cache_size per connection");
 
   /** Creates the provider; called by {@link java.util.ServiceLoader}. */
-  public SqliteRawProvider() {}
-
-  @Override
-  public String id() {
-    return "sqlite-raw";
-  }
-
-  @Override
-  public String description() {
-    return "Bench baseline: SQLite through sqlite-jdbc directly, the sqlite engine's settings.";
-  }
-
-  @Override
-  public Set<Feature> features() {
-    return Raw.FEATURES;
-  }
-
-  @Override
-  public Limits limits() {
-    return Raw.LIMITS;
+  public SqliteRawProvider() {
+    super(
+        "sqlite-raw",
+        "Bench baseline: SQLite through sqlite-jdbc directly, the sqlite engine's settings.");
   }
 
   @Override
@@ -255,13 +235,7 @@ public final class SqliteRawProvider implements StoreProvider {
 
     @Override
     public StoreInfo info() {
-      return new StoreInfo(
-          "sqlite-raw",
-          Raw.FEATURES,
-          Raw.LIMITS,
-          config.durability(),
-          config.path().toString(),
-          false);
+      return RawProvider.info("sqlite-raw", config);
     }
 
     @Override

@@ -44,6 +44,17 @@ class JmhBenchmarksTest {
       String[] parts = b.split("\\.");
       assertThat(list).contains("io.kv4j.bench.jmh.jmh_generated." + parts[0] + "_" + parts[1]);
     }
+    // The fork's JVM flags come from ForkedBenchmark (@Fork is @Inherited): every benchmark has
+    // them, the last one included.
+    List<String> lines = list.lines().filter(l -> l.startsWith("JMH ")).toList();
+    assertThat(lines).hasSize(EXPECTED.size());
+    assertThat(lines)
+        .allSatisfy(
+            l ->
+                assertThat(l)
+                    .contains(" " + JvmFlags.HEAP_MAX + " ")
+                    .contains(" " + JvmFlags.NATIVE + " ")
+                    .contains(" " + JvmFlags.NO_ANALYTICS + " "));
   }
 
   @Test
