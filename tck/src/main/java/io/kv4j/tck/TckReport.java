@@ -106,6 +106,7 @@ final class TckReport
   @Override
   public void beforeAll(ExtensionContext context) throws IOException {
     Class<?> cls = context.getRequiredTestClass();
+    refuseOverriddenRules(cls);
     Run run = new Run();
     run.dir = dir(parameters(context));
     RUNS.put(cls, run);
@@ -117,6 +118,30 @@ final class TckReport
             + ", one line per rule started and per rule ended; a last line 'started ...' names"
             + " the rule during which the JVM died\n",
         StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Fails the run of a kit whose class overrides a rule. The rules are public default methods of
+   * the groups' {@code Tests} interfaces, so a subclass can override one: without {@code @Test} the
+   * rule would vanish from the run and the report, with it the subclass's body would pass for the
+   * rule.
+   */
+  private static void refuseOverriddenRules(Class<?> cls) {
+    if (!StoreTck.class.isAssignableFrom(cls)) {
+      return;
+    }
+    for (Method m : cls.getMethods()) {
+      Class<?> declaring = m.getDeclaringClass();
+      if (NAME.matcher(m.getName()).matches()
+          && !(declaring.isInterface() && declaring.isAssignableFrom(StoreTck.class))) {
+        throw new IllegalStateException(
+            declaring.getName()
+                + " overrides the kit's rule "
+                + m.getName()
+                + ": a rule cannot be replaced or removed (remove the method; a rule the engine"
+                + " cannot meet fails, one for a feature it does not declare is skipped)");
+      }
+    }
   }
 
   @Override
