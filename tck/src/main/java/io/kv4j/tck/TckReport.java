@@ -355,23 +355,24 @@ final class TckReport
   public void afterAll(ExtensionContext context) {
     Class<?> cls = context.getRequiredTestClass();
     Run run = RUNS.remove(cls);
-    if (run != null) {
-      synchronized (run) {
-        progress(cls, "finished: " + run.done.size() + " rules");
-        write(cls, run);
-      }
+    String base = cls.getSimpleName();
+    if (run == null) { // beforeAll failed: refused the class, or could not create the directory
+      System.out.println("kv4j TCK: no report for " + base + ": it failed before its first rule");
+      System.out.flush();
+      return;
+    }
+    synchronized (run) {
+      progress(cls, "finished: " + run.done.size() + " rules");
+      write(cls, run);
     }
     // The last thing a run prints (once per TCK class): where to read what it found.
-    String base = cls.getSimpleName();
     System.out.println(
         "kv4j TCK report for "
             + base
             + " ("
-            + (run == null ? "?" : run.engine)
+            + run.engine
             + "): "
-            + (run == null ? dir(parameters(context)) : run.dir)
-                .resolve(base + ".md")
-                .toAbsolutePath()
+            + run.dir.resolve(base + ".md").toAbsolutePath()
             + " (and "
             + base
             + ".json)");
