@@ -146,10 +146,15 @@ final class TckCommand implements Runnable {
     }
   }
 
-  /** The kit's defaults with the depth options given on the command line. */
+  /**
+   * The kit's defaults, then its system properties ({@code -Dkv4j.tck.seed=...}, as a failure
+   * message says to replay), then the options given on the command line, which win: TckRunner runs
+   * the environment as given.
+   */
   private TckEnvironment environment() {
-    TckEnvironment.Builder b = TckEnvironment.defaults().toBuilder();
+    TckEnvironment.Builder b;
     try {
+      b = TckEnvironment.defaults().withOverrides(System::getProperty).toBuilder();
       set(ops, b::ops);
       set(threads, b::threads);
       set(crashRounds, b::crashRounds);

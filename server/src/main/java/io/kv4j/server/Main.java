@@ -115,22 +115,8 @@ public final class Main {
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       switch (a) {
-        case "--port", "-p" -> options = options.withPort(integer(args, ++i, a));
+        case "-p" -> options = options.with(ServerOptions.Setting.PORT, integer(args, ++i, a));
         case "--bind", "-b" -> options = options.withBind(value(args, ++i, a));
-        case "--threads" -> options = options.withThreads(integer(args, ++i, a));
-        case "--workers" -> options = options.withWorkers(integer(args, ++i, a));
-        case "--max-request-size" -> options = options.withMaxRequestBytes(bytes(args, ++i, a));
-        case "--proto-max-bulk-len" -> options = options.withMaxBulkBytes(bytes(args, ++i, a));
-        case "--client-query-buffer-limit" ->
-            options = options.withClientQueryBufferLimit(bytes(args, ++i, a));
-        case "--total-query-buffer-limit" ->
-            options = options.withTotalQueryBufferLimit(bytes(args, ++i, a));
-        case "--maxclients" -> options = options.withMaxClients(integer(args, ++i, a));
-        case "--timeout" -> options = options.withIdleTimeoutSeconds(integer(args, ++i, a));
-        case "--request-timeout" ->
-            options = options.withRequestTimeoutSeconds(integer(args, ++i, a));
-        case "--reopen-interval" ->
-            options = options.withReopenIntervalSeconds(integer(args, ++i, a));
         case "--requirepass" -> options = options.withRequirePass(value(args, ++i, a));
         case "--requirepass-file" ->
             options = options.withRequirePass(firstLine(Path.of(value(args, ++i, a)), a));
@@ -143,14 +129,18 @@ public final class Main {
           return null;
         }
         default -> {
-          if (a.startsWith("-")) {
+          ServerOptions.Setting number = ServerOptions.Setting.of(a);
+          if (number != null) {
+            options =
+                options.with(number, number.bytes ? bytes(args, ++i, a) : integer(args, ++i, a));
+          } else if (a.startsWith("-")) {
             throw new IllegalArgumentException("unknown option " + a + " (see --help)");
-          }
-          if (uri != null) {
+          } else if (uri != null) {
             throw new IllegalArgumentException(
                 "one ENGINE_URI expected, got '" + uri + "' and '" + a + "'");
+          } else {
+            uri = a;
           }
-          uri = a;
         }
       }
     }

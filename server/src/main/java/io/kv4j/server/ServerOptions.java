@@ -10,10 +10,11 @@ import java.util.Objects;
 
 /**
  * Everything the command line sets: listening address, threads, access control and limits.
- * Immutable; every {@code withX} returns a changed copy and checks its argument
- * (IllegalArgumentException naming the option, so Main can print it as one line). Defaults and
- * units are those of the usage text and server/README.md; where Redis has the same setting, the
- * name and the default are Redis's.
+ * Immutable; every {@code with...} returns a changed copy and checks its argument
+ * (IllegalArgumentException naming the option, so Main can print it as one line). The numeric
+ * options are one table, {@link Setting}, which Main also parses by. Defaults and units are those
+ * of the usage text and server/README.md; where Redis has the same setting, the name and the
+ * default are Redis's.
  */
 final class ServerOptions {
   static final long MIB = 1024L * 1024;
@@ -32,28 +33,96 @@ final class ServerOptions {
     }
   }
 
+  /**
+   * The numeric options: each one's flag, how the command line writes its value, its range and its
+   * default. A value outside the range is refused with an IllegalArgumentException naming the flag,
+   * the range and the value.
+   */
+  enum Setting {
+    PORT("--port", false, 0, 65535, 6380),
+    THREADS("--threads", false, 0, 1024, 0),
+    /** Worker threads that run commands (0: run them on the event loops). */
+    WORKERS("--workers", false, 0, 4096, 32),
+    /** Limit on the sum of the bulk lengths of one request, bytes; lowers MAX_BULK_BYTES to it. */
+    MAX_REQUEST_BYTES("--max-request-size", true, 1024, Long.MAX_VALUE, 512 * MIB),
+    /** Limit on one bulk string (Redis: proto-max-bulk-len, 512 MiB), bytes. */
+    MAX_BULK_BYTES("--proto-max-bulk-len", true, 1024, Long.MAX_VALUE, 512 * MIB),
+    /** Limit on the input one client has buffered (Redis: client-query-buffer-limit, 1 GiB). */
+    CLIENT_QUERY_BUFFER_LIMIT("--client-query-buffer-limit", true, MIB, 2047 * MIB, GIB),
+    /** Limit on the input all clients together have buffered, bytes (a quarter of -Xmx). */
+    TOTAL_QUERY_BUFFER_LIMIT(
+        "--total-query-buffer-limit",
+        true,
+        MIB,
+        Long.MAX_VALUE,
+        Runtime.getRuntime().maxMemory() / 4),
+    /** Limit on connected clients (Redis: maxclients, 10000); lowered to fit the fd limit. */
+    MAX_CLIENTS("--maxclients", false, 1, 1_000_000, 10_000),
+    /** Seconds a client may stay idle before it is closed (Redis: timeout, 0 = never). */
+    IDLE_TIMEOUT("--timeout", false, 0, 365 * 86400, 0),
+    /** Seconds a partly received request may stall before its client is closed (0 = never). */
+    REQUEST_TIMEOUT("--request-timeout", false, 0, 365 * 86400, 60),
+    /** Seconds between attempts to reopen a store that failed its writes (0 = never). */
+    REOPEN_INTERVAL("--reopen-interval", false, 0, 86400, 10);
+
+    /** The command-line flag, named in every error. */
+    final String flag;
+
+    /** Whether the value is a byte count ({@code 64mb}) rather than a whole number. */
+    final boolean bytes;
+
+    final long min;
+    final long max;
+    final long defaultValue;
+
+    Setting(String flag, boolean bytes, long min, long max, long defaultValue) {
+      this.flag = flag;
+      this.bytes = bytes;
+      this.min = min;
+      this.max = max;
+      this.defaultValue = defaultValue;
+    }
+
+    /** The setting of a flag, or null. */
+    static Setting of(String flag) {
+      for (Setting s : values()) {
+        if (s.flag.equals(flag)) {
+          return s;
+        }
+      }
+      return null;
+    }
+
+    long check(long v) {
+      if (max == Long.MAX_VALUE && v < min) {
+        throw new IllegalArgumentException(flag + " must be at least " + min + ", got " + v);
+      }
+      if (v < min || v > max) {
+        throw new IllegalArgumentException(
+            flag + " must be between " + min + " and " + max + ", got " + v);
+      }
+      return v;
+    }
+  }
+
+  private static final Setting[] SETTINGS = Setting.values();
+
   private String bind = "127.0.0.1";
-  private int port = 6380;
-  private int threads;
-  private int workers = 32;
+  private final long[] numbers = new long[SETTINGS.length];
   private boolean nativeTransport = true;
-  private long maxRequestBytes = 512 * MIB;
-  private long maxBulkBytes = 512 * MIB;
-  private int maxArgs = 1024 * 1024;
-  private int maxInlineBytes = 64 * 1024;
-  private long clientQueryBufferLimit = GIB;
-  private long totalQueryBufferLimit = Runtime.getRuntime().maxMemory() / 4;
-  private int maxClients = 10_000;
-  private int idleTimeoutSeconds;
-  private int requestTimeoutSeconds = 60;
+  private final int maxArgs = 1024 * 1024;
+  private final int maxInlineBytes = 64 * 1024;
   private byte[] requirePassHash;
   private List<User> users = List.of();
   private boolean protectedMode = true;
   private Path tlsCertFile;
   private Path tlsKeyFile;
-  private int reopenIntervalSeconds = 10;
 
-  private ServerOptions() {}
+  private ServerOptions() {
+    for (Setting s : SETTINGS) {
+      numbers[s.ordinal()] = s.defaultValue;
+    }
+  }
 
   static ServerOptions defaults() {
     return new ServerOptions();
@@ -62,25 +131,13 @@ final class ServerOptions {
   private ServerOptions copy() {
     ServerOptions c = new ServerOptions();
     c.bind = bind;
-    c.port = port;
-    c.threads = threads;
-    c.workers = workers;
+    System.arraycopy(numbers, 0, c.numbers, 0, numbers.length);
     c.nativeTransport = nativeTransport;
-    c.maxRequestBytes = maxRequestBytes;
-    c.maxBulkBytes = maxBulkBytes;
-    c.maxArgs = maxArgs;
-    c.maxInlineBytes = maxInlineBytes;
-    c.clientQueryBufferLimit = clientQueryBufferLimit;
-    c.totalQueryBufferLimit = totalQueryBufferLimit;
-    c.maxClients = maxClients;
-    c.idleTimeoutSeconds = idleTimeoutSeconds;
-    c.requestTimeoutSeconds = requestTimeoutSeconds;
     c.requirePassHash = requirePassHash;
     c.users = users;
     c.protectedMode = protectedMode;
     c.tlsCertFile = tlsCertFile;
     c.tlsKeyFile = tlsKeyFile;
-    c.reopenIntervalSeconds = reopenIntervalSeconds;
     return c;
   }
 
@@ -92,19 +149,23 @@ final class ServerOptions {
     }
   }
 
-  private static long atLeast(String option, long v, long min) {
-    if (v < min) {
-      throw new IllegalArgumentException(option + " must be at least " + min + ", got " + v);
+  /**
+   * A copy with a numeric option changed.
+   *
+   * @throws IllegalArgumentException naming the flag, its range and {@code v}, when out of range
+   */
+  ServerOptions with(Setting s, long v) {
+    ServerOptions c = copy();
+    c.numbers[s.ordinal()] = s.check(v);
+    if (s == Setting.MAX_REQUEST_BYTES) {
+      // One bulk string cannot exceed the request that carries it.
+      c.numbers[Setting.MAX_BULK_BYTES.ordinal()] = Math.min(maxBulkBytes(), v);
     }
-    return v;
+    return c;
   }
 
-  private static int range(String option, long v, int min, int max) {
-    if (v < min || v > max) {
-      throw new IllegalArgumentException(
-          option + " must be between " + min + " and " + max + ", got " + v);
-    }
-    return (int) v;
+  private long get(Setting s) {
+    return numbers[s.ordinal()];
   }
 
   // ---- listening ----
@@ -123,34 +184,16 @@ final class ServerOptions {
   }
 
   int port() {
-    return port;
-  }
-
-  ServerOptions withPort(int p) {
-    ServerOptions c = copy();
-    c.port = range("--port", p, 0, 65535);
-    return c;
+    return (int) get(Setting.PORT);
   }
 
   int threads() {
-    return threads;
+    return (int) get(Setting.THREADS);
   }
 
-  ServerOptions withThreads(int t) {
-    ServerOptions c = copy();
-    c.threads = range("--threads", t, 0, 1024);
-    return c;
-  }
-
-  /** Worker threads that run commands (0: run them on the event loops). */
+  /** See {@link Setting#WORKERS}. */
   int workers() {
-    return workers;
-  }
-
-  ServerOptions withWorkers(int w) {
-    ServerOptions c = copy();
-    c.workers = range("--workers", w, 0, 4096);
-    return c;
+    return (int) get(Setting.WORKERS);
   }
 
   boolean nativeTransport() {
@@ -165,27 +208,14 @@ final class ServerOptions {
 
   // ---- request limits ----
 
-  /** Limit on the sum of the bulk lengths of one request, bytes. */
+  /** See {@link Setting#MAX_REQUEST_BYTES}. */
   long maxRequestBytes() {
-    return maxRequestBytes;
+    return get(Setting.MAX_REQUEST_BYTES);
   }
 
-  ServerOptions withMaxRequestBytes(long m) {
-    ServerOptions c = copy();
-    c.maxRequestBytes = atLeast("--max-request-size", m, 1024);
-    c.maxBulkBytes = Math.min(maxBulkBytes, m);
-    return c;
-  }
-
-  /** Limit on one bulk string (Redis: proto-max-bulk-len, 512 MiB), bytes. */
+  /** See {@link Setting#MAX_BULK_BYTES}. */
   long maxBulkBytes() {
-    return maxBulkBytes;
-  }
-
-  ServerOptions withMaxBulkBytes(long m) {
-    ServerOptions c = copy();
-    c.maxBulkBytes = atLeast("--proto-max-bulk-len", m, 1024);
-    return c;
+    return get(Setting.MAX_BULK_BYTES);
   }
 
   /** Limit on the number of arguments of one request (Redis: 1024 * 1024). */
@@ -198,59 +228,29 @@ final class ServerOptions {
     return maxInlineBytes;
   }
 
-  /** Limit on the input one client has buffered (Redis: client-query-buffer-limit, 1 GiB). */
+  /** See {@link Setting#CLIENT_QUERY_BUFFER_LIMIT}. */
   long clientQueryBufferLimit() {
-    return clientQueryBufferLimit;
+    return get(Setting.CLIENT_QUERY_BUFFER_LIMIT);
   }
 
-  ServerOptions withClientQueryBufferLimit(long m) {
-    ServerOptions c = copy();
-    c.clientQueryBufferLimit = range("--client-query-buffer-limit", m, 1024 * 1024, 2047 << 20);
-    return c;
-  }
-
-  /** Limit on the input all clients together have buffered, bytes (default: a quarter of -Xmx). */
+  /** See {@link Setting#TOTAL_QUERY_BUFFER_LIMIT}. */
   long totalQueryBufferLimit() {
-    return totalQueryBufferLimit;
+    return get(Setting.TOTAL_QUERY_BUFFER_LIMIT);
   }
 
-  ServerOptions withTotalQueryBufferLimit(long m) {
-    ServerOptions c = copy();
-    c.totalQueryBufferLimit = atLeast("--total-query-buffer-limit", m, 1024 * 1024);
-    return c;
-  }
-
-  /** Limit on connected clients (Redis: maxclients, 10000); lowered to fit the fd limit. */
+  /** See {@link Setting#MAX_CLIENTS}. */
   int maxClients() {
-    return maxClients;
+    return (int) get(Setting.MAX_CLIENTS);
   }
 
-  ServerOptions withMaxClients(int m) {
-    ServerOptions c = copy();
-    c.maxClients = range("--maxclients", m, 1, 1_000_000);
-    return c;
-  }
-
-  /** Seconds a client may stay idle before it is closed (Redis: timeout, 0 = never). */
+  /** See {@link Setting#IDLE_TIMEOUT}. */
   int idleTimeoutSeconds() {
-    return idleTimeoutSeconds;
+    return (int) get(Setting.IDLE_TIMEOUT);
   }
 
-  ServerOptions withIdleTimeoutSeconds(int s) {
-    ServerOptions c = copy();
-    c.idleTimeoutSeconds = range("--timeout", s, 0, 365 * 86400);
-    return c;
-  }
-
-  /** Seconds a partly received request may stall before its client is closed (0 = never). */
+  /** See {@link Setting#REQUEST_TIMEOUT}. */
   int requestTimeoutSeconds() {
-    return requestTimeoutSeconds;
-  }
-
-  ServerOptions withRequestTimeoutSeconds(int s) {
-    ServerOptions c = copy();
-    c.requestTimeoutSeconds = range("--request-timeout", s, 0, 365 * 86400);
-    return c;
+    return (int) get(Setting.REQUEST_TIMEOUT);
   }
 
   // ---- access control ----
@@ -335,14 +335,8 @@ final class ServerOptions {
 
   // ---- store health ----
 
-  /** Seconds between attempts to reopen a store that failed its writes (0 = never). */
+  /** See {@link Setting#REOPEN_INTERVAL}. */
   int reopenIntervalSeconds() {
-    return reopenIntervalSeconds;
-  }
-
-  ServerOptions withReopenIntervalSeconds(int s) {
-    ServerOptions c = copy();
-    c.reopenIntervalSeconds = range("--reopen-interval", s, 0, 86400);
-    return c;
+    return (int) get(Setting.REOPEN_INTERVAL);
   }
 }

@@ -1,5 +1,7 @@
 package io.kv4j.server;
 
+import static io.kv4j.server.ServerOptions.Setting.PORT;
+import static io.kv4j.server.ServerOptions.Setting.THREADS;
 import static io.kv4j.server.TestServer.closedByServer;
 import static io.kv4j.server.TestServer.readLine;
 import static io.kv4j.server.TestServer.send;
@@ -30,8 +32,8 @@ class AccessControlTest {
 
   private static ServerOptions secured() {
     return ServerOptions.defaults()
-        .withPort(0)
-        .withThreads(1)
+        .with(PORT, 0)
+        .with(THREADS, 1)
         .withRequirePass("s3cret")
         .withUser("alice:ro:alice-pw")
         .withUser("bob:rw:bob:pw");
@@ -138,7 +140,8 @@ class AccessControlTest {
   void protectedMode_refusesNonLoopbackClientsWithoutPassword() throws Exception {
     InetAddress external = externalAddress();
     assumeTrue(external != null, "no non-loopback IPv4 address on this machine");
-    ServerOptions wide = ServerOptions.defaults().withPort(0).withThreads(1).withBind("0.0.0.0");
+    ServerOptions wide =
+        ServerOptions.defaults().with(PORT, 0).with(THREADS, 1).withBind("0.0.0.0");
     try (TestServer server = new TestServer("memory:", wide)) {
       try (Socket remote = connect(external, server.port())) {
         send(remote, "SET k pwned\r\n");
@@ -223,8 +226,8 @@ class AccessControlTest {
     assertThat(cert).as(made).exists();
     ServerOptions tls =
         ServerOptions.defaults()
-            .withPort(0)
-            .withThreads(1)
+            .with(PORT, 0)
+            .with(THREADS, 1)
             .withRequirePass("pw")
             .withTls(cert, key);
     try (TestServer server = new TestServer("memory:", tls)) {

@@ -1,5 +1,7 @@
 package io.kv4j.server;
 
+import static io.kv4j.server.ServerOptions.Setting.PORT;
+import static io.kv4j.server.ServerOptions.Setting.THREADS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
@@ -18,7 +20,7 @@ class ConcurrencyTest {
     int clients = 8;
     int perClient = 2_000;
     try (TestServer server =
-            new TestServer("memory:", ServerOptions.defaults().withPort(0).withThreads(4));
+            new TestServer("memory:", ServerOptions.defaults().with(PORT, 0).with(THREADS, 4));
         Jedis check = new Jedis("127.0.0.1", server.port(), 30_000)) {
       ExecutorService pool = Executors.newFixedThreadPool(clients);
       try {

@@ -1,5 +1,8 @@
 package io.kv4j.server;
 
+import static io.kv4j.server.ServerOptions.Setting.PORT;
+import static io.kv4j.server.ServerOptions.Setting.THREADS;
+
 import io.kv4j.Stores;
 import java.io.BufferedReader;
 import java.io.FileInputStream;
@@ -22,7 +25,7 @@ final class FdHogServer {
     RespServer server =
         RespServer.start(
             Stores.open("memory:"),
-            ServerOptions.defaults().withPort(0).withThreads(1).withNativeTransport(!nio));
+            ServerOptions.defaults().with(PORT, 0).with(THREADS, 1).withNativeTransport(!nio));
     System.out.println("PORT " + server.port() + " " + server.transport);
     System.out.flush();
     List<FileInputStream> hog = new ArrayList<>();

@@ -1,5 +1,12 @@
 package io.kv4j.server;
 
+import static io.kv4j.server.ServerOptions.Setting.CLIENT_QUERY_BUFFER_LIMIT;
+import static io.kv4j.server.ServerOptions.Setting.IDLE_TIMEOUT;
+import static io.kv4j.server.ServerOptions.Setting.MAX_CLIENTS;
+import static io.kv4j.server.ServerOptions.Setting.PORT;
+import static io.kv4j.server.ServerOptions.Setting.REQUEST_TIMEOUT;
+import static io.kv4j.server.ServerOptions.Setting.THREADS;
+import static io.kv4j.server.ServerOptions.Setting.TOTAL_QUERY_BUFFER_LIMIT;
 import static io.kv4j.server.TestServer.await;
 import static io.kv4j.server.TestServer.closedByServer;
 import static io.kv4j.server.TestServer.info;
@@ -24,7 +31,7 @@ import redis.clients.jedis.Jedis;
 /** The probes of issue 22 against the network layer: each must behave as Redis would, or better. */
 class HardeningTest {
   private static ServerOptions options() {
-    return ServerOptions.defaults().withPort(0).withThreads(1);
+    return ServerOptions.defaults().with(PORT, 0).with(THREADS, 1);
   }
 
   @Test
@@ -65,7 +72,7 @@ class HardeningTest {
 
   @Test
   void maxClients_refusesTheExtraClientAndServesAgainWhenOneLeaves() throws Exception {
-    try (TestServer server = new TestServer("memory:", options().withMaxClients(3))) {
+    try (TestServer server = new TestServer("memory:", options().with(MAX_CLIENTS, 3))) {
       List<Socket> held = new ArrayList<>();
       try {
         for (int i = 0; i < 3; i++) {
@@ -117,7 +124,7 @@ class HardeningTest {
 
   @Test
   void idleTimeout_closesAnIdleClient() throws Exception {
-    try (TestServer server = new TestServer("memory:", options().withIdleTimeoutSeconds(1));
+    try (TestServer server = new TestServer("memory:", options().with(IDLE_TIMEOUT, 1));
         Socket s = server.socket()) {
       send(s, "PING\r\n");
       assertThat(readLine(s)).isEqualTo("+PONG");
@@ -130,7 +137,7 @@ class HardeningTest {
 
   @Test
   void stalledPartialRequest_isClosedAndReleasesItsBuffer() throws Exception {
-    try (TestServer server = new TestServer("memory:", options().withRequestTimeoutSeconds(1));
+    try (TestServer server = new TestServer("memory:", options().with(REQUEST_TIMEOUT, 1));
         Socket s = server.socket()) {
       OutputStream o = s.getOutputStream();
       o.write("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2000000\r\n".getBytes(StandardCharsets.US_ASCII));
@@ -166,7 +173,7 @@ class HardeningTest {
   @Test
   void clientQueryBufferLimit_closesTheClientThatPassesIt() throws Exception {
     try (TestServer server =
-            new TestServer("memory:", options().withClientQueryBufferLimit(1 << 20));
+            new TestServer("memory:", options().with(CLIENT_QUERY_BUFFER_LIMIT, 1 << 20));
         Socket s = server.socket();
         Jedis other = new Jedis("127.0.0.1", server.port(), 30_000)) {
       OutputStream o = s.getOutputStream();
@@ -186,7 +193,8 @@ class HardeningTest {
   @Test
   void totalQueryBufferLimit_refusesTheClientThatWouldPassIt() throws Exception {
     long total = 16L << 20;
-    try (TestServer server = new TestServer("memory:", options().withTotalQueryBufferLimit(total));
+    try (TestServer server =
+            new TestServer("memory:", options().with(TOTAL_QUERY_BUFFER_LIMIT, total));
         Socket first = server.socket();
         Socket second = server.socket();
         Jedis other = new Jedis("127.0.0.1", server.port(), 30_000)) {

@@ -1,6 +1,7 @@
 package io.kv4j.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 
 import io.kv4j.Store;
 import io.kv4j.Stores;
@@ -65,6 +66,28 @@ class MainTest {
     assertOneLineError(
         launch("--client-query-buffer-limit", "12q", "memory:"), 2, "not a byte count");
     assertOneLineError(launch("--bind", "no.such.host.invalid", "memory:"), 2, "--bind");
+  }
+
+  /** The table of numeric options drives parsing: each flag is read, checked and listed. */
+  @Test
+  void everyNumericOption_isCheckedNamingItsFlagRangeAndTheValue() {
+    String usage = launch("--help").out();
+    for (ServerOptions.Setting s : ServerOptions.Setting.values()) {
+      assertThat(usage).as("--help lists %s", s.flag).contains("  " + s.flag + " ");
+      long below = s.min - 1;
+      String range =
+          s.max == Long.MAX_VALUE
+              ? s.flag + " must be at least " + s.min + ", got " + below
+              : s.flag + " must be between " + s.min + " and " + s.max + ", got " + below;
+      assertOneLineError(launch(s.flag, Long.toString(below), "memory:"), 2, range);
+      long top = s.max == Long.MAX_VALUE ? Long.MAX_VALUE / 2 : s.max;
+      assertThatCode(
+              () -> ServerOptions.defaults().with(s, s.min).with(s, top).with(s, s.defaultValue))
+          .as("%s takes both ends of its range and its default", s.flag)
+          .doesNotThrowAnyException();
+    }
+    assertThat(ServerOptions.defaults().with(ServerOptions.Setting.PORT, 7000).port())
+        .isEqualTo(7000);
   }
 
   @Test

@@ -1,5 +1,8 @@
 package io.kv4j.server;
 
+import static io.kv4j.server.ServerOptions.Setting.MAX_REQUEST_BYTES;
+import static io.kv4j.server.ServerOptions.Setting.PORT;
+import static io.kv4j.server.ServerOptions.Setting.THREADS;
 import static io.kv4j.server.TestServer.closedByServer;
 import static io.kv4j.server.TestServer.readLine;
 import static io.kv4j.server.TestServer.send;
@@ -25,7 +28,10 @@ class ProtocolTest {
     server =
         new TestServer(
             "memory:",
-            ServerOptions.defaults().withPort(0).withThreads(2).withMaxRequestBytes(8 << 20));
+            ServerOptions.defaults()
+                .with(PORT, 0)
+                .with(THREADS, 2)
+                .with(MAX_REQUEST_BYTES, 8 << 20));
     other = new Jedis("127.0.0.1", server.port(), 30_000);
     other.set("survivor", "yes");
   }

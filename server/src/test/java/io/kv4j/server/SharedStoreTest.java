@@ -1,5 +1,7 @@
 package io.kv4j.server;
 
+import static io.kv4j.server.ServerOptions.Setting.PORT;
+import static io.kv4j.server.ServerOptions.Setting.THREADS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kv4j.Feature;
@@ -27,7 +29,7 @@ class SharedStoreTest {
     assertThat(shared.info().has(Feature.CONDITIONAL_WRITE)).isTrue();
     int clientsPerServer = 3;
     int perClient = 1_500;
-    ServerOptions options = ServerOptions.defaults().withPort(0).withThreads(2);
+    ServerOptions options = ServerOptions.defaults().with(PORT, 0).with(THREADS, 2);
     try (TestServer a = new TestServer(shared, options, () -> shared);
         TestServer b = new TestServer(shared, options, () -> shared);
         Jedis check = new Jedis("127.0.0.1", a.port(), 30_000)) {

@@ -1,5 +1,7 @@
 package io.kv4j.server;
 
+import static io.kv4j.server.ServerOptions.Setting.PORT;
+import static io.kv4j.server.ServerOptions.Setting.THREADS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -25,7 +27,8 @@ import redis.clients.jedis.Transaction;
  * store object is opened once and served by both servers.
  */
 class SharedTransactionTest {
-  private static final ServerOptions OPTIONS = ServerOptions.defaults().withPort(0).withThreads(2);
+  private static final ServerOptions OPTIONS =
+      ServerOptions.defaults().with(PORT, 0).with(THREADS, 2);
 
   @Test
   void watchIncrementLoops_onTwoServersSharingAStore_loseNoIncrement() throws Exception {

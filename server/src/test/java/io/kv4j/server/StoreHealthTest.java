@@ -1,5 +1,8 @@
 package io.kv4j.server;
 
+import static io.kv4j.server.ServerOptions.Setting.PORT;
+import static io.kv4j.server.ServerOptions.Setting.REOPEN_INTERVAL;
+import static io.kv4j.server.ServerOptions.Setting.THREADS;
 import static io.kv4j.server.TestServer.await;
 import static io.kv4j.server.TestServer.info;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -26,7 +29,7 @@ class StoreHealthTest {
     try (Store memory = Stores.open("memory:")) {
       BlockingStore first = new BlockingStore(memory, never, faults);
       ServerOptions options =
-          ServerOptions.defaults().withPort(0).withThreads(1).withReopenIntervalSeconds(1);
+          ServerOptions.defaults().with(PORT, 0).with(THREADS, 1).with(REOPEN_INTERVAL, 1);
       TestServer server =
           new TestServer(first, options, () -> new BlockingStore(memory, never, faults));
       try (Jedis j = new Jedis("127.0.0.1", server.port(), 30_000)) {
@@ -64,7 +67,7 @@ class StoreHealthTest {
     try (Store memory = Stores.open("memory:")) {
       BlockingStore store = new BlockingStore(memory, new CountDownLatch(0), faults);
       TestServer server =
-          new TestServer(store, ServerOptions.defaults().withPort(0).withThreads(1), null);
+          new TestServer(store, ServerOptions.defaults().with(PORT, 0).with(THREADS, 1), null);
       try (Jedis j = new Jedis("127.0.0.1", server.port(), 30_000)) {
         j.set("before", "kept");
         faults.diskFull = true;

@@ -1,5 +1,8 @@
 package io.kv4j.server;
 
+import static io.kv4j.server.ServerOptions.Setting.PORT;
+import static io.kv4j.server.ServerOptions.Setting.THREADS;
+
 import io.kv4j.Store;
 import io.kv4j.Stores;
 import java.io.IOException;
@@ -14,7 +17,7 @@ final class TestServer implements AutoCloseable {
   final RespServer server;
 
   TestServer(String uri) {
-    this(uri, ServerOptions.defaults().withPort(0).withThreads(2));
+    this(uri, ServerOptions.defaults().with(PORT, 0).with(THREADS, 2));
   }
 
   TestServer(String uri, ServerOptions options) {

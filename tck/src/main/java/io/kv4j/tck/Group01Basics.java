@@ -3,11 +3,64 @@ package io.kv4j.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kv4j.Store;
+import org.junit.jupiter.api.Test;
 
 /** Group 1: basics. */
 final class Group01Basics extends RuleGroup {
-  Group01Basics(TckBase kit) {
-    super(kit);
+  /**
+   * Group 1's rules as JUnit tests, in rule order, each run in a new {@code Group01Basics}; {@link
+   * StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r1_1_putThenGet() {
+      new Group01Basics(this).required_r1_1_putThenGet();
+    }
+
+    @Test
+    default void required_r1_2_overwriteReplacesValue() {
+      new Group01Basics(this).required_r1_2_overwriteReplacesValue();
+    }
+
+    @Test
+    default void required_r1_3_deleteRemovesKey() {
+      new Group01Basics(this).required_r1_3_deleteRemovesKey();
+    }
+
+    @Test
+    default void required_r1_4_absentKeyIsNull() {
+      new Group01Basics(this).required_r1_4_absentKeyIsNull();
+    }
+
+    @Test
+    default void required_r1_5_emptyValueIsNotAbsent() {
+      new Group01Basics(this).required_r1_5_emptyValueIsNotAbsent();
+    }
+
+    @Test
+    default void required_r1_6_deleteOfAbsentKeyIsNoError() {
+      new Group01Basics(this).required_r1_6_deleteOfAbsentKeyIsNoError();
+    }
+
+    @Test
+    default void required_r1_7_returnedArraysAreCopies() {
+      new Group01Basics(this).required_r1_7_returnedArraysAreCopies();
+    }
+
+    @Test
+    default void required_r1_8_inputArraysAreNotRetained() {
+      new Group01Basics(this).required_r1_8_inputArraysAreNotRetained();
+    }
+
+    @Test
+    default void required_r1_9_manyKeysIndependent() {
+      new Group01Basics(this).required_r1_9_manyKeysIndependent();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group01Basics(Tests test) {
+    super((TckBase) test);
   }
 
   void required_r1_1_putThenGet() {

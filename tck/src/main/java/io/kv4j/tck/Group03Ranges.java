@@ -8,11 +8,64 @@ import io.kv4j.Store;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
 
 /** Group 3: ranges. Every case is checked against a {@link TreeMap} model. */
 final class Group03Ranges extends RuleGroup {
-  Group03Ranges(TckBase kit) {
-    super(kit);
+  /**
+   * Group 3's rules as JUnit tests, in rule order, each run in a new {@code Group03Ranges}; {@link
+   * StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r3_1_boundMatrixForward() {
+      new Group03Ranges(this).required_r3_1_boundMatrixForward();
+    }
+
+    @Test
+    default void required_r3_2_boundMatrixReverse() {
+      new Group03Ranges(this).required_r3_2_boundMatrixReverse();
+    }
+
+    @Test
+    default void required_r3_3_prefixRanges() {
+      new Group03Ranges(this).required_r3_3_prefixRanges();
+    }
+
+    @Test
+    default void required_r3_4_limits() {
+      new Group03Ranges(this).required_r3_4_limits();
+    }
+
+    @Test
+    default void required_r3_5_emptyAndInvertedRanges() {
+      new Group03Ranges(this).required_r3_5_emptyAndInvertedRanges();
+    }
+
+    @Test
+    default void required_r3_6_boundsPastBothEnds() {
+      new Group03Ranges(this).required_r3_6_boundsPastBothEnds();
+    }
+
+    @Test
+    default void required_r3_7_scanOfEmptyStore() {
+      new Group03Ranges(this).required_r3_7_scanOfEmptyStore();
+    }
+
+    @Test
+    default void required_r3_8_emptyAndOverlongBounds() {
+      new Group03Ranges(this).required_r3_8_emptyAndOverlongBounds();
+    }
+
+    @Test
+    default void required_r3_9_prefixPaginationForwardAndReverse() {
+      new Group03Ranges(this).required_r3_9_prefixPaginationForwardAndReverse();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group03Ranges(Tests test) {
+    super((TckBase) test);
   }
 
   /** Stored keys: ends of the byte range, a prefix family and neighbours. */

@@ -14,11 +14,69 @@ import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 
 /** Group 4: cursors. */
 final class Group04Cursors extends RuleGroup {
-  Group04Cursors(TckBase kit) {
-    super(kit);
+  /**
+   * Group 4's rules as JUnit tests, in rule order, each run in a new {@code Group04Cursors}; {@link
+   * StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r4_1_closeIsIdempotent() {
+      new Group04Cursors(this).required_r4_1_closeIsIdempotent();
+    }
+
+    @Test
+    default void required_r4_2_useAfterCloseIsClearError() {
+      new Group04Cursors(this).required_r4_2_useAfterCloseIsClearError();
+    }
+
+    @Test
+    default void required_r4_3_cursorDiesWithStore() {
+      new Group04Cursors(this).required_r4_3_cursorDiesWithStore();
+    }
+
+    @Test
+    default void required_r4_4_manyCursorsAtOnce() {
+      new Group04Cursors(this).required_r4_4_manyCursorsAtOnce();
+    }
+
+    @Test
+    default void required_r4_5_snapshotCursorSeesNoLaterWrites() {
+      new Group04Cursors(this).required_r4_5_snapshotCursorSeesNoLaterWrites();
+    }
+
+    @Test
+    default void required_r4_6_cursorUnderWritesStaysOrdered() {
+      new Group04Cursors(this).required_r4_6_cursorUnderWritesStaysOrdered();
+    }
+
+    @Test
+    default void required_r4_7_exhaustedCursor() {
+      new Group04Cursors(this).required_r4_7_exhaustedCursor();
+    }
+
+    @Test
+    default void required_r4_8_streamAndForEachCloseTheCursor() {
+      new Group04Cursors(this).required_r4_8_streamAndForEachCloseTheCursor();
+    }
+
+    @Test
+    default void required_r4_9_repeatedHasNextDoesNotAdvance() {
+      new Group04Cursors(this).required_r4_9_repeatedHasNextDoesNotAdvance();
+    }
+
+    @Test
+    default void required_r4_10_forEachReleasesCursorWhenActionThrows() {
+      new Group04Cursors(this).required_r4_10_forEachReleasesCursorWhenActionThrows();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group04Cursors(Tests test) {
+    super((TckBase) test);
   }
 
   private Store filled(int n) {

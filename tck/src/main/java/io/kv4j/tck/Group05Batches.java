@@ -7,11 +7,59 @@ import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.WriteBatch;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
 
 /** Group 5: batches. */
 final class Group05Batches extends RuleGroup {
-  Group05Batches(TckBase kit) {
-    super(kit);
+  /**
+   * Group 5's rules as JUnit tests, in rule order, each run in a new {@code Group05Batches}; {@link
+   * StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r5_1_batchAppliesAllInOrder() {
+      new Group05Batches(this).required_r5_1_batchAppliesAllInOrder();
+    }
+
+    @Test
+    default void required_r5_2_invalidOperationAppliesNothing() {
+      new Group05Batches(this).required_r5_2_invalidOperationAppliesNothing();
+    }
+
+    @Test
+    default void required_r5_3_putThenDeleteInOneBatch() {
+      new Group05Batches(this).required_r5_3_putThenDeleteInOneBatch();
+    }
+
+    @Test
+    default void required_r5_4_emptyBatchIsNoOp() {
+      new Group05Batches(this).required_r5_4_emptyBatchIsNoOp();
+    }
+
+    @Test
+    default void required_r5_5_largeBatchOf10000() {
+      new Group05Batches(this).required_r5_5_largeBatchOf10000();
+    }
+
+    @Test
+    default void required_r5_6_batchWith16MiBOfValues() {
+      new Group05Batches(this).required_r5_6_batchWith16MiBOfValues();
+    }
+
+    @Test
+    default void required_r5_7_batchIsReusableAndNotRetained() {
+      new Group05Batches(this).required_r5_7_batchIsReusableAndNotRetained();
+    }
+
+    @Test
+    default void required_r5_8_batchWithoutFeatureIsRefused() {
+      new Group05Batches(this).required_r5_8_batchWithoutFeatureIsRefused();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group05Batches(Tests test) {
+    super((TckBase) test);
   }
 
   void required_r5_1_batchAppliesAllInOrder() {

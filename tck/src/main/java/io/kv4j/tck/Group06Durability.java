@@ -10,11 +10,44 @@ import io.kv4j.WriteBatch;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
 
 /** Group 6: durability and reopen. */
 final class Group06Durability extends RuleGroup {
-  Group06Durability(TckBase kit) {
-    super(kit);
+  /**
+   * Group 6's rules as JUnit tests, in rule order, each run in a new {@code Group06Durability};
+   * {@link StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r6_1_dataSurvivesReopen() {
+      new Group06Durability(this).required_r6_1_dataSurvivesReopen();
+    }
+
+    @Test
+    default void required_r6_2_deletesStayDeleted() {
+      new Group06Durability(this).required_r6_2_deletesStayDeleted();
+    }
+
+    @Test
+    default void required_r6_3_manyReopenCycles() {
+      new Group06Durability(this).required_r6_3_manyReopenCycles();
+    }
+
+    @Test
+    default void required_r6_4_syncThenReopen() {
+      new Group06Durability(this).required_r6_4_syncThenReopen();
+    }
+
+    @Test
+    default void required_r6_5_edgeValuesSurviveReopen() {
+      new Group06Durability(this).required_r6_5_edgeValuesSurviveReopen();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group06Durability(Tests test) {
+    super((TckBase) test);
   }
 
   void required_r6_1_dataSurvivesReopen() {

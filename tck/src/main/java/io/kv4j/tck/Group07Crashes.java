@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
 
 /**
  * Group 7: crash. A child JVM (same classpath and module flags, engine opened from the config URI)
@@ -32,8 +33,45 @@ import org.junit.jupiter.api.Assumptions;
  * acknowledged write and every batch.
  */
 final class Group07Crashes extends RuleGroup {
-  Group07Crashes(TckBase kit) {
-    super(kit);
+  /**
+   * Group 7's rules as JUnit tests, in rule order, each run in a new {@code Group07Crashes}; {@link
+   * StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r7_1_killSyncKeepsAcknowledgedWrites() throws Exception {
+      new Group07Crashes(this).required_r7_1_killSyncKeepsAcknowledgedWrites();
+    }
+
+    @Test
+    default void required_r7_2_killBufferedKeepsAcknowledgedWrites() throws Exception {
+      new Group07Crashes(this).required_r7_2_killBufferedKeepsAcknowledgedWrites();
+    }
+
+    @Test
+    default void required_r7_3_crashNeverLeavesHalfABatch() throws Exception {
+      new Group07Crashes(this).required_r7_3_crashNeverLeavesHalfABatch();
+    }
+
+    @Test
+    default void required_r7_4_crashedStoreOpensAndKeepsNewWrites() throws Exception {
+      new Group07Crashes(this).required_r7_4_crashedStoreOpensAndKeepsNewWrites();
+    }
+
+    @Test
+    default void required_r7_5_killDuringOverwritesLeavesOldOrNewValue() throws Exception {
+      new Group07Crashes(this).required_r7_5_killDuringOverwritesLeavesOldOrNewValue();
+    }
+
+    @Test
+    default void required_r7_6_syncAcknowledgesOnlyAfterASync() throws Exception {
+      new Group07Crashes(this).required_r7_6_syncAcknowledgesOnlyAfterASync();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group07Crashes(Tests test) {
+    super((TckBase) test);
   }
 
   void required_r7_1_killSyncKeepsAcknowledgedWrites() throws Exception {

@@ -16,11 +16,59 @@ import java.util.Set;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
 
 /** Group 8: concurrency. Threads start together on a barrier; every failure is collected. */
 final class Group08Concurrency extends RuleGroup {
-  Group08Concurrency(TckBase kit) {
-    super(kit);
+  /**
+   * Group 8's rules as JUnit tests, in rule order, each run in a new {@code Group08Concurrency};
+   * {@link StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r8_1_threadsOnDisjointKeys() throws Exception {
+      new Group08Concurrency(this).required_r8_1_threadsOnDisjointKeys();
+    }
+
+    @Test
+    default void required_r8_2_threadsOnSharedKeys() throws Exception {
+      new Group08Concurrency(this).required_r8_2_threadsOnSharedKeys();
+    }
+
+    @Test
+    default void required_r8_3_scansDuringWrites() throws Exception {
+      new Group08Concurrency(this).required_r8_3_scansDuringWrites();
+    }
+
+    @Test
+    default void required_r8_4_concurrentBatchesStayAtomic() throws Exception {
+      new Group08Concurrency(this).required_r8_4_concurrentBatchesStayAtomic();
+    }
+
+    @Test
+    default void required_r8_5_exactKeyCountUnderConcurrentWriters() throws Exception {
+      new Group08Concurrency(this).required_r8_5_exactKeyCountUnderConcurrentWriters();
+    }
+
+    @Test
+    default void required_r8_6_batchesAreNeverHalfVisible() throws Exception {
+      new Group08Concurrency(this).required_r8_6_batchesAreNeverHalfVisible();
+    }
+
+    @Test
+    default void required_r8_7_sharedKeysKeepTheServedWinnerAfterReopen() throws Exception {
+      new Group08Concurrency(this).required_r8_7_sharedKeysKeepTheServedWinnerAfterReopen();
+    }
+
+    @Test
+    default void required_r8_8_manyWritersMatchModel() throws Exception {
+      new Group08Concurrency(this).required_r8_8_manyWritersMatchModel();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group08Concurrency(Tests test) {
+    super((TckBase) test);
   }
 
   void required_r8_1_threadsOnDisjointKeys() throws Exception {

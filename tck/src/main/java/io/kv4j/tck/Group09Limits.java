@@ -8,11 +8,39 @@ import io.kv4j.Limits;
 import io.kv4j.Store;
 import io.kv4j.WriteBatch;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
 
 /** Group 9: limits and bad input. */
 final class Group09Limits extends RuleGroup {
-  Group09Limits(TckBase kit) {
-    super(kit);
+  /**
+   * Group 9's rules as JUnit tests, in rule order, each run in a new {@code Group09Limits}; {@link
+   * StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r9_1_declaredLimitsMeetTheMinimum() {
+      new Group09Limits(this).required_r9_1_declaredLimitsMeetTheMinimum();
+    }
+
+    @Test
+    default void required_r9_2_sixteenMiBValue() {
+      new Group09Limits(this).required_r9_2_sixteenMiBValue();
+    }
+
+    @Test
+    default void required_r9_3_overLimitValueRejected() {
+      new Group09Limits(this).required_r9_3_overLimitValueRejected();
+    }
+
+    @Test
+    default void required_r9_4_hundredThousandKeys() {
+      new Group09Limits(this).required_r9_4_hundredThousandKeys();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group09Limits(Tests test) {
+    super((TckBase) test);
   }
 
   void required_r9_1_declaredLimitsMeetTheMinimum() {

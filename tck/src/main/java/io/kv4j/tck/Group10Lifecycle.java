@@ -27,11 +27,79 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 
 /** Group 10: lifecycle, locking, info and damaged locations. */
 final class Group10Lifecycle extends RuleGroup {
-  Group10Lifecycle(TckBase kit) {
-    super(kit);
+  /**
+   * Group 10's rules as JUnit tests, in rule order, each run in a new {@code Group10Lifecycle};
+   * {@link StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r10_1_closeIsIdempotent() {
+      new Group10Lifecycle(this).required_r10_1_closeIsIdempotent();
+    }
+
+    @Test
+    default void required_r10_2_useAfterCloseIsStoreClosedException() {
+      new Group10Lifecycle(this).required_r10_2_useAfterCloseIsStoreClosedException();
+    }
+
+    @Test
+    default void required_r10_3_secondOpenIsLocked() {
+      new Group10Lifecycle(this).required_r10_3_secondOpenIsLocked();
+    }
+
+    @Test
+    default void required_r10_4_lockReleasedOnClose() {
+      new Group10Lifecycle(this).required_r10_4_lockReleasedOnClose();
+    }
+
+    @Test
+    default void required_r10_5_readOnlyRefusesWrites() {
+      new Group10Lifecycle(this).required_r10_5_readOnlyRefusesWrites();
+    }
+
+    @Test
+    default void required_r10_6_missingLocationWithoutCreate() {
+      new Group10Lifecycle(this).required_r10_6_missingLocationWithoutCreate();
+    }
+
+    @Test
+    default void required_r10_7_corruptLocationIsReported() throws IOException {
+      new Group10Lifecycle(this).required_r10_7_corruptLocationIsReported();
+    }
+
+    @Test
+    default void required_r10_8_infoDescribesTheStore() {
+      new Group10Lifecycle(this).required_r10_8_infoDescribesTheStore();
+    }
+
+    @Test
+    default void required_r10_9_statsCountKeys() {
+      new Group10Lifecycle(this).required_r10_9_statsCountKeys();
+    }
+
+    @Test
+    default void required_r10_10_compactKeepsEveryEntry() {
+      new Group10Lifecycle(this).required_r10_10_compactKeepsEveryEntry();
+    }
+
+    @Test
+    default void required_r10_11_secondProcessIsLocked() throws Exception {
+      new Group10Lifecycle(this).required_r10_11_secondProcessIsLocked();
+    }
+
+    @Test
+    default void required_r10_12_compactDuringWritesLosesNothing() throws Exception {
+      new Group10Lifecycle(this).required_r10_12_compactDuringWritesLosesNothing();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group10Lifecycle(Tests test) {
+    super((TckBase) test);
   }
 
   void required_r10_1_closeIsIdempotent() {

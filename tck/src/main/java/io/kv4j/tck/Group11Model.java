@@ -8,14 +8,27 @@ import io.kv4j.Store;
 import io.kv4j.WriteBatch;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
 
 /**
  * Group 11: random operations checked against a {@link TreeMap}. The seed is in every failure
  * message; replay with {@code -Dkv4j.tck.seed=<seed>}; lengthen with {@code -Dkv4j.tck.ops=N}.
  */
 final class Group11Model extends RuleGroup {
-  Group11Model(TckBase kit) {
-    super(kit);
+  /**
+   * Group 11's rules as JUnit tests, in rule order, each run in a new {@code Group11Model}; {@link
+   * StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r11_1_randomOperationsMatchModel() {
+      new Group11Model(this).required_r11_1_randomOperationsMatchModel();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group11Model(Tests test) {
+    super((TckBase) test);
   }
 
   void required_r11_1_randomOperationsMatchModel() {

@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
 
 /**
  * Group 12: damage. A store written with durability SYNC and closed cleanly is copied once per
@@ -38,8 +39,45 @@ import org.junit.jupiter.api.Assumptions;
  * crash such as SIGBUS) or hangs fails the rule, naming the case it was running.
  */
 final class Group12Damage extends RuleGroup {
-  Group12Damage(TckBase kit) {
-    super(kit);
+  /**
+   * Group 12's rules as JUnit tests, in rule order, each run in a new {@code Group12Damage}; {@link
+   * StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r12_1_fileTruncatedToHalf() throws Exception {
+      new Group12Damage(this).required_r12_1_fileTruncatedToHalf();
+    }
+
+    @Test
+    default void required_r12_2_fileTruncatedToZero() throws Exception {
+      new Group12Damage(this).required_r12_2_fileTruncatedToZero();
+    }
+
+    @Test
+    default void required_r12_3_fileDeleted() throws Exception {
+      new Group12Damage(this).required_r12_3_fileDeleted();
+    }
+
+    @Test
+    default void required_r12_4_bitFlipped() throws Exception {
+      new Group12Damage(this).required_r12_4_bitFlipped();
+    }
+
+    @Test
+    default void required_r12_5_blockZeroed() throws Exception {
+      new Group12Damage(this).required_r12_5_blockZeroed();
+    }
+
+    @Test
+    default void required_r12_6_foreignStoreRefused() throws Exception {
+      new Group12Damage(this).required_r12_6_foreignStoreRefused();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group12Damage(Tests test) {
+    super((TckBase) test);
   }
 
   /** The engine id written into the foreign store of rule 12.6. */

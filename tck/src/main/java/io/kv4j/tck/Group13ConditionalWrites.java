@@ -9,14 +9,42 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
 
 /**
  * Group 13: conditional writes — {@code putIfAbsent}, {@code replace} and {@code delete(key,
  * expected)} compare and write atomically ({@link Feature#CONDITIONAL_WRITE}).
  */
 final class Group13ConditionalWrites extends RuleGroup {
-  Group13ConditionalWrites(TckBase kit) {
-    super(kit);
+  /**
+   * Group 13's rules as JUnit tests, in rule order, each run in a new {@code
+   * Group13ConditionalWrites}; {@link StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r13_1_conditionalWritesMatchAModel() {
+      new Group13ConditionalWrites(this).required_r13_1_conditionalWritesMatchAModel();
+    }
+
+    @Test
+    default void required_r13_2_replaceLoopsLoseNoIncrement() throws Exception {
+      new Group13ConditionalWrites(this).required_r13_2_replaceLoopsLoseNoIncrement();
+    }
+
+    @Test
+    default void required_r13_3_putIfAbsentHasOneWinner() throws Exception {
+      new Group13ConditionalWrites(this).required_r13_3_putIfAbsentHasOneWinner();
+    }
+
+    @Test
+    default void required_r13_4_conditionalWritesWithoutFeatureAreRefused() {
+      new Group13ConditionalWrites(this).required_r13_4_conditionalWritesWithoutFeatureAreRefused();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group13ConditionalWrites(Tests test) {
+    super((TckBase) test);
   }
 
   void required_r13_1_conditionalWritesMatchAModel() {

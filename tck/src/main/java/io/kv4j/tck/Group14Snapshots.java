@@ -15,13 +15,46 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
 
 /**
  * Group 14: read snapshots — several reads at one point in time ({@link Feature#SNAPSHOT_READ}).
  */
 final class Group14Snapshots extends RuleGroup {
-  Group14Snapshots(TckBase kit) {
-    super(kit);
+  /**
+   * Group 14's rules as JUnit tests, in rule order, each run in a new {@code Group14Snapshots};
+   * {@link StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r14_1_snapshotIgnoresLaterWrites() {
+      new Group14Snapshots(this).required_r14_1_snapshotIgnoresLaterWrites();
+    }
+
+    @Test
+    default void required_r14_2_snapshotNeverSeesHalfABatch() throws Exception {
+      new Group14Snapshots(this).required_r14_2_snapshotNeverSeesHalfABatch();
+    }
+
+    @Test
+    default void required_r14_3_closingASnapshotClosesItsCursors() {
+      new Group14Snapshots(this).required_r14_3_closingASnapshotClosesItsCursors();
+    }
+
+    @Test
+    default void required_r14_4_snapshotSurvivesCompaction() {
+      new Group14Snapshots(this).required_r14_4_snapshotSurvivesCompaction();
+    }
+
+    @Test
+    default void required_r14_5_snapshotWithoutFeatureIsRefused() {
+      new Group14Snapshots(this).required_r14_5_snapshotWithoutFeatureIsRefused();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group14Snapshots(Tests test) {
+    super((TckBase) test);
   }
 
   void required_r14_1_snapshotIgnoresLaterWrites() {

@@ -8,11 +8,24 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
 
 /** Group 15: multi-get — {@code getAll} answers in the order asked; every engine has it. */
 final class Group15MultiGet extends RuleGroup {
-  Group15MultiGet(TckBase kit) {
-    super(kit);
+  /**
+   * Group 15's rules as JUnit tests, in rule order, each run in a new {@code Group15MultiGet};
+   * {@link StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r15_1_getAllReturnsValuesInKeyOrder() {
+      new Group15MultiGet(this).required_r15_1_getAllReturnsValuesInKeyOrder();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group15MultiGet(Tests test) {
+    super((TckBase) test);
   }
 
   void required_r15_1_getAllReturnsValuesInKeyOrder() {

@@ -14,11 +14,39 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
 
 /** Group 16: online backup — a consistent copy while the store serves ({@link Feature#BACKUP}). */
 final class Group16Backup extends RuleGroup {
-  Group16Backup(TckBase kit) {
-    super(kit);
+  /**
+   * Group 16's rules as JUnit tests, in rule order, each run in a new {@code Group16Backup}; {@link
+   * StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r16_1_backupIsAnOpenableCopy() {
+      new Group16Backup(this).required_r16_1_backupIsAnOpenableCopy();
+    }
+
+    @Test
+    default void required_r16_2_backupWhileWritingHoldsAPrefix() throws Exception {
+      new Group16Backup(this).required_r16_2_backupWhileWritingHoldsAPrefix();
+    }
+
+    @Test
+    default void required_r16_3_backupRefusesATargetHoldingData() throws Exception {
+      new Group16Backup(this).required_r16_3_backupRefusesATargetHoldingData();
+    }
+
+    @Test
+    default void required_r16_4_backupWithoutFeatureIsRefused() {
+      new Group16Backup(this).required_r16_4_backupWithoutFeatureIsRefused();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group16Backup(Tests test) {
+    super((TckBase) test);
   }
 
   void required_r16_1_backupIsAnOpenableCopy() {

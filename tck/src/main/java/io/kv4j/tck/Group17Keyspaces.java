@@ -17,14 +17,72 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
 
 /**
  * Group 17: keyspaces — named, independent sets of keys in one store location ({@link
  * Feature#KEYSPACES}), and batches that span them atomically ({@link Feature#KEYSPACE_BATCH}).
  */
 final class Group17Keyspaces extends RuleGroup {
-  Group17Keyspaces(TckBase kit) {
-    super(kit);
+  /**
+   * Group 17's rules as JUnit tests, in rule order, each run in a new {@code Group17Keyspaces};
+   * {@link StoreTck} implements it. A rule is added here and in SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r17_1_keyspacesAreIndependent() {
+      new Group17Keyspaces(this).required_r17_1_keyspacesAreIndependent();
+    }
+
+    @Test
+    default void required_r17_2_keyspacesSurviveReopen() {
+      new Group17Keyspaces(this).required_r17_2_keyspacesSurviveReopen();
+    }
+
+    @Test
+    default void required_r17_3_dropRemovesAKeyspaceAndClosesItsHandles() {
+      new Group17Keyspaces(this).required_r17_3_dropRemovesAKeyspaceAndClosesItsHandles();
+    }
+
+    @Test
+    default void required_r17_4_namesAreChecked() {
+      new Group17Keyspaces(this).required_r17_4_namesAreChecked();
+    }
+
+    @Test
+    default void required_r17_5_handlesCloseWithTheirStore() {
+      new Group17Keyspaces(this).required_r17_5_handlesCloseWithTheirStore();
+    }
+
+    @Test
+    default void required_r17_6_batchesSpanKeyspacesAtomically() {
+      new Group17Keyspaces(this).required_r17_6_batchesSpanKeyspacesAtomically();
+    }
+
+    @Test
+    default void required_r17_7_keyspaceCallsWithoutTheFeatureAreRefused() {
+      new Group17Keyspaces(this).required_r17_7_keyspaceCallsWithoutTheFeatureAreRefused();
+    }
+
+    @Test
+    default void required_r17_8_aKeyspaceHandleKeepsTheStoreContract() throws Exception {
+      new Group17Keyspaces(this).required_r17_8_aKeyspaceHandleKeepsTheStoreContract();
+    }
+
+    @Test
+    default void required_r17_9_backupHoldsEveryKeyspace() {
+      new Group17Keyspaces(this).required_r17_9_backupHoldsEveryKeyspace();
+    }
+
+    @Test
+    default void required_r17_10_readOnlyOpensExistingKeyspacesOnly() {
+      new Group17Keyspaces(this).required_r17_10_readOnlyOpensExistingKeyspacesOnly();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group17Keyspaces(Tests test) {
+    super((TckBase) test);
   }
 
   /** Keyspace names the rules use: one of every allowed character class. */

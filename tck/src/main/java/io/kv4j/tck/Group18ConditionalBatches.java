@@ -12,14 +12,58 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
 
 /**
  * Group 18: conditional batches — {@link Store#writeIf(WriteBatch)} checks every condition and
  * applies every operation as one atomic step ({@link Feature#CONDITIONAL_BATCH}).
  */
 final class Group18ConditionalBatches extends RuleGroup {
-  Group18ConditionalBatches(TckBase kit) {
-    super(kit);
+  /**
+   * Group 18's rules as JUnit tests, in rule order, each run in a new {@code
+   * Group18ConditionalBatches}; {@link StoreTck} implements it. A rule is added here and in
+   * SPEC.md.
+   */
+  interface Tests {
+    @Test
+    default void required_r18_1_writeIfMatchesAModel() {
+      new Group18ConditionalBatches(this).required_r18_1_writeIfMatchesAModel();
+    }
+
+    @Test
+    default void required_r18_2_failedConditionAppliesNothing() {
+      new Group18ConditionalBatches(this).required_r18_2_failedConditionAppliesNothing();
+    }
+
+    @Test
+    default void required_r18_3_conditionsSeeTheStoreBeforeTheBatch() {
+      new Group18ConditionalBatches(this).required_r18_3_conditionsSeeTheStoreBeforeTheBatch();
+    }
+
+    @Test
+    default void required_r18_4_optimisticTransfersLoseNothing() throws Exception {
+      new Group18ConditionalBatches(this).required_r18_4_optimisticTransfersLoseNothing();
+    }
+
+    @Test
+    default void required_r18_5_conditionsAreNeverIgnored() {
+      new Group18ConditionalBatches(this).required_r18_5_conditionsAreNeverIgnored();
+    }
+
+    @Test
+    default void required_r18_6_keyspaceConditionsCheckTheirKeyspace() {
+      new Group18ConditionalBatches(this).required_r18_6_keyspaceConditionsCheckTheirKeyspace();
+    }
+
+    @Test
+    default void required_r18_7_conditionalBatchesSurviveReopen() {
+      new Group18ConditionalBatches(this).required_r18_7_conditionalBatchesSurviveReopen();
+    }
+  }
+
+  /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
+  private Group18ConditionalBatches(Tests test) {
+    super((TckBase) test);
   }
 
   /**

@@ -14,7 +14,8 @@ import java.util.function.Function;
  *
  * <p>Every setting can still be overridden for one run, to replay a failure or to soak, by a JUnit
  * configuration parameter or a system property of the same name ({@code -Dkv4j.tck.seed=8812734});
- * an override wins over the environment the test returns. The names, defaults and units:
+ * an override wins over the environment the test returns (not over one given to {@link TckRunner},
+ * which runs as given). The names, defaults and units:
  *
  * <table>
  *   <caption>settings</caption>

@@ -106,6 +106,7 @@ final class TckReport
   @Override
   public void beforeAll(ExtensionContext context) throws IOException {
     Class<?> cls = context.getRequiredTestClass();
+    refuseOverriddenRules(cls);
     Run run = new Run();
     run.dir = dir(parameters(context));
     RUNS.put(cls, run);
@@ -117,6 +118,30 @@ final class TckReport
             + ", one line per rule started and per rule ended; a last line 'started ...' names"
             + " the rule during which the JVM died\n",
         StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Fails the run of a kit whose class overrides a rule. The rules are public default methods of
+   * the groups' {@code Tests} interfaces, so a subclass can override one: without {@code @Test} the
+   * rule would vanish from the run and the report, with it the subclass's body would pass for the
+   * rule.
+   */
+  private static void refuseOverriddenRules(Class<?> cls) {
+    if (!StoreTck.class.isAssignableFrom(cls)) {
+      return;
+    }
+    for (Method m : cls.getMethods()) {
+      Class<?> declaring = m.getDeclaringClass();
+      if (NAME.matcher(m.getName()).matches()
+          && !(declaring.isInterface() && declaring.isAssignableFrom(StoreTck.class))) {
+        throw new IllegalStateException(
+            declaring.getName()
+                + " overrides the kit's rule "
+                + m.getName()
+                + ": a rule cannot be replaced or removed (remove the method; a rule the engine"
+                + " cannot meet fails, one for a feature it does not declare is skipped)");
+      }
+    }
   }
 
   @Override
@@ -330,23 +355,24 @@ final class TckReport
   public void afterAll(ExtensionContext context) {
     Class<?> cls = context.getRequiredTestClass();
     Run run = RUNS.remove(cls);
-    if (run != null) {
-      synchronized (run) {
-        progress(cls, "finished: " + run.done.size() + " rules");
-        write(cls, run);
-      }
+    String base = cls.getSimpleName();
+    if (run == null) { // beforeAll failed: refused the class, or could not create the directory
+      System.out.println("kv4j TCK: no report for " + base + ": it failed before its first rule");
+      System.out.flush();
+      return;
+    }
+    synchronized (run) {
+      progress(cls, "finished: " + run.done.size() + " rules");
+      write(cls, run);
     }
     // The last thing a run prints (once per TCK class): where to read what it found.
-    String base = cls.getSimpleName();
     System.out.println(
         "kv4j TCK report for "
             + base
             + " ("
-            + (run == null ? "?" : run.engine)
+            + run.engine
             + "): "
-            + (run == null ? dir(parameters(context)) : run.dir)
-                .resolve(base + ".md")
-                .toAbsolutePath()
+            + run.dir.resolve(base + ".md").toAbsolutePath()
             + " (and "
             + base
             + ".json)");

@@ -6,7 +6,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.launcher.Launcher;
@@ -32,12 +34,15 @@ import org.junit.platform.launcher.core.LauncherFactory;
  * if (r.failed() > 0) { ... r.failures() ... }
  * }</pre>
  *
- * <p>System properties named as in {@link TckEnvironment} still override the environment given here
- * (to replay a seed from the command line).
+ * <p>The environment given to {@link #environment(TckEnvironment)} is the one the rules run in: a
+ * system property of the kit ({@code -Dkv4j.tck.seed=7}) does not override it, so a tool's own
+ * option ({@code kv4j tck --seed 5}) is not lost to a property it did not see. A tool that wants
+ * the properties applies them itself ({@code env.withOverrides(System::getProperty)}); a run given
+ * no environment runs in the defaults with the properties applied.
  */
 public final class TckRunner {
   private final String uri;
-  private TckEnvironment environment = TckEnvironment.defaults();
+  private TckEnvironment environment; // null: the defaults with the kit's system properties
   private Path reportDir = Path.of("target", "kv4j-tck");
   private final List<String> childJvmOptions = new ArrayList<>();
   private final List<TestExecutionListener> listeners = new ArrayList<>();
@@ -61,7 +66,9 @@ public final class TckRunner {
   }
 
   /**
-   * Sets the environment (default {@link TckEnvironment#defaults()}).
+   * Sets the environment the rules run in, as given: no system property overrides it. Without this,
+   * the rules run in {@link TckEnvironment#defaults()} with the kit's system properties ({@code
+   * -Dkv4j.tck.*}) applied.
    *
    * @param env the environment
    * @return this runner
@@ -136,9 +143,17 @@ public final class TckRunner {
    * Runs every rule.
    *
    * @return what it found
+   * @throws IllegalArgumentException naming the property, if no environment was given and a kit's
+   *     system property holds no valid value
    */
   public Result run() {
-    TckEnvironment env = environment.withOverrides(System::getProperty);
+    TckEnvironment env =
+        environment != null
+            ? environment
+            : TckEnvironment.defaults().withOverrides(System::getProperty);
+    Map<String, String> settings = new LinkedHashMap<>(env.toOverrides());
+    // No seed: a blank one, else the kit would fall back to a -Dkv4j.tck.seed the caller overruled.
+    settings.putIfAbsent(TckEnvironment.SEED, "");
     List<String> extra = new ArrayList<>(childJvmOptions);
     String fromProperty = System.getProperty(UriTck.CHILD_JVM_OPTIONS);
     if (fromProperty != null && !fromProperty.isBlank()) {
@@ -151,7 +166,7 @@ public final class TckRunner {
             .configurationParameter(UriTck.PROPERTY, uri)
             .configurationParameter(TckReport.REPORT_DIR, reportDir.toString())
             .configurationParameter(UriTck.CHILD_JVM_OPTIONS, String.join(" ", extra))
-            .configurationParameters(env.toOverrides());
+            .configurationParameters(settings);
     LauncherDiscoveryRequest built = request.build();
     Counter counter = new Counter();
     List<TestExecutionListener> all = new ArrayList<>(listeners);

@@ -1,15 +1,14 @@
 package io.kv4j.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
 
 import io.kv4j.StoreIOException;
 import io.kv4j.tck.ref.Defect;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.engine.TestExecutionResult;
-import org.junit.platform.testkit.engine.EngineTestKit;
 
 /**
  * A randomised or concurrent rule that meets an exception from the engine (not a failed assertion)
@@ -18,25 +17,10 @@ import org.junit.platform.testkit.engine.EngineTestKit;
  */
 class FailureContextTest {
 
-  /** The 20th write of each opened store throws StoreIOException; seed 123 for rule 11.1. */
-  static final class WriteFails extends BrokenEnginesTest.DefectTck {
-    @Override
-    Defect defect() {
-      return Defect.WRITE_FAILS;
-    }
-
-    @Override
-    long randomSeed() {
-      return 123;
-    }
-  }
-
+  /** Runs a rule on the engine whose 20th write of each opened store throws; seed 123. */
   private static Throwable failure(String method) {
     var failed =
-        EngineTestKit.engine("junit-jupiter")
-            .selectors(selectMethod(WriteFails.class, method))
-            .execute()
-            .testEvents()
+        BrokenEnginesTest.execute(Defect.WRITE_FAILS, method, Map.of(TckEnvironment.SEED, "123"))
             .failed()
             .stream()
             .toList();

@@ -5,7 +5,6 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMetho
 
 import io.kv4j.tck.ref.Defect;
 import java.io.IOException;
-import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,14 +23,6 @@ import org.junit.platform.testkit.engine.EngineTestKit;
  */
 class ReportSurvivesJvmDeathTest {
 
-  /** The kit on the engine that halts the JVM. */
-  static final class HaltsOnHugeValue extends BrokenEnginesTest.DefectTck {
-    @Override
-    Defect defect() {
-      return Defect.HALTS_ON_HUGE_VALUE;
-    }
-  }
-
   /** The rules the child runs: two that pass, and 9.2, during which the JVM dies. */
   static final List<String> RULES =
       List.of(
@@ -40,30 +31,21 @@ class ReportSurvivesJvmDeathTest {
           "required_r1_2_overwriteReplacesValue");
 
   /**
-   * The child: runs {@link #RULES} of {@link HaltsOnHugeValue}; exits 0 only if the JVM survived.
+   * The child: runs {@link #RULES} of {@link Defect#HALTS_ON_HUGE_VALUE}; exits 0 only if the JVM
+   * survived.
    *
    * @param args unused
    */
   public static void main(String[] args) {
     List<DiscoverySelector> selectors = new ArrayList<>();
     for (String name : RULES) {
-      selectors.add(selectMethod(HaltsOnHugeValue.class, method(name)));
+      selectors.add(selectMethod(BrokenEnginesTest.Broken.class, name));
     }
     EngineTestKit.engine("junit-jupiter")
         .selectors(selectors.toArray(new DiscoverySelector[0]))
+        .configurationParameter(BrokenEnginesTest.Broken.DEFECT, Defect.HALTS_ON_HUGE_VALUE.name())
         .execute();
     System.exit(0);
-  }
-
-  private static Method method(String name) {
-    for (Class<?> c = HaltsOnHugeValue.class; c != null; c = c.getSuperclass()) {
-      for (Method m : c.getDeclaredMethods()) {
-        if (m.getName().equals(name)) {
-          return m;
-        }
-      }
-    }
-    throw new AssertionError("no rule method " + name);
   }
 
   @Test
@@ -94,7 +76,7 @@ class ReportSurvivesJvmDeathTest {
             Defect.HALT_STATUS, output)
         .isEqualTo(Defect.HALT_STATUS);
 
-    String base = HaltsOnHugeValue.class.getSimpleName();
+    String base = BrokenEnginesTest.Broken.class.getSimpleName();
     List<String> progress =
         Files.readAllLines(reports.resolve(base + ".progress"), StandardCharsets.UTF_8);
     assertThat(progress.get(progress.size() - 1))
