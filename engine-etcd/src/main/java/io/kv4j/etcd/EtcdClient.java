@@ -329,6 +329,12 @@ final class EtcdClient {
       return " (the revision was compacted away: the cluster keeps no history that old)";
     }
     String user = settings.user();
+    if (msg.contains("CommonName of client")) {
+      return " (with auth and client certificates both required, etcd's JSON gateway refuses a"
+          + " client certificate that has a CommonName, the identity it cannot pass on: issue the"
+          + " certificate of option 'key-store' without a CN; the user is the one of options"
+          + " 'user' and 'password')";
+    }
     if (msg.contains("authentication failed")) {
       return " (etcd refused user '"
           + user

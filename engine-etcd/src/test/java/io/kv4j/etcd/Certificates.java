@@ -101,6 +101,19 @@ final class Certificates {
    * @return its files
    */
   Leaf issue(String leaf) throws Exception {
+    return issue(leaf, true);
+  }
+
+  /**
+   * Issues a certificate as {@link #issue(String)} does, with or without a common name (etcd's
+   * gateway refuses client certificates that have one when auth and client certificates are both
+   * required).
+   *
+   * @param leaf distinguishes its files; its common name when {@code commonName}, else its OU
+   * @param commonName whether the subject has a CN
+   * @return its files
+   */
+  Leaf issue(String leaf, boolean commonName) throws Exception {
     String base = name + "-" + leaf;
     Path p12 = dir.resolve(base + ".p12");
     Path csr = dir.resolve(base + ".csr");
@@ -115,7 +128,7 @@ final class Certificates {
         "-groupname",
         "secp256r1",
         "-dname",
-        "CN=" + leaf,
+        commonName ? "CN=" + leaf : "OU=" + leaf + ", O=kv4j test",
         "-validity",
         "7",
         "-keystore",

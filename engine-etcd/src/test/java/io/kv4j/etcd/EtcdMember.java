@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -160,6 +161,48 @@ final class EtcdMember implements AutoCloseable {
       throw new IllegalStateException(path + " " + json + " failed: " + body);
     }
     return answer;
+  }
+
+  /**
+   * Adds a user with a role of the same name granting read and write on the keys under {@code
+   * prefix} (what an operator grants a tenant).
+   */
+  void addUser(String user, String password, String prefix, String token) throws IOException {
+    StringBuilder b = new StringBuilder("{\"name\":");
+    Json.quote(b, user).append(",\"password\":");
+    Json.quote(b, password).append('}');
+    post("/v3/auth/user/add", b.toString(), token);
+    post("/v3/auth/role/add", "{\"name\":\"" + user + "\"}", token);
+    byte[] p = prefix.getBytes(StandardCharsets.UTF_8);
+    post(
+        "/v3/auth/role/grant",
+        "{\"name\":\""
+            + user
+            + "\",\"perm\":{\"permType\":\"READWRITE\",\"key\":\""
+            + Base64.getEncoder().encodeToString(p)
+            + "\",\"range_end\":\""
+            + Base64.getEncoder().encodeToString(ValueCodec.prefixEnd(p))
+            + "\"}}",
+        token);
+    post("/v3/auth/user/grant", "{\"user\":\"" + user + "\",\"role\":\"" + user + "\"}", token);
+  }
+
+  /** Adds user root (role root) and enables auth. */
+  void enableAuth(String rootPassword) throws IOException {
+    StringBuilder b = new StringBuilder("{\"name\":\"root\",\"password\":");
+    Json.quote(b, rootPassword).append('}');
+    post("/v3/auth/user/add", b.toString(), null);
+    post("/v3/auth/role/add", "{\"name\":\"root\"}", null);
+    post("/v3/auth/user/grant", "{\"user\":\"root\",\"role\":\"root\"}", null);
+    post("/v3/auth/enable", "{}", null);
+  }
+
+  /** A token for a user. */
+  String token(String user, String password) throws IOException {
+    StringBuilder b = new StringBuilder("{\"name\":");
+    Json.quote(b, user).append(",\"password\":");
+    Json.quote(b, password).append('}');
+    return String.valueOf(post("/v3/auth/authenticate", b.toString(), null).get("token"));
   }
 
   /** One HTTP/1.0 exchange on a new TLS connection (the server closes it: no chunked bodies). */

@@ -16,7 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -46,6 +45,8 @@ class EtcdSecurityTest {
   private static EtcdMember tls;
   private static EtcdMember mutual;
   private static EtcdMember auth;
+  private static EtcdMember mutualAuth;
+  private static Certificates.Leaf clientWithoutCn;
 
   @BeforeAll
   static void members() throws Exception {
@@ -67,11 +68,21 @@ class EtcdSecurityTest {
         EtcdMember.start(
             dir("auth"), ca, server, null, "--auth-token=simple", "--auth-token-ttl=2");
     enableAuth(auth);
+    clientWithoutCn = ca.issue("client-no-cn", false);
+    mutualAuth =
+        EtcdMember.start(
+            dir("mutual-auth"),
+            ca,
+            server,
+            clientWithoutCn,
+            "--client-cert-auth",
+            "--trusted-ca-file=" + ca.caPem);
+    enableAuth(mutualAuth);
   }
 
   @AfterAll
   static void stop() throws Exception {
-    for (EtcdMember m : new EtcdMember[] {tls, mutual, auth}) {
+    for (EtcdMember m : new EtcdMember[] {tls, mutual, auth, mutualAuth}) {
       if (m != null) {
         m.close();
       }
@@ -83,26 +94,12 @@ class EtcdSecurityTest {
   }
 
   /**
-   * Users root (role root) and app (role app: read-write on {@link #APP_PREFIX} only, what an
-   * operator grants a tenant), then auth on.
+   * User app may read and write {@link #APP_PREFIX} only, what an operator grants a tenant; root
+   * administers.
    */
   private static void enableAuth(EtcdMember m) throws IOException {
-    m.post("/v3/auth/user/add", "{\"name\":\"root\",\"password\":\"" + ROOT_PASSWORD + "\"}", null);
-    m.post("/v3/auth/role/add", "{\"name\":\"root\"}", null);
-    m.post("/v3/auth/user/grant", "{\"user\":\"root\",\"role\":\"root\"}", null);
-    m.post("/v3/auth/user/add", "{\"name\":\"app\",\"password\":\"" + APP_PASSWORD + "\"}", null);
-    m.post("/v3/auth/role/add", "{\"name\":\"app\"}", null);
-    byte[] p = APP_PREFIX.getBytes(StandardCharsets.UTF_8);
-    m.post(
-        "/v3/auth/role/grant",
-        "{\"name\":\"app\",\"perm\":{\"permType\":\"READWRITE\",\"key\":\""
-            + Base64.getEncoder().encodeToString(p)
-            + "\",\"range_end\":\""
-            + Base64.getEncoder().encodeToString(ValueCodec.prefixEnd(p))
-            + "\"}}",
-        null);
-    m.post("/v3/auth/user/grant", "{\"user\":\"app\",\"role\":\"app\"}", null);
-    m.post("/v3/auth/enable", "{}", null);
+    m.addUser("app", APP_PASSWORD, APP_PREFIX, null);
+    m.enableAuth(ROOT_PASSWORD);
   }
 
   private static StoreConfig.Builder config(EtcdMember m, String name) {
@@ -220,6 +217,29 @@ class EtcdSecurityTest {
     }
   }
 
+  @Test
+  void mutualTlsAndAuth_aCertificateWithACommonNameIsRefusedClearly_oneWithoutWorks() {
+    StoreConfig.Builder base =
+        config(mutualAuth, "mutual-auth")
+            .option("ca-file", ca.caPem.toString())
+            .option("prefix", APP_PREFIX + "mutual-auth")
+            .option("user", "app")
+            .option("password", APP_PASSWORD)
+            .option("key-store-password", Certificates.STORE_PASSWORD);
+    // etcd's gateway cannot pass a certificate's CN on as the identity, so it refuses it.
+    assertThatThrownBy(
+            () -> Stores.open(base.option("key-store", client.pkcs12().toString()).build()))
+        .isInstanceOf(StoreIOException.class)
+        .hasMessageContaining("CommonName")
+        .hasMessageContaining("without a CN")
+        .hasMessageContaining("'key-store'")
+        .hasMessageContaining(mutualAuth.endpoint());
+    try (Store store =
+        Stores.open(base.option("key-store", clientWithoutCn.pkcs12().toString()).build())) {
+      exercise(store);
+    }
+  }
+
   private StoreConfig.Builder app(String name, String user, String password) {
     return config(auth, name)
         .option("ca-file", ca.caPem.toString())
@@ -237,13 +257,7 @@ class EtcdSecurityTest {
       assertThat(s(store.keyspace("ks").get(b("k")))).isEqualTo("v");
       // etcd refuses tokens issued before a change of users or roles ("revision of auth store is
       // old"): the store gets a new one and goes on.
-      String root =
-          String.valueOf(
-              auth.post(
-                      "/v3/auth/authenticate",
-                      "{\"name\":\"root\",\"password\":\"" + ROOT_PASSWORD + "\"}",
-                      null)
-                  .get("token"));
+      String root = auth.token("root", ROOT_PASSWORD);
       auth.post("/v3/auth/user/add", "{\"name\":\"someone\",\"password\":\"x\"}", root);
       store.put(b("after"), b("change"));
       assertThat(s(store.get(b("after")))).isEqualTo("change");
