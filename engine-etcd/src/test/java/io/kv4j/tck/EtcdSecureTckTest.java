@@ -34,16 +34,10 @@ class EtcdSecureTckTest extends TckBase {
     SecureTestEtcd.stop();
   }
 
-  /** As {@link EtcdTckTest}'s: every write is a Raft commit and an fsync. */
+  /** {@link EtcdTckTest}'s depths: every write is a Raft commit and an fsync. */
   @Override
   protected TckEnvironment environment() {
-    return TckEnvironment.builder()
-        .dataLivesInLocationFiles(false)
-        .ops(1_000)
-        .manyKeys(20_000)
-        .stressOps(200)
-        .crashRounds(1)
-        .build();
+    return EtcdTckTest.depths(TckEnvironment.builder().dataLivesInLocationFiles(false).build());
   }
 
   @Override
