@@ -31,10 +31,12 @@ final class EtcdMember implements AutoCloseable {
   /** Where Debian's etcd-server (what .ci/servers.sh installs) puts the binary. */
   static final Path BINARY = Path.of("/usr/bin/etcd");
 
-  private final Process process;
-  private final Thread killer;
+  private final List<String> command;
+  private final Path dir;
   private final Path log;
   private final SSLContext tls;
+  private Process process;
+  private Thread killer;
 
   /** The member's client port on 127.0.0.1. */
   final int port;
@@ -54,13 +56,42 @@ final class EtcdMember implements AutoCloseable {
     }
   }
 
-  private EtcdMember(Process process, Path log, SSLContext tls, int port) {
-    this.process = process;
-    this.log = log;
+  private EtcdMember(List<String> command, Path dir, SSLContext tls, int port) {
+    this.command = command;
+    this.dir = dir;
+    this.log = dir.resolve("etcd.log");
     this.tls = tls;
     this.port = port;
-    this.killer = new Thread(process::destroyForcibly, "kill etcd " + port);
+  }
+
+  /** Starts the process (its output appended to the log) and waits until it is healthy. */
+  private void launch() throws Exception {
+    process =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+            .directory(dir.toFile())
+            .start();
+    killer = new Thread(process::destroyForcibly, "kill etcd " + port);
     Runtime.getRuntime().addShutdownHook(killer);
+    boolean ok = false;
+    try {
+      awaitHealthy();
+      ok = true;
+    } finally {
+      if (!ok) {
+        close();
+      }
+    }
+  }
+
+  /**
+   * Stops the member (SIGTERM) and starts it again on the same ports and data: its simple tokens
+   * are gone (they live in its memory), its keys and leases are not.
+   */
+  void restart() throws Exception {
+    close();
+    launch();
   }
 
   /**
@@ -101,24 +132,9 @@ final class EtcdMember implements AutoCloseable {
                 "--max-txn-ops=10000",
                 "--max-request-bytes=" + (9 << 20)));
     cmd.addAll(List.of(flags));
-    Path log = dir.resolve("etcd.log");
-    Process p =
-        new ProcessBuilder(cmd)
-            .redirectErrorStream(true)
-            .redirectOutput(log.toFile())
-            .directory(dir.toFile())
-            .start();
-    EtcdMember m = new EtcdMember(p, log, ca.context(client), clientPort);
-    boolean ok = false;
-    try {
-      m.awaitHealthy();
-      ok = true;
-      return m;
-    } finally {
-      if (!ok) {
-        m.close();
-      }
-    }
+    EtcdMember m = new EtcdMember(List.copyOf(cmd), dir, ca.context(client), clientPort);
+    m.launch();
+    return m;
   }
 
   /** The client URL. */

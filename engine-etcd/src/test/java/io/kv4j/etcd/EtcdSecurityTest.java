@@ -345,6 +345,26 @@ class EtcdSecurityTest {
     }
   }
 
+  @Test
+  void auth_aMemberRestartDropsTheToken_andTheStoreGoesOn() throws Exception {
+    StoreConfig c =
+        app("restart", "app", APP_PASSWORD)
+            .option("lock-ttl", "30")
+            .option("retry-timeout", "60000")
+            .build();
+    try (Store store = Stores.open(c)) {
+      EtcdClient client = ((EtcdStore) store).client;
+      store.put(b("before"), b("1"));
+      long authenticated = client.authentications();
+      auth.restart(); // simple tokens live in the member's memory: ours is unknown afterwards
+      store.put(b("after"), b("2"));
+      assertThat(s(store.get(b("before")))).isEqualTo("1");
+      assertThat(store.writeIf(new WriteBatch().expect(b("after"), b("2")).put(b("c"), b("3"))))
+          .isTrue();
+      assertThat(client.authentications()).isGreaterThan(authenticated);
+    }
+  }
+
   /** Every message in a throwable's chain, and its causes' toString. */
   private static String messages(Throwable t) {
     StringBuilder b = new StringBuilder();
