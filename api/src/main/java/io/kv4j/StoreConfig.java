@@ -264,6 +264,10 @@ public final class StoreConfig {
    * @return the URI
    */
   public String toUri() {
+    return uri(false);
+  }
+
+  private String uri(boolean maskPasswords) {
     StringBuilder sb = new StringBuilder(engine).append(':');
     if (path != null) {
       sb.append(encodePath(path.toString()));
@@ -278,8 +282,16 @@ public final class StoreConfig {
     if (readOnly) {
       sb.append('&').append(READ_ONLY).append("=true");
     }
-    options.forEach((k, v) -> sb.append('&').append(encode(k)).append('=').append(encode(v)));
+    options.forEach(
+        (k, v) -> {
+          boolean masked = maskPasswords && isPassword(k) && !v.isEmpty();
+          sb.append('&').append(encode(k)).append('=').append(masked ? "****" : encode(v));
+        });
     return sb.toString();
+  }
+
+  private static boolean isPassword(String option) {
+    return option.equals("password") || option.endsWith("-password");
   }
 
   /**
@@ -317,9 +329,16 @@ public final class StoreConfig {
     return Objects.hash(engine, path, durability, createIfMissing, readOnly, options);
   }
 
+  /**
+   * The config as {@link #toUri()} writes it, except that the value of every option named {@code
+   * password} or ending in {@code -password} reads {@code ****}: configs end up in logs and
+   * messages, their secrets must not. {@link #toUri()} keeps them, to round-trip.
+   *
+   * @return the URI with its passwords masked
+   */
   @Override
   public String toString() {
-    return toUri();
+    return uri(true);
   }
 
   private static Map<String, String> toMap(Properties p) {

@@ -2,7 +2,6 @@ package io.kv4j.etcd;
 
 import io.kv4j.StoreIOException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -10,30 +9,30 @@ import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import javax.net.ssl.KeyManagerFactory;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 
 /**
  * Requests to etcd's v3 JSON gateway ({@code POST /v3/...}) over {@code java.net.http}: one member
  * at a time, moving to the next on a connection failure or an "unavailable" answer (no leader,
  * leader changed, request timed out), retrying until {@code retry-timeout}; authenticates with user
- * and password and renews the token when etcd says it expired.
+ * and password and renews the token when etcd refuses it (expired, another member's, or older than
+ * a change of users or roles). A TLS failure is not retried: {@link Tls} says which option to fix.
  */
 final class EtcdClient {
+  private static final String AUTHENTICATE = "/v3/auth/authenticate";
+
+  /** Renewals of the token one request may trigger before its refusal is final. */
+  private static final int MAX_RENEWALS = 3;
+
   /** Whether a request may be sent again after an attempt whose outcome is unknown. */
   enum Retry {
     /** The request is idempotent: retry on any transient failure. */
@@ -42,20 +41,39 @@ final class EtcdClient {
     UNSENT
   }
 
-  /** One HTTP client per TLS and connect settings: stores share its connections and threads. */
-  private static final Map<String, HttpClient> CLIENTS = new ConcurrentHashMap<>();
+  /**
+   * The HTTP clients in use, one per TLS and connect settings: stores with the same settings share
+   * its connections and selector thread; the last store to close drops it.
+   */
+  private static final Map<String, Shared> CLIENTS = new HashMap<>();
+
+  /** An HTTP client, its TLS settings, and how many open clients use it. */
+  private static final class Shared {
+    final HttpClient http;
+    final Tls tls;
+    int users;
+
+    Shared(HttpClient http, Tls tls) {
+      this.http = http;
+      this.tls = tls;
+    }
+  }
 
   private final EtcdSettings settings;
   private final String who;
-  private final HttpClient http;
+  private final String key;
+  private final Tls tls;
   private final AtomicInteger current = new AtomicInteger();
   private final AtomicLong retries = new AtomicLong();
+  private final AtomicLong authentications = new AtomicLong();
+  private final Object renewing = new Object();
+  private volatile HttpClient http; // null once closed
   private volatile String token;
 
   EtcdClient(EtcdSettings settings, String who) {
     this.settings = settings;
     this.who = who;
-    String key =
+    this.key =
         settings.connectTimeoutMillis()
             + "|"
             + settings.caFile()
@@ -63,57 +81,59 @@ final class EtcdClient {
             + settings.keyStore()
             + "|"
             + settings.keyStorePassword();
-    this.http = CLIENTS.computeIfAbsent(key, k -> newClient(settings, who));
-  }
-
-  private static HttpClient newClient(EtcdSettings s, String who) {
-    HttpClient.Builder b =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofMillis(s.connectTimeoutMillis()));
-    if (!s.caFile().isEmpty() || !s.keyStore().isEmpty()) {
-      b.sslContext(sslContext(s, who));
+    Shared shared;
+    synchronized (CLIENTS) {
+      shared = CLIENTS.get(key);
+      if (shared == null) {
+        Tls t = new Tls(settings, who);
+        shared =
+            new Shared(
+                HttpClient.newBuilder()
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(Duration.ofMillis(settings.connectTimeoutMillis()))
+                    .sslContext(t.context())
+                    .build(),
+                t);
+        CLIENTS.put(key, shared);
+      }
+      shared.users++;
     }
-    return b.build();
+    this.http = shared.http;
+    this.tls = shared.tls;
   }
 
-  private static SSLContext sslContext(EtcdSettings s, String who) {
+  /**
+   * Gives up this client's share of the HTTP client; the last one to go drops it, so its selector
+   * thread ends and its pooled connections close (at once on Java 21 and later, which have {@code
+   * HttpClient.shutdown()}; on 17 once the client is garbage collected). Idempotent.
+   */
+  void close() {
+    HttpClient h = http;
+    if (h == null) {
+      return;
+    }
+    http = null;
+    boolean last;
+    synchronized (CLIENTS) {
+      Shared shared = CLIENTS.get(key);
+      last = shared != null && shared.http == h && --shared.users == 0;
+      if (last) {
+        CLIENTS.remove(key);
+      }
+    }
+    if (last) {
+      shutdown(h);
+    }
+  }
+
+  private static void shutdown(HttpClient h) {
     try {
-      TrustManagerFactory tmf = null;
-      if (!s.caFile().isEmpty()) {
-        KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
-        trust.load(null, null);
-        try (InputStream in = Files.newInputStream(Path.of(s.caFile()))) {
-          int n = 0;
-          for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-            trust.setCertificateEntry("ca-" + n++, c);
-          }
-          if (n == 0) {
-            throw new IllegalArgumentException(
-                "option 'ca-file' names " + s.caFile() + ", which holds no PEM certificate");
-          }
-        }
-        tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(trust);
-      }
-      KeyManagerFactory kmf = null;
-      if (!s.keyStore().isEmpty()) {
-        char[] pw = s.keyStorePassword().toCharArray();
-        KeyStore ks = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(Path.of(s.keyStore()))) {
-          ks.load(in, pw);
-        }
-        kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(ks, pw);
-      }
-      SSLContext ctx = SSLContext.getInstance("TLS");
-      ctx.init(
-          kmf == null ? null : kmf.getKeyManagers(),
-          tmf == null ? null : tmf.getTrustManagers(),
-          null);
-      return ctx;
-    } catch (IOException | GeneralSecurityException e) {
-      throw new StoreIOException(who + ": cannot set up TLS: " + e, e);
+      // Java 21+: closes idle connections and ends the selector once in-flight requests finish.
+      HttpClient.class.getMethod("shutdown").invoke(h);
+    } catch (NoSuchMethodException e) {
+      // Java 17-20: the selector thread ends, closing the connections, once h is unreachable.
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      // Best effort: as above, garbage collection ends it.
     }
   }
 
@@ -130,14 +150,32 @@ final class EtcdClient {
     StringBuilder b = new StringBuilder("{\"name\":");
     Json.quote(b, settings.user()).append(",\"password\":");
     Json.quote(b, settings.password()).append('}');
-    token = null;
-    Object t =
-        call("authenticate", "/v3/auth/authenticate", b.toString(), Retry.ALWAYS).get("token");
+    // The request carries no token (see call), so a stale one stays in place for concurrent
+    // requests until the new one replaces it: they renew it themselves if it has expired.
+    Object t = call("authenticate", AUTHENTICATE, b.toString(), Retry.ALWAYS).get("token");
     if (t == null) {
       throw new StoreIOException(
           who + ": etcd answered no token to authenticate", (Throwable) null);
     }
     token = t.toString();
+    authentications.incrementAndGet();
+  }
+
+  /**
+   * Authenticates again unless another thread already replaced {@code stale}: one renewal for all
+   * the requests an expired token failed at once.
+   */
+  private void renew(String stale) {
+    synchronized (renewing) {
+      if (Objects.equals(token, stale)) {
+        authenticate();
+      }
+    }
+  }
+
+  /** Tokens obtained so far (the first, and each renewal). */
+  long authentications() {
+    return authentications.get();
   }
 
   /**
@@ -150,8 +188,15 @@ final class EtcdClient {
     long deadline =
         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.retryTimeoutMillis());
     List<URI> endpoints = settings.endpoints();
+    boolean authenticating = AUTHENTICATE.equals(path);
     String last = "none";
+    Set<URI> tlsFailed = new HashSet<>();
+    int renewals = 0;
     for (int attempt = 0; ; attempt++) {
+      HttpClient h = http;
+      if (h == null) {
+        throw new IllegalStateException(who + ": " + op + " after the store was closed");
+      }
       int at = Math.floorMod(current.get(), endpoints.size());
       URI endpoint = endpoints.get(at);
       boolean unsent = false;
@@ -161,12 +206,12 @@ final class EtcdClient {
                 .timeout(Duration.ofMillis(settings.timeoutMillis()))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.US_ASCII));
-        String t = token;
+        String t = authenticating ? null : token;
         if (t != null) {
           rb.header("Authorization", t);
         }
         HttpResponse<String> r =
-            http.send(rb.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            h.send(rb.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         if (r.statusCode() == 200) {
           return Json.object(Json.parse(r.body()));
         }
@@ -174,8 +219,10 @@ final class EtcdClient {
         long code = err.containsKey("code") ? Json.number(err, "code") : -1;
         String msg = String.valueOf(err.getOrDefault("message", r.body()));
         last = endpoint + " answered HTTP " + r.statusCode() + " (code " + code + "): " + msg;
-        if (code == 16 && t != null && !path.startsWith("/v3/auth/")) {
-          authenticate(); // token expired or the member restarted (simple tokens are per member)
+        if (t != null && renewals < MAX_RENEWALS && tokenRefused(code, msg)) {
+          // Refused before anything was applied: renew the token and send the request again.
+          renewals++;
+          renew(t);
           continue;
         }
         if (!isTransient(r.statusCode(), code, msg)) {
@@ -188,7 +235,18 @@ final class EtcdClient {
         last = endpoint + ": cannot connect (" + e + ")";
         unsent = true;
       } catch (IOException e) {
-        last = endpoint + ": " + e;
+        String why = tls.explain(e, endpoint);
+        if (why != null) {
+          // A certificate problem does not heal by waiting: try each member once, then give up.
+          tlsFailed.add(endpoint);
+          if (tlsFailed.size() == endpoints.size()) {
+            throw new StoreIOException(who + ": " + op + " failed: " + why, e);
+          }
+          last = why;
+          unsent = true; // the member refused the connection before reading the request
+        } else {
+          last = endpoint + ": " + e;
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new StoreIOException(who + ": " + op + " interrupted", e);
@@ -245,7 +303,17 @@ final class EtcdClient {
         || msg.contains("too many requests");
   }
 
-  private static String hint(long code, String msg) {
+  /**
+   * Whether etcd refused the request's token rather than the request: expired or unknown (code 16;
+   * simple tokens are per member and die with a restart), or issued before an operator changed
+   * users or roles ("revision of auth store is old"). Either is answered before anything is
+   * applied.
+   */
+  private static boolean tokenRefused(long code, String msg) {
+    return code == 16 || msg.contains("revision of auth store is old");
+  }
+
+  private String hint(long code, String msg) {
     if (msg.contains("database space exceeded")) {
       return " (the cluster reached its backend quota, --quota-backend-bytes, 2 GiB by default:"
           + " compact and defragment it, or raise the quota, then disarm the NOSPACE alarm)";
@@ -260,7 +328,39 @@ final class EtcdClient {
     if (msg.contains("compacted")) {
       return " (the revision was compacted away: the cluster keeps no history that old)";
     }
-    return code == 7 || code == 16 ? " (check options 'user' and 'password')" : "";
+    String user = settings.user();
+    if (msg.contains("CommonName of client")) {
+      return " (with auth and client certificates both required, etcd's JSON gateway refuses a"
+          + " client certificate that has a CommonName, the identity it cannot pass on: issue the"
+          + " certificate of option 'key-store' without a CN; the user is the one of options"
+          + " 'user' and 'password')";
+    }
+    if (msg.contains("authentication failed")) {
+      return " (etcd refused user '"
+          + user
+          + "' with the password given: check options 'user' and 'password')";
+    }
+    if (msg.contains("user name is empty")) {
+      return user.isEmpty()
+          ? " (the cluster has auth enabled: set options 'user' and 'password')"
+          : " (the request reached etcd without a token: check options 'user' and 'password')";
+    }
+    if (code == 7 || msg.contains("permission denied")) {
+      return user.isEmpty()
+          ? " (no user is configured: set options 'user' and 'password')"
+          : " (user '"
+              + user
+              + "' has no role granting read and write on the store's key prefix '"
+              + settings.prefix()
+              + "': grant one the range from the prefix to its end, or check options 'user',"
+              + " 'password' and 'prefix')";
+    }
+    if (code == 16) {
+      return " (etcd keeps refusing the tokens it issues to user '"
+          + user
+          + "': check options 'user' and 'password')";
+    }
+    return "";
   }
 
   static void pause(long millis) {

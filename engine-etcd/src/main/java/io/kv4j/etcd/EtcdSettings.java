@@ -191,6 +191,42 @@ record EtcdSettings(
         c.get(MAX_REQUEST_BYTES));
   }
 
+  /** The settings with the passwords left out: a record's own toString would print them. */
+  @Override
+  public String toString() {
+    return "EtcdSettings[endpoints="
+        + address()
+        + ", user="
+        + user
+        + ", password="
+        + (password.isEmpty() ? "" : "(hidden)")
+        + ", caFile="
+        + caFile
+        + ", keyStore="
+        + keyStore
+        + ", keyStorePassword="
+        + (keyStorePassword.isEmpty() ? "" : "(hidden)")
+        + ", prefix="
+        + prefix
+        + ", connectTimeoutMillis="
+        + connectTimeoutMillis
+        + ", timeoutMillis="
+        + timeoutMillis
+        + ", retryTimeoutMillis="
+        + retryTimeoutMillis
+        + ", fetchSize="
+        + fetchSize
+        + ", lockTtlSeconds="
+        + lockTtlSeconds
+        + ", lockWaitMillis="
+        + lockWaitMillis
+        + ", maxTxnOps="
+        + maxTxnOps
+        + ", maxRequestBytes="
+        + maxRequestBytes
+        + "]";
+  }
+
   /** The endpoints, for messages. */
   String address() {
     List<String> s = new ArrayList<>();

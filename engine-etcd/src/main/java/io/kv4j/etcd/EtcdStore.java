@@ -124,6 +124,8 @@ final class EtcdStore extends AbstractStore {
       }
     } catch (StoreException | IllegalArgumentException e) {
       // Unreachable right now (election, member down): the next tick tries again.
+    } catch (IllegalStateException e) {
+      // Closed meanwhile: this task is cancelled.
     }
   }
 
@@ -598,6 +600,10 @@ final class EtcdStore extends AbstractStore {
       return;
     }
     keeper.cancel(false);
-    Opening.revoke(client, lease); // deletes the lock key with the lease
+    try {
+      Opening.revoke(client, lease); // deletes the lock key with the lease
+    } finally {
+      client.close();
+    }
   }
 }

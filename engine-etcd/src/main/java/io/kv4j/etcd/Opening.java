@@ -40,7 +40,17 @@ final class Opening {
   }
 
   static EtcdStore open(StoreConfig config, EtcdSettings s) {
-    return new Opening(config, s).open();
+    Opening o = new Opening(config, s);
+    boolean ok = false;
+    try {
+      EtcdStore store = o.open();
+      ok = true;
+      return store;
+    } finally {
+      if (!ok) {
+        o.client.close(); // the store owns it once open
+      }
+    }
   }
 
   private EtcdStore open() {

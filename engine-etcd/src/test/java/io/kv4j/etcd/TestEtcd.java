@@ -249,7 +249,7 @@ public final class TestEtcd {
 
   private static final Set<String> SHOWN = ConcurrentHashMap.newKeySet();
 
-  private static void skip(String msg) {
+  static void skip(String msg) {
     if (SHOWN.add(msg)) {
       System.err.println(
           "[kv4j] SKIPPED etcd tests: "

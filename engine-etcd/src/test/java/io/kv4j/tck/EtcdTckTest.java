@@ -31,12 +31,12 @@ class EtcdTckTest extends ServerTck {
    */
   @Override
   protected TckEnvironment environment() {
-    return super.environment().toBuilder()
-        .ops(1_000)
-        .manyKeys(20_000)
-        .stressOps(200)
-        .crashRounds(1)
-        .build();
+    return depths(super.environment());
+  }
+
+  /** These depths applied to an environment (also {@link EtcdSecureTckTest}'s). */
+  static TckEnvironment depths(TckEnvironment base) {
+    return base.toBuilder().ops(1_000).manyKeys(20_000).stressOps(200).crashRounds(1).build();
   }
 
   @Override
