@@ -130,19 +130,10 @@ final class SegmentLog {
    */
   private void append(
       byte type, long hash, byte[] key, byte[] value, byte[] header, PreparedBatch batch) {
-    long lsn;
-    lock();
-    try {
-      lsn = write(type, hash, key, value, header, batch);
-    } catch (IOException e) {
-      throw state.fail("write to " + segments.active.path + " failed", e);
-    } finally {
-      segments.writeLock.unlock();
-    }
-    if (forceEachWrite) {
-      commit.await(lsn);
-    }
+    appendIf(type, hash, key, value, header, batch, ALWAYS);
   }
+
+  private static final BooleanSupplier ALWAYS = () -> true;
 
   /**
    * A conditional put or delete: under the writer lock, looks the key's current record up in the
@@ -157,26 +148,8 @@ final class SegmentLog {
    */
   boolean appendIf(
       byte type, long hash, byte[] key, byte[] value, byte[] header, LongPredicate condition) {
-    long lsn;
-    boolean holds;
-    lock();
-    try {
-      holds = condition.test(index.findLocked(hash, key));
-      if (holds) {
-        lsn = write(type, hash, key, value, header, null);
-      } else {
-        Segment s = segments.active;
-        lsn = Segments.location(s.id, s.end);
-      }
-    } catch (IOException e) {
-      throw state.fail("write to " + segments.active.path + " failed", e);
-    } finally {
-      segments.writeLock.unlock();
-    }
-    if (forceEachWrite) {
-      commit.await(lsn);
-    }
-    return holds;
+    return appendIf(
+        type, hash, key, value, header, null, () -> condition.test(index.findLocked(hash, key)));
   }
 
   /**
@@ -190,16 +163,33 @@ final class SegmentLog {
    * @return whether the conditions held (and the operations were written)
    */
   boolean appendIf(PreparedBatch batch, BooleanSupplier conditions) {
+    return appendIf(RecordCodec.BATCH, 0, null, batch.value, batch.header, batch, conditions);
+  }
+
+  /**
+   * The one frame of every append: the writer lock, {@code conditions} tested under it, the write
+   * if they hold (a conditional batch without operations writes nothing), the store failed if the
+   * write fails, then in SYNC the wait for durability, also when nothing was written (an answer or
+   * a delete of an absent key may rest on writes not yet forced).
+   */
+  private boolean appendIf(
+      byte type,
+      long hash,
+      byte[] key,
+      byte[] value,
+      byte[] header,
+      PreparedBatch batch,
+      BooleanSupplier conditions) {
     long lsn;
     boolean holds;
     lock();
     try {
       holds = conditions.getAsBoolean();
-      if (holds && batch.size() > 0) {
-        lsn = write(RecordCodec.BATCH, 0, null, batch.value, batch.header, batch);
+      // A conditional batch without operations is an atomic check: nothing to write.
+      if (holds && (batch == null || batch.size() > 0 || conditions == ALWAYS)) {
+        lsn = write(type, hash, key, value, header, batch);
       } else {
-        Segment s = segments.active;
-        lsn = Segments.location(s.id, s.end);
+        lsn = segments.activeEnd();
       }
     } catch (IOException e) {
       throw state.fail("write to " + segments.active.path + " failed", e);
