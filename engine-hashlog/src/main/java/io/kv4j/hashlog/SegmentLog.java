@@ -13,23 +13,24 @@ import java.util.function.LongPredicate;
  * The log writes go to: appends records to the active segment, rolls it when full (sealing the old
  * one), and makes writes durable as the store's {@link Durability} says.
  *
- * <p><b>One append path</b> ({@link #append}): a put or delete is one record, a batch is a batch
- * record followed by its members. The bytes go to the segment ({@code SYNC}: one {@code write(2)}
- * when they fit the segment's stage; {@code BUFFERED}: stored through the mapping, see {@link
- * Segment}), then the segment's end is raised past them, then the index is updated under one
- * sequence-lock stamp, so a reader sees all of an append or none of it. Checksums are computed by
- * the caller, before the writer lock is taken.
+ * <p><b>One append path</b> ({@link #append}, the conditional writes through the same frame): a put
+ * or delete is one record, a batch is a batch record followed by its members. The bytes go to the
+ * segment ({@code SYNC}: one {@code write(2)} when they fit the segment's stage; {@code BUFFERED}:
+ * stored through the mapping, see {@link Segment}), then the segment's end is raised past them,
+ * then the index is updated under one sequence-lock stamp, so a reader sees all of an append or
+ * none of it. Checksums are computed by the caller, before the writer lock is taken.
  *
  * <p><b>Durability is decided once</b>, here, from the store's setting: in {@link Durability#SYNC}
  * a write returns after {@link GroupCommit} forced it, and a segment is forced when it is sealed,
  * before the next one is created. In {@link Durability#BUFFERED} a write returns once in the page
  * cache (which survives kill -9) and nothing on the write path forces anything: a sealed segment is
  * closed unforced and forced by the next {@code sync()} (which forces every unforced segment, then
- * the active one), by the close, or by a compaction run that would otherwise delete data older than
- * the writes a power loss may lose ({@link CompactionRun}); the directory entry of a rolled segment
- * is forced by the sealer thread. Forcing every byte written, as BUFFERED once did a megabyte at a
- * time behind the writer, made the disk's write bandwidth the ceiling of an update-heavy load (and
- * with stores through the mapping each page written back would cost a TLB shoot-down).
+ * the active one), by the close, or by a compaction run that would otherwise delete a segment
+ * holding records a sync promised ({@link Segment#holdsDurable}, {@link CompactionRun}); the
+ * directory entry of a rolled segment is forced by the sealer thread. Forcing every byte written,
+ * as BUFFERED once did a megabyte at a time behind the writer, made the disk's write bandwidth the
+ * ceiling of an update-heavy load (and with stores through the mapping each page written back would
+ * cost a TLB shoot-down).
  */
 final class SegmentLog {
   /**
