@@ -10,6 +10,7 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -119,55 +120,56 @@ class CompactionDurabilityTest {
         .isBetween(0, deleted);
   }
 
-  @Test
-  void compaction_victimSyncedWhileActive_forcesOutputAndNewerWritesBeforeDeleting() {
-    try (HashLogStore s = open(Durability.BUFFERED)) {
-      fillFirst(s, true);
+  /**
+   * Fills segment 1 (synced while active if {@code syncWhileActive}), rolls it, overwrites half of
+   * its keys, lets {@code prepare} act on the store, compacts segment 1 and checks that the
+   * deletion was safe; with {@code runMustForceNewer} the overwrites were not durable before the
+   * run, so the run must force them.
+   */
+  private void compactSyncedVictim(
+      Durability d,
+      boolean syncWhileActive,
+      Consumer<HashLogStore> prepare,
+      boolean runMustForceNewer) {
+    try (HashLogStore s = open(d)) {
+      fillFirst(s, syncWhileActive);
       rollAndOverwrite(s);
       int newest = s.activeSegment().id;
+      prepare.accept(s);
       int output = compactFirst(s);
-      assertSafeDeletion(output, newest);
+      assertSafeDeletion(output, runMustForceNewer ? newest : -1);
     }
+  }
+
+  @Test
+  void compaction_victimSyncedWhileActive_forcesOutputAndNewerWritesBeforeDeleting() {
+    compactSyncedVictim(Durability.BUFFERED, true, s -> {}, true);
   }
 
   @Test
   void compaction_victimSyncedAfterItsSeal_forcesOutputBeforeDeleting() {
-    try (HashLogStore s = open(Durability.BUFFERED)) {
-      fillFirst(s, false);
-      rollAndOverwrite(s);
-      s.sync(); // forces the sealed first segment from the queue of unforced ones
-      int output = compactFirst(s);
-      assertSafeDeletion(output, -1);
-    }
+    // The sync forces the sealed first segment from the queue of unforced ones, and the overwrites.
+    compactSyncedVictim(Durability.BUFFERED, false, HashLogStore::sync, false);
   }
 
   @Test
   void compaction_syncDuringTheRun_forcesOutputBeforeDeleting() {
-    try (HashLogStore s = open(Durability.BUFFERED)) {
-      fillFirst(s, false);
-      rollAndOverwrite(s);
-      int newest = s.activeSegment().id;
-      // The run starts with no victim forced; a sync while it copies forces the victim (and the
-      // newer writes), and returns before the output exists: the run must notice.
-      s.compactor.hook =
-          step -> {
-            if (step == Compactor.Step.OUTPUT_WRITTEN) {
-              s.sync();
-            }
-          };
-      int output = compactFirst(s);
-      assertSafeDeletion(output, newest);
-    }
+    // The run starts with no victim forced; a sync while it copies forces the victim (and the
+    // newer writes), and returns before the output exists: the run must notice.
+    Consumer<HashLogStore> syncDuringCopy =
+        s ->
+            s.compactor.hook =
+                step -> {
+                  if (step == Compactor.Step.OUTPUT_WRITTEN) {
+                    s.sync();
+                  }
+                };
+    compactSyncedVictim(Durability.BUFFERED, false, syncDuringCopy, true);
   }
 
   @Test
   void compaction_syncStore_forcesOutputBeforeDeleting() {
-    try (HashLogStore s = open(Durability.SYNC)) {
-      fillFirst(s, false);
-      rollAndOverwrite(s);
-      int output = compactFirst(s);
-      assertSafeDeletion(output, -1);
-    }
+    compactSyncedVictim(Durability.SYNC, false, s -> {}, false);
   }
 
   @Test
