@@ -222,8 +222,7 @@ final class Segment {
         // A new file is empty already. Truncating it anyway (even from 0 to 0) makes ext4 start
         // write-back of all its dirty pages when the descriptor is closed (its auto_da_alloc
         // heuristic for files rewritten from scratch), i.e. at every seal: every segment went to
-        // the
-        // disk at once, as if forced, and each page dirtied through the mapping had to be
+        // the disk at once, as if forced, and each page dirtied through the mapping had to be
         // write-protected and shot out of every core's TLB for it, even when compaction deleted
         // the segment a moment later.
         raf.write(RecordCodec.segmentHeader(id, previous, false).array());
