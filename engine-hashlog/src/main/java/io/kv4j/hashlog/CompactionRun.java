@@ -22,21 +22,22 @@ import java.util.Map;
  * after each, are in the {@link Compactor} class comment. The victims and the output id were
  * chosen, and claimed, by the {@link Compactor}.
  *
- * <p><b>What a run forces.</b> Its output, and before deleting the victims every segment written
- * since (a newer write that made a copy unnecessary must be durable before the older record goes),
- * whenever a victim holds data that may already be durable: always in SYNC, and in BUFFERED when a
- * victim was forced or is older than {@link #YOUNG_NANOS}. A BUFFERED run whose victims are all
- * young and unforced forces nothing: their records are writes a power loss may lose anyway (the
- * kernel writes dirty pages back after about 30 s), and moving them unforced loses nothing a power
- * loss would not. Under heavy overwrites that is nearly every run, and forcing each one forced
- * every byte ever written: the disk's write bandwidth became the ceiling of the update rate. The
- * output keeps its victims' age and is queued for the next sync.
+ * <p><b>What a run forces.</b> A victim whose records may have been promised durable ({@link
+ * Segment#holdsDurable}: a {@code sync()}, a SYNC write, a forcing seal, or an earlier session)
+ * must not be deleted before the copies of its live records are on the disk, the output's directory
+ * entry too, and every newer write that made one of its records unnecessary (else a power loss
+ * after the deletion would lose a key, or bring back an older value, that {@code sync()} promised).
+ * Such a run forces its output and then the log ({@link SegmentLog#sync}) before it commits; always
+ * in SYNC. A run whose victims were never forced forces no data: BUFFERED promises only that writes
+ * survive the process (kill -9), and the page cache keeps the output through that as it kept the
+ * victims. Under heavy overwrites that is nearly every run; forcing each one forced every byte ever
+ * written, and the disk's write bandwidth became the ceiling of the update rate. The output is then
+ * queued for the next sync. Whether a victim holds durable records is read twice: at the start (to
+ * force the output before its rename) and again after the victims are retired and the output
+ * queued, which a concurrent sync cannot slip past (see {@link GroupCommit}).
  */
 final class CompactionRun {
   private static final int SWITCH_CHUNK = 256;
-
-  /** BUFFERED: victims younger than this and never forced need no force (class comment). */
-  static final long YOUNG_NANOS = 5_000_000_000L;
 
   private final Compactor compactor;
   private final Segments segments;
@@ -58,8 +59,7 @@ final class CompactionRun {
   private long outEnd = RecordCodec.FILE_HEADER;
   private Segment out;
   private boolean renamed; // the output is in place: a failure from now on fails the store
-  private final boolean keepDurable; // see the class comment
-  private final long born; // the oldest victim's
+  private final boolean keepDurable; // a victim held durable records at the start (class comment)
 
   /** Growable parallel arrays of relocated records. */
   private static final class Moves {
@@ -114,17 +114,16 @@ final class CompactionRun {
     this.outId = outId;
     this.tmp = segments.dir.resolve(Segment.fileName(outId) + ".tmp");
     this.target = segments.dir.resolve(Segment.fileName(outId));
-    long now = System.nanoTime();
-    long oldest = now;
-    boolean durable = log.forcesSeals;
+    this.keepDurable = log.forcesSeals || anyHoldsDurable(victims);
+  }
+
+  private static boolean anyHoldsDurable(List<Segment> victims) {
     for (Segment v : victims) {
-      if (v.born - oldest < 0) {
-        oldest = v.born;
+      if (v.holdsDurable) {
+        return true;
       }
-      durable |= v.forced || now - v.born > YOUNG_NANOS;
     }
-    this.keepDurable = durable;
-    this.born = oldest;
+    return false;
   }
 
   /** Runs every step; a failure before the output is in place changes nothing. */
@@ -136,9 +135,14 @@ final class CompactionRun {
       renamed = true;
       switchIndex();
       compactor.step(Compactor.Step.INDEX_SWITCHED);
-      // A newer write that made a copy (or a tombstone) unnecessary must be durable before the
-      // victim holding the older record disappears (unless no victim can hold durable data).
-      if (keepDurable) {
+      // Read again now that the victims are retired and the output queued: a sync that forced a
+      // victim since the start has set its flag (class comment).
+      if (keepDurable || anyHoldsDurable(victims)) {
+        if (out != null && !out.forced) {
+          out.forceSealed(); // its directory entry was forced at the rename
+        }
+        // A newer write that made a copy (or a tombstone) unnecessary must be durable before the
+        // victim holding the older record disappears.
         log.sync();
       }
       compactor.step(Compactor.Step.WRITES_DURABLE);
@@ -188,6 +192,7 @@ final class CompactionRun {
       writeFully(ch, buf);
       compactor.step(Compactor.Step.OUTPUT_WRITTEN);
       if (keepDurable) {
+        Segments.trace("force", tmp);
         ch.force(true);
       }
       compactor.step(Compactor.Step.OUTPUT_SYNCED);
@@ -301,7 +306,7 @@ final class CompactionRun {
       compactor.step(Compactor.Step.OUTPUT_RENAMED);
       out = Segment.openSealed(outId, target); // forced above, before the rename, or queued
       out.forced = keepDurable;
-      out.born = born;
+      out.holdsDurable = keepDurable;
       if (!keepDurable) {
         log.commit.unforced(out);
       }
@@ -388,6 +393,7 @@ final class CompactionRun {
     long freed = 0;
     for (int i = 0; i < victims.size(); i++) {
       Segment v = victims.get(i);
+      Segments.trace("delete", v.path);
       Files.deleteIfExists(v.path);
       Files.deleteIfExists(HintFile.path(segments.dir, v.id));
       v.deleted = true;

@@ -72,6 +72,10 @@ final class GroupCommit {
         if (s == null) {
           return;
         }
+        // Flagged before retired is read: a compaction run retiring s reads the flag after it
+        // retired s, so either it sees the flag and forces its output itself, or this sees s
+        // retired, and the output, queued before s was retired, is forced further down the queue.
+        s.holdsDurable = true;
         if (!s.retired && !s.dropped) {
           s.forceSealed();
         }

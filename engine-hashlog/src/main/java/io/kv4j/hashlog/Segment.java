@@ -97,12 +97,15 @@ final class Segment {
   volatile boolean forced;
 
   /**
-   * When the oldest record in this segment was written ({@link System#nanoTime}): the segment's
-   * creation, or for a compaction output the oldest of its victims'. A segment sealed in BUFFERED
-   * mode and still young holds only writes a power loss may lose anyway (see {@link
-   * CompactionRun}).
+   * Some of its records may have been promised durable: a force of this file began (a {@code
+   * sync()}, a SYNC write's group commit, a seal that forced it, the close), or the segment comes
+   * from an earlier session (whose syncs nobody remembers). Set <i>before</i> the force starts, so
+   * that a compaction run that reads it after retiring its victims cannot miss a force racing with
+   * it (see {@link CompactionRun}). A compaction may delete a segment without this flag before its
+   * output reaches the disk: only a kill -9 can have been promised for its records, and the page
+   * cache keeps them through that.
    */
-  volatile long born = System.nanoTime();
+  volatile boolean holdsDurable;
 
   /** Its directory entry may not be durable yet (a new active segment in BUFFERED mode). */
   volatile boolean directoryPending;
@@ -174,11 +177,13 @@ final class Segment {
         throw new IOException("segment " + path + " is larger than 2 GiB");
       }
       if (force) {
+        Segments.trace("force", path);
         ch.force(false);
       }
       MappedByteBuffer m = Mappings.map(ch, FileChannel.MapMode.READ_ONLY, len);
       Segment s = new Segment(id, path, m, (int) len, null, (int) len);
       s.forced = force;
+      s.holdsDurable = true; // an earlier session's, or an output its run decides about itself
       return s;
     }
   }
@@ -211,12 +216,22 @@ final class Segment {
     RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw");
     try {
       if (create) {
-        raf.setLength(0);
+        if (replace) {
+          raf.setLength(0);
+        }
+        // A new file is empty already. Truncating it anyway (even from 0 to 0) makes ext4 start
+        // write-back of all its dirty pages when the descriptor is closed (its auto_da_alloc
+        // heuristic for files rewritten from scratch), i.e. at every seal: every segment went to
+        // the disk at once, as if forced, and each page dirtied through the mapping had to be
+        // write-protected and shot out of every core's TLB for it, even when compaction deleted
+        // the segment a moment later.
         raf.write(RecordCodec.segmentHeader(id, previous, false).array());
         end = RecordCodec.FILE_HEADER;
       }
       MappedByteBuffer m = Mappings.map(raf.getChannel(), FileChannel.MapMode.READ_WRITE, capacity);
-      return new Segment(id, path, m, capacity, raf, end);
+      Segment s = new Segment(id, path, m, capacity, raf, end);
+      s.holdsDurable = !create; // recovered at open: its records are an earlier session's
+      return s;
     } catch (IOException | RuntimeException e) {
       raf.close();
       throw e;
@@ -394,6 +409,8 @@ final class Segment {
       return false;
     }
     try {
+      holdsDurable = true;
+      Segments.trace("force", path);
       f.getFD().sync();
       return true;
     } catch (IOException e) {
@@ -435,6 +452,8 @@ final class Segment {
     if (f == null) {
       return;
     }
+    holdsDurable = true;
+    Segments.trace("force", path);
     f.getFD().sync();
     forced = true;
     file = null;
@@ -460,7 +479,9 @@ final class Segment {
    * @return false if its file is gone (compacted away meanwhile)
    */
   boolean forceSealed() throws IOException {
+    holdsDurable = true;
     try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+      Segments.trace("force", path);
       ch.force(true);
     } catch (java.nio.file.NoSuchFileException e) {
       return false;

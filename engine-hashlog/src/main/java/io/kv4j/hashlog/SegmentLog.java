@@ -13,23 +13,24 @@ import java.util.function.LongPredicate;
  * The log writes go to: appends records to the active segment, rolls it when full (sealing the old
  * one), and makes writes durable as the store's {@link Durability} says.
  *
- * <p><b>One append path</b> ({@link #append}): a put or delete is one record, a batch is a batch
- * record followed by its members. The bytes go to the segment ({@code SYNC}: one {@code write(2)}
- * when they fit the segment's stage; {@code BUFFERED}: stored through the mapping, see {@link
- * Segment}), then the segment's end is raised past them, then the index is updated under one
- * sequence-lock stamp, so a reader sees all of an append or none of it. Checksums are computed by
- * the caller, before the writer lock is taken.
+ * <p><b>One append path</b> ({@link #append}, the conditional writes through the same frame): a put
+ * or delete is one record, a batch is a batch record followed by its members. The bytes go to the
+ * segment ({@code SYNC}: one {@code write(2)} when they fit the segment's stage; {@code BUFFERED}:
+ * stored through the mapping, see {@link Segment}), then the segment's end is raised past them,
+ * then the index is updated under one sequence-lock stamp, so a reader sees all of an append or
+ * none of it. Checksums are computed by the caller, before the writer lock is taken.
  *
  * <p><b>Durability is decided once</b>, here, from the store's setting: in {@link Durability#SYNC}
  * a write returns after {@link GroupCommit} forced it, and a segment is forced when it is sealed,
  * before the next one is created. In {@link Durability#BUFFERED} a write returns once in the page
  * cache (which survives kill -9) and nothing on the write path forces anything: a sealed segment is
  * closed unforced and forced by the next {@code sync()} (which forces every unforced segment, then
- * the active one), by the close, or by a compaction run that would otherwise delete data older than
- * the writes a power loss may lose ({@link CompactionRun}); the directory entry of a rolled segment
- * is forced by the sealer thread. Forcing every byte written, as BUFFERED once did a megabyte at a
- * time behind the writer, made the disk's write bandwidth the ceiling of an update-heavy load (and
- * with stores through the mapping each page written back would cost a TLB shoot-down).
+ * the active one), by the close, or by a compaction run that would otherwise delete a segment
+ * holding records a sync promised ({@link Segment#holdsDurable}, {@link CompactionRun}); the
+ * directory entry of a rolled segment is forced by the sealer thread. Forcing every byte written,
+ * as BUFFERED once did a megabyte at a time behind the writer, made the disk's write bandwidth the
+ * ceiling of an update-heavy load (and with stores through the mapping each page written back would
+ * cost a TLB shoot-down).
  */
 final class SegmentLog {
   /**
@@ -130,19 +131,10 @@ final class SegmentLog {
    */
   private void append(
       byte type, long hash, byte[] key, byte[] value, byte[] header, PreparedBatch batch) {
-    long lsn;
-    lock();
-    try {
-      lsn = write(type, hash, key, value, header, batch);
-    } catch (IOException e) {
-      throw state.fail("write to " + segments.active.path + " failed", e);
-    } finally {
-      segments.writeLock.unlock();
-    }
-    if (forceEachWrite) {
-      commit.await(lsn);
-    }
+    appendIf(type, hash, key, value, header, batch, ALWAYS);
   }
+
+  private static final BooleanSupplier ALWAYS = () -> true;
 
   /**
    * A conditional put or delete: under the writer lock, looks the key's current record up in the
@@ -157,26 +149,8 @@ final class SegmentLog {
    */
   boolean appendIf(
       byte type, long hash, byte[] key, byte[] value, byte[] header, LongPredicate condition) {
-    long lsn;
-    boolean holds;
-    lock();
-    try {
-      holds = condition.test(index.findLocked(hash, key));
-      if (holds) {
-        lsn = write(type, hash, key, value, header, null);
-      } else {
-        Segment s = segments.active;
-        lsn = Segments.location(s.id, s.end);
-      }
-    } catch (IOException e) {
-      throw state.fail("write to " + segments.active.path + " failed", e);
-    } finally {
-      segments.writeLock.unlock();
-    }
-    if (forceEachWrite) {
-      commit.await(lsn);
-    }
-    return holds;
+    return appendIf(
+        type, hash, key, value, header, null, () -> condition.test(index.findLocked(hash, key)));
   }
 
   /**
@@ -190,16 +164,33 @@ final class SegmentLog {
    * @return whether the conditions held (and the operations were written)
    */
   boolean appendIf(PreparedBatch batch, BooleanSupplier conditions) {
+    return appendIf(RecordCodec.BATCH, 0, null, batch.value, batch.header, batch, conditions);
+  }
+
+  /**
+   * The one frame of every append: the writer lock, {@code conditions} tested under it, the write
+   * if they hold (a conditional batch without operations writes nothing), the store failed if the
+   * write fails, then in SYNC the wait for durability, also when nothing was written (an answer or
+   * a delete of an absent key may rest on writes not yet forced).
+   */
+  private boolean appendIf(
+      byte type,
+      long hash,
+      byte[] key,
+      byte[] value,
+      byte[] header,
+      PreparedBatch batch,
+      BooleanSupplier conditions) {
     long lsn;
     boolean holds;
     lock();
     try {
       holds = conditions.getAsBoolean();
-      if (holds && batch.size() > 0) {
-        lsn = write(RecordCodec.BATCH, 0, null, batch.value, batch.header, batch);
+      // A conditional batch without operations is an atomic check: nothing to write.
+      if (holds && (batch == null || batch.size() > 0 || conditions == ALWAYS)) {
+        lsn = write(type, hash, key, value, header, batch);
       } else {
-        Segment s = segments.active;
-        lsn = Segments.location(s.id, s.end);
+        lsn = segments.activeEnd();
       }
     } catch (IOException e) {
       throw state.fail("write to " + segments.active.path + " failed", e);

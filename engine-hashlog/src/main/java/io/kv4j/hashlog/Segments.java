@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 /**
  * Which segments make up the store: in memory, the installed segments by id (a {@link SegmentTable}
@@ -87,8 +88,24 @@ final class Segments {
     return location(s.id, s.end);
   }
 
+  /**
+   * Test hook: told of every force and deletion of a segment file or the directory, in order
+   * ({@code "force <path>"}, {@code "delete <path>"}), so that a test can check what a power loss
+   * could find after each deletion.
+   */
+  static volatile Consumer<String> durabilityTrace;
+
+  /** Tells the {@link #durabilityTrace} of {@code what} ("force", "delete") done to {@code p}. */
+  static void trace(String what, Path p) {
+    Consumer<String> t = durabilityTrace;
+    if (t != null) {
+      t.accept(what + " " + p);
+    }
+  }
+
   /** Forces the directory: segment files created, renamed or deleted are then durable. */
   void syncDirectory() throws IOException {
+    trace("force", dir);
     try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
       ch.force(true);
     }
