@@ -97,6 +97,8 @@ class LongScenariosTest {
       "2",
       "--scale-keys",
       "20000",
+      "--scale-read-seconds",
+      "0.1",
       "--threads",
       "1,2",
       "--duration",
@@ -180,7 +182,8 @@ class LongScenariosTest {
         .containsPattern("\\| memory \\| 1 \\+ 1 \\| [0-9,]+ \\| [0-9,]+ \\| [0-9.]+ \\|")
         .containsPattern("\\| hashlog \\| 1 \\+ 1 \\| [0-9,]+ \\| [0-9,]+ \\| [0-9.]+ \\|")
         .contains("## Index memory and reopen at scale")
-        .containsPattern("\\| hashlog \\| batches \\| 20,000 \\| [0-9,]+ \\| -?[0-9.]+ \\|")
+        .containsPattern(
+            "\\| hashlog \\| batches \\| 20,000 \\| [0-9.]+ s \\| [0-9,]+ \\| [0-9.]+ ms \\|")
         // The long scenarios are not in the throughput tables or the advice.
         .doesNotContain("| hashlog | churn")
         .doesNotContain("| hashlog | scale");
