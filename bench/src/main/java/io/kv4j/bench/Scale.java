@@ -207,7 +207,7 @@ final class Scale {
         id,
         String.format(
             Locale.ROOT,
-            "%s: %,.0f verified gets in %.1f s (%s gets/s), p50 %s p99 %s p99.9 %s max %s µs; %s",
+            "%s: %,.0f verified gets in %.1f s (%s gets/s), p50 %s p99 %s p99.9 %s max %s; %s",
             scale.id(),
             r.figure("reads"),
             r.figure("read-seconds"),
