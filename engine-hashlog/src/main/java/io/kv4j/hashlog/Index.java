@@ -122,6 +122,11 @@ final class Index {
     return this.keys.reserve(keys);
   }
 
+  /** Recovery at open starts or ends (see {@link KeyDir#recovering}). */
+  void recovering(boolean on) {
+    keys.recovering = on;
+  }
+
   /**
    * Moves a key's entry from {@code from} to {@code to} if it still points at {@code from}
    * (compaction). Caller holds the writer lock and a stamp.

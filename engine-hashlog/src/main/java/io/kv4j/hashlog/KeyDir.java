@@ -20,9 +20,10 @@ import java.util.Arrays;
  * and halves below 1/8 (never below its initial capacity), so it shrinks back after mass deletes.
  * Its size is bounded by Java's arrays: at most {@link #MAX_CAPACITY} slots (2^30 longs, 8 GiB),
  * which it fills to 7/8 (469,762,048 keys) before it refuses a new key with a {@link
- * StoreException}; slot indexes stay below 2^29, so {@code 2 * i + 1} never overflows an int. A
- * store that knows how many keys are coming ({@link #reserve}, at open) sizes the table once
- * instead of doubling through every size below it.
+ * StoreException} (an open loading the log fills it further, see {@link #recovering}); slot indexes
+ * stay below 2^29, so {@code 2 * i + 1} never overflows an int. A store that knows how many keys
+ * are coming ({@link #reserve}, at open) sizes the table once instead of doubling through every
+ * size below it.
  *
  * <p>Concurrency: one writer at a time (the caller serialises mutations and brackets them with a
  * sequence lock); {@link #find} may run concurrently with a mutation and then returns garbage,
@@ -189,10 +190,20 @@ final class KeyDir {
     return true;
   }
 
-  /** Keys the table takes at its largest: 7/8 of the maximum capacity. */
+  /**
+   * Keys the table takes at its largest: 7/8 of the maximum capacity; while {@link #recovering},
+   * all but one slot (an empty slot ends every probe).
+   */
   long maxKeys() {
-    return maxCapacity - (maxCapacity >> 3);
+    return recovering ? maxCapacity - 1 : maxCapacity - (maxCapacity >> 3);
   }
+
+  /**
+   * Whether the open is loading the log: a put refused at 7/8 still appended its record before the
+   * index refused it, so the open must take those records too, or the store could never be opened
+   * again. Set by the opening thread before anything reads.
+   */
+  boolean recovering;
 
   /**
    * Whether the entry with {@code hash} points at {@code location}: no key comparison is needed,

@@ -145,16 +145,11 @@ final class Opening {
     Recovery.Plan plan = Recovery.plan(dir, ids, manifest);
     List<Integer> load = plan.load;
     presize(load, Runtime.getRuntime().maxMemory());
-    for (int i = 0; i < load.size(); i++) {
-      int id = load.get(i);
-      Path path = dir.resolve(Segment.fileName(id));
-      if (i < load.size() - 1) {
-        Segment seg = Segment.openSealed(id, path, !readOnly);
-        segments.install(seg);
-        loadSealed(seg);
-      } else {
-        recoverNewest(id, path, plan);
-      }
+    index.recovering(true);
+    try {
+      loadAll(plan);
+    } finally {
+      index.recovering(false);
     }
     if (readOnly) {
       return;
@@ -170,6 +165,22 @@ final class Opening {
     // A new store's identity, or an adopted (pre-identity, format 1) store's once its files
     // passed recovery; a no-op when the identity is already recorded.
     directory.created();
+  }
+
+  /** Loads every segment of the plan into the index, the newest last. */
+  private void loadAll(Recovery.Plan plan) throws IOException {
+    List<Integer> load = plan.load;
+    for (int i = 0; i < load.size(); i++) {
+      int id = load.get(i);
+      Path path = dir.resolve(Segment.fileName(id));
+      if (i < load.size() - 1) {
+        Segment seg = Segment.openSealed(id, path, !readOnly);
+        segments.install(seg);
+        loadSealed(seg);
+      } else {
+        recoverNewest(id, path, plan);
+      }
+    }
   }
 
   /**

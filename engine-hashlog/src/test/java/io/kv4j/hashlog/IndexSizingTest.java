@@ -110,6 +110,27 @@ class IndexSizingTest {
   }
 
   @Test
+  void put_recovering_takesTheRecordsARefusedPutLeftInTheLog() {
+    // A put refused at 7/8 had appended its record already; the open must load it, or the store
+    // could never be opened again. While recovering the table fills to all but one slot.
+    KeyDir d = new KeyDir(16, 64);
+    d.recovering = true;
+    assertThat(d.maxKeys()).isEqualTo(63);
+    for (long i = 0; i < 63; i++) {
+      assertThat(put(d, i)).as("key %d", i).isZero();
+    }
+    assertThatThrownBy(() -> put(d, 63)).isInstanceOf(StoreException.class);
+    for (long i = 0; i < 64; i++) {
+      // A full probe run still ends: the one empty slot, or the probe bound.
+      assertThat(find(d, i)).as("key %d", i).isEqualTo(i < 63 ? i + 1 : 0);
+    }
+    d.recovering = false;
+    assertThat(d.maxKeys()).isEqualTo(56);
+    assertThatThrownBy(() -> put(d, 100)).isInstanceOf(StoreException.class);
+    assertThat(d.size()).isEqualTo(63);
+  }
+
+  @Test
   void put_seededRandomKeys_growsOnlyToTheInjectedMaximum() {
     long seed = new SplittableRandom().nextLong();
     SplittableRandom r = new SplittableRandom(seed);
