@@ -23,6 +23,14 @@ class LongScenariosTest {
 
   /** Runs the runner in this JVM and returns its rows; progress goes to {@code log}. */
   private Measurements run(StringBuilder log, String... args) throws Exception {
+    return run(tmp, log, args);
+  }
+
+  /**
+   * Runs the runner in this JVM with its stores under {@code tmp} and returns its rows; progress
+   * goes to {@code log}. Every store is gone afterwards.
+   */
+  static Measurements run(Path tmp, StringBuilder log, String... args) throws Exception {
     Options o = Options.parse(args);
     Path root = Files.createDirectories(tmp.resolve("data"));
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();

@@ -3,12 +3,8 @@ package io.kv4j.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -29,16 +25,7 @@ class ScaleTest {
         new ArrayList<>(
             List.of("--engines", "hashlog", "--scenarios", "scale", "--scale-value-size", "100"));
     args.addAll(List.of(extra));
-    Options o = Options.parse(args.toArray(String[]::new));
-    Path root = Files.createDirectories(tmp.resolve("data"));
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    Measurements m = new Measurements();
-    try (PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8)) {
-      Data data = new Data(o.keySize, o.valueSize, o.compressible, o.seed);
-      new Session(new Rig(o, data, root, new Progress(out), m)).run(Engines.select(o));
-    }
-    log.append(bytes.toString(StandardCharsets.UTF_8));
-    assertThat(root).as(log.toString()).isEmptyDirectory();
+    Measurements m = LongScenariosTest.run(tmp, log, args.toArray(String[]::new));
     assertThat(m.results()).as(log.toString()).hasSize(1);
     return m.results().get(0);
   }
