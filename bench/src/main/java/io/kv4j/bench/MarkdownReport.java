@@ -309,12 +309,18 @@ final class MarkdownReport {
             Locale.ROOT,
             "A fresh store loaded with %,d keys of %d bytes and values of %d bytes (write"
                 + " batches of %d where the engine has atomic batches, else single puts; load"
-                + " capped at %.0f s), durability %s. Heap = Java heap used after full GCs,"
-                + " with the store open, minus before it was opened, per key loaded; Java heap"
-                + " only, so engines that keep their index in native memory or a mapping"
-                + " (rocksdb, lmdb, chronicle-map) show about 0. Max heap %d MiB (%,d keys"
-                + " need about `-Xmx4g`: `java -Xmx4g -jar ...`). Reopen = open + one verified"
-                + " get of a random key, with a warm page cache (no root to drop it).%n%n",
+                + " capped at %.0f s), durability %s. Longest write = the slowest batch (or put)"
+                + " of the load. Heap = Java heap used after full GCs, with the store open, minus"
+                + " before it was opened, per key loaded (after the load, and again after the"
+                + " reopen); Java heap only, so engines that keep their index in native memory or"
+                + " a mapping (rocksdb, lmdb, chronicle-map) show about 0. Max heap %d MiB (%,d"
+                + " keys need about `-Xmx4g`: `java -Xmx4g -jar ...`). Reopen = open + one"
+                + " verified get of a random key, with a warm page cache (no root to drop it)."
+                + " Gets = random gets of loaded keys on 1 thread for %.1f s after the reopen,"
+                + " each value verified (untimed), latency per get. GC = the collector's pauses"
+                + " that began in the phase (count / sum / longest; from the JVM's GC"
+                + " notifications, the bench's own `System.gc()` and concurrent cycles left"
+                + " out).%n%n",
             options.keys(s.keysOption()),
             o.data().keySize(),
             options.valueSize(s.valueSizeOption()),
@@ -322,7 +328,8 @@ final class MarkdownReport {
             options.scaleMaxSeconds,
             options.durability.name(),
             Runtime.getRuntime().maxMemory() >> 20,
-            10_000_000));
+            10_000_000,
+            options.scaleReadSeconds));
     b.append(table(scale));
   }
 

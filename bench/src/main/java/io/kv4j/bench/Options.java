@@ -30,7 +30,8 @@ final class Options {
           "                         or with --full: churn (space under update churn),",
           "                         churn-reads (reads while a writer overwrites),",
           "                         churn-scans (100-key scans while a writer overwrites), scale",
-          "                         (heap per key and reopen time at --scale-keys keys)",
+          "                         (load, heap per key, reopen time, read latency and GC pauses",
+          "                         at --scale-keys keys)",
           "  --threads 1,2,...      thread counts for the timed scenarios (default 1,2; --full 1,2,8)",
           "  --keys N               keys loaded (default 100000)",
           "  --value-size BYTES     value size (default 1024)",
@@ -49,6 +50,7 @@ final class Options {
           "  --scale-keys N         scale: keys loaded (default 10000000; needs about -Xmx4g)",
           "  --scale-value-size B   scale: value size, at least 16 (default 16)",
           "  --scale-max-seconds S  scale: cap of the load; the row says incomplete (default 300)",
+          "  --scale-read-seconds S scale: verified random gets after the reopen (default 5)",
           "  --full                 the long profile (defaults above marked --full), with",
           "                         --conformance, --abstraction and the long scenarios",
           "  --conformance          also run the TCK against every selected engine (reduced",
@@ -81,6 +83,7 @@ final class Options {
   long scaleKeys = 10_000_000;
   int scaleValueSize = 16;
   double scaleMaxSeconds = 300;
+  double scaleReadSeconds = 5;
   boolean full;
   boolean conformance;
   boolean abstraction;
@@ -243,6 +246,7 @@ final class Options {
       }
       case "--churn-max-seconds" -> churnMaxSeconds = seconds(name, v);
       case "--scale-max-seconds" -> scaleMaxSeconds = seconds(name, v);
+      case "--scale-read-seconds" -> scaleReadSeconds = seconds(name, v);
       default -> {
         return false;
       }

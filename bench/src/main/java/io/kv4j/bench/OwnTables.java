@@ -176,28 +176,36 @@ final class OwnTables {
   }
 
   /**
-   * The scale table: a header, then a row per engine.
+   * The scale table: a header, then a row per engine. GC pauses are "count / total / max" in ms.
    *
    * @param results every row
    * @return the cells
    */
   static List<String[]> scale(List<Result> results) {
     List<String[]> out = new ArrayList<>();
-    out.add(
-        new String[] {
-          "engine",
-          "load",
-          "keys loaded",
-          "load keys/s",
-          "heap B/key",
-          "heap B/key - key",
-          "engine index B/key",
-          "disk/live",
-          "reopen + get"
-        });
+    String[] header = {
+      "engine",
+      "load",
+      "keys loaded",
+      "load s",
+      "load keys/s",
+      "longest write",
+      "GC load n / total / max",
+      "heap B/key",
+      "heap B/key - key",
+      "engine index B/key",
+      "disk/live",
+      "reopen + get",
+      "heap B/key reopened",
+      "GC reopen n / total / max",
+      "gets/s",
+      "get p50 / p99 / p99.9",
+      "GC gets n / total / max"
+    };
+    out.add(header);
     for (Result r : rows(results, Kind.SCALE)) {
       if (!r.ok()) {
-        out.add(errorRow(9, r.engine(), "", r.error()));
+        out.add(errorRow(header.length, r.engine(), "", r.error()));
         continue;
       }
       String keys = String.format(Locale.ROOT, "%,d", r.ops());
@@ -214,14 +222,36 @@ final class OwnTables {
             r.engine(),
             r.figure("batched") > 0 ? "batches" : "single puts",
             keys,
+            Format.number(r.seconds(), "%.1f s"),
             Format.rate(r.opsPerSec()),
+            Format.number(r.figure("load-max-write-ms"), "%.1f ms"),
+            pauses(r, "load"),
             Format.number(r.figure("heap-bytes-per-key"), "%.1f"),
             Format.number(r.figure("heap-bytes-per-key-minus-key"), "%.1f"),
             Format.number(r.figure("index-bytes-per-key"), "%.1f"),
             Format.ratio(r.amplification()),
-            Format.number(r.figure("reopen-seconds"), "%.3f s")
+            Format.number(r.figure("reopen-seconds"), "%.3f s"),
+            Format.number(r.figure("heap-bytes-per-key-reopened"), "%.1f"),
+            pauses(r, "reopen"),
+            Format.rate(r.figure("reads-per-second")),
+            Format.micros(r.figure("read-p50-us"))
+                + " / "
+                + Format.micros(r.figure("read-p99-us"))
+                + " / "
+                + Format.micros(r.figure("read-p999-us")),
+            pauses(r, "read")
           });
     }
     return out;
+  }
+
+  /** A phase's GC pauses as "count / total ms / max ms". */
+  private static String pauses(Result r, String phase) {
+    return String.format(
+        Locale.ROOT,
+        "%.0f / %.0f ms / %.0f ms",
+        r.figure(phase + "-gc-pauses"),
+        r.figure(phase + "-gc-pause-total-ms"),
+        r.figure(phase + "-gc-pause-max-ms"));
   }
 }

@@ -15,6 +15,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
 
 /**
  * The {@code scale} kind: index memory and reopen time at many keys. A fresh store is loaded with
@@ -23,8 +24,11 @@ import java.util.concurrent.TimeUnit;
  * with write batches of the scenario's batch size where the engine has atomic batches, else single
  * puts; the load stops at {@code --scale-max-seconds}. Then the heap used, after full GCs until it
  * settles, minus the heap used before the store was opened, per key loaded; then the store is
- * closed and reopened, and the open plus one verified get of a random loaded key is timed. The page
- * cache stays warm (no root to drop it).
+ * closed and reopened, and the open plus one verified get of a random loaded key is timed; the heap
+ * per key is read again with the reopened store; then random gets of loaded keys, each value
+ * verified, for {@code --scale-read-seconds}, one latency per get in an HdrHistogram. The garbage
+ * collector's pauses ({@link GcPauses}: count, sum, longest) are reported for the load, the reopen
+ * and the reads apart. The page cache stays warm (no root to drop it).
  */
 final class Scale {
   /** Estimated on-disk bytes per key beyond the key and value bytes, for the free-space check. */
@@ -102,9 +106,27 @@ final class Scale {
     }
   }
 
-  /** What the load left: keys loaded, its time and CPU, the disk, the heap, the engine's index. */
+  /**
+   * What the load left: keys loaded, its time and CPU, its longest write (a batch or a put), the
+   * disk, the heap, the engine's index.
+   */
   private record Loaded(
-      long keys, long nanos, long cpuNanos, long disk, double engineIndex, long heapAfter) {}
+      long keys,
+      long nanos,
+      long cpuNanos,
+      long maxWriteNanos,
+      long disk,
+      double engineIndex,
+      long heapAfter) {}
+
+  /** What the reopen left: its time (open + one verified get) and the settled heap after it. */
+  private record Reopened(long nanos, long heapAfter) {}
+
+  /** The reads after the reopen: one latency per verified get, in ns; their wall time. */
+  private record Reads(Histogram latencies, long nanos) {}
+
+  /** The GC pauses of the load, the reopen and the reads. */
+  private record Pauses(GcPauses.Summary load, GcPauses.Summary reopen, GcPauses.Summary reads) {}
 
   private Result measure(StoreProvider p, StoreConfig c, Data data, long n) {
     String id = p.id();
@@ -115,42 +137,62 @@ final class Scale {
         id,
         String.format(
             Locale.ROOT,
-            "%s: loading %,d keys of %d B values (%s), cap %.0f s",
+            "%s: loading %,d keys of %d B values (%s), cap %.0f s; collectors %s",
             scale.id(),
             n,
             data.valueSize(),
             batched ? "batches of " + scale.batch() : "single puts",
-            options.scaleMaxSeconds));
+            options.scaleMaxSeconds,
+            GcPauses.collectors()));
     long heapBefore = settledHeap();
-    Loaded l;
-    try (Store store = Rig.open(c)) {
-      l = load(id, store, c, data, n, order, random, batched);
+    try (GcPauses gc = new GcPauses()) {
+      GcPauses.Mark g0 = GcPauses.mark();
+      Loaded l;
+      try (Store store = Rig.open(c)) {
+        l = load(id, store, c, data, n, order, random, batched);
+      }
+      // The settling GCs in it are the bench's own, System.gc(): GcPauses leaves them out.
+      GcPauses.Mark g1 = GcPauses.mark();
+      if (l.keys() == 0) {
+        return Result.failed(id, scale.id(), "", 1, c.durability(), "no key loaded");
+      }
+      long pick = order.at(random.nextLong(l.keys()));
+      GcPauses.Mark g2 = GcPauses.mark();
+      long r0 = System.nanoTime();
+      try (Store store = Rig.open(c)) {
+        byte[] got = store.get(data.key(pick));
+        long reopenNanos = System.nanoTime() - r0;
+        GcPauses.Mark g3 = GcPauses.mark();
+        data.verify(pick, got);
+        Reopened o = new Reopened(reopenNanos, settledHeap());
+        GcPauses.Mark g4 = GcPauses.mark();
+        Reads reads = read(id, store, data, l.keys(), order, random);
+        GcPauses.Mark g5 = GcPauses.mark();
+        Pauses pauses = new Pauses(gc.between(g0, g1), gc.between(g2, g3), gc.between(g4, g5));
+        Result r = row(id, c, data, n, batched, heapBefore, l, o, reads, pauses);
+        log(id, data, n, l, r, pauses);
+        return r;
+      }
     }
-    if (l.keys() == 0) {
-      return Result.failed(id, scale.id(), "", 1, c.durability(), "no key loaded");
-    }
-    long pick = order.at(random.nextLong(l.keys()));
-    long r0 = System.nanoTime();
-    long reopenNanos;
-    try (Store store = Rig.open(c)) {
-      byte[] got = store.get(data.key(pick));
-      reopenNanos = System.nanoTime() - r0;
-      data.verify(pick, got);
-    }
-    Result r = row(id, c, data, n, batched, heapBefore, l, reopenNanos);
+  }
+
+  private void log(String id, Data data, long n, Loaded l, Result r, Pauses pauses) {
     double perKey = r.figure("heap-bytes-per-key");
     rig.log(
         id,
         String.format(
             Locale.ROOT,
-            "%s: %,d of %,d keys in %.1f s (%s keys/s)%s; heap %.1f B/key (%.1f + %d key"
-                + " bytes)%s; disk/live %.2fx; reopen + get %.3f s",
+            "%s: %,d of %,d keys in %.1f s (%s keys/s)%s, longest write %.1f ms, %s; heap %.1f"
+                + " B/key (%.1f + %d key bytes)%s; disk/live %.2fx; reopen + get %.3f s (%s),"
+                + " heap %.1f B/key after it",
             scale.id(),
             l.keys(),
             n,
             r.seconds(),
             Format.rate(r.opsPerSec()),
             l.keys() < n ? " INCOMPLETE (capped)" : "",
+            l.maxWriteNanos() / 1e6,
+            pauses.load(),
             perKey,
             perKey - data.keySize(),
             data.keySize(),
@@ -158,8 +200,53 @@ final class Scale {
                 ? ""
                 : String.format(Locale.ROOT, ", engine index %.1f B/key", l.engineIndex()),
             r.amplification(),
-            reopenNanos / 1e9));
-    return r;
+            r.figure("reopen-seconds"),
+            pauses.reopen(),
+            r.figure("heap-bytes-per-key-reopened")));
+    rig.log(
+        id,
+        String.format(
+            Locale.ROOT,
+            "%s: %,.0f verified gets in %.1f s (%s gets/s), p50 %s p99 %s p99.9 %s max %s; %s",
+            scale.id(),
+            r.figure("reads"),
+            r.figure("read-seconds"),
+            Format.rate(r.figure("reads-per-second")),
+            Format.micros(r.figure("read-p50-us")),
+            Format.micros(r.figure("read-p99-us")),
+            Format.micros(r.figure("read-p999-us")),
+            Format.micros(r.figure("read-max-us")),
+            pauses.reads()));
+  }
+
+  /**
+   * Random gets of loaded keys for {@code --scale-read-seconds} (at least one), each value verified
+   * outside the timed part; a wrong value fails the row.
+   */
+  private Reads read(
+      String id, Store store, Data data, long loaded, Permutation order, SplittableRandom random) {
+    rig.log(
+        id,
+        String.format(
+            Locale.ROOT,
+            "%s: verified random gets for %.1f s",
+            scale.id(),
+            options.scaleReadSeconds));
+    Histogram hist = new Histogram(3);
+    byte[] key = new byte[data.keySize()];
+    long t0 = System.nanoTime();
+    long deadline = t0 + (long) (options.scaleReadSeconds * 1e9);
+    long now = t0;
+    do {
+      long index = order.at(random.nextLong(loaded));
+      data.key(index, key);
+      long a = System.nanoTime();
+      byte[] got = store.get(key);
+      now = System.nanoTime();
+      hist.recordValue(now - a);
+      data.verify(index, got);
+    } while (now - deadline < 0);
+    return new Reads(hist, now - t0);
   }
 
   /** Loads up to {@code n} keys until the cap, then syncs and reads disk, heap and index. */
@@ -180,6 +267,7 @@ final class Scale {
     long t0 = System.nanoTime();
     long deadline = t0 + (long) (options.scaleMaxSeconds * 1e9);
     long nextProgress = t0 + PROGRESS_NANOS;
+    long maxWrite = 0;
     while (loaded < n) {
       long now = System.nanoTime();
       if (now - deadline > 0) {
@@ -204,11 +292,15 @@ final class Scale {
         if (batched) {
           batch.put(key, value);
         } else {
+          long a = System.nanoTime();
           store.put(key, value);
+          maxWrite = Math.max(maxWrite, System.nanoTime() - a);
         }
       }
       if (batched) {
+        long a = System.nanoTime();
         store.write(batch);
+        maxWrite = Math.max(maxWrite, System.nanoTime() - a);
         batch.clear();
       }
       loaded += chunk;
@@ -226,7 +318,7 @@ final class Scale {
     } catch (RuntimeException e) {
       // stats() is informational: a failure leaves the figure out.
     }
-    return new Loaded(loaded, nanos, cpu, disk, engineIndex, settledHeap());
+    return new Loaded(loaded, nanos, cpu, maxWrite, disk, engineIndex, settledHeap());
   }
 
   private Result row(
@@ -237,7 +329,9 @@ final class Scale {
       boolean batched,
       long heapBefore,
       Loaded l,
-      long reopenNanos) {
+      Reopened o,
+      Reads reads,
+      Pauses pauses) {
     double secs = l.nanos() / 1e9;
     double perKey = (double) (l.heapAfter() - heapBefore) / l.keys();
     Map<String, Double> f = new LinkedHashMap<>();
@@ -253,7 +347,23 @@ final class Scale {
     if (!Double.isNaN(l.engineIndex())) {
       f.put("index-bytes-per-key", l.engineIndex());
     }
-    f.put("reopen-seconds", reopenNanos / 1e9);
+    f.put("load-seconds", secs);
+    f.put("load-max-write-ms", l.maxWriteNanos() / 1e6);
+    pauses.load().into(f, "load");
+    f.put("reopen-seconds", o.nanos() / 1e9);
+    pauses.reopen().into(f, "reopen");
+    f.put("heap-after-reopen-bytes", (double) o.heapAfter());
+    f.put("heap-bytes-per-key-reopened", (double) (o.heapAfter() - heapBefore) / l.keys());
+    Histogram h = reads.latencies();
+    double readSecs = reads.nanos() / 1e9;
+    f.put("reads", (double) h.getTotalCount());
+    f.put("read-seconds", readSecs);
+    f.put("reads-per-second", h.getTotalCount() / readSecs);
+    f.put("read-p50-us", h.getValueAtPercentile(50) / 1e3);
+    f.put("read-p99-us", h.getValueAtPercentile(99) / 1e3);
+    f.put("read-p999-us", h.getValueAtPercentile(99.9) / 1e3);
+    f.put("read-max-us", h.getMaxValue() / 1e3);
+    pauses.reads().into(f, "read");
     return new Result(
         id,
         scale.id(),

@@ -23,6 +23,14 @@ class LongScenariosTest {
 
   /** Runs the runner in this JVM and returns its rows; progress goes to {@code log}. */
   private Measurements run(StringBuilder log, String... args) throws Exception {
+    return run(tmp, log, args);
+  }
+
+  /**
+   * Runs the runner in this JVM with its stores under {@code tmp} and returns its rows; progress
+   * goes to {@code log}. Every store is gone afterwards.
+   */
+  static Measurements run(Path tmp, StringBuilder log, String... args) throws Exception {
     Options o = Options.parse(args);
     Path root = Files.createDirectories(tmp.resolve("data"));
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -97,6 +105,8 @@ class LongScenariosTest {
       "2",
       "--scale-keys",
       "20000",
+      "--scale-read-seconds",
+      "0.1",
       "--threads",
       "1,2",
       "--duration",
@@ -180,7 +190,8 @@ class LongScenariosTest {
         .containsPattern("\\| memory \\| 1 \\+ 1 \\| [0-9,]+ \\| [0-9,]+ \\| [0-9.]+ \\|")
         .containsPattern("\\| hashlog \\| 1 \\+ 1 \\| [0-9,]+ \\| [0-9,]+ \\| [0-9.]+ \\|")
         .contains("## Index memory and reopen at scale")
-        .containsPattern("\\| hashlog \\| batches \\| 20,000 \\| [0-9,]+ \\| -?[0-9.]+ \\|")
+        .containsPattern(
+            "\\| hashlog \\| batches \\| 20,000 \\| [0-9.]+ s \\| [0-9,]+ \\| [0-9.]+ ms \\|")
         // The long scenarios are not in the throughput tables or the advice.
         .doesNotContain("| hashlog | churn")
         .doesNotContain("| hashlog | scale");

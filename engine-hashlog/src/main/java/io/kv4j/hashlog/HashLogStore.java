@@ -497,6 +497,7 @@ final class HashLogStore extends AbstractStore {
     f.put("index-bytes", indexBytes);
     f.put("index-bytes-per-key", keys == 0 ? 0.0 : (double) indexBytes / keys);
     f.put("index-capacity", index.capacity());
+    f.put("index-presized-keys", opening.presizedKeys);
     f.put("live-bytes", live);
     f.put("dead-bytes", dead);
     f.put("tombstone-bytes", tomb);

@@ -113,6 +113,21 @@ final class Index {
   }
 
   /**
+   * Sizes the hash table for {@code keys} keys at once (see {@link KeyDir#reserve}). Recovery only,
+   * before anything reads.
+   *
+   * @return whether the table grew
+   */
+  boolean reserve(long keys) {
+    return this.keys.reserve(keys);
+  }
+
+  /** Recovery at open starts or ends (see {@link KeyDir#recovering}). */
+  void recovering(boolean on) {
+    keys.recovering = on;
+  }
+
+  /**
    * Moves a key's entry from {@code from} to {@code to} if it still points at {@code from}
    * (compaction). Caller holds the writer lock and a stamp.
    */

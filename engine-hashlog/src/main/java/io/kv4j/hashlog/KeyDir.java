@@ -1,5 +1,6 @@
 package io.kv4j.hashlog;
 
+import io.kv4j.StoreException;
 import java.util.Arrays;
 
 /**
@@ -17,6 +18,12 @@ import java.util.Arrays;
  *
  * <p>Deletion uses backward shifting (no tombstone slots). The table doubles above a load of 3/4
  * and halves below 1/8 (never below its initial capacity), so it shrinks back after mass deletes.
+ * Its size is bounded by Java's arrays: at most {@link #MAX_CAPACITY} slots (2^30 longs, 8 GiB),
+ * which it fills to 7/8 (469,762,048 keys) before it refuses a new key with a {@link
+ * StoreException} (an open loading the log fills it further, see {@link #recovering}); slot indexes
+ * stay below 2^29, so {@code 2 * i + 1} never overflows an int. A store that knows how many keys
+ * are coming ({@link #reserve}, at open) sizes the table once instead of doubling through every
+ * size below it.
  *
  * <p>Concurrency: one writer at a time (the caller serialises mutations and brackets them with a
  * sequence lock); {@link #find} may run concurrently with a mutation and then returns garbage,
@@ -40,12 +47,29 @@ final class KeyDir {
     long hash(byte[] key);
   }
 
+  /** Most slots a table may have: two longs each, and a Java array holds fewer than 2^31. */
+  static final int MAX_CAPACITY = 1 << 29;
+
   private final int minCapacity;
+  private final int maxCapacity;
   private long[] table; // [hash, location] pairs
   private int size;
 
   KeyDir(int initialKeys) {
-    int cap = capacityFor(initialKeys);
+    this(initialKeys, MAX_CAPACITY);
+  }
+
+  /**
+   * A table with room for {@code initialKeys} that grows to at most {@code maxCapacity} slots (a
+   * power of two of at least 16; below {@link #MAX_CAPACITY} only in tests, which thereby reach the
+   * limits without gigabytes of heap).
+   */
+  KeyDir(int initialKeys, int maxCapacity) {
+    if (maxCapacity < 16 || maxCapacity > MAX_CAPACITY || Integer.bitCount(maxCapacity) != 1) {
+      throw new IllegalArgumentException("max capacity must be a power of two 16..2^29");
+    }
+    this.maxCapacity = maxCapacity;
+    int cap = capacityFor(initialKeys, maxCapacity);
     this.minCapacity = cap;
     this.table = new long[cap * 2];
   }
@@ -132,18 +156,54 @@ final class KeyDir {
   }
 
   /** Heap bytes of the table a {@code KeyDir(initialKeys)} allocates. */
-  static long initialBytes(int initialKeys) {
-    return 2L * Long.BYTES * capacityFor(initialKeys);
+  static long initialBytes(long initialKeys) {
+    return 2L * Long.BYTES * capacityFor(initialKeys, MAX_CAPACITY);
   }
 
-  private static int capacityFor(int initialKeys) {
-    int cap =
-        Integer.highestOneBit(Math.max(16, (int) Math.min(1 << 29, initialKeys * 4L / 3 + 1)));
-    if (cap < initialKeys * 4L / 3 + 1) {
-      cap <<= 1;
+  /**
+   * Slots for {@code keys} keys at a load of at most 3/4: the smallest power of two of at least 16
+   * that holds them, at most {@code maxCapacity} (then the load may be higher).
+   */
+  static int capacityFor(long keys, int maxCapacity) {
+    // Clamped first: 4 * keys must not overflow a long.
+    long need = Math.max(16, Math.min(Math.max(0, keys), 1L << 40) * 4 / 3 + 1);
+    if (need >= maxCapacity) {
+      return maxCapacity;
     }
-    return cap;
+    int cap = Integer.highestOneBit((int) need);
+    return cap < need ? cap << 1 : cap;
   }
+
+  /**
+   * Grows the table at once to hold {@code keys} keys at a load of at most 3/4 (never beyond the
+   * maximum capacity), so that adding that many doubles it no more; never shrinks it. Caller as for
+   * {@link #put}.
+   *
+   * @return whether the table grew
+   */
+  boolean reserve(long keys) {
+    int cap = capacityFor(keys, maxCapacity);
+    if (cap <= capacity()) {
+      return false;
+    }
+    resize(cap);
+    return true;
+  }
+
+  /**
+   * Keys the table takes at its largest: 7/8 of the maximum capacity; while {@link #recovering},
+   * all but one slot (an empty slot ends every probe).
+   */
+  long maxKeys() {
+    return recovering ? maxCapacity - 1 : maxCapacity - (maxCapacity >> 3);
+  }
+
+  /**
+   * Whether the open is loading the log: a put refused at 7/8 still appended its record before the
+   * index refused it, so the open must take those records too, or the store could never be opened
+   * again. Set by the opening thread before anything reads.
+   */
+  boolean recovering;
 
   /**
    * Whether the entry with {@code hash} points at {@code location}: no key comparison is needed,
@@ -193,8 +253,19 @@ final class KeyDir {
       }
       i = (i + 1) & mask;
     }
-    if ((size + 1) * 4L > (t.length >> 1) * 3L) {
-      resize((t.length >> 1) * 2);
+    int cap = t.length >> 1;
+    if ((size + 1) * 4L > cap * 3L) {
+      if (cap < maxCapacity) {
+        resize(cap * 2);
+      } else if (size + 1 > maxKeys()) {
+        throw new StoreException(
+            "hashlog: the index is full: "
+                + size
+                + " keys, the most one store holds (its table is "
+                + cap
+                + " slots, the largest a Java array allows); delete keys or split the data over"
+                + " keyspaces or stores");
+      }
       t = table;
       mask = (t.length >> 1) - 1;
       i = home(hash, mask);

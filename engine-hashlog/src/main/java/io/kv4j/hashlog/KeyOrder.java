@@ -162,7 +162,8 @@ final class KeyOrder {
 
   /** Bytes held, for stats (racy read is fine). */
   long memoryBytes() {
-    return (long) (2 * (base.locs().length + recent.locs().length) + delta.length) * Long.BYTES;
+    // In long arithmetic: two runs of 2^29 entries each would overflow an int.
+    return (2L * (base.locs().length + recent.locs().length) + delta.length) * Long.BYTES;
   }
 
   /**

@@ -52,6 +52,9 @@ final class Opening {
     this.readOnly = readOnly;
   }
 
+  /** Keys the index was sized for at open from the hints ({@link #presize}), or 0; for stats. */
+  long presizedKeys;
+
   /**
    * Heap bytes the index of {@code initialKeys} takes at once; an open asking for more than the
    * JVM's maximum heap fails with {@link IllegalArgumentException} before allocating anything.
@@ -141,16 +144,12 @@ final class Opening {
     }
     Recovery.Plan plan = Recovery.plan(dir, ids, manifest);
     List<Integer> load = plan.load;
-    for (int i = 0; i < load.size(); i++) {
-      int id = load.get(i);
-      Path path = dir.resolve(Segment.fileName(id));
-      if (i < load.size() - 1) {
-        Segment seg = Segment.openSealed(id, path, !readOnly);
-        segments.install(seg);
-        loadSealed(seg);
-      } else {
-        recoverNewest(id, path, plan);
-      }
+    presize(load, Runtime.getRuntime().maxMemory());
+    index.recovering(true);
+    try {
+      loadAll(plan);
+    } finally {
+      index.recovering(false);
     }
     if (readOnly) {
       return;
@@ -166,6 +165,91 @@ final class Opening {
     // A new store's identity, or an adopted (pre-identity, format 1) store's once its files
     // passed recovery; a no-op when the identity is already recorded.
     directory.created();
+  }
+
+  /** Loads every segment of the plan into the index, the newest last. */
+  private void loadAll(Recovery.Plan plan) throws IOException {
+    List<Integer> load = plan.load;
+    for (int i = 0; i < load.size(); i++) {
+      int id = load.get(i);
+      Path path = dir.resolve(Segment.fileName(id));
+      if (i < load.size() - 1) {
+        Segment seg = Segment.openSealed(id, path, !readOnly);
+        segments.install(seg);
+        loadSealed(seg);
+      } else {
+        recoverNewest(id, path, plan);
+      }
+    }
+  }
+
+  /**
+   * Sizes the index once for the keys the segments to load will bring, so that loading them does
+   * not double the table through every size below (each doubling rehashes every key loaded so far:
+   * at 100 million keys that is seconds of work and a second table beside the first). The estimate
+   * is the entry count in the header of each sealed segment's hint (a valid header only; the hint
+   * itself is checked when it is loaded), and for the newest segment and any sealed one without a
+   * usable hint header, its length at the hints' average bytes per entry. It counts every record,
+   * so for a store with overwrites or deletes not yet compacted away it is high: the table may then
+   * be one doubling larger than the live keys need (at most that: compaction keeps the dead records
+   * a fraction of the log). A reservation of more than a quarter of the maximum heap is not made:
+   * the table then grows as keys arrive, as before.
+   */
+  void presize(List<Integer> load, long maxHeap) throws IOException {
+    long keys = estimateKeys(dir, load);
+    if (worthReserving(keys, maxHeap) && index.reserve(keys)) {
+      presizedKeys = keys;
+    }
+  }
+
+  /** Whether a table for {@code keys} keys is worth reserving at once (see {@link #presize}). */
+  static boolean worthReserving(long keys, long maxHeap) {
+    return keys > 0 && KeyDir.initialBytes(keys) <= maxHeap / 2;
+  }
+
+  /**
+   * The records the segments {@code load} of {@code dir} hold (the newest last), from their hints'
+   * headers and the lengths of the segments (see {@link #presize}); 0 if no hint header is usable.
+   */
+  static long estimateKeys(Path dir, List<Integer> load) throws IOException {
+    long entries = 0;
+    long hintedBytes = 0;
+    long unhintedBytes = 0;
+    for (int i = 0; i < load.size(); i++) {
+      int id = load.get(i);
+      long length = Files.size(dir.resolve(Segment.fileName(id)));
+      int count = i < load.size() - 1 ? hintedEntries(dir, id, length) : -1;
+      if (count >= 0) {
+        entries += count;
+        hintedBytes += length;
+      } else {
+        unhintedBytes += length;
+      }
+    }
+    if (entries > 0 && unhintedBytes > 0) {
+      entries += (long) (unhintedBytes * ((double) entries / hintedBytes));
+    }
+    return entries;
+  }
+
+  /**
+   * The entry count of segment {@code id}'s hint if its header is valid and describes a segment of
+   * {@code length} bytes with a plausible count, else -1.
+   */
+  private static int hintedEntries(Path dir, int id, long length) throws IOException {
+    java.nio.ByteBuffer h;
+    try {
+      h = Recovery.readHeader(HintFile.path(dir, id));
+    } catch (java.nio.file.NoSuchFileException e) {
+      return -1;
+    }
+    if (RecordCodec.checkFileHeader(h, RecordCodec.HINT_MAGIC, id) != null
+        || RecordCodec.hintSegmentLength(h) != length) {
+      return -1;
+    }
+    int count = RecordCodec.hintCount(h);
+    long smallest = RecordCodec.recordSize(1, 0);
+    return count >= 0 && count <= length / smallest ? count : -1;
   }
 
   /** Deletes leftovers of compaction, temporary files and hints of segments not loaded. */
