@@ -46,7 +46,7 @@ final class HashLogSnapshot extends AbstractSnapshot {
 
   @Override
   protected byte[] doGet(byte[] key) {
-    int token = guard.enter();
+    ReaderGuard.Reader token = guard.enter();
     try {
       return read(view, key);
     } finally {
@@ -59,7 +59,7 @@ final class HashLogSnapshot extends AbstractSnapshot {
   protected List<byte[]> doGetAll(List<byte[]> keys) {
     KeyOrder.View v = view;
     List<byte[]> values = new ArrayList<>(keys.size());
-    int token = guard.enter();
+    ReaderGuard.Reader token = guard.enter();
     try {
       for (byte[] key : keys) {
         values.add(read(v, key));
@@ -107,7 +107,7 @@ final class HashLogSnapshot extends AbstractSnapshot {
   @Override
   protected AbstractCursor doScan(KeyRange range) {
     KeyOrder.View v = range.isEmpty() ? KeyOrder.View.EMPTY_VIEW : view;
-    int token = guard.enter();
+    ReaderGuard.Reader token = guard.enter();
     try {
       // This snapshot's pin already holds every segment the view points into; the cursor pins
       // them as well, for as long as it is open.

@@ -182,7 +182,7 @@ final class HashLogStore extends AbstractStore {
 
   @Override
   protected byte[] doGet(byte[] key) {
-    int token = guard.enter();
+    ReaderGuard.Reader token = guard.enter();
     try {
       long h = index.hash(key);
       long loc = index.find(h, key, true);
@@ -206,7 +206,7 @@ final class HashLogStore extends AbstractStore {
   @Override
   protected List<byte[]> doGetAll(List<byte[]> keys) {
     List<byte[]> values = new ArrayList<>(keys.size());
-    int token = guard.enter();
+    ReaderGuard.Reader token = guard.enter();
     try {
       for (byte[] key : keys) {
         long h = index.hash(key);
@@ -233,7 +233,7 @@ final class HashLogStore extends AbstractStore {
 
   /** A cursor over this store's keys, registered by {@code owner} (this, or a keyspace handle). */
   AbstractCursor scan(AbstractStore owner, KeyRange range) {
-    int token = guard.enter();
+    ReaderGuard.Reader token = guard.enter();
     try {
       KeyOrder.View view = range.isEmpty() ? KeyOrder.View.EMPTY_VIEW : index.order.snapshot();
       // Registered before exit(): a compaction that retires segments this view points into waits
@@ -343,7 +343,7 @@ final class HashLogStore extends AbstractStore {
    * locks.
    */
   private void warm(long h, byte[] key) {
-    int token = guard.enter();
+    ReaderGuard.Reader token = guard.enter();
     try {
       index.find(h, key, false);
     } finally {
@@ -360,7 +360,7 @@ final class HashLogStore extends AbstractStore {
 
   /** A snapshot of this store's keys, tracked by {@code owner} (this, or a keyspace handle). */
   AbstractSnapshot snapshot(AbstractStore owner) {
-    int token = guard.enter();
+    ReaderGuard.Reader token = guard.enter();
     try {
       // As for a scan: pinned before exit(), so a compaction that retires segments the view
       // points into waits for this reader to leave and then sees the snapshot pinned.
