@@ -80,7 +80,7 @@ final class HashLogSnapshot extends AbstractSnapshot {
     if (loc == 0 || records.isTombstone(loc)) {
       return null;
     }
-    return records.readValue(loc, key);
+    return records.readValue(loc);
   }
 
   /** The location of {@code key}'s entry in a sorted run (one entry per key), or 0. */

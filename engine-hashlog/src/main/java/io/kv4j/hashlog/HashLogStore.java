@@ -187,7 +187,7 @@ final class HashLogStore extends AbstractStore {
       long h = index.hash(key);
       long loc = index.find(h, key, true);
       if (loc > 0) {
-        return records.readValue(loc, key);
+        return records.readValue(loc);
       }
       if (loc < 0) {
         records.checkSuspect(loc & ~KeyDir.SUSPECT, h);
@@ -212,7 +212,7 @@ final class HashLogStore extends AbstractStore {
         long h = index.hash(key);
         long loc = index.find(h, key, true);
         if (loc > 0) {
-          values.add(records.readValue(loc, key));
+          values.add(records.readValue(loc));
         } else {
           if (loc < 0) {
             records.checkSuspect(loc & ~KeyDir.SUSPECT, h);
@@ -333,7 +333,7 @@ final class HashLogStore extends AbstractStore {
     if (loc == 0) {
       return expected == null;
     }
-    return expected != null && Arrays.equals(records.readValueChecked(loc, key), expected);
+    return expected != null && Arrays.equals(records.readValueChecked(loc), expected);
   }
 
   /**

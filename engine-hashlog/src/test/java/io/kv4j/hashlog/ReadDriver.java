@@ -1,0 +1,255 @@
+package io.kv4j.hashlog;
+
+import io.kv4j.Durability;
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A measuring harness for the read bar of issue #27, not a test (run it with {@code java -cp}, see
+ * the module README): {@link UpdateDriver#KEYS} keys of 16 bytes with 1 KiB values, loaded into a
+ * {@code BUFFERED} hashlog store and into a copy of the bench's {@code floor} read ceiling (one
+ * mapping, one open-addressing {@code long[]} index, no checksum, no guard), then uniform gets in
+ * short windows, hashlog and floor taking turns (the order alternating), in one JVM.
+ *
+ * <p>{@code <threads> <window-ms> <pairs> [key=value engine options]}: prints each pair's
+ * hashlog/floor ratio and their median. On a loaded machine only the ratio means anything; run it
+ * on two builds alternately to compare them (the floor is the same code in both, so it cancels the
+ * load of the minute). The bench's own floor figure also carries the bench's per-get timing, so its
+ * ratio is a little closer to 1 than this one.
+ */
+final class ReadDriver {
+  private ReadDriver() {}
+
+  /** A get under measurement. */
+  private interface Reader {
+    byte[] get(byte[] key);
+  }
+
+  /** Entry point; see the class comment for the arguments. */
+  public static void main(String[] args) throws Exception {
+    int threads = Integer.parseInt(args[0]);
+    int windowMillis = Integer.parseInt(args[1]);
+    int pairs = Integer.parseInt(args[2]);
+    String[] options = new String[(args.length - 3) * 2];
+    for (int i = 3; i < args.length; i++) {
+      String[] kv = args[i].split("=", 2);
+      options[(i - 3) * 2] = kv[0];
+      options[(i - 3) * 2 + 1] = kv[1];
+    }
+    Path dir = Files.createTempDirectory("hashlog-read");
+    try (HashLogStore s = TestStores.open(dir.resolve("hashlog"), Durability.BUFFERED, options);
+        Floor floor = new Floor(dir.resolve("floor.dat"))) {
+      UpdateDriver.load(s);
+      byte[] value = new byte[UpdateDriver.VALUE];
+      SplittableRandom r = new SplittableRandom(1);
+      for (int i = 0; i < UpdateDriver.KEYS; i++) {
+        r.nextBytes(value);
+        floor.put(UpdateDriver.key(i), value);
+      }
+      Reader h = s::get;
+      Reader f = floor::get;
+      for (int w = 0; w < 3; w++) { // JIT, first touches of heap and mappings
+        run(h, threads, windowMillis, new double[1]);
+        run(f, threads, windowMillis, new double[1]);
+      }
+      List<Double> ratios = new ArrayList<>();
+      List<Double> cpuRatios = new ArrayList<>();
+      double[] hc = new double[1];
+      double[] fc = new double[1];
+      for (int p = 0; p < pairs; p++) {
+        double hr;
+        double fr;
+        if (p % 2 == 0) {
+          hr = run(h, threads, windowMillis, hc);
+          fr = run(f, threads, windowMillis, fc);
+        } else {
+          fr = run(f, threads, windowMillis, fc);
+          hr = run(h, threads, windowMillis, hc);
+        }
+        ratios.add(hr / fr);
+        cpuRatios.add(fc[0] / hc[0]);
+        System.out.printf(
+            "pair %d, %d threads: hashlog %,.0f gets/s (%.0f CPU ns/get), floor %,.0f (%.0f),"
+                + " ratio %.3f, by CPU %.3f%n",
+            p + 1, threads, hr, hc[0], fr, fc[0], hr / fr, fc[0] / hc[0]);
+      }
+      double[] sorted = ratios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+      double[] cpu = cpuRatios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+      System.out.printf(
+          "%d threads: hashlog/floor median %.3f (min %.3f, max %.3f) over %d pairs;"
+              + " by CPU per get (floor/hashlog) median %.3f (min %.3f, max %.3f)%n",
+          threads,
+          sorted[sorted.length / 2],
+          sorted[0],
+          sorted[sorted.length - 1],
+          sorted.length,
+          cpu[cpu.length / 2],
+          cpu[0],
+          cpu[cpu.length - 1]);
+    } finally {
+      UpdateDriver.deleteTree(dir);
+    }
+  }
+
+  /**
+   * Gets for {@code millis}; returns gets per second and sets {@code cpuPerGet[0]} to the CPU
+   * nanoseconds per get of the reading threads, which a loaded machine disturbs far less than the
+   * rate (other processes take the CPU away between gets, not within them).
+   */
+  private static double run(Reader store, int threads, int millis, double[] cpuPerGet)
+      throws InterruptedException {
+    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+    LongAdder cpu = new LongAdder();
+    LongAdder ops = new LongAdder();
+    long until = System.nanoTime() + millis * 1_000_000L;
+    Thread[] ts = new Thread[threads];
+    for (int t = 0; t < threads; t++) {
+      long seed = System.nanoTime() + t;
+      ts[t] =
+          new Thread(
+              () -> {
+                long c0 = mx.getCurrentThreadCpuTime();
+                SplittableRandom r = new SplittableRandom(seed);
+                long n = 0;
+                while ((n & 63) != 0 || System.nanoTime() < until) {
+                  long k = r.nextLong(UpdateDriver.KEYS);
+                  byte[] v = store.get(UpdateDriver.key(k));
+                  if (v == null || v.length != UpdateDriver.VALUE) {
+                    throw new AssertionError("key " + k + " missing or short");
+                  }
+                  n++;
+                }
+                ops.add(n);
+                cpu.add(mx.getCurrentThreadCpuTime() - c0);
+              });
+    }
+    long t0 = System.nanoTime();
+    for (Thread t : ts) {
+      t.start();
+    }
+    for (Thread t : ts) {
+      t.join();
+    }
+    cpuPerGet[0] = cpu.sum() / (double) ops.sum();
+    return ops.sum() / ((System.nanoTime() - t0) / 1e9);
+  }
+
+  /**
+   * The bench's {@code floor} store ({@code io.kv4j.bench.floor.FloorStore}) cut to a single loader
+   * and gets: records {@code [key length, value length, key, value]} back to back in one mapping,
+   * open addressing over {@code [hash, offset + 1]} pairs at load below 1/2.
+   */
+  private static final class Floor implements AutoCloseable {
+    private static final VarHandle LONG_BE =
+        MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+    private final FileChannel channel;
+    private final MappedByteBuffer map;
+    private final long[] table = new long[2 * Integer.highestOneBit(UpdateDriver.KEYS * 4)];
+    private int end;
+
+    Floor(Path file) throws IOException {
+      channel =
+          FileChannel.open(
+              file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+      map =
+          channel.map(
+              FileChannel.MapMode.READ_WRITE,
+              0,
+              (long) UpdateDriver.KEYS * (8 + 16 + UpdateDriver.VALUE));
+    }
+
+    static long hash(byte[] key) {
+      long h = 0x9E3779B97F4A7C15L ^ key.length;
+      int i = 0;
+      for (; i + 8 <= key.length; i += 8) {
+        h = (h ^ (long) LONG_BE.get(key, i)) * 0xC2B2AE3D27D4EB4FL;
+      }
+      for (; i < key.length; i++) {
+        h = (h ^ (key[i] & 0xFF)) * 0x100000001B3L;
+      }
+      h ^= h >>> 33;
+      h *= 0xFF51AFD7ED558CCDL;
+      h ^= h >>> 33;
+      return h | 1;
+    }
+
+    private boolean keyAt(int off, byte[] key) {
+      if (map.getInt(off) != key.length) {
+        return false;
+      }
+      int p = off + 8;
+      int i = 0;
+      for (; i + 8 <= key.length; i += 8) {
+        if (map.getLong(p + i) != (long) LONG_BE.get(key, i)) {
+          return false;
+        }
+      }
+      for (; i < key.length; i++) {
+        if (map.get(p + i) != key[i]) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    void put(byte[] key, byte[] value) {
+      int off = end;
+      map.putInt(off, key.length);
+      map.putInt(off + 4, value.length);
+      map.put(off + 8, key);
+      map.put(off + 8 + key.length, value);
+      end = off + 8 + key.length + value.length;
+      long h = hash(key);
+      int mask = (table.length >> 1) - 1;
+      int i = (int) (h ^ (h >>> 32)) & mask;
+      while (table[2 * i] != 0) {
+        i = (i + 1) & mask;
+      }
+      table[2 * i + 1] = off + 1L;
+      table[2 * i] = h;
+    }
+
+    byte[] get(byte[] key) {
+      long h = hash(key);
+      long[] t = table;
+      int mask = (t.length >> 1) - 1;
+      int i = (int) (h ^ (h >>> 32)) & mask;
+      for (int probes = 0; probes <= mask; probes++) {
+        long w = t[2 * i];
+        if (w == 0) {
+          return null;
+        }
+        if (w == h) {
+          long off = t[2 * i + 1];
+          if (off != 0 && keyAt((int) (off - 1), key)) {
+            int o = (int) off - 1;
+            int v = map.getInt(o + 4);
+            byte[] out = new byte[v];
+            map.get(o + 8 + key.length, out, 0, v);
+            return out;
+          }
+        }
+        i = (i + 1) & mask;
+      }
+      return null;
+    }
+
+    @Override
+    public void close() throws IOException {
+      channel.close();
+    }
+  }
+}
