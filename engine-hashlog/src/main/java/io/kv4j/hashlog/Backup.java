@@ -62,7 +62,7 @@ final class Backup {
     int[] lengths;
     Segment active;
     int activeEnd;
-    ReaderGuard.Reader token = guard.enter();
+    int token = guard.enter();
     try {
       segments.writeLock.lock();
       try {
@@ -170,7 +170,7 @@ final class Backup {
         FileChannel.open(to, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
       for (int pos = 0; pos < length; ) {
         int n = Math.min(CHUNK, length - pos);
-        ReaderGuard.Reader token = guard.enter();
+        int token = guard.enter();
         try {
           ByteBuffer src = g.map.duplicate();
           src.limit(pos + n).position(pos);

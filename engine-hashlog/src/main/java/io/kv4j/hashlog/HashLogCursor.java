@@ -98,7 +98,7 @@ final class HashLogCursor extends AbstractCursor {
     if (va == null) {
       return null;
     }
-    ReaderGuard.Reader token = guard.enter();
+    int token = guard.enter();
     try {
       while (true) {
         boolean hasA = pa >= 0 && pa < va.length;

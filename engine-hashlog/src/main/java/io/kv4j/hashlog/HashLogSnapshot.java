@@ -46,7 +46,7 @@ final class HashLogSnapshot extends AbstractSnapshot {
 
   @Override
   protected byte[] doGet(byte[] key) {
-    ReaderGuard.Reader token = guard.enter();
+    int token = guard.enter();
     try {
       return read(view, key);
     } finally {
@@ -59,7 +59,7 @@ final class HashLogSnapshot extends AbstractSnapshot {
   protected List<byte[]> doGetAll(List<byte[]> keys) {
     KeyOrder.View v = view;
     List<byte[]> values = new ArrayList<>(keys.size());
-    ReaderGuard.Reader token = guard.enter();
+    int token = guard.enter();
     try {
       for (byte[] key : keys) {
         values.add(read(v, key));
@@ -80,7 +80,7 @@ final class HashLogSnapshot extends AbstractSnapshot {
     if (loc == 0 || records.isTombstone(loc)) {
       return null;
     }
-    return records.readValue(loc);
+    return records.readValue(loc, key);
   }
 
   /** The location of {@code key}'s entry in a sorted run (one entry per key), or 0. */
@@ -107,7 +107,7 @@ final class HashLogSnapshot extends AbstractSnapshot {
   @Override
   protected AbstractCursor doScan(KeyRange range) {
     KeyOrder.View v = range.isEmpty() ? KeyOrder.View.EMPTY_VIEW : view;
-    ReaderGuard.Reader token = guard.enter();
+    int token = guard.enter();
     try {
       // This snapshot's pin already holds every segment the view points into; the cursor pins
       // them as well, for as long as it is open.

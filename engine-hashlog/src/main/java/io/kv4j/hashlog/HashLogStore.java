@@ -182,12 +182,12 @@ final class HashLogStore extends AbstractStore {
 
   @Override
   protected byte[] doGet(byte[] key) {
-    ReaderGuard.Reader token = guard.enter();
+    int token = guard.enter();
     try {
       long h = index.hash(key);
       long loc = index.find(h, key, true);
       if (loc > 0) {
-        return records.readValue(loc);
+        return records.readValue(loc, key);
       }
       if (loc < 0) {
         records.checkSuspect(loc & ~KeyDir.SUSPECT, h);
@@ -206,13 +206,13 @@ final class HashLogStore extends AbstractStore {
   @Override
   protected List<byte[]> doGetAll(List<byte[]> keys) {
     List<byte[]> values = new ArrayList<>(keys.size());
-    ReaderGuard.Reader token = guard.enter();
+    int token = guard.enter();
     try {
       for (byte[] key : keys) {
         long h = index.hash(key);
         long loc = index.find(h, key, true);
         if (loc > 0) {
-          values.add(records.readValue(loc));
+          values.add(records.readValue(loc, key));
         } else {
           if (loc < 0) {
             records.checkSuspect(loc & ~KeyDir.SUSPECT, h);
@@ -233,7 +233,7 @@ final class HashLogStore extends AbstractStore {
 
   /** A cursor over this store's keys, registered by {@code owner} (this, or a keyspace handle). */
   AbstractCursor scan(AbstractStore owner, KeyRange range) {
-    ReaderGuard.Reader token = guard.enter();
+    int token = guard.enter();
     try {
       KeyOrder.View view = range.isEmpty() ? KeyOrder.View.EMPTY_VIEW : index.order.snapshot();
       // Registered before exit(): a compaction that retires segments this view points into waits
@@ -333,7 +333,7 @@ final class HashLogStore extends AbstractStore {
     if (loc == 0) {
       return expected == null;
     }
-    return expected != null && Arrays.equals(records.readValueChecked(loc), expected);
+    return expected != null && Arrays.equals(records.readValueChecked(loc, key), expected);
   }
 
   /**
@@ -343,7 +343,7 @@ final class HashLogStore extends AbstractStore {
    * locks.
    */
   private void warm(long h, byte[] key) {
-    ReaderGuard.Reader token = guard.enter();
+    int token = guard.enter();
     try {
       index.find(h, key, false);
     } finally {
@@ -360,7 +360,7 @@ final class HashLogStore extends AbstractStore {
 
   /** A snapshot of this store's keys, tracked by {@code owner} (this, or a keyspace handle). */
   AbstractSnapshot snapshot(AbstractStore owner) {
-    ReaderGuard.Reader token = guard.enter();
+    int token = guard.enter();
     try {
       // As for a scan: pinned before exit(), so a compaction that retires segments the view
       // points into waits for this reader to leave and then sees the snapshot pinned.

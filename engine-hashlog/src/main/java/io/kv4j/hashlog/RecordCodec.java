@@ -97,6 +97,8 @@ import java.util.zip.CRC32C;
 final class RecordCodec {
   private static final VarHandle INT_BE =
       MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+  private static final VarHandle LONG_BE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
   static final int SEGMENT_MAGIC = 0x4B56484C;
   static final int HINT_MAGIC = 0x4B564849;
 
@@ -327,6 +329,26 @@ final class RecordCodec {
   /** The value length in a {@link #lengths(ByteBuffer, int) lengths} word. */
   static int valueLength(long lengths) {
     return (int) lengths;
+  }
+
+  /**
+   * Whether the CRC of the put record at {@code offset} matches, given its {@code lengths} word and
+   * its value already copied out. {@code key}, if not null, is the record's key as the caller
+   * already confirmed it: the checksum then reads the key from that array instead of the segment.
+   */
+  static boolean valueCrcMatches(
+      ByteBuffer seg, int offset, long lengths, byte[] key, byte[] value) {
+    CRC32C crc = new CRC32C();
+    if (key != null) {
+      byte[] h = new byte[Long.BYTES];
+      LONG_BE.set(h, 0, lengths);
+      crc.update(h, 0, Long.BYTES);
+      crc.update(key, 0, key.length);
+    } else {
+      crc.update(seg.slice(offset + TYPE_AT, RECORD_HEADER - TYPE_AT + keyLength(lengths)));
+    }
+    crc.update(value, 0, value.length);
+    return (int) crc.getValue() == seg.getInt(offset + CRC_AT);
   }
 
   static long size(ByteBuffer seg, int offset) {

@@ -216,11 +216,17 @@ final class RecordReader implements KeyDir.KeySource {
     return RecordCodec.type(s.map, (int) loc) == RecordCodec.DELETE;
   }
 
-  /**
-   * Copies the value of the put record at {@code loc}, checking the CRC32C of the whole record if
-   * configured.
-   */
+  /** Copies the value of the put record at {@code loc}, checking its CRC if configured. */
   byte[] readValue(long loc) {
+    return readValue(loc, null);
+  }
+
+  /**
+   * Copies the value of the put record at {@code loc}, checking its CRC if configured. {@code key},
+   * if not null, is the record's key as the caller already confirmed it (a get compared it): the
+   * checksum then reads the key from that array instead of the mapping.
+   */
+  byte[] readValue(long loc, byte[] key) {
     Segment s = segments.at(loc);
     ByteBuffer m = s.map;
     int off = (int) loc;
@@ -234,13 +240,8 @@ final class RecordReader implements KeyDir.KeySource {
           s, off, "key length " + k + " or value length " + (v & 0xFFFFFFFFL) + " out of range");
     }
     byte[] out = new byte[v];
-    int valueAt = RecordCodec.valueOffset(off, k);
-    m.get(valueAt, out, 0, v);
-    // One CRC32C call over the record in the mapping (header, key, value), after the copy, while
-    // its lines are in the cache: three calls over the header, the caller's key and the copy (what
-    // this was before issue #27) cost two more calls into the CRC stub and an array for the header.
-    // The copy holds the bytes checked: a record below a segment's end is never written again.
-    if (verifyOnRead && !RecordCodec.crcMatches(m, off, valueAt + v - off)) {
+    m.get(RecordCodec.valueOffset(off, k), out, 0, v);
+    if (verifyOnRead && !RecordCodec.valueCrcMatches(m, off, lengths, key, out)) {
       throw corrupt(s, off, "checksum mismatch");
     }
     return out;
@@ -249,10 +250,10 @@ final class RecordReader implements KeyDir.KeySource {
   /**
    * Copies the value of the put record at {@code loc} and checks its CRC32C whatever {@code
    * verify-checksums-on-read} says: a conditional write compares against it, and must never write
-   * on the strength of damaged bytes.
+   * on the strength of damaged bytes. {@code key} as in {@link #readValue(long, byte[])}.
    */
-  byte[] readValueChecked(long loc) {
-    byte[] v = readValue(loc);
+  byte[] readValueChecked(long loc, byte[] key) {
+    byte[] v = readValue(loc, key);
     if (!verifyOnRead) {
       Segment s = segments.at(loc);
       int off = (int) loc;

@@ -59,7 +59,7 @@ final class Verifier {
       if (g.retired || g.dropped || g.end < RecordCodec.FILE_HEADER) {
         continue;
       }
-      ReaderGuard.Reader token = guard.enter();
+      int token = guard.enter();
       try {
         verifySegment(g);
       } catch (StoreCorruptedException e) {

@@ -24,11 +24,18 @@ import java.util.concurrent.atomic.LongAdder;
  * mapping, one open-addressing {@code long[]} index, no checksum, no guard), then uniform gets in
  * short windows, hashlog and floor taking turns (the order alternating), in one JVM.
  *
- * <p>{@code <threads> <window-ms> <pairs> [key=value engine options]}: prints each pair's
- * hashlog/floor ratio and their median. On a loaded machine only the ratio means anything; run it
- * on two builds alternately to compare them (the floor is the same code in both, so it cancels the
- * load of the minute). The bench's own floor figure also carries the bench's per-get timing, so its
- * ratio is a little closer to 1 than this one.
+ * <ul>
+ *   <li>{@code <threads> <window-ms> <pairs> [key=value engine options]}: windows, each pair's
+ *       hashlog/floor rate and CPU-per-get ratios and their medians;
+ *   <li>{@code fine <seconds> <batch>}: one thread, the two taking turns every {@code batch} gets,
+ *       the medians of the batches' nanoseconds per get: the one that resolves a few percent on a
+ *       machine loaded by other processes (a batch that lost the CPU is an outlier the median
+ *       ignores; windows' rates there spread 0.5x to 2x).
+ * </ul>
+ *
+ * <p>Only the ratio means anything on a loaded machine. To compare two builds, run each alternately
+ * (the floor is the same code in both, so it cancels the load of the minute). The bench's own floor
+ * figure also carries the bench's per-get timing, so its ratio is a little closer to 1.
  */
 final class ReadDriver {
   private ReadDriver() {}
@@ -40,6 +47,10 @@ final class ReadDriver {
 
   /** Entry point; see the class comment for the arguments. */
   public static void main(String[] args) throws Exception {
+    if (args[0].equals("fine")) {
+      fine(args);
+      return;
+    }
     int threads = Integer.parseInt(args[0]);
     int windowMillis = Integer.parseInt(args[1]);
     int pairs = Integer.parseInt(args[2]);
@@ -99,6 +110,70 @@ final class ReadDriver {
           cpu[cpu.length / 2],
           cpu[0],
           cpu[cpu.length - 1]);
+    } finally {
+      UpdateDriver.deleteTree(dir);
+    }
+  }
+
+  /**
+   * {@code fine <seconds> <batch>}: one thread alternates hashlog and floor every {@code batch}
+   * gets and times each batch; the medians of the batches' nanoseconds per get are compared. A
+   * batch in which the thread lost the CPU is an outlier the median ignores, so this resolves a few
+   * percent on a machine too loaded for window rates.
+   */
+  private static void fine(String[] args) throws Exception {
+    double seconds = Double.parseDouble(args[1]);
+    int batch = Integer.parseInt(args[2]);
+    Path dir = Files.createTempDirectory("hashlog-read");
+    try (HashLogStore s = TestStores.open(dir.resolve("hashlog"), Durability.BUFFERED);
+        Floor floor = new Floor(dir.resolve("floor.dat"))) {
+      UpdateDriver.load(s);
+      byte[] value = new byte[UpdateDriver.VALUE];
+      SplittableRandom r = new SplittableRandom(1);
+      for (int i = 0; i < UpdateDriver.KEYS; i++) {
+        r.nextBytes(value);
+        floor.put(UpdateDriver.key(i), value);
+      }
+      Reader[] both = {s::get, floor::get};
+      for (int round = 0; round < 2; round++) { // the first round warms up, the second counts
+        int max = 4_000_000;
+        long[][] ns = new long[2][max];
+        int n = 0;
+        SplittableRandom rnd = new SplittableRandom(7);
+        long until = System.nanoTime() + (long) (seconds * 1e9);
+        while (n < max && System.nanoTime() < until) {
+          for (int e = 0; e < 2; e++) {
+            int which = (n & 1) ^ e; // alternate which goes first
+            Reader g = both[which];
+            long t0 = System.nanoTime();
+            for (int i = 0; i < batch; i++) {
+              long k = rnd.nextLong(UpdateDriver.KEYS);
+              byte[] v = g.get(UpdateDriver.key(k));
+              if (v == null || v.length != UpdateDriver.VALUE) {
+                throw new AssertionError("key " + k + " missing or short");
+              }
+            }
+            ns[which][n] = System.nanoTime() - t0;
+          }
+          n++;
+        }
+        long[] h = java.util.Arrays.copyOf(ns[0], n);
+        long[] f = java.util.Arrays.copyOf(ns[1], n);
+        java.util.Arrays.sort(h);
+        java.util.Arrays.sort(f);
+        if (round == 1) {
+          System.out.printf(
+              "fine: %d batches of %d gets each; median ns/get hashlog %.1f, floor %.1f;"
+                  + " hashlog/floor rate %.3f (quartiles %.3f .. %.3f)%n",
+              n,
+              batch,
+              h[n / 2] / (double) batch,
+              f[n / 2] / (double) batch,
+              f[n / 2] / (double) h[n / 2],
+              f[n / 4] / (double) h[n / 4],
+              f[3 * n / 4] / (double) h[3 * n / 4]);
+        }
+      }
     } finally {
       UpdateDriver.deleteTree(dir);
     }
