@@ -4,38 +4,28 @@ import io.kv4j.Durability;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A measuring harness for the read bar of issue #27, not a test (run it with {@code java -cp}, see
  * the module README): {@link UpdateDriver#KEYS} keys of 16 bytes with 1 KiB values, loaded into a
  * {@code BUFFERED} hashlog store and into a copy of the bench's {@code floor} read ceiling (one
- * mapping, one open-addressing {@code long[]} index, no checksum, no guard), then uniform gets in
- * short windows, hashlog and floor taking turns (the order alternating), in one JVM.
+ * mapping, one open-addressing {@code long[]} index, no checksum, no guard), then uniform gets on
+ * one thread, the two taking turns every {@code batch} gets, in one JVM.
  *
- * <ul>
- *   <li>{@code <threads> <window-ms> <pairs> [key=value engine options]}: windows, each pair's
- *       hashlog/floor rate and CPU-per-get ratios and their medians;
- *   <li>{@code fine <seconds> <batch>}: one thread, the two taking turns every {@code batch} gets,
- *       the medians of the batches' nanoseconds per get: the one that resolves a few percent on a
- *       machine loaded by other processes (a batch that lost the CPU is an outlier the median
- *       ignores; windows' rates there spread 0.5x to 2x).
- * </ul>
- *
- * <p>Only the ratio means anything on a loaded machine. To compare two builds, run each alternately
- * (the floor is the same code in both, so it cancels the load of the minute). The bench's own floor
- * figure also carries the bench's per-get timing, so its ratio is a little closer to 1.
+ * <p>{@code <seconds> <batch>}: prints the medians of the batches' nanoseconds per get and their
+ * ratio. A batch in which the thread lost the CPU is an outlier the median ignores, so this
+ * resolves a few percent on a machine loaded by other processes, where the rates of timed windows
+ * spread 0.5x to 2x. Only the ratio means anything there. To compare two builds, run each
+ * alternately (the floor is the same code in both, so it cancels the load of the minute). The
+ * bench's own floor figure also carries the bench's per-get timing, so its ratio is a little closer
+ * to 1.
  */
 final class ReadDriver {
   private ReadDriver() {}
@@ -47,83 +37,16 @@ final class ReadDriver {
 
   /** Entry point; see the class comment for the arguments. */
   public static void main(String[] args) throws Exception {
-    if (args[0].equals("fine")) {
-      fine(args);
-      return;
-    }
-    int threads = Integer.parseInt(args[0]);
-    int windowMillis = Integer.parseInt(args[1]);
-    int pairs = Integer.parseInt(args[2]);
-    String[] options = new String[(args.length - 3) * 2];
-    for (int i = 3; i < args.length; i++) {
-      String[] kv = args[i].split("=", 2);
-      options[(i - 3) * 2] = kv[0];
-      options[(i - 3) * 2 + 1] = kv[1];
-    }
-    Path dir = Files.createTempDirectory("hashlog-read");
-    try (HashLogStore s = TestStores.open(dir.resolve("hashlog"), Durability.BUFFERED, options);
-        Floor floor = new Floor(dir.resolve("floor.dat"))) {
-      UpdateDriver.load(s);
-      byte[] value = new byte[UpdateDriver.VALUE];
-      SplittableRandom r = new SplittableRandom(1);
-      for (int i = 0; i < UpdateDriver.KEYS; i++) {
-        r.nextBytes(value);
-        floor.put(UpdateDriver.key(i), value);
-      }
-      Reader h = s::get;
-      Reader f = floor::get;
-      for (int w = 0; w < 3; w++) { // JIT, first touches of heap and mappings
-        run(h, threads, windowMillis, new double[1]);
-        run(f, threads, windowMillis, new double[1]);
-      }
-      List<Double> ratios = new ArrayList<>();
-      List<Double> cpuRatios = new ArrayList<>();
-      double[] hc = new double[1];
-      double[] fc = new double[1];
-      for (int p = 0; p < pairs; p++) {
-        double hr;
-        double fr;
-        if (p % 2 == 0) {
-          hr = run(h, threads, windowMillis, hc);
-          fr = run(f, threads, windowMillis, fc);
-        } else {
-          fr = run(f, threads, windowMillis, fc);
-          hr = run(h, threads, windowMillis, hc);
-        }
-        ratios.add(hr / fr);
-        cpuRatios.add(fc[0] / hc[0]);
-        System.out.printf(
-            "pair %d, %d threads: hashlog %,.0f gets/s (%.0f CPU ns/get), floor %,.0f (%.0f),"
-                + " ratio %.3f, by CPU %.3f%n",
-            p + 1, threads, hr, hc[0], fr, fc[0], hr / fr, fc[0] / hc[0]);
-      }
-      double[] sorted = ratios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-      double[] cpu = cpuRatios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-      System.out.printf(
-          "%d threads: hashlog/floor median %.3f (min %.3f, max %.3f) over %d pairs;"
-              + " by CPU per get (floor/hashlog) median %.3f (min %.3f, max %.3f)%n",
-          threads,
-          sorted[sorted.length / 2],
-          sorted[0],
-          sorted[sorted.length - 1],
-          sorted.length,
-          cpu[cpu.length / 2],
-          cpu[0],
-          cpu[cpu.length - 1]);
-    } finally {
-      UpdateDriver.deleteTree(dir);
-    }
+    fine(Double.parseDouble(args[0]), Integer.parseInt(args[1]));
   }
 
   /**
-   * {@code fine <seconds> <batch>}: one thread alternates hashlog and floor every {@code batch}
-   * gets and times each batch; the medians of the batches' nanoseconds per get are compared. A
-   * batch in which the thread lost the CPU is an outlier the median ignores, so this resolves a few
-   * percent on a machine too loaded for window rates.
+   * One thread alternates hashlog and floor every {@code batch} gets and times each batch; the
+   * medians of the batches' nanoseconds per get are compared. A batch in which the thread lost the
+   * CPU is an outlier the median ignores, so this resolves a few percent on a machine too loaded
+   * for window rates.
    */
-  private static void fine(String[] args) throws Exception {
-    double seconds = Double.parseDouble(args[1]);
-    int batch = Integer.parseInt(args[2]);
+  private static void fine(double seconds, int batch) throws Exception {
     Path dir = Files.createTempDirectory("hashlog-read");
     try (HashLogStore s = TestStores.open(dir.resolve("hashlog"), Durability.BUFFERED);
         Floor floor = new Floor(dir.resolve("floor.dat"))) {
@@ -180,52 +103,10 @@ final class ReadDriver {
   }
 
   /**
-   * Gets for {@code millis}; returns gets per second and sets {@code cpuPerGet[0]} to the CPU
-   * nanoseconds per get of the reading threads, which a loaded machine disturbs far less than the
-   * rate (other processes take the CPU away between gets, not within them).
-   */
-  private static double run(Reader store, int threads, int millis, double[] cpuPerGet)
-      throws InterruptedException {
-    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-    LongAdder cpu = new LongAdder();
-    LongAdder ops = new LongAdder();
-    long until = System.nanoTime() + millis * 1_000_000L;
-    Thread[] ts = new Thread[threads];
-    for (int t = 0; t < threads; t++) {
-      long seed = System.nanoTime() + t;
-      ts[t] =
-          new Thread(
-              () -> {
-                long c0 = mx.getCurrentThreadCpuTime();
-                SplittableRandom r = new SplittableRandom(seed);
-                long n = 0;
-                while ((n & 63) != 0 || System.nanoTime() < until) {
-                  long k = r.nextLong(UpdateDriver.KEYS);
-                  byte[] v = store.get(UpdateDriver.key(k));
-                  if (v == null || v.length != UpdateDriver.VALUE) {
-                    throw new AssertionError("key " + k + " missing or short");
-                  }
-                  n++;
-                }
-                ops.add(n);
-                cpu.add(mx.getCurrentThreadCpuTime() - c0);
-              });
-    }
-    long t0 = System.nanoTime();
-    for (Thread t : ts) {
-      t.start();
-    }
-    for (Thread t : ts) {
-      t.join();
-    }
-    cpuPerGet[0] = cpu.sum() / (double) ops.sum();
-    return ops.sum() / ((System.nanoTime() - t0) / 1e9);
-  }
-
-  /**
    * The bench's {@code floor} store ({@code io.kv4j.bench.floor.FloorStore}) cut to a single loader
-   * and gets: records {@code [key length, value length, key, value]} back to back in one mapping,
-   * open addressing over {@code [hash, offset + 1]} pairs at load below 1/2.
+   * and gets, copied since this module cannot depend on the bench (the bench depends on it):
+   * records {@code [key length, value length, key, value]} back to back in one mapping, open
+   * addressing over {@code [hash, offset + 1]} pairs at load below 1/2.
    */
   private static final class Floor implements AutoCloseable {
     private static final VarHandle LONG_BE =
