@@ -1,0 +1,211 @@
+package io.kv4j.hashlog;
+
+import io.kv4j.Durability;
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.SplittableRandom;
+
+/**
+ * A measuring harness for the read bar of issue #27, not a test (run it with {@code java -cp}, see
+ * the module README): {@link UpdateDriver#KEYS} keys of 16 bytes with 1 KiB values, loaded into a
+ * {@code BUFFERED} hashlog store and into a copy of the bench's {@code floor} read ceiling (one
+ * mapping, one open-addressing {@code long[]} index, no checksum, no guard), then uniform gets on
+ * one thread, the two taking turns every {@code batch} gets, in one JVM.
+ *
+ * <p>{@code <seconds> <batch>}: prints the medians of the batches' nanoseconds per get and their
+ * ratio. A batch in which the thread lost the CPU is an outlier the median ignores, so this
+ * resolves a few percent on a machine loaded by other processes, where the rates of timed windows
+ * spread 0.5x to 2x. Only the ratio means anything there. To compare two builds, run each
+ * alternately (the floor is the same code in both, so it cancels the load of the minute). The
+ * bench's own floor figure also carries the bench's per-get timing, so its ratio is a little closer
+ * to 1.
+ */
+final class ReadDriver {
+  private ReadDriver() {}
+
+  /** A get under measurement. */
+  private interface Reader {
+    byte[] get(byte[] key);
+  }
+
+  /** Entry point; see the class comment for the arguments. */
+  public static void main(String[] args) throws Exception {
+    fine(Double.parseDouble(args[0]), Integer.parseInt(args[1]));
+  }
+
+  /**
+   * One thread alternates hashlog and floor every {@code batch} gets and times each batch; the
+   * medians of the batches' nanoseconds per get are compared. A batch in which the thread lost the
+   * CPU is an outlier the median ignores, so this resolves a few percent on a machine too loaded
+   * for window rates.
+   */
+  private static void fine(double seconds, int batch) throws Exception {
+    Path dir = Files.createTempDirectory("hashlog-read");
+    try (HashLogStore s = TestStores.open(dir.resolve("hashlog"), Durability.BUFFERED);
+        Floor floor = new Floor(dir.resolve("floor.dat"))) {
+      UpdateDriver.load(s);
+      byte[] value = new byte[UpdateDriver.VALUE];
+      SplittableRandom r = new SplittableRandom(1);
+      for (int i = 0; i < UpdateDriver.KEYS; i++) {
+        r.nextBytes(value);
+        floor.put(UpdateDriver.key(i), value);
+      }
+      Reader[] both = {s::get, floor::get};
+      for (int round = 0; round < 2; round++) { // the first round warms up, the second counts
+        int max = 4_000_000;
+        long[][] ns = new long[2][max];
+        int n = 0;
+        SplittableRandom rnd = new SplittableRandom(7);
+        long until = System.nanoTime() + (long) (seconds * 1e9);
+        while (n < max && System.nanoTime() < until) {
+          for (int e = 0; e < 2; e++) {
+            int which = (n & 1) ^ e; // alternate which goes first
+            Reader g = both[which];
+            long t0 = System.nanoTime();
+            for (int i = 0; i < batch; i++) {
+              long k = rnd.nextLong(UpdateDriver.KEYS);
+              byte[] v = g.get(UpdateDriver.key(k));
+              if (v == null || v.length != UpdateDriver.VALUE) {
+                throw new AssertionError("key " + k + " missing or short");
+              }
+            }
+            ns[which][n] = System.nanoTime() - t0;
+          }
+          n++;
+        }
+        long[] h = java.util.Arrays.copyOf(ns[0], n);
+        long[] f = java.util.Arrays.copyOf(ns[1], n);
+        java.util.Arrays.sort(h);
+        java.util.Arrays.sort(f);
+        if (round == 1) {
+          System.out.printf(
+              "fine: %d batches of %d gets each; median ns/get hashlog %.1f, floor %.1f;"
+                  + " hashlog/floor rate %.3f (quartiles %.3f .. %.3f)%n",
+              n,
+              batch,
+              h[n / 2] / (double) batch,
+              f[n / 2] / (double) batch,
+              f[n / 2] / (double) h[n / 2],
+              f[n / 4] / (double) h[n / 4],
+              f[3 * n / 4] / (double) h[3 * n / 4]);
+        }
+      }
+    } finally {
+      UpdateDriver.deleteTree(dir);
+    }
+  }
+
+  /**
+   * The bench's {@code floor} store ({@code io.kv4j.bench.floor.FloorStore}) cut to a single loader
+   * and gets, copied since this module cannot depend on the bench (the bench depends on it):
+   * records {@code [key length, value length, key, value]} back to back in one mapping, open
+   * addressing over {@code [hash, offset + 1]} pairs at load below 1/2.
+   */
+  private static final class Floor implements AutoCloseable {
+    private static final VarHandle LONG_BE =
+        MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+    private final FileChannel channel;
+    private final MappedByteBuffer map;
+    private final long[] table = new long[2 * Integer.highestOneBit(UpdateDriver.KEYS * 4)];
+    private int end;
+
+    Floor(Path file) throws IOException {
+      channel =
+          FileChannel.open(
+              file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+      map =
+          channel.map(
+              FileChannel.MapMode.READ_WRITE,
+              0,
+              (long) UpdateDriver.KEYS * (8 + 16 + UpdateDriver.VALUE));
+    }
+
+    static long hash(byte[] key) {
+      long h = 0x9E3779B97F4A7C15L ^ key.length;
+      int i = 0;
+      for (; i + 8 <= key.length; i += 8) {
+        h = (h ^ (long) LONG_BE.get(key, i)) * 0xC2B2AE3D27D4EB4FL;
+      }
+      for (; i < key.length; i++) {
+        h = (h ^ (key[i] & 0xFF)) * 0x100000001B3L;
+      }
+      h ^= h >>> 33;
+      h *= 0xFF51AFD7ED558CCDL;
+      h ^= h >>> 33;
+      return h | 1;
+    }
+
+    private boolean keyAt(int off, byte[] key) {
+      if (map.getInt(off) != key.length) {
+        return false;
+      }
+      int p = off + 8;
+      int i = 0;
+      for (; i + 8 <= key.length; i += 8) {
+        if (map.getLong(p + i) != (long) LONG_BE.get(key, i)) {
+          return false;
+        }
+      }
+      for (; i < key.length; i++) {
+        if (map.get(p + i) != key[i]) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    void put(byte[] key, byte[] value) {
+      int off = end;
+      map.putInt(off, key.length);
+      map.putInt(off + 4, value.length);
+      map.put(off + 8, key);
+      map.put(off + 8 + key.length, value);
+      end = off + 8 + key.length + value.length;
+      long h = hash(key);
+      int mask = (table.length >> 1) - 1;
+      int i = (int) (h ^ (h >>> 32)) & mask;
+      while (table[2 * i] != 0) {
+        i = (i + 1) & mask;
+      }
+      table[2 * i + 1] = off + 1L;
+      table[2 * i] = h;
+    }
+
+    byte[] get(byte[] key) {
+      long h = hash(key);
+      long[] t = table;
+      int mask = (t.length >> 1) - 1;
+      int i = (int) (h ^ (h >>> 32)) & mask;
+      for (int probes = 0; probes <= mask; probes++) {
+        long w = t[2 * i];
+        if (w == 0) {
+          return null;
+        }
+        if (w == h) {
+          long off = t[2 * i + 1];
+          if (off != 0 && keyAt((int) (off - 1), key)) {
+            int o = (int) off - 1;
+            int v = map.getInt(o + 4);
+            byte[] out = new byte[v];
+            map.get(o + 8 + key.length, out, 0, v);
+            return out;
+          }
+        }
+        i = (i + 1) & mask;
+      }
+      return null;
+    }
+
+    @Override
+    public void close() throws IOException {
+      channel.close();
+    }
+  }
+}
