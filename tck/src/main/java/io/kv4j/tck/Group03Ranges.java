@@ -68,6 +68,13 @@ final class Group03Ranges extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group03Ranges(TckBase kit) {
+    super(kit);
+  }
+
   /** Stored keys: ends of the byte range, a prefix family and neighbours. */
   private static final byte[][] STORED = {
     b(0x10),

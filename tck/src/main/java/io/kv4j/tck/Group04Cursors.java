@@ -79,6 +79,13 @@ final class Group04Cursors extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group04Cursors(TckBase kit) {
+    super(kit);
+  }
+
   private Store filled(int n) {
     Store s = open();
     for (int i = 0; i < n; i++) {

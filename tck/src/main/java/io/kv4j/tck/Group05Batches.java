@@ -62,6 +62,13 @@ final class Group05Batches extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group05Batches(TckBase kit) {
+    super(kit);
+  }
+
   void required_r5_1_batchAppliesAllInOrder() {
     require("5.1", Feature.ATOMIC_BATCH);
     Store s = open();

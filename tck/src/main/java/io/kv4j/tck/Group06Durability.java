@@ -50,6 +50,13 @@ final class Group06Durability extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group06Durability(TckBase kit) {
+    super(kit);
+  }
+
   void required_r6_1_dataSurvivesReopen() {
     require("6.1", Feature.PERSISTENT);
     for (Durability d : Durability.values()) {

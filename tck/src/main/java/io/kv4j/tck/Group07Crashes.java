@@ -74,6 +74,13 @@ final class Group07Crashes extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group07Crashes(TckBase kit) {
+    super(kit);
+  }
+
   void required_r7_1_killSyncKeepsAcknowledgedWrites() throws Exception {
     require("7.1", Feature.PERSISTENT);
     crashRounds("7.1", Durability.SYNC, this::verifyAcknowledged);

@@ -71,6 +71,13 @@ final class Group08Concurrency extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group08Concurrency(TckBase kit) {
+    super(kit);
+  }
+
   void required_r8_1_threadsOnDisjointKeys() throws Exception {
     Store s = open();
     int per = 500;

@@ -43,6 +43,13 @@ final class Group09Limits extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group09Limits(TckBase kit) {
+    super(kit);
+  }
+
   void required_r9_1_declaredLimitsMeetTheMinimum() {
     Store s = open();
     Limits l = s.info().limits();

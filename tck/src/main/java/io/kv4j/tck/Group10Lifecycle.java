@@ -102,6 +102,13 @@ final class Group10Lifecycle extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group10Lifecycle(TckBase kit) {
+    super(kit);
+  }
+
   void required_r10_1_closeIsIdempotent() {
     Store s = open();
     s.put(b("a"), b("1"));

@@ -80,6 +80,13 @@ final class Group12Damage extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group12Damage(TckBase kit) {
+    super(kit);
+  }
+
   /** The engine id written into the foreign store of rule 12.6. */
   static final String FOREIGN_ENGINE = "tck-foreign";
 

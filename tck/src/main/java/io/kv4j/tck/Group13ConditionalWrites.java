@@ -47,6 +47,13 @@ final class Group13ConditionalWrites extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group13ConditionalWrites(TckBase kit) {
+    super(kit);
+  }
+
   void required_r13_1_conditionalWritesMatchAModel() {
     require("13.1", Feature.CONDITIONAL_WRITE);
     Store s = open();

@@ -57,6 +57,13 @@ final class Group14Snapshots extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group14Snapshots(TckBase kit) {
+    super(kit);
+  }
+
   void required_r14_1_snapshotIgnoresLaterWrites() {
     require("14.1", Feature.SNAPSHOT_READ);
     Store s = open();

@@ -28,6 +28,13 @@ final class Group15MultiGet extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group15MultiGet(TckBase kit) {
+    super(kit);
+  }
+
   void required_r15_1_getAllReturnsValuesInKeyOrder() {
     Store s = open();
     SplittableRandom rnd = new SplittableRandom(seed(13) + 15);

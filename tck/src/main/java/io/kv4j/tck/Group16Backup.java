@@ -49,6 +49,13 @@ final class Group16Backup extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group16Backup(TckBase kit) {
+    super(kit);
+  }
+
   void required_r16_1_backupIsAnOpenableCopy() {
     require("16.1", Feature.BACKUP);
     Store s = open();

@@ -85,6 +85,13 @@ final class Group17Keyspaces extends RuleGroup {
     super((TckBase) test);
   }
 
+  /**
+   * For a kit of chosen rules in this package (a subset a slow engine runs beside the whole kit).
+   */
+  Group17Keyspaces(TckBase kit) {
+    super(kit);
+  }
+
   /** Keyspace names the rules use: one of every allowed character class. */
   private static final List<String> NAMES = List.of("users", "Orders-2", "_x");
 
