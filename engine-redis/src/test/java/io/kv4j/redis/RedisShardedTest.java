@@ -244,6 +244,64 @@ class RedisShardedTest {
         }
       }
     }
+    awaitAgreement(slot, to);
+  }
+
+  /**
+   * Waits until every primary names {@code owner} for the slot with no migration left, as {@code
+   * redis-cli --cluster reshard} waits for the configuration to propagate. Moving a slot back
+   * before the last move's configuration reached every node once left the nodes disagreeing for
+   * good (each redirecting to the other: MOVED until the client gave up).
+   */
+  private static void awaitAgreement(int slot, HostAndPort owner) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    String views = "";
+    while (System.nanoTime() - deadline < 0) {
+      StringBuilder b = new StringBuilder();
+      boolean agreed = true;
+      for (HostAndPort node : primaries().keySet()) {
+        try (Jedis j = new Jedis(node)) {
+          String nodes = j.clusterNodes();
+          b.append(node).append(": ").append(nodes.replace('\n', '|')).append('\n');
+          if (nodes.contains("[" + slot + "-") || !owns(nodes, owner, slot)) {
+            agreed = false;
+          }
+        }
+      }
+      if (agreed) {
+        return;
+      }
+      views = b.toString();
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    }
+    throw new IllegalStateException(
+        "the primaries did not agree on slot " + slot + " moving to " + owner + ":\n" + views);
+  }
+
+  private static boolean owns(String clusterNodes, HostAndPort owner, int slot) {
+    for (String line : clusterNodes.split("\n")) {
+      String[] f = line.trim().split(" ");
+      if (f.length < 8 || !f[1].startsWith(owner + "@")) {
+        continue;
+      }
+      for (int i = 8; i < f.length; i++) {
+        if (f[i].startsWith("[")) {
+          continue;
+        }
+        String[] r = f[i].split("-");
+        int lo = Integer.parseInt(r[0]);
+        int hi = r.length > 1 ? Integer.parseInt(r[1]) : lo;
+        if (slot >= lo && slot <= hi) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   @Test
