@@ -248,10 +248,10 @@ class RedisShardedTest {
   }
 
   /**
-   * Waits until every primary names {@code owner} for the slot with no migration left, as {@code
-   * redis-cli --cluster reshard} waits for the configuration to propagate. Moving a slot back
-   * before the last move's configuration reached every node once left the nodes disagreeing for
-   * good (each redirecting to the other: MOVED until the client gave up).
+   * Polls (no sleep: the round trips pace it) until every primary names {@code owner} for the slot
+   * with no migration left, as {@code redis-cli --cluster reshard} waits for the configuration to
+   * propagate. Moving a slot back before the last move's configuration reached every node once left
+   * the nodes disagreeing for good (each redirecting to the other: MOVED until the client gave up).
    */
   private static void awaitAgreement(int slot, HostAndPort owner) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -271,13 +271,7 @@ class RedisShardedTest {
       if (agreed) {
         return;
       }
-      views = b.toString();
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
+      views = b.toString(); // ask again: each round is three CLUSTER NODES round trips
     }
     throw new IllegalStateException(
         "the primaries did not agree on slot " + slot + " moving to " + owner + ":\n" + views);
