@@ -14,7 +14,6 @@ import io.kv4j.spi.AbstractStore;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -476,12 +475,19 @@ final class HashLogStore extends AbstractStore {
     int count = 0;
     long keys;
     long indexBytes;
+    int[] sealed;
+    int sealedCount = 0;
     segments.writeLock.lock();
     try {
-      for (Segment s : segments.all()) {
+      Segment[] all = segments.all();
+      sealed = new int[all.length];
+      for (Segment s : all) {
         if (!s.retired) {
+          if (s.sealed) {
+            sealed[sealedCount++] = s.id;
+          }
           count++;
-          disk += s.end + hintBytes(s);
+          disk += s.end;
           live += s.liveBytes;
           dead += s.deadBytes();
           tomb += s.tombstoneBytes;
@@ -491,6 +497,9 @@ final class HashLogStore extends AbstractStore {
       indexBytes = index.memoryBytes();
     } finally {
       segments.writeLock.unlock();
+    }
+    for (int i = 0; i < sealedCount; i++) { // outside the writer lock: file system calls
+      disk += HintFile.bytesOnDisk(dir, sealed[i]);
     }
     Map<String, Number> f = new LinkedHashMap<>();
     f.put("segments", count);
@@ -512,19 +521,6 @@ final class HashLogStore extends AbstractStore {
     }
     compactor.figures(f, disk, live);
     return new StoreStats(keys, true, disk, f);
-  }
-
-  /** Bytes of a sealed segment's hint file on disk, 0 if it has none. */
-  private long hintBytes(Segment s) {
-    try {
-      Path hint = HintFile.path(dir, s.id);
-      if (s.sealed && Files.exists(hint)) {
-        return Files.size(hint);
-      }
-    } catch (IOException e) {
-      // A hint that vanished counts nothing.
-    }
-    return 0;
   }
 
   /** Live bytes of one segment, -1 if none is installed with that id (tests). */

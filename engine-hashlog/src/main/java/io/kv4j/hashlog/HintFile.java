@@ -30,6 +30,15 @@ final class HintFile {
     return dir.resolve(Segment.hintName(segmentId));
   }
 
+  /** Bytes of a segment's hint file on disk, 0 if it has none (not written yet, or removed). */
+  static long bytesOnDisk(Path dir, int segmentId) {
+    try {
+      return Files.size(path(dir, segmentId));
+    } catch (IOException e) {
+      return 0;
+    }
+  }
+
   /**
    * Hint entries gathered while a segment is written (by the writer, or by compaction for its
    * output), so that sealing writes the hint without reading every record header back from the
