@@ -239,7 +239,7 @@ final class EtcdClient {
   }
 
   /**
-   * An attempt that failed in a way another attempt may not.
+   * A failed attempt that another one may overcome.
    *
    * @param why what went wrong, for the message of the final failure
    * @param unsent whether the request surely never reached a member, so that even a request that is
