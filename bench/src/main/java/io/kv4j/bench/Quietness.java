@@ -181,29 +181,7 @@ final class Quietness {
               MAX_LOAD_PER_CPU * cpus,
               r.cpus()));
     }
-    double othersLimit = MAX_OTHERS_SHARE * cpus;
-    if (Double.isNaN(r.othersBefore()) || Double.isNaN(r.othersDuring())) {
-      problems.add("CPU use of other processes not measured (no /proc/stat)");
-    } else {
-      if (r.othersBefore() > othersLimit) {
-        problems.add(
-            String.format(
-                Locale.ROOT,
-                "other processes used %.2f of %d CPUs just before the run (limit %.2f)",
-                r.othersBefore(),
-                r.cpus(),
-                othersLimit));
-      }
-      if (r.othersDuring() > othersLimit) {
-        problems.add(
-            String.format(
-                Locale.ROOT,
-                "other processes used %.2f of %d CPUs on average during the run (limit %.2f)",
-                r.othersDuring(),
-                r.cpus(),
-                othersLimit));
-      }
-    }
+    others(problems, r);
     if (Double.isNaN(r.stealShare())) {
       problems.add("steal time not measured (no /proc/stat)");
     } else if (r.stealShare() > MAX_STEAL_SHARE) {
@@ -227,6 +205,32 @@ final class Quietness {
               MAX_DRIFT * 100));
     }
     return new Verdict(problems.isEmpty(), problems, numbers(r), serversLine(r));
+  }
+
+  private static void others(List<String> problems, Readings r) {
+    double othersLimit = MAX_OTHERS_SHARE * r.cpus();
+    if (Double.isNaN(r.othersBefore()) || Double.isNaN(r.othersDuring())) {
+      problems.add("CPU use of other processes not measured (no /proc/stat)");
+    } else {
+      if (r.othersBefore() > othersLimit) {
+        problems.add(
+            String.format(
+                Locale.ROOT,
+                "other processes used %.2f of %d CPUs just before the run (limit %.2f)",
+                r.othersBefore(),
+                r.cpus(),
+                othersLimit));
+      }
+      if (r.othersDuring() > othersLimit) {
+        problems.add(
+            String.format(
+                Locale.ROOT,
+                "other processes used %.2f of %d CPUs on average during the run (limit %.2f)",
+                r.othersDuring(),
+                r.cpus(),
+                othersLimit));
+      }
+    }
   }
 
   private static void spread(List<String> problems, String when, Calibration c) {
