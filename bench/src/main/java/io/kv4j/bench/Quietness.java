@@ -63,16 +63,6 @@ final class Quietness {
   private Quietness() {}
 
   /**
-   * Cumulative CPU time of the whole machine, in {@code /proc/stat} ticks.
-   *
-   * @param busy user, nice, system, irq and softirq time of all CPUs
-   * @param steal time stolen by the hypervisor
-   * @param total all of it, idle and iowait included
-   * @param cpus the number of CPUs the counters cover
-   */
-  record CpuTimes(long busy, long steal, long total, int cpus) {}
-
-  /**
    * The timed repetitions of the calibration loop.
    *
    * @param nanos the time of each repetition, in nanoseconds
@@ -191,29 +181,7 @@ final class Quietness {
               MAX_LOAD_PER_CPU * cpus,
               r.cpus()));
     }
-    double othersLimit = MAX_OTHERS_SHARE * cpus;
-    if (Double.isNaN(r.othersBefore()) || Double.isNaN(r.othersDuring())) {
-      problems.add("CPU use of other processes not measured (no /proc/stat)");
-    } else {
-      if (r.othersBefore() > othersLimit) {
-        problems.add(
-            String.format(
-                Locale.ROOT,
-                "other processes used %.2f of %d CPUs just before the run (limit %.2f)",
-                r.othersBefore(),
-                r.cpus(),
-                othersLimit));
-      }
-      if (r.othersDuring() > othersLimit) {
-        problems.add(
-            String.format(
-                Locale.ROOT,
-                "other processes used %.2f of %d CPUs on average during the run (limit %.2f)",
-                r.othersDuring(),
-                r.cpus(),
-                othersLimit));
-      }
-    }
+    others(problems, r);
     if (Double.isNaN(r.stealShare())) {
       problems.add("steal time not measured (no /proc/stat)");
     } else if (r.stealShare() > MAX_STEAL_SHARE) {
@@ -237,6 +205,32 @@ final class Quietness {
               MAX_DRIFT * 100));
     }
     return new Verdict(problems.isEmpty(), problems, numbers(r), serversLine(r));
+  }
+
+  private static void others(List<String> problems, Readings r) {
+    double othersLimit = MAX_OTHERS_SHARE * r.cpus();
+    if (Double.isNaN(r.othersBefore()) || Double.isNaN(r.othersDuring())) {
+      problems.add("CPU use of other processes not measured (no /proc/stat)");
+    } else {
+      if (r.othersBefore() > othersLimit) {
+        problems.add(
+            String.format(
+                Locale.ROOT,
+                "other processes used %.2f of %d CPUs just before the run (limit %.2f)",
+                r.othersBefore(),
+                r.cpus(),
+                othersLimit));
+      }
+      if (r.othersDuring() > othersLimit) {
+        problems.add(
+            String.format(
+                Locale.ROOT,
+                "other processes used %.2f of %d CPUs on average during the run (limit %.2f)",
+                r.othersDuring(),
+                r.cpus(),
+                othersLimit));
+      }
+    }
   }
 
   private static void spread(List<String> problems, String when, Calibration c) {
@@ -313,84 +307,6 @@ final class Quietness {
   }
 
   /**
-   * Parses the first line of {@code /proc/stat} ({@code cpu user nice system idle iowait irq
-   * softirq steal ...}) and counts the {@code cpuN} lines.
-   *
-   * @param text the file's content
-   * @return the counters
-   * @throws IllegalArgumentException if the text has no {@code cpu} line
-   */
-  static CpuTimes parseStat(String text) {
-    long[] f = null;
-    int cpus = 0;
-    for (String line : text.split("\n")) {
-      if (line.startsWith("cpu ")) {
-        String[] parts = line.trim().split("\\s+");
-        f = new long[10];
-        for (int i = 1; i < parts.length && i <= f.length; i++) {
-          f[i - 1] = Long.parseLong(parts[i]);
-        }
-      } else if (line.startsWith("cpu")) {
-        cpus++;
-      }
-    }
-    if (f == null) {
-      throw new IllegalArgumentException("no 'cpu' line in /proc/stat");
-    }
-    // user nice system idle iowait irq softirq steal (guest time is already in user)
-    long busy = f[0] + f[1] + f[2] + f[5] + f[6];
-    long total = busy + f[3] + f[4] + f[7];
-    return new CpuTimes(busy, f[7], total, cpus);
-  }
-
-  /**
-   * The CPU use of other processes over an interval, in cores: the machine's busy share times its
-   * CPUs, minus this process's CPU time over the wall time, minus the servers' the run talked to.
-   *
-   * @param a the counters at the start
-   * @param b the counters at the end
-   * @param ownCpuNs this process's CPU time in the interval
-   * @param wallNs the interval's wall time
-   * @param serverTicks the servers' CPU time in the interval, in {@code /proc/stat} ticks (0
-   *     without server engines)
-   * @return cores used by others (at least 0), or NaN for an empty interval
-   */
-  static double othersCores(CpuTimes a, CpuTimes b, long ownCpuNs, long wallNs, long serverTicks) {
-    long total = b.total() - a.total();
-    if (total <= 0 || wallNs <= 0) {
-      return Double.NaN;
-    }
-    double machine = (double) (b.busy() - a.busy()) / total * b.cpus();
-    return Math.max(0, machine - (double) ownCpuNs / wallNs - serverCores(a, b, serverTicks));
-  }
-
-  /**
-   * CPU time in {@code /proc/stat} ticks over an interval, in cores: the same unit as the machine's
-   * counters, so no clock-tick rate is needed (all CPUs' ticks / CPUs = the wall time).
-   *
-   * @param a the counters at the start
-   * @param b the counters at the end
-   * @param ticks the CPU time, at least 0
-   * @return cores, or NaN for an empty interval
-   */
-  static double serverCores(CpuTimes a, CpuTimes b, long ticks) {
-    long total = b.total() - a.total();
-    return total <= 0 ? Double.NaN : (double) Math.max(0, ticks) / total * b.cpus();
-  }
-
-  /**
-   * Stolen time / all time over an interval.
-   *
-   * @param a the counters at the start
-   * @param b the counters at the end
-   * @return the share, or NaN for an empty interval
-   */
-  static double stealShare(CpuTimes a, CpuTimes b) {
-    long total = b.total() - a.total();
-    return total <= 0 ? Double.NaN : (double) (b.steal() - a.steal()) / total;
-  }
-
-  /**
    * Parses the 1-minute load average from {@code /proc/loadavg}.
    *
    * @param text the file's content
@@ -398,14 +314,6 @@ final class Quietness {
    */
   static double parseLoad(String text) {
     return Double.parseDouble(text.trim().split("\\s+")[0]);
-  }
-
-  private static CpuTimes cpuTimes() {
-    try {
-      return parseStat(Files.readString(Path.of("/proc/stat"), StandardCharsets.US_ASCII));
-    } catch (IOException | RuntimeException e) {
-      return null;
-    }
   }
 
   private static double load() {
@@ -477,24 +385,24 @@ final class Quietness {
     private Watch(ServerProcesses servers) {
       this.servers = servers;
       loadBefore = load();
-      CpuTimes a = cpuTimes();
+      CpuTimes a = CpuTimes.read();
       long own0 = Timing.processCpu();
       long servers0 = serverTicks();
       long t0 = System.nanoTime();
       before = calibrate();
-      CpuTimes b = cpuTimes();
+      CpuTimes b = CpuTimes.read();
       long servers1 = serverTicks();
       othersBefore =
           a == null || b == null
               ? Double.NaN
-              : othersCores(
+              : CpuTimes.othersCores(
                   a, b, Timing.processCpu() - own0, System.nanoTime() - t0, servers1 - servers0);
       serversBefore =
           a == null || b == null || servers.isNone()
               ? Double.NaN
-              : serverCores(a, b, servers1 - servers0);
+              : CpuTimes.serverCores(a, b, servers1 - servers0);
       cpus = b != null && b.cpus() > 0 ? b.cpus() : Runtime.getRuntime().availableProcessors();
-      start = cpuTimes();
+      start = CpuTimes.read();
       startOwn = Timing.processCpu();
       startServers = serverTicks();
       startNanos = System.nanoTime();
@@ -549,14 +457,14 @@ final class Quietness {
         } catch (InterruptedException e) {
           return;
         }
-        CpuTimes now = cpuTimes();
+        CpuTimes now = CpuTimes.read();
         long own = Timing.processCpu();
         long srv = serverTicks();
         long t = System.nanoTime();
         if (now == null) {
           return;
         }
-        double o = othersCores(prev, now, own - prevOwn, t - prevT, srv - prevServers);
+        double o = CpuTimes.othersCores(prev, now, own - prevOwn, t - prevT, srv - prevServers);
         synchronized (this) {
           if (!Double.isNaN(o) && (Double.isNaN(worst) || o > worst)) {
             worst = o;
@@ -575,7 +483,7 @@ final class Quietness {
      * @return the readings of the run
      */
     Readings stop() {
-      CpuTimes end = cpuTimes();
+      CpuTimes end = CpuTimes.read();
       long own = Timing.processCpu();
       long srv = serverTicks() - startServers;
       long wall = System.nanoTime() - startNanos;
@@ -584,8 +492,9 @@ final class Quietness {
       Timing.joinAll(List.of(sampler));
       Calibration after = calibrate();
       boolean measured = start != null && end != null;
-      double during = measured ? othersCores(start, end, own - startOwn, wall, srv) : Double.NaN;
-      double steal = measured ? stealShare(start, end) : Double.NaN;
+      double during =
+          measured ? CpuTimes.othersCores(start, end, own - startOwn, wall, srv) : Double.NaN;
+      double steal = measured ? CpuTimes.stealShare(start, end) : Double.NaN;
       double w;
       synchronized (this) {
         w = Double.isNaN(worst) ? during : Math.max(worst, during);
@@ -596,7 +505,7 @@ final class Quietness {
               : new ServerUse(
                   servers.description(),
                   serversBefore,
-                  measured ? serverCores(start, end, srv) : Double.NaN);
+                  measured ? CpuTimes.serverCores(start, end, srv) : Double.NaN);
       return new Readings(
           cpus, loadBefore, othersBefore, during, w, steal, wall / 1e9, before, after, use);
     }

@@ -43,7 +43,7 @@ import java.util.TreeSet;
  * <p>{@link #ticks()} sums, over those processes and all their descendants alive at that moment,
  * user + system time of the process and of its reaped children (so a PostgreSQL backend that ends
  * between two readings is still counted, in its parent's children time). The figures are {@code
- * /proc/stat} ticks, the unit of {@link Quietness.CpuTimes}.
+ * /proc/stat} ticks, the unit of {@link CpuTimes}.
  */
 final class ServerProcesses {
   /** The process names of each server engine's server, used when a port's owner is hidden. */

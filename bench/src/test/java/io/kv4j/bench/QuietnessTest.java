@@ -145,43 +145,43 @@ class QuietnessTest {
             + "cpu0 29587 0 3074 42083 119 0 63 309 0 0\n"
             + "cpu1 31453 5 3828 38959 531 7 147 354 0 0\n"
             + "intr 855636 0 0\n";
-    Quietness.CpuTimes t = Quietness.parseStat(stat);
+    CpuTimes t = CpuTimes.parseStat(stat);
     assertThat(t.cpus()).isEqualTo(2);
     assertThat(t.busy()).isEqualTo(61041 + 5 + 6902 + 7 + 210);
     assertThat(t.steal()).isEqualTo(663);
     assertThat(t.total()).isEqualTo(t.busy() + 81043 + 650 + 663);
-    assertThatThrownBy(() -> Quietness.parseStat("intr 1\n"))
+    assertThatThrownBy(() -> CpuTimes.parseStat("intr 1\n"))
         .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
   void othersCores_subtractsThisProcessFromTheMachinesBusyTime() {
     // 2 CPUs for 1 s = 200 ticks; 150 busy = 1.5 cores, of which this process used 1.0 s.
-    Quietness.CpuTimes a = new Quietness.CpuTimes(1000, 10, 5000, 2);
-    Quietness.CpuTimes b = new Quietness.CpuTimes(1150, 14, 5200, 2);
-    assertThat(Quietness.othersCores(a, b, 1_000_000_000L, 1_000_000_000L, 0))
+    CpuTimes a = new CpuTimes(1000, 10, 5000, 2);
+    CpuTimes b = new CpuTimes(1150, 14, 5200, 2);
+    assertThat(CpuTimes.othersCores(a, b, 1_000_000_000L, 1_000_000_000L, 0))
         .isCloseTo(0.5, within(1e-9));
-    assertThat(Quietness.stealShare(a, b)).isCloseTo(0.02, within(1e-9));
+    assertThat(CpuTimes.stealShare(a, b)).isCloseTo(0.02, within(1e-9));
     // Never below 0 (tick granularity), NaN for an empty interval.
-    assertThat(Quietness.othersCores(a, b, 2_000_000_000L, 1_000_000_000L, 0)).isEqualTo(0);
-    assertThat(Quietness.othersCores(a, a, 0, 1, 0)).isNaN();
+    assertThat(CpuTimes.othersCores(a, b, 2_000_000_000L, 1_000_000_000L, 0)).isEqualTo(0);
+    assertThat(CpuTimes.othersCores(a, a, 0, 1, 0)).isNaN();
   }
 
   @Test
   void othersCores_serversTheRunTalksTo_countAsTheRunsWorkNotAsOthers() {
     // 2 CPUs for 1 s = 200 ticks; 180 busy = 1.8 cores: this JVM 0.5 s, the servers 120 ticks
     // (1.2 cores), so other processes used 0.1 core.
-    Quietness.CpuTimes a = new Quietness.CpuTimes(1000, 0, 5000, 2);
-    Quietness.CpuTimes b = new Quietness.CpuTimes(1180, 0, 5200, 2);
-    assertThat(Quietness.serverCores(a, b, 120)).isCloseTo(1.2, within(1e-9));
-    assertThat(Quietness.othersCores(a, b, 500_000_000L, 1_000_000_000L, 120))
+    CpuTimes a = new CpuTimes(1000, 0, 5000, 2);
+    CpuTimes b = new CpuTimes(1180, 0, 5200, 2);
+    assertThat(CpuTimes.serverCores(a, b, 120)).isCloseTo(1.2, within(1e-9));
+    assertThat(CpuTimes.othersCores(a, b, 500_000_000L, 1_000_000_000L, 120))
         .isCloseTo(0.1, within(1e-9));
     // Without the servers taken out, their work would be "other processes" (the 0.90).
-    assertThat(Quietness.othersCores(a, b, 500_000_000L, 1_000_000_000L, 0))
+    assertThat(CpuTimes.othersCores(a, b, 500_000_000L, 1_000_000_000L, 0))
         .isCloseTo(1.3, within(1e-9));
     // A servers' reading above the machine's (ticks read a moment apart) never goes below 0.
-    assertThat(Quietness.othersCores(a, b, 500_000_000L, 1_000_000_000L, 400)).isEqualTo(0);
-    assertThat(Quietness.serverCores(a, a, 5)).isNaN();
+    assertThat(CpuTimes.othersCores(a, b, 500_000_000L, 1_000_000_000L, 400)).isEqualTo(0);
+    assertThat(CpuTimes.serverCores(a, a, 5)).isNaN();
   }
 
   @Test

@@ -68,6 +68,8 @@ final class MetaPages {
   static final long NO_ROOT = -1L; // P_INVALID
   static final int FREE_DB = 40;
   static final int MAIN_DB = 88;
+  static final int LAST_PG = 136; // mm_last_pg
+  static final int TXNID = 144; // mm_txnid
 
   /** One database record (MDB_db) of a meta page. */
   record Db(int flags, int depth, long entries, long root) {
@@ -112,6 +114,38 @@ final class MetaPages {
    * @throws StoreIOException if the file cannot be read
    */
   static MetaPages read(FileChannel ch, Path file, String describe) {
+    long size = size(ch, file, describe);
+    Meta m0 = parse(ch, file, describe, 0, 0, size);
+    if ((long) m0.pageSize + META_BYTES > size) {
+      throw corrupted(
+          describe,
+          file,
+          m0.pageSize,
+          "the LMDB data file is "
+              + size
+              + " bytes, too short to hold its second meta page at offset "
+              + m0.pageSize);
+    }
+    Meta m1 = parse(ch, file, describe, 1, m0.pageSize, size);
+    checkPair(m0, m1, file, describe);
+    Meta cur = m1.txnId > m0.txnId ? m1 : m0;
+    Meta old = cur == m1 ? m0 : m1;
+    if (cur.lastPage < old.lastPage) {
+      throw corrupted(
+          describe,
+          file,
+          (long) cur.slot * cur.pageSize + LAST_PG,
+          "the newer LMDB meta page records last page "
+              + cur.lastPage
+              + ", below the older one's "
+              + old.lastPage
+              + " (the file never shrinks)");
+    }
+    return new MetaPages(cur, old, size);
+  }
+
+  /** The file's length, checked to be long enough for a meta page. */
+  private static long size(FileChannel ch, Path file, String describe) {
     long size;
     try {
       size = ch.size();
@@ -129,18 +163,14 @@ final class MetaPages {
               + (MIN_PAGE_SIZE + META_BYTES)
               + " bytes)");
     }
-    Meta m0 = parse(ch, file, describe, 0, 0, size);
-    if ((long) m0.pageSize + META_BYTES > size) {
-      throw corrupted(
-          describe,
-          file,
-          m0.pageSize,
-          "the LMDB data file is "
-              + size
-              + " bytes, too short to hold its second meta page at offset "
-              + m0.pageSize);
-    }
-    Meta m1 = parse(ch, file, describe, 1, m0.pageSize, size);
+    return size;
+  }
+
+  /**
+   * Checks what the two meta pages must agree on: the page size, and transaction ids that fit
+   * LMDB's alternation (each on its own page's parity, consecutive unless both are 0).
+   */
+  private static void checkPair(Meta m0, Meta m1, Path file, String describe) {
     if (m1.pageSize != m0.pageSize) {
       throw corrupted(
           describe,
@@ -157,7 +187,7 @@ final class MetaPages {
         throw corrupted(
             describe,
             file,
-            (long) m.slot * m0.pageSize + 144,
+            (long) m.slot * m0.pageSize + TXNID,
             "LMDB meta page "
                 + m.slot
                 + " records transaction "
@@ -170,31 +200,46 @@ final class MetaPages {
       throw corrupted(
           describe,
           file,
-          144,
+          TXNID,
           "the LMDB meta pages record transactions "
               + m0.txnId
               + " and "
               + m1.txnId
               + ", which are not consecutive");
     }
-    Meta cur = m1.txnId > m0.txnId ? m1 : m0;
-    Meta old = cur == m1 ? m0 : m1;
-    if (cur.lastPage < old.lastPage) {
-      throw corrupted(
-          describe,
-          file,
-          (long) cur.slot * cur.pageSize + 136,
-          "the newer LMDB meta page records last page "
-              + cur.lastPage
-              + ", below the older one's "
-              + old.lastPage
-              + " (the file never shrinks)");
-    }
-    return new MetaPages(cur, old, size);
   }
 
   private static Meta parse(
       FileChannel ch, Path file, String describe, int slot, long at, long size) {
+    ByteBuffer b = readPage(ch, file, describe, slot, at);
+    String what = "LMDB meta page " + slot + " at offset " + at;
+    checkHeader(b, file, describe, slot, at, what);
+    int pageSize = b.getInt(FREE_DB);
+    if (pageSize < MIN_PAGE_SIZE || pageSize > MAX_PAGE_SIZE || Integer.bitCount(pageSize) != 1) {
+      throw corrupted(describe, file, at + FREE_DB, what + " records page size " + pageSize);
+    }
+    long lastPage = b.getLong(LAST_PG);
+    long txnId = b.getLong(TXNID);
+    if (lastPage < 1 || lastPage > Long.MAX_VALUE / MAX_PAGE_SIZE) {
+      throw corrupted(describe, file, at + LAST_PG, what + " records last page " + lastPage);
+    }
+    Db free = db(b, FREE_DB);
+    Db main = db(b, MAIN_DB);
+    for (Db d : new Db[] {free, main}) {
+      if (!d.isEmpty() && (d.root < 2 || d.root > lastPage)) {
+        throw corrupted(
+            describe,
+            file,
+            at + (d == free ? FREE_DB : MAIN_DB) + 40,
+            what + " records a root page " + d.root + " outside pages 2.." + lastPage);
+      }
+    }
+    return new Meta(slot, pageSize, lastPage, txnId, free, main);
+  }
+
+  /** The first {@link #META_BYTES} of the meta page at {@code at}. */
+  private static ByteBuffer readPage(
+      FileChannel ch, Path file, String describe, int slot, long at) {
     ByteBuffer b = ByteBuffer.allocate(META_BYTES).order(ByteOrder.LITTLE_ENDIAN);
     try {
       while (b.hasRemaining()) {
@@ -205,7 +250,14 @@ final class MetaPages {
     } catch (IOException e) {
       throw new StoreIOException(describe + ": cannot read " + file + ": " + e, e);
     }
-    String what = "LMDB meta page " + slot + " at offset " + at;
+    return b;
+  }
+
+  /**
+   * Checks the fields LMDB itself checks: the meta flag, the magic, the version, the page number.
+   */
+  private static void checkHeader(
+      ByteBuffer b, Path file, String describe, int slot, long at, String what) {
     int flags = b.getShort(10) & 0xFFFF;
     int magic = b.getInt(16);
     if ((flags & P_META) == 0 || magic != MAGIC) {
@@ -234,27 +286,6 @@ final class MetaPages {
     if (pgno != slot) {
       throw corrupted(describe, file, at, what + " says it is page " + pgno);
     }
-    int pageSize = b.getInt(FREE_DB);
-    if (pageSize < MIN_PAGE_SIZE || pageSize > MAX_PAGE_SIZE || Integer.bitCount(pageSize) != 1) {
-      throw corrupted(describe, file, at + FREE_DB, what + " records page size " + pageSize);
-    }
-    long lastPage = b.getLong(136);
-    long txnId = b.getLong(144);
-    if (lastPage < 1 || lastPage > Long.MAX_VALUE / MAX_PAGE_SIZE) {
-      throw corrupted(describe, file, at + 136, what + " records last page " + lastPage);
-    }
-    Db free = db(b, FREE_DB);
-    Db main = db(b, MAIN_DB);
-    for (Db d : new Db[] {free, main}) {
-      if (!d.isEmpty() && (d.root < 2 || d.root > lastPage)) {
-        throw corrupted(
-            describe,
-            file,
-            at + (d == free ? FREE_DB : MAIN_DB) + 40,
-            what + " records a root page " + d.root + " outside pages 2.." + lastPage);
-      }
-    }
-    return new Meta(slot, pageSize, lastPage, txnId, free, main);
   }
 
   static Db db(ByteBuffer b, int at) {

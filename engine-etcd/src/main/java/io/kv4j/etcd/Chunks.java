@@ -178,9 +178,9 @@ final class Chunks {
         throw ValueCodec.corrupted(where, m.describe() + " whose chunk " + next + " is missing");
       }
       for (Object kv : kvs) {
-        byte[] value = EtcdStore.value(kv);
+        byte[] value = Answers.value(kv);
         if (next >= m.count()
-            || !Arrays.equals(EtcdStore.key(kv), ValueCodec.chunkKey(idPrefix, next))
+            || !Arrays.equals(Answers.key(kv), ValueCodec.chunkKey(idPrefix, next))
             || value.length != m.length(next)) {
           throw ValueCodec.corrupted(
               where, m.describe() + " whose chunk " + next + " is missing or of the wrong size");
@@ -212,7 +212,7 @@ final class Chunks {
       Map<String, Object> r = client.call("compact", "/v3/kv/range", body, Retry.ALWAYS);
       List<Object> kvs = Json.list(r, "kvs");
       for (Object kv : kvs) {
-        ChunkName n = ValueCodec.parseChunkKey(h.chunkArea, EtcdStore.key(kv));
+        ChunkName n = ValueCodec.parseChunkKey(h.chunkArea, Answers.key(kv));
         if (n != null && (names.isEmpty() || !names.get(names.size() - 1).sameValue(n))) {
           names.add(n);
         }
@@ -220,7 +220,7 @@ final class Chunks {
       if (kvs.isEmpty() || !Boolean.TRUE.equals(r.get("more"))) {
         break;
       }
-      from = ValueCodec.concat(EtcdStore.key(kvs.get(kvs.size() - 1)), new byte[] {0});
+      from = ValueCodec.concat(Answers.key(kvs.get(kvs.size() - 1)), new byte[] {0});
     }
     names.removeIf(n -> inFlight.contains(ByteBuffer.wrap(n.id())));
     int batch = Math.max(1, Math.min(maxTxnOps, 500));
@@ -236,7 +236,7 @@ final class Chunks {
   private void collectIfOrphan(EtcdStore h, ChunkName n, Object owner) {
     byte[] dataKey = ValueCodec.concat(h.base, n.key());
     if (owner != null) {
-      byte[] stored = EtcdStore.value(owner);
+      byte[] stored = Answers.value(owner);
       String where = h.describe(n.key());
       if (ValueCodec.isManifest(stored, where)
           && Arrays.equals(ValueCodec.parseManifest(stored, where).id(), n.id())) {

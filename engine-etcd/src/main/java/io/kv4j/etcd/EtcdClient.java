@@ -189,7 +189,6 @@ final class EtcdClient {
         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.retryTimeoutMillis());
     List<URI> endpoints = settings.endpoints();
     boolean authenticating = AUTHENTICATE.equals(path);
-    String last = "none";
     Set<URI> tlsFailed = new HashSet<>();
     int renewals = 0;
     for (int attempt = 0; ; attempt++) {
@@ -199,168 +198,116 @@ final class EtcdClient {
       }
       int at = Math.floorMod(current.get(), endpoints.size());
       URI endpoint = endpoints.get(at);
-      boolean unsent = false;
+      Miss miss;
       try {
-        HttpRequest.Builder rb =
-            HttpRequest.newBuilder(URI.create(endpoint + path))
-                .timeout(Duration.ofMillis(settings.timeoutMillis()))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.US_ASCII));
         String t = authenticating ? null : token;
-        if (t != null) {
-          rb.header("Authorization", t);
-        }
         HttpResponse<String> r =
-            h.send(rb.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            h.send(
+                request(endpoint, path, body, t),
+                HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         if (r.statusCode() == 200) {
           return Json.object(Json.parse(r.body()));
         }
-        Map<String, Object> err = Json.object(parseQuietly(r.body()));
-        long code = err.containsKey("code") ? Json.number(err, "code") : -1;
-        String msg = String.valueOf(err.getOrDefault("message", r.body()));
-        last = endpoint + " answered HTTP " + r.statusCode() + " (code " + code + "): " + msg;
-        if (t != null && renewals < MAX_RENEWALS && tokenRefused(code, msg)) {
+        Refusal no = Refusal.of(r.statusCode(), r.body());
+        if (t != null && renewals < MAX_RENEWALS && no.tokenRefused()) {
           // Refused before anything was applied: renew the token and send the request again.
           renewals++;
           renew(t);
           continue;
         }
-        if (!isTransient(r.statusCode(), code, msg)) {
-          throw new StoreIOException(
-              who + ": " + op + " failed: " + last + hint(code, msg), (Throwable) null);
-        }
-        // "no leader" never reached the log: nothing was applied, any request may go again.
-        unsent = msg.contains("no leader");
+        miss = refused(op, endpoint, no);
       } catch (ConnectException | HttpConnectTimeoutException e) {
-        last = endpoint + ": cannot connect (" + e + ")";
-        unsent = true;
+        miss = new Miss(endpoint + ": cannot connect (" + e + ")", true);
       } catch (IOException e) {
-        String why = tls.explain(e, endpoint);
-        if (why != null) {
-          // A certificate problem does not heal by waiting: try each member once, then give up.
-          tlsFailed.add(endpoint);
-          if (tlsFailed.size() == endpoints.size()) {
-            throw new StoreIOException(who + ": " + op + " failed: " + why, e);
-          }
-          last = why;
-          unsent = true; // the member refused the connection before reading the request
-        } else {
-          last = endpoint + ": " + e;
-        }
+        miss = broken(op, endpoint, e, tlsFailed, endpoints.size());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new StoreIOException(who + ": " + op + " interrupted", e);
       } catch (IllegalArgumentException e) {
         throw new StoreIOException(who + ": " + op + ": " + e.getMessage(), e);
       }
-      if (retry == Retry.UNSENT && !unsent) {
-        throw new StoreIOException(
-            who
-                + ": "
-                + op
-                + " failed with its outcome unknown (it may or may not have been applied; read the"
-                + " key to find out): "
-                + last,
-            (Throwable) null);
+      if (retry == Retry.UNSENT && !miss.unsent()) {
+        throw outcomeUnknown(op, miss.why());
       }
       current.compareAndSet(at, at + 1);
       if (System.nanoTime() - deadline > 0) {
-        throw new StoreIOException(
-            who
-                + ": "
-                + op
-                + " failed: no member of "
-                + settings.address()
-                + " could serve it within retry-timeout="
-                + settings.retryTimeoutMillis()
-                + "ms (has the cluster lost its quorum, a majority of its members?); last"
-                + " error: "
-                + last,
-            (Throwable) null);
+        throw noMemberInTime(op, miss.why());
       }
       retries.incrementAndGet();
       pause(Math.min(500, 20L << Math.min(attempt, 5)));
     }
   }
 
-  private static Object parseQuietly(String body) {
-    try {
-      return Json.parse(body);
-    } catch (IllegalArgumentException e) {
-      return null;
-    }
-  }
-
-  /** Whether another member, or the same one later, may serve the request. */
-  private static boolean isTransient(int status, long code, String msg) {
-    return status == 503
-        || code == 14 // Unavailable: no leader, leader changed, request timed out, not capable
-        || code == 4 // DeadlineExceeded
-        || msg.contains("leader changed")
-        || msg.contains("no leader")
-        || msg.contains("timed out")
-        || msg.contains("deadline exceeded") // the gateway's own deadline (HTTP 500, code 2)
-        || msg.contains("too many requests");
-  }
-
   /**
-   * Whether etcd refused the request's token rather than the request: expired or unknown (code 16;
-   * simple tokens are per member and die with a restart), or issued before an operator changed
-   * users or roles ("revision of auth store is old"). Either is answered before anything is
-   * applied.
+   * A failed attempt that another one may overcome.
+   *
+   * @param why what went wrong, for the message of the final failure
+   * @param unsent whether the request surely never reached a member, so that even a request that is
+   *     not idempotent may go again
    */
-  private static boolean tokenRefused(long code, String msg) {
-    return code == 16 || msg.contains("revision of auth store is old");
+  private record Miss(String why, boolean unsent) {}
+
+  private HttpRequest request(URI endpoint, String path, String body, String token) {
+    HttpRequest.Builder rb =
+        HttpRequest.newBuilder(URI.create(endpoint + path))
+            .timeout(Duration.ofMillis(settings.timeoutMillis()))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.US_ASCII));
+    if (token != null) {
+      rb.header("Authorization", token);
+    }
+    return rb.build();
   }
 
-  private String hint(long code, String msg) {
-    if (msg.contains("database space exceeded")) {
-      return " (the cluster reached its backend quota, --quota-backend-bytes, 2 GiB by default:"
-          + " compact and defragment it, or raise the quota, then disarm the NOSPACE alarm)";
+  /** A refusal another attempt may overcome; throws one that is final. */
+  private Miss refused(String op, URI endpoint, Refusal no) {
+    String why = endpoint + " answered " + no;
+    if (!no.isTransient()) {
+      throw new StoreIOException(
+          who + ": " + op + " failed: " + why + no.hint(settings), (Throwable) null);
     }
-    if (msg.contains("too many operations")) {
-      return " (the cluster's --max-txn-ops is below this engine's option max-txn-ops)";
+    // "no leader" never reached the log: nothing was applied, any request may go again.
+    return new Miss(why, no.unapplied());
+  }
+
+  /** A request that failed in transport; throws once TLS failed at every member. */
+  private Miss broken(String op, URI endpoint, IOException e, Set<URI> tlsFailed, int members) {
+    String why = tls.explain(e, endpoint);
+    if (why == null) {
+      return new Miss(endpoint + ": " + e, false);
     }
-    if (msg.contains("too large")) {
-      return " (the cluster's --max-request-bytes is below this engine's option"
-          + " max-request-bytes)";
+    // A certificate problem does not heal by waiting: try each member once, then give up.
+    tlsFailed.add(endpoint);
+    if (tlsFailed.size() == members) {
+      throw new StoreIOException(who + ": " + op + " failed: " + why, e);
     }
-    if (msg.contains("compacted")) {
-      return " (the revision was compacted away: the cluster keeps no history that old)";
-    }
-    String user = settings.user();
-    if (msg.contains("CommonName of client")) {
-      return " (with auth and client certificates both required, etcd's JSON gateway refuses a"
-          + " client certificate that has a CommonName, the identity it cannot pass on: issue the"
-          + " certificate of option 'key-store' without a CN; the user is the one of options"
-          + " 'user' and 'password')";
-    }
-    if (msg.contains("authentication failed")) {
-      return " (etcd refused user '"
-          + user
-          + "' with the password given: check options 'user' and 'password')";
-    }
-    if (msg.contains("user name is empty")) {
-      return user.isEmpty()
-          ? " (the cluster has auth enabled: set options 'user' and 'password')"
-          : " (the request reached etcd without a token: check options 'user' and 'password')";
-    }
-    if (code == 7 || msg.contains("permission denied")) {
-      return user.isEmpty()
-          ? " (no user is configured: set options 'user' and 'password')"
-          : " (user '"
-              + user
-              + "' has no role granting read and write on the store's key prefix '"
-              + settings.prefix()
-              + "': grant one the range from the prefix to its end, or check options 'user',"
-              + " 'password' and 'prefix')";
-    }
-    if (code == 16) {
-      return " (etcd keeps refusing the tokens it issues to user '"
-          + user
-          + "': check options 'user' and 'password')";
-    }
-    return "";
+    return new Miss(why, true); // the member refused the connection before reading the request
+  }
+
+  private StoreIOException outcomeUnknown(String op, String why) {
+    return new StoreIOException(
+        who
+            + ": "
+            + op
+            + " failed with its outcome unknown (it may or may not have been applied; read the"
+            + " key to find out): "
+            + why,
+        (Throwable) null);
+  }
+
+  private StoreIOException noMemberInTime(String op, String why) {
+    return new StoreIOException(
+        who
+            + ": "
+            + op
+            + " failed: no member of "
+            + settings.address()
+            + " could serve it within retry-timeout="
+            + settings.retryTimeoutMillis()
+            + "ms (has the cluster lost its quorum, a majority of its members?); last"
+            + " error: "
+            + why,
+        (Throwable) null);
   }
 
   static void pause(long millis) {

@@ -66,7 +66,7 @@ final class EtcdCursor extends AbstractCursor {
     }
     byte[] last = null;
     for (Object kv : page.kvs()) {
-      byte[] k = EtcdStore.key(kv);
+      byte[] k = Answers.key(kv);
       last = k;
       byte[] value = store.decode(kv, revision); // a chunked value: its chunks at the same revision
       buffer.add(new Entry(Arrays.copyOfRange(k, baseLength, k.length), value));

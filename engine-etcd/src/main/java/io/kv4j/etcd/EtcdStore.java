@@ -15,7 +15,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Base64;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -129,25 +129,7 @@ final class EtcdStore extends AbstractStore {
     }
   }
 
-  // ------------------------------------------------------------------------------ answers
-
-  static List<Object> rangeKvs(List<Object> responses, int i) {
-    return Json.list(Json.object(Json.object(responses.get(i)).get("response_range")), "kvs");
-  }
-
-  static byte[] value(Object kv) {
-    Object v = Json.object(kv).get("value");
-    return v == null ? new byte[0] : Base64.getDecoder().decode(v.toString());
-  }
-
-  static byte[] key(Object kv) {
-    Object k = Json.object(kv).get("key");
-    return k == null ? new byte[0] : Base64.getDecoder().decode(k.toString());
-  }
-
-  private static long revision(Map<String, Object> answer) {
-    return Json.number(Json.object(answer.get("header")), "revision");
-  }
+  // ---------------------------------------------------------------------------------- keys
 
   /** Where a user key of this handle lives, for messages. */
   String describe(byte[] userKey) {
@@ -198,9 +180,9 @@ final class EtcdStore extends AbstractStore {
       t.getOnFailure(reg);
       Map<String, Object> w = commit("create keyspace '" + name + "'", t, Set.of(), Retry.ALWAYS);
       if (Boolean.TRUE.equals(w.get("succeeded"))) {
-        rev = revision(w);
+        rev = Answers.revision(w);
       } else {
-        List<Object> got = rangeKvs(Json.list(w, "responses"), 0);
+        List<Object> got = Answers.rangeKvs(Json.list(w, "responses"), 0);
         rev = Json.number(Json.object(got.get(0)), "create_revision");
       }
     }
@@ -235,21 +217,21 @@ final class EtcdStore extends AbstractStore {
   Map<String, Object> commit(String op, Txn t, Set<String> spaces, Retry retry) {
     checkLock();
     Fences f = fence(t, spaces);
-    checkSize(op, t);
+    t.checkSize(op, settings, info());
     Map<String, Object> r = client.call(op, "/v3/kv/txn", t.json(), retry);
     if (Boolean.TRUE.equals(r.get("succeeded"))) {
       return r;
     }
     List<Object> responses = Json.list(r, "responses");
     int first = responses.size() - 1 - f.names().size(); // the lock key's read
-    List<Object> lock = rangeKvs(responses, first);
+    List<Object> lock = Answers.rangeKvs(responses, first);
     if (lock.isEmpty()
         || Json.number(Json.object(lock.get(0)), "create_revision") != lockRevision) {
       root.lockLost = true;
       checkLock();
     }
     for (int i = 0; i < f.names().size(); i++) {
-      List<Object> reg = rangeKvs(responses, first + 1 + i);
+      List<Object> reg = Answers.rangeKvs(responses, first + 1 + i);
       long rev = f.revisions().get(i);
       if (reg.isEmpty() || Json.number(Json.object(reg.get(0)), "create_revision") != rev) {
         keyspaces.remove(f.names().get(i), rev);
@@ -263,35 +245,6 @@ final class EtcdStore extends AbstractStore {
       }
     }
     return r;
-  }
-
-  /** Refuses a txn over max-txn-ops or max-request-bytes, naming the limit and its option. */
-  void checkSize(String op, Txn t) {
-    if (t.width() > settings.maxTxnOps()) {
-      throw new IllegalArgumentException(
-          op
-              + " needs "
-              + t.width()
-              + " operations in one etcd transaction, more than max-txn-ops="
-              + settings.maxTxnOps()
-              + " ("
-              + info().describe()
-              + "; a batch takes one per distinct key, two per key once the store has held a"
-              + " chunked value, and three per value too large to write inline; raise the"
-              + " cluster's --max-txn-ops and this option together, or split the batch)");
-    }
-    if (t.bytes() > settings.maxRequestBytes()) {
-      throw new IllegalArgumentException(
-          op
-              + " needs a request of about "
-              + t.bytes()
-              + " bytes even with its large values chunked, more than max-request-bytes="
-              + settings.maxRequestBytes()
-              + " ("
-              + info().describe()
-              + "; raise the cluster's --max-request-bytes and this option together, or split the"
-              + " batch)");
-    }
   }
 
   /** The marker key present once the store has held a chunked value. */
@@ -371,7 +324,9 @@ final class EtcdStore extends AbstractStore {
     checkLock();
     Writes.Op o = op(keyspaceName(), key, value);
     Writes.Condition c = writes.condition(this, o.dataKey(), o.chunkPrefix(), expected);
-    return writes.writeIf(this, "conditional write", List.of(o), listOf(c), ownSpace());
+    // c may be null, a condition that surely does not hold, which List.of would refuse.
+    List<Writes.Condition> conds = Collections.singletonList(c);
+    return writes.writeIf(this, "conditional write", List.of(o), conds, ownSpace());
   }
 
   /**
@@ -391,12 +346,6 @@ final class EtcdStore extends AbstractStore {
     String what =
         "conditional batch of " + batch.size() + " operations, " + conds.size() + " conditions";
     return writes.writeIf(this, what, ops, conds, spaces);
-  }
-
-  private static List<Writes.Condition> listOf(Writes.Condition c) {
-    List<Writes.Condition> l = new ArrayList<>(1);
-    l.add(c); // may be null: a condition that surely does not hold
-    return l;
   }
 
   @Override
@@ -424,20 +373,22 @@ final class EtcdStore extends AbstractStore {
         client.call("get", "/v3/kv/range", Range.key(dataKey).at(revision).json(), Retry.ALWAYS);
     List<Object> kvs = Json.list(r, "kvs");
     // The header carries the cluster's revision now, not the one asked for.
-    return kvs.isEmpty() ? null : new Stored(kvs.get(0), revision > 0 ? revision : revision(r));
+    return kvs.isEmpty()
+        ? null
+        : new Stored(kvs.get(0), revision > 0 ? revision : Answers.revision(r));
   }
 
   /** The user's value of a kv of this handle read at {@code revision}, chunks reassembled. */
   byte[] decode(Object kv, long revision) {
-    byte[] k = key(kv);
+    byte[] k = Answers.key(kv);
     byte[] userKey = Arrays.copyOfRange(k, base.length, k.length);
     return decode(kv, revision, ValueCodec.chunkPrefix(chunkArea, userKey));
   }
 
   /** The user's value of a kv whose chunks start with {@code chunkPrefix}, read at revision. */
   byte[] decode(Object kv, long revision, byte[] chunkPrefix) {
-    byte[] stored = value(kv);
-    String where = info().describe() + " etcd key '" + ValueCodec.printable(key(kv)) + "'";
+    byte[] stored = Answers.value(kv);
+    String where = info().describe() + " etcd key '" + ValueCodec.printable(Answers.key(kv)) + "'";
     if (!ValueCodec.isManifest(stored, where)) {
       return ValueCodec.inlineValue(stored);
     }
@@ -478,7 +429,7 @@ final class EtcdStore extends AbstractStore {
       }
       Map<String, Object> r = client.call("getAll", "/v3/kv/txn", t.json(), Retry.ALWAYS);
       if (revision == 0) {
-        revision = revision(r);
+        revision = Answers.revision(r);
       }
       List<Object> responses = Json.list(r, "responses");
       if (responses.size() != part.size()) {
@@ -491,7 +442,7 @@ final class EtcdStore extends AbstractStore {
             (Throwable) null);
       }
       for (int i = 0; i < part.size(); i++) {
-        List<Object> kvs = rangeKvs(responses, i);
+        List<Object> kvs = Answers.rangeKvs(responses, i);
         out.add(kvs.isEmpty() ? null : kvs.get(0));
       }
     }
@@ -517,7 +468,7 @@ final class EtcdStore extends AbstractStore {
       range.descending();
     }
     Map<String, Object> r = client.call("scan", "/v3/kv/range", range.json(), Retry.ALWAYS);
-    return new Page(Json.list(r, "kvs"), revision(r), Boolean.TRUE.equals(r.get("more")));
+    return new Page(Json.list(r, "kvs"), Answers.revision(r), Boolean.TRUE.equals(r.get("more")));
   }
 
   @Override
@@ -528,7 +479,7 @@ final class EtcdStore extends AbstractStore {
   /** The cluster's revision now, read linearizably. */
   long revisionNow() {
     String body = Range.key(lockKey).limit(1).countOnly().json();
-    return revision(client.call("snapshot", "/v3/kv/range", body, Retry.ALWAYS));
+    return Answers.revision(client.call("snapshot", "/v3/kv/range", body, Retry.ALWAYS));
   }
 
   @Override
@@ -550,7 +501,7 @@ final class EtcdStore extends AbstractStore {
     long db =
         Json.number(client.call("stats", "/v3/maintenance/status", "{}", Retry.ALWAYS), "dbSize");
     Map<String, Number> figures = new LinkedHashMap<>();
-    figures.put("revision", revision(r));
+    figures.put("revision", Answers.revision(r));
     figures.put("cluster.db-size", db);
     figures.put("retries", client.retries());
     figures.put("chunks.collected", chunks.collected());
@@ -572,7 +523,7 @@ final class EtcdStore extends AbstractStore {
     Map<String, Object> r = client.call("keyspaces", "/v3/kv/range", body, Retry.ALWAYS);
     List<String> names = new ArrayList<>();
     for (Object kv : Json.list(r, "kvs")) {
-      byte[] k = key(kv);
+      byte[] k = Answers.key(kv);
       names.add(new String(k, p.length, k.length - p.length, StandardCharsets.UTF_8));
     }
     return names;

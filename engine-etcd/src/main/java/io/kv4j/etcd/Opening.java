@@ -102,7 +102,7 @@ final class Opening {
       if (Boolean.TRUE.equals(r.get("succeeded"))) {
         return Json.number(Json.object(r.get("header")), "revision");
       }
-      List<Object> kvs = EtcdStore.rangeKvs(Json.list(r, "responses"), 0);
+      List<Object> kvs = Answers.rangeKvs(Json.list(r, "responses"), 0);
       if (!kvs.isEmpty() && token(kvs.get(0)).equals(new String(token, StandardCharsets.UTF_8))) {
         // An earlier attempt took it and its answer was lost.
         return Json.number(Json.object(kvs.get(0)), "create_revision");
@@ -133,7 +133,7 @@ final class Opening {
         client.call("open", "/v3/kv/range", Range.key(metaKey).json(), Retry.ALWAYS);
     List<Object> kvs = Json.list(meta, "kvs");
     if (!kvs.isEmpty()) {
-      String format = new String(EtcdStore.value(kvs.get(0)), StandardCharsets.UTF_8);
+      String format = new String(Answers.value(kvs.get(0)), StandardCharsets.UTF_8);
       if (!ValueCodec.FORMAT.equals(format)) {
         throw new StoreCorruptedException(
             who
@@ -171,7 +171,7 @@ final class Opening {
   }
 
   private static String token(Object kv) {
-    return new String(EtcdStore.value(kv), StandardCharsets.UTF_8);
+    return new String(Answers.value(kv), StandardCharsets.UTF_8);
   }
 
   /** Revokes a lease (deleting the keys under it); best effort: it expires after its TTL anyway. */

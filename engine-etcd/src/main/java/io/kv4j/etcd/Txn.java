@@ -1,5 +1,6 @@
 package io.kv4j.etcd;
 
+import io.kv4j.StoreInfo;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -89,6 +90,43 @@ final class Txn {
   /** An estimate, from above, of the request's size as etcd counts it (protobuf, not JSON). */
   long bytes() {
     return bytes;
+  }
+
+  /**
+   * Refuses this txn when it is over max-txn-ops or max-request-bytes, naming the limit and its
+   * option.
+   *
+   * @param op what the txn does, for the message
+   * @param settings the limits
+   * @param store the store it writes, for the message
+   * @throws IllegalArgumentException if the txn is over a limit
+   */
+  void checkSize(String op, EtcdSettings settings, StoreInfo store) {
+    if (width() > settings.maxTxnOps()) {
+      throw new IllegalArgumentException(
+          op
+              + " needs "
+              + width()
+              + " operations in one etcd transaction, more than max-txn-ops="
+              + settings.maxTxnOps()
+              + " ("
+              + store.describe()
+              + "; a batch takes one per distinct key, two per key once the store has held a"
+              + " chunked value, and three per value too large to write inline; raise the"
+              + " cluster's --max-txn-ops and this option together, or split the batch)");
+    }
+    if (bytes > settings.maxRequestBytes()) {
+      throw new IllegalArgumentException(
+          op
+              + " needs a request of about "
+              + bytes
+              + " bytes even with its large values chunked, more than max-request-bytes="
+              + settings.maxRequestBytes()
+              + " ("
+              + store.describe()
+              + "; raise the cluster's --max-request-bytes and this option together, or split the"
+              + " batch)");
+    }
   }
 
   String json() {

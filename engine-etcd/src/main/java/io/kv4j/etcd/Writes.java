@@ -107,7 +107,7 @@ final class Writes {
     List<Condition> next = new ArrayList<>(conds.size());
     for (int i = 0; i < conds.size(); i++) {
       Condition c = conds.get(i);
-      List<Object> kvs = EtcdStore.rangeKvs(responses, i);
+      List<Object> kvs = Answers.rangeKvs(responses, i);
       if (c.expected() == null) {
         if (!kvs.isEmpty()) {
           return null;
@@ -147,7 +147,7 @@ final class Writes {
           return true;
         }
         List<Object> responses = Json.list(r, "responses");
-        if (!cleanup && !EtcdStore.rangeKvs(responses, conds.size()).isEmpty()) {
+        if (!cleanup && !Answers.rangeKvs(responses, conds.size()).isEmpty()) {
           h.noteChunksUsed(); // another thread wrote the store's first chunked value meanwhile
           continue;
         }
@@ -207,7 +207,7 @@ final class Writes {
         h.fence(t, spaces);
         long over = t.bytes() - h.settings.maxRequestBytes();
         if (over <= 0 || t.width() > h.settings.maxTxnOps() || !chunkMore(ops, pend, over)) {
-          h.checkSize(op, t);
+          t.checkSize(op, h.settings, h.info());
           return pend;
         }
       }
@@ -317,7 +317,7 @@ final class Writes {
       if (pend[i] == null) {
         continue;
       }
-      List<Object> kvs = EtcdStore.rangeKvs(responses, at++);
+      List<Object> kvs = Answers.rangeKvs(responses, at++);
       if (kvs.isEmpty()
           || Json.number(Json.object(kvs.get(0)), "create_revision") != pend[i].chunk0Revision) {
         chunks.release(List.of(pend[i]));

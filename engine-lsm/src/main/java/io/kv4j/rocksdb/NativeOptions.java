@@ -87,18 +87,7 @@ final class NativeOptions implements AutoCloseable {
    *     dedicated option
    */
   static NativeOptions build(StoreConfig config) {
-    if (LOAD_FAILURE != null) {
-      throw new StoreIOException(
-          "engine '"
-              + RocksDbProvider.ID
-              + "': cannot load the RocksDB native library from rocksdbjni for "
-              + System.getProperty("os.name")
-              + "/"
-              + System.getProperty("os.arch")
-              + " (it is extracted to java.io.tmpdir, which must allow executing files): "
-              + LOAD_FAILURE,
-          LOAD_FAILURE);
-    }
+    requireLibrary();
     Map<String, String> custom = split(config.get(ROCKSDB_OPTIONS));
     Map<String, String> explicit = config.options();
     conflict(explicit, custom, WRITE_BUFFER_SIZE, "write_buffer_size");
@@ -115,7 +104,31 @@ final class NativeOptions implements AutoCloseable {
         dbProps.setProperty(e.getKey(), e.getValue());
       }
     }
+    return assemble(config, custom, dbProps, cfProps);
+  }
 
+  private static void requireLibrary() {
+    if (LOAD_FAILURE != null) {
+      throw new StoreIOException(
+          "engine '"
+              + RocksDbProvider.ID
+              + "': cannot load the RocksDB native library from rocksdbjni for "
+              + System.getProperty("os.name")
+              + "/"
+              + System.getProperty("os.arch")
+              + " (it is extracted to java.io.tmpdir, which must allow executing files): "
+              + LOAD_FAILURE,
+          LOAD_FAILURE);
+    }
+  }
+
+  /**
+   * Makes the native objects from the checked pieces: the options parsed from {@code dbProps} and
+   * {@code cfProps}, the engine's defaults, a logger for a read-only store, and the table settings
+   * with their block cache and bloom filter. Frees what it made when one of them fails.
+   */
+  private static NativeOptions assemble(
+      StoreConfig config, Map<String, String> custom, Properties dbProps, Properties cfProps) {
     Options options = null;
     LRUCache cache = null;
     BloomFilter filter = null;
@@ -130,35 +143,20 @@ final class NativeOptions implements AutoCloseable {
       options.setErrorIfExists(false);
       applyDefaults(options, config, custom);
       if (config.readOnly()) {
-        // RocksDB would create (and rotate) its info LOG in the store directory even when opened
-        // read-only; a logger of our own keeps a read-only open from writing anything there.
-        // Its level is ERROR unless rocksdb-options names info_log_level.
-        logger =
-            new ReadOnlyLogger(
-                custom.containsKey("info_log_level")
-                    ? options.infoLogLevel()
-                    : InfoLogLevel.ERROR_LEVEL);
+        logger = readOnlyLogger(options, custom);
         options.setLogger(logger);
       }
       if (!custom.containsKey("block_based_table_factory")
           && !custom.containsKey("table_factory")) {
-        BlockBasedTableConfig table = new BlockBasedTableConfig();
         long cacheSize = config.get(BLOCK_CACHE_SIZE);
-        if (cacheSize == 0) {
-          table.setNoBlockCache(true);
-        } else {
+        if (cacheSize != 0) {
           cache = new LRUCache(cacheSize);
-          table.setBlockCache(cache);
         }
         int bits = config.get(BLOOM_BITS_PER_KEY);
         if (bits > 0) {
           filter = new BloomFilter(bits);
-          table.setFilterPolicy(filter);
         }
-        // Point lookups: a hash index inside each data block skips the binary search.
-        table.setDataBlockIndexType(DataBlockIndexType.kDataBlockBinaryAndHash);
-        table.setDataBlockHashTableUtilRatio(0.75);
-        options.setTableFormatConfig(table);
+        options.setTableFormatConfig(table(cache, filter));
       }
       ok = true;
       return new NativeOptions(options, cache, filter, logger);
@@ -167,6 +165,33 @@ final class NativeOptions implements AutoCloseable {
         closeAll(options, cache, filter, logger);
       }
     }
+  }
+
+  /**
+   * RocksDB would create (and rotate) its info LOG in the store directory even when opened
+   * read-only; a logger of our own keeps a read-only open from writing anything there. Its level is
+   * ERROR unless rocksdb-options names info_log_level.
+   */
+  private static Logger readOnlyLogger(Options options, Map<String, String> custom) {
+    return new ReadOnlyLogger(
+        custom.containsKey("info_log_level") ? options.infoLogLevel() : InfoLogLevel.ERROR_LEVEL);
+  }
+
+  /** The engine's table settings: the block cache (none when null), the filter (if any). */
+  private static BlockBasedTableConfig table(LRUCache cache, BloomFilter filter) {
+    BlockBasedTableConfig table = new BlockBasedTableConfig();
+    if (cache == null) {
+      table.setNoBlockCache(true);
+    } else {
+      table.setBlockCache(cache);
+    }
+    if (filter != null) {
+      table.setFilterPolicy(filter);
+    }
+    // Point lookups: a hash index inside each data block skips the binary search.
+    table.setDataBlockIndexType(DataBlockIndexType.kDataBlockBinaryAndHash);
+    table.setDataBlockHashTableUtilRatio(0.75);
+    return table;
   }
 
   /**
