@@ -116,13 +116,34 @@ class OpenReadersTest {
     int releases();
   }
 
+  /** A reader's release: counted, and failing when the reader was opened to fail. */
+  private static final class Release {
+    private final String failure; // the exception message, or null to release cleanly
+    private int count;
+
+    Release(String failure) {
+      this.failure = failure;
+    }
+
+    void run() {
+      count++;
+      if (failure != null) {
+        throw new IllegalStateException(failure + " failed to release");
+      }
+    }
+
+    @Override
+    public String toString() {
+      return failure == null ? "a reader" : failure;
+    }
+  }
+
   private static final class CountingCursor extends AbstractCursor implements Reader {
-    private final String failure; // the release's exception message, or null to release cleanly
-    private int releases;
+    private final Release release;
 
     CountingCursor(AbstractStore store, String failure) {
       super(store, KeyRange.all());
-      this.failure = failure;
+      this.release = new Release(failure);
     }
 
     @Override
@@ -132,32 +153,28 @@ class OpenReadersTest {
 
     @Override
     protected void release() {
-      releases++;
-      if (failure != null) {
-        throw new IllegalStateException(failure + " failed to release");
-      }
+      release.run();
     }
 
     @Override
     public int releases() {
-      return releases;
+      return release.count;
     }
 
     @Override
     public String toString() {
-      return failure == null ? "a cursor" : failure;
+      return release.toString();
     }
   }
 
   private static final class CountingSnapshot extends AbstractSnapshot implements Reader {
     private final AbstractStore store;
-    private final String failure; // the release's exception message, or null to release cleanly
-    private int releases;
+    private final Release release;
 
     CountingSnapshot(AbstractStore store, String failure) {
       super(store);
       this.store = store;
-      this.failure = failure;
+      this.release = new Release(failure);
     }
 
     @Override
@@ -172,20 +189,17 @@ class OpenReadersTest {
 
     @Override
     protected void release() {
-      releases++;
-      if (failure != null) {
-        throw new IllegalStateException(failure + " failed to release");
-      }
+      release.run();
     }
 
     @Override
     public int releases() {
-      return releases;
+      return release.count;
     }
 
     @Override
     public String toString() {
-      return failure == null ? "a snapshot" : failure;
+      return release.toString();
     }
   }
 
