@@ -12,7 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The open keyspace handles of one store: opened and dropped under one lock (an engine never sees
  * {@code doKeyspace} and {@code doDropKeyspace} at once), closed with the store, and a dropped
- * keyspace's handles closed before the engine drops it.
+ * keyspace's handles closed before the engine drops it. Also what a handle's info is, and the
+ * store's keyspace names in order.
  */
 final class KeyspaceHandles {
   private final AbstractStore store;

@@ -52,6 +52,7 @@ final class OpenReaders {
     snapshots.remove(s);
   }
 
+  /** How many cursors are open right now. */
   int cursors() {
     return cursors.size();
   }
