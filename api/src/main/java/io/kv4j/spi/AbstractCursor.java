@@ -120,7 +120,7 @@ public abstract class AbstractCursor implements Cursor {
       try {
         release();
       } finally {
-        store.forget(this);
+        store.readers().remove(this);
         if (snapshot != null) {
           snapshot.forget(this);
         }

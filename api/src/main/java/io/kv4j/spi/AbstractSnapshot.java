@@ -1,7 +1,6 @@
 package io.kv4j.spi;
 
 import io.kv4j.Cursor;
-import io.kv4j.Feature;
 import io.kv4j.KeyRange;
 import io.kv4j.Snapshot;
 import io.kv4j.StoreClosedException;
@@ -76,7 +75,7 @@ public abstract class AbstractSnapshot implements Snapshot {
 
   @Override
   public final byte[] get(byte[] key) {
-    store.checkKey(key);
+    store.arguments().key(key);
     enter();
     try {
       return doGet(key);
@@ -87,10 +86,10 @@ public abstract class AbstractSnapshot implements Snapshot {
 
   @Override
   public final List<byte[]> getAll(List<byte[]> keys) {
-    store.checkKeys(keys);
+    store.arguments().keys(keys);
     enter();
     try {
-      return store.checkedValues(keys, doGetAll(keys));
+      return store.arguments().values(keys, doGetAll(keys));
     } finally {
       gate.readLock().unlock();
     }
@@ -99,16 +98,13 @@ public abstract class AbstractSnapshot implements Snapshot {
   @Override
   public final Cursor scan(KeyRange range) {
     Objects.requireNonNull(range, "range");
-    store.requireFeature(Feature.ORDERED_SCAN);
-    if (range.isReverse()) {
-      store.requireFeature(Feature.REVERSE_SCAN);
-    }
+    store.arguments().scan(range);
     enter();
     try {
       AbstractCursor c = doScan(range);
       c.openedBy(this);
       cursors.add(c);
-      store.register(c);
+      store.readers().add(c);
       return c;
     } finally {
       gate.readLock().unlock();
@@ -164,7 +160,7 @@ public abstract class AbstractSnapshot implements Snapshot {
       }
       release();
     } finally {
-      store.forget(this);
+      store.readers().remove(this);
     }
   }
 

@@ -16,8 +16,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The checks every engine owes its users, done once: null and empty arguments, key and value limits
@@ -31,14 +29,13 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public abstract class AbstractStore implements Store {
   private final StoreInfo info;
-  private final Set<AbstractCursor> cursors = ConcurrentHashMap.newKeySet();
-  private final Set<AbstractSnapshot> snapshots = ConcurrentHashMap.newKeySet();
+  private final OpenReaders readers = new OpenReaders(this);
   // The store this handle belongs to: this, for a store; the store, for a keyspace handle.
   private final AbstractStore root;
   private final String keyspace; // null for the store itself
   private final KeyspaceHandles handles = new KeyspaceHandles(this); // on the root only
   private volatile boolean closed;
-  private volatile StoreIOException failure; // kept on the root: one failure state per store
+  private final WriteFailure failure; // the root's: one failed state per store
   private final Arguments args;
 
   /**
@@ -50,6 +47,7 @@ public abstract class AbstractStore implements Store {
     this.info = Objects.requireNonNull(info, "info");
     this.root = this;
     this.keyspace = null;
+    this.failure = new WriteFailure(info);
     this.args = new Arguments(info, null);
   }
 
@@ -69,19 +67,8 @@ public abstract class AbstractStore implements Store {
     }
     this.root = store;
     this.keyspace = Arguments.keyspaceName(keyspace);
-    StoreInfo s = store.info;
-    java.util.EnumSet<Feature> features = java.util.EnumSet.noneOf(Feature.class);
-    features.addAll(s.features());
-    features.remove(Feature.KEYSPACES);
-    features.remove(Feature.BACKUP);
-    this.info =
-        new StoreInfo(
-            s.engine(),
-            features,
-            s.limits(),
-            s.durability(),
-            s.location() + "#" + keyspace,
-            s.readOnly());
+    this.info = KeyspaceHandles.handleInfo(store.info, keyspace);
+    this.failure = store.failure;
     this.args = new Arguments(info, keyspace);
   }
 
@@ -109,11 +96,7 @@ public abstract class AbstractStore implements Store {
    * @return the keyspace name, or null for the store's own keys
    */
   protected final String keyspaceOf(WriteBatch batch, int i) {
-    String k = batch.keyspace(i);
-    if (k == null) {
-      return keyspace;
-    }
-    return Store.DEFAULT_KEYSPACE.equals(k) ? null : k;
+    return resolved(batch.keyspace(i));
   }
 
   /**
@@ -125,7 +108,10 @@ public abstract class AbstractStore implements Store {
    * @return the keyspace name, or null for the store's own keys
    */
   protected final String conditionKeyspaceOf(WriteBatch batch, int i) {
-    String k = batch.conditionKeyspace(i);
+    return resolved(batch.conditionKeyspace(i));
+  }
+
+  private String resolved(String k) {
     if (k == null) {
       return keyspace;
     }
@@ -310,22 +296,22 @@ public abstract class AbstractStore implements Store {
 
   @Override
   public final byte[] get(byte[] key) {
-    checkKey(key);
+    args.key(key);
     checkOpen();
     return doGet(key);
   }
 
   @Override
   public final void put(byte[] key, byte[] value) {
-    checkKey(key);
-    checkValue(value);
+    args.key(key);
+    args.value(value);
     checkWritable();
     doPut(key, value);
   }
 
   @Override
   public final void delete(byte[] key) {
-    checkKey(key);
+    args.key(key);
     checkWritable();
     doDelete(key);
   }
@@ -334,32 +320,20 @@ public abstract class AbstractStore implements Store {
   public final Cursor scan(KeyRange range) {
     Objects.requireNonNull(range, "range");
     checkOpen();
-    requireFeature(Feature.ORDERED_SCAN);
-    if (range.isReverse()) {
-      requireFeature(Feature.REVERSE_SCAN);
-    }
+    args.scan(range);
     AbstractCursor c = doScan(range);
-    register(c);
+    readers.add(c);
     return c;
-  }
-
-  /** Tracks an open cursor so that {@link #close()} closes it. */
-  final void register(AbstractCursor c) {
-    cursors.add(c);
-    if (closed) { // close() ran concurrently and may have missed this cursor
-      c.closeByStore();
-      checkOpen();
-    }
   }
 
   @Override
   public final List<byte[]> getAll(List<byte[]> keys) {
-    checkKeys(keys);
+    args.keys(keys);
     checkOpen();
     if (keys.isEmpty()) {
       return Collections.emptyList();
     }
-    return checkedValues(keys, doGetAll(keys));
+    return args.values(keys, doGetAll(keys));
   }
 
   /**
@@ -370,9 +344,9 @@ public abstract class AbstractStore implements Store {
    */
   @Override
   public final boolean putIfAbsent(byte[] key, byte[] value) {
-    checkKey(key);
-    checkValue(value);
-    requireFeature(Feature.CONDITIONAL_WRITE);
+    args.key(key);
+    args.value(value);
+    args.feature(Feature.CONDITIONAL_WRITE);
     checkWritable();
     return doCompareAndSet(key, null, value);
   }
@@ -386,10 +360,10 @@ public abstract class AbstractStore implements Store {
    */
   @Override
   public final boolean replace(byte[] key, byte[] expected, byte[] value) {
-    checkKey(key);
+    args.key(key);
     Objects.requireNonNull(expected, "expected");
-    checkValue(value);
-    requireFeature(Feature.CONDITIONAL_WRITE);
+    args.value(value);
+    args.feature(Feature.CONDITIONAL_WRITE);
     checkWritable();
     if (!args.holdable(expected)) {
       return false;
@@ -405,9 +379,9 @@ public abstract class AbstractStore implements Store {
    */
   @Override
   public final boolean delete(byte[] key, byte[] expected) {
-    checkKey(key);
+    args.key(key);
     Objects.requireNonNull(expected, "expected");
-    requireFeature(Feature.CONDITIONAL_WRITE);
+    args.feature(Feature.CONDITIONAL_WRITE);
     checkWritable();
     if (!args.holdable(expected)) {
       return false;
@@ -423,14 +397,10 @@ public abstract class AbstractStore implements Store {
    */
   @Override
   public final Snapshot snapshot() {
-    requireFeature(Feature.SNAPSHOT_READ);
+    args.feature(Feature.SNAPSHOT_READ);
     checkOpen();
     AbstractSnapshot s = doSnapshot();
-    snapshots.add(s);
-    if (closed) { // close() ran concurrently and may have missed this snapshot
-      s.closeByStore();
-      checkOpen();
-    }
+    readers.add(s);
     return s;
   }
 
@@ -444,7 +414,7 @@ public abstract class AbstractStore implements Store {
   @Override
   public final void backup(Path target) {
     Objects.requireNonNull(target, "target");
-    requireFeature(Feature.BACKUP);
+    args.feature(Feature.BACKUP);
     checkOpen();
     BackupCopy.run(info, target, this::doBackup, this::checkOpen);
   }
@@ -452,15 +422,8 @@ public abstract class AbstractStore implements Store {
   @Override
   public final void write(WriteBatch batch) {
     Objects.requireNonNull(batch, "batch");
-    requireFeature(Feature.ATOMIC_BATCH);
-    if (batch.hasConditions()) {
-      throw new IllegalArgumentException(
-          "the batch has "
-              + batch.conditionCount()
-              + " conditions, which write(batch) would ignore; write it with writeIf(batch) ("
-              + info.describe()
-              + ")");
-    }
+    args.feature(Feature.ATOMIC_BATCH);
+    args.noConditions(batch);
     args.operations(batch);
     checkWritable();
     if (!batch.isEmpty()) {
@@ -479,7 +442,7 @@ public abstract class AbstractStore implements Store {
   @Override
   public final boolean writeIf(WriteBatch batch) {
     Objects.requireNonNull(batch, "batch");
-    requireFeature(Feature.CONDITIONAL_BATCH);
+    args.feature(Feature.CONDITIONAL_BATCH);
     args.operations(batch);
     boolean satisfiable = args.conditions(batch);
     checkWritable();
@@ -498,7 +461,7 @@ public abstract class AbstractStore implements Store {
   @Override
   public final void sync() {
     checkOpen();
-    checkNotFailed();
+    failure.check();
     doSync();
   }
 
@@ -532,15 +495,8 @@ public abstract class AbstractStore implements Store {
   @Override
   public final StoreStats stats() {
     checkOpen();
-    StoreStats s = doStats();
-    // Every engine on this class reports its open cursors, so a leak (a cursor a forEach or a
-    // stream failed to close) shows up, and the TCK can check for it (rule 4.10).
-    java.util.Map<String, Number> figures = new java.util.LinkedHashMap<>(s.figures());
-    figures.put(OPEN_CURSORS, cursors.size());
-    if (info.has(Feature.SNAPSHOT_READ)) {
-      figures.put(OPEN_SNAPSHOTS, snapshots.size());
-    }
-    return new StoreStats(s.keyCount(), s.keyCountExact(), s.diskBytes(), figures);
+    // Every engine on this class reports its open cursors (and snapshots, if it has them).
+    return readers.counted(doStats(), info.has(Feature.SNAPSHOT_READ));
   }
 
   /** The {@link StoreStats#figures()} key under which every engine reports its open cursors. */
@@ -554,19 +510,14 @@ public abstract class AbstractStore implements Store {
 
   @Override
   public final void close() {
-    synchronized (cursors) {
+    synchronized (readers) { // only so that one close() wins: readers takes no lock of its own
       if (closed) {
         return;
       }
       closed = true;
     }
     handles.closeAll();
-    for (AbstractSnapshot s : new ArrayList<>(snapshots)) {
-      s.closeByStore();
-    }
-    for (AbstractCursor c : new ArrayList<>(cursors)) {
-      c.closeByStore();
-    }
+    readers.closeAll();
     try {
       doClose();
     } finally {
@@ -586,7 +537,7 @@ public abstract class AbstractStore implements Store {
   @Override
   public final Store keyspace(String name) {
     Arguments.keyspaceName(name);
-    requireFeature(Feature.KEYSPACES);
+    args.feature(Feature.KEYSPACES);
     return handles.open(name);
   }
 
@@ -597,11 +548,8 @@ public abstract class AbstractStore implements Store {
    */
   @Override
   public final List<String> keyspaces() {
-    requireFeature(Feature.KEYSPACES);
-    checkOpen();
-    List<String> names = new ArrayList<>(doKeyspaces());
-    Collections.sort(names);
-    return Collections.unmodifiableList(names);
+    args.feature(Feature.KEYSPACES);
+    return handles.names();
   }
 
   /**
@@ -613,7 +561,7 @@ public abstract class AbstractStore implements Store {
   @Override
   public final boolean dropKeyspace(String name) {
     Arguments.keyspaceName(name);
-    requireFeature(Feature.KEYSPACES);
+    args.feature(Feature.KEYSPACES);
     return handles.drop(name, this::checkWritable);
   }
 
@@ -632,7 +580,7 @@ public abstract class AbstractStore implements Store {
    * @return the open cursor count
    */
   protected final int openCursors() {
-    return cursors.size();
+    return readers.cursors();
   }
 
   /**
@@ -646,20 +594,14 @@ public abstract class AbstractStore implements Store {
     }
   }
 
-  void forget(AbstractCursor c) {
-    cursors.remove(c);
+  /** The argument checks, for this store's snapshots. */
+  final Arguments arguments() {
+    return args;
   }
 
-  void forget(AbstractSnapshot s) {
-    snapshots.remove(s);
-  }
-
-  void checkKeys(List<byte[]> keys) {
-    args.keys(keys);
-  }
-
-  List<byte[]> checkedValues(List<byte[]> keys, List<byte[]> values) {
-    return args.values(keys, values);
+  /** The open cursors and snapshots, for one to leave when it closes. */
+  final OpenReaders readers() {
+    return readers;
   }
 
   private void checkWritable() {
@@ -667,14 +609,7 @@ public abstract class AbstractStore implements Store {
     if (info.readOnly()) {
       throw new UnsupportedOperationException(info.describe() + " is open read-only");
     }
-    checkNotFailed();
-  }
-
-  private void checkNotFailed() {
-    StoreIOException f = root.failure;
-    if (f != null) {
-      throw new StoreIOException(f.getMessage(), f);
-    }
+    failure.check();
   }
 
   /**
@@ -696,24 +631,7 @@ public abstract class AbstractStore implements Store {
    * @return the exception to throw, a {@link StoreIOException} saying "failed until reopened"
    */
   protected final StoreIOException failWrites(String what, Throwable cause) {
-    if (root != this) {
-      return root.failWrites(what, cause);
-    }
-    synchronized (cursors) {
-      if (failure == null) {
-        failure =
-            new StoreIOException(
-                info.describe()
-                    + " failed until reopened: "
-                    + what
-                    + (cause == null || cause.getMessage() == null
-                        ? ""
-                        : ": " + cause.getMessage()),
-                cause);
-        return failure;
-      }
-    }
-    return new StoreIOException(failure.getMessage(), failure);
+    return failure.fail(what, cause);
   }
 
   /**
@@ -723,18 +641,6 @@ public abstract class AbstractStore implements Store {
    * @return the first failure, or null while the store accepts writes
    */
   protected final StoreIOException writeFailure() {
-    return root.failure;
-  }
-
-  final void requireFeature(Feature f) {
-    args.feature(f);
-  }
-
-  final void checkKey(byte[] key) {
-    args.key(key);
-  }
-
-  private void checkValue(byte[] value) {
-    args.value(value);
+    return failure.first();
   }
 }

@@ -1,6 +1,7 @@
 package io.kv4j.spi;
 
 import io.kv4j.Feature;
+import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.StoreInfo;
 import io.kv4j.WriteBatch;
@@ -60,6 +61,26 @@ final class Arguments {
             + " bytes ("
             + info.describe()
             + ")");
+  }
+
+  /** The features a scan of {@code range} needs. */
+  void scan(KeyRange range) {
+    feature(Feature.ORDERED_SCAN);
+    if (range.isReverse()) {
+      feature(Feature.REVERSE_SCAN);
+    }
+  }
+
+  /** A batch for {@code write}, which would ignore its conditions: it must have none. */
+  void noConditions(WriteBatch batch) {
+    if (batch.hasConditions()) {
+      throw new IllegalArgumentException(
+          "the batch has "
+              + batch.conditionCount()
+              + " conditions, which write(batch) would ignore; write it with writeIf(batch) ("
+              + info.describe()
+              + ")");
+    }
   }
 
   /** Whether a value some key must hold fits the limit; one that does not is held by no key. */

@@ -1,6 +1,10 @@
 package io.kv4j.spi;
 
+import io.kv4j.Feature;
+import io.kv4j.StoreInfo;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -8,7 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The open keyspace handles of one store: opened and dropped under one lock (an engine never sees
  * {@code doKeyspace} and {@code doDropKeyspace} at once), closed with the store, and a dropped
- * keyspace's handles closed before the engine drops it.
+ * keyspace's handles closed before the engine drops it. Also what a handle's info is, and the
+ * store's keyspace names in order.
  */
 final class KeyspaceHandles {
   private final AbstractStore store;
@@ -16,6 +21,25 @@ final class KeyspaceHandles {
 
   KeyspaceHandles(AbstractStore store) {
     this.store = store;
+  }
+
+  /**
+   * A keyspace handle's info: the store's, located at {@code location#name}, without {@link
+   * Feature#KEYSPACES} (keyspaces do not nest) and {@link Feature#BACKUP} (the store is backed up
+   * whole).
+   */
+  static StoreInfo handleInfo(StoreInfo store, String name) {
+    EnumSet<Feature> features = EnumSet.noneOf(Feature.class);
+    features.addAll(store.features());
+    features.remove(Feature.KEYSPACES);
+    features.remove(Feature.BACKUP);
+    return new StoreInfo(
+        store.engine(),
+        features,
+        store.limits(),
+        store.durability(),
+        store.location() + "#" + name,
+        store.readOnly());
   }
 
   /** Opens (or creates) a keyspace's handle; the caller checked the name and the feature. */
@@ -62,6 +86,14 @@ final class KeyspaceHandles {
       }
       return store.doDropKeyspace(name);
     }
+  }
+
+  /** The store's named keyspaces, sorted; the caller checked the feature. */
+  List<String> names() {
+    store.checkOpen();
+    List<String> names = new ArrayList<>(store.doKeyspaces());
+    Collections.sort(names);
+    return Collections.unmodifiableList(names);
   }
 
   /** Closes every open handle (the store is closing). */
