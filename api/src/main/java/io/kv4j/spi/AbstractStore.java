@@ -516,14 +516,15 @@ public abstract class AbstractStore implements Store {
       }
       closed = true;
     }
-    handles.closeAll();
-    readers.closeAll();
-    try {
-      doClose();
-    } finally {
-      if (root != this) {
-        root.handles.closed(this);
-      }
+    // Each step runs even if one before it threw (a cursor whose release fails must not leak the
+    // engine's native handles); the first exception is thrown at the end, later ones suppressed.
+    List<Runnable> steps = List.of(handles::closeAll, readers::closeAll, this::doClose);
+    RuntimeException failed = OpenReaders.closeEach(steps, Runnable::run, null);
+    if (root != this) {
+      root.handles.closed(this);
+    }
+    if (failed != null) {
+      throw failed;
     }
   }
 

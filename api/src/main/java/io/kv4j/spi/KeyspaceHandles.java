@@ -98,8 +98,9 @@ final class KeyspaceHandles {
 
   /** Closes every open handle (the store is closing). */
   void closeAll() {
-    for (AbstractStore h : new ArrayList<>(open)) {
-      h.close();
+    RuntimeException failed = OpenReaders.closeEach(open, AbstractStore::close, null);
+    if (failed != null) { // every handle was closed: one that throws keeps none of the rest open
+      throw failed;
     }
   }
 

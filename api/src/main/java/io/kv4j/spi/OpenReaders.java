@@ -84,9 +84,15 @@ final class OpenReaders {
     }
   }
 
-  private static <T> RuntimeException closeEach(
+  /**
+   * Closes each of {@code open} (a copy of it: closing removes one from the set) with {@code
+   * close}, going on past one that throws.
+   *
+   * @return {@code failed}, or else the first exception thrown, later ones added as suppressed
+   */
+  static <T> RuntimeException closeEach(
       Collection<T> open, Consumer<T> close, RuntimeException failed) {
-    for (T reader : new ArrayList<>(open)) { // a copy: closing removes the reader from the set
+    for (T reader : new ArrayList<>(open)) {
       try {
         close.accept(reader);
       } catch (RuntimeException e) {

@@ -41,11 +41,13 @@ class OpenReadersTest {
       assertThat(r.releases()).as("%s released", r).isOne();
     }
     assertThat(store.openCursors()).isZero();
+    assertThat(store.closes).as("the engine closed although a reader's release threw").isOne();
 
     store.close(); // already closed: nothing is released again
     for (Reader r : new Reader[] {c1, c2, c3, s1, s2, fromS2}) {
       assertThat(r.releases()).as("%s released after a second close", r).isOne();
     }
+    assertThat(store.closes).isOne();
   }
 
   @Test
