@@ -115,95 +115,140 @@ public final class DamageWorker {
    * corruption; a scan never returns a wrong value or a key that is not live.
    */
   private static String check(Store s, DataSet data) {
-    int exact = 0;
-    int reported = 0;
-    Set<String> lost = new java.util.TreeSet<>();
-    for (byte[] k : data.allKeys) {
-      byte[] v;
-      try {
-        v = s.get(k);
-      } catch (StoreCorruptedException e) {
-        reported++;
-        continue;
-      } catch (RuntimeException e) {
-        return "violation get of key " + name(k) + " threw " + notCorrupted(e);
-      }
-      byte[] want = data.live.get(k);
-      if (want == null) {
-        if (v != null) {
-          return "violation deleted key "
-              + name(k)
-              + " reads a value ("
-              + v.length
-              + " bytes): a deleted key came back";
-        }
-      } else if (v == null) {
-        lost.add(name(k));
-      } else if (!Arrays.equals(v, want)) {
-        return "violation key " + name(k) + " reads a wrong value: " + data.difference(k, v, want);
-      } else {
-        exact++;
-      }
+    Inspection inspection = new Inspection(s, data);
+    String violation = inspection.readEveryKey();
+    if (violation == null) {
+      violation = inspection.scanEverything();
     }
-    boolean scanReported = false;
-    Set<String> seen = new HashSet<>();
-    // An engine without ORDERED_SCAN may refuse scans (AbstractStore does): then only verify()
-    // can report a loss.
-    boolean canScan = s.info().has(io.kv4j.Feature.ORDERED_SCAN);
-    try (Cursor c = canScan ? s.scan(KeyRange.all()) : null) {
-      while (c != null && c.hasNext()) {
-        Entry e = c.next();
-        byte[] want = data.live.get(e.key());
+    if (violation == null) {
+      violation = inspection.verify();
+    }
+    return violation != null ? violation : inspection.verdict();
+  }
+
+  /**
+   * One {@link #check}: its steps, each answering a violation or null, and what they found. The
+   * steps run in order, each only if the ones before found no violation.
+   */
+  private static final class Inspection {
+    private final Store s;
+    private final DataSet data;
+    private int exact;
+    private int reported;
+    private final Set<String> lost = new java.util.TreeSet<>();
+    private boolean scanReported;
+    private boolean verifyReported;
+
+    Inspection(Store s, DataSet data) {
+      this.s = s;
+      this.data = data;
+    }
+
+    /** Every key of the data set, deleted ones included, read with a get. */
+    String readEveryKey() {
+      for (byte[] k : data.allKeys) {
+        byte[] v;
+        try {
+          v = s.get(k);
+        } catch (StoreCorruptedException e) {
+          reported++;
+          continue;
+        } catch (RuntimeException e) {
+          return "violation get of key " + name(k) + " threw " + notCorrupted(e);
+        }
+        byte[] want = data.live.get(k);
         if (want == null) {
-          return "violation a full scan returned key "
-              + name(e.key())
-              + ", which "
-              + (data.deleted.contains(name(e.key())) ? "was deleted" : "was never written");
-        }
-        if (!Arrays.equals(e.value(), want)) {
-          return "violation a full scan returned a wrong value for key "
-              + name(e.key())
-              + ": "
-              + data.difference(e.key(), e.value(), want);
-        }
-        seen.add(name(e.key()));
-      }
-    } catch (StoreCorruptedException e) {
-      scanReported = true;
-    } catch (RuntimeException e) {
-      return "violation a full scan threw " + notCorrupted(e);
-    }
-    if (!scanReported && canScan) {
-      for (byte[] k : data.live.keySet()) {
-        if (!seen.contains(name(k))) {
+          if (v != null) {
+            return "violation deleted key "
+                + name(k)
+                + " reads a value ("
+                + v.length
+                + " bytes): a deleted key came back";
+          }
+        } else if (v == null) {
           lost.add(name(k));
+        } else if (!Arrays.equals(v, want)) {
+          return "violation key "
+              + name(k)
+              + " reads a wrong value: "
+              + data.difference(k, v, want);
+        } else {
+          exact++;
         }
       }
+      return null;
     }
-    boolean verifyReported = false;
-    try {
-      s.verify();
-    } catch (StoreCorruptedException e) {
-      verifyReported = true;
-    } catch (RuntimeException e) {
-      return "violation verify() threw " + notCorrupted(e);
+
+    /** A full scan: only live keys with their values; a live key it misses is lost. */
+    String scanEverything() {
+      Set<String> seen = new HashSet<>();
+      // An engine without ORDERED_SCAN may refuse scans (AbstractStore does): then only verify()
+      // can report a loss.
+      boolean canScan = s.info().has(io.kv4j.Feature.ORDERED_SCAN);
+      try (Cursor c = canScan ? s.scan(KeyRange.all()) : null) {
+        while (c != null && c.hasNext()) {
+          Entry e = c.next();
+          byte[] want = data.live.get(e.key());
+          if (want == null) {
+            return "violation a full scan returned key "
+                + name(e.key())
+                + ", which "
+                + (data.deleted.contains(name(e.key())) ? "was deleted" : "was never written");
+          }
+          if (!Arrays.equals(e.value(), want)) {
+            return "violation a full scan returned a wrong value for key "
+                + name(e.key())
+                + ": "
+                + data.difference(e.key(), e.value(), want);
+          }
+          seen.add(name(e.key()));
+        }
+      } catch (StoreCorruptedException e) {
+        scanReported = true;
+      } catch (RuntimeException e) {
+        return "violation a full scan threw " + notCorrupted(e);
+      }
+      if (!scanReported && canScan) {
+        for (byte[] k : data.live.keySet()) {
+          if (!seen.contains(name(k))) {
+            lost.add(name(k));
+          }
+        }
+      }
+      return null;
     }
-    if (!lost.isEmpty() && !scanReported && !verifyReported) {
-      return "violation key "
-          + lost.iterator().next()
-          + " is silently lost ("
+
+    /** {@link Store#verify()}: it passes or throws {@link StoreCorruptedException}. */
+    String verify() {
+      try {
+        s.verify();
+      } catch (StoreCorruptedException e) {
+        verifyReported = true;
+      } catch (RuntimeException e) {
+        return "violation verify() threw " + notCorrupted(e);
+      }
+      return null;
+    }
+
+    /** After the steps: a violation if a key was lost silently, else the summary. */
+    String verdict() {
+      if (!lost.isEmpty() && !scanReported && !verifyReported) {
+        return "violation key "
+            + lost.iterator().next()
+            + " is silently lost ("
+            + lost.size()
+            + " live keys read null or are missing from a full scan, and neither the scan nor"
+            + " verify() threw StoreCorruptedException)";
+      }
+      return "opened "
+          + exact
+          + " keys exact, "
+          + reported
+          + " reported corrupt, "
           + lost.size()
-          + " live keys read null or are missing from a full scan, and neither the scan nor"
-          + " verify() threw StoreCorruptedException)";
+          + " lost and reported by "
+          + (lost.isEmpty() ? "-" : scanReported ? "the scan" : "verify()");
     }
-    return "opened "
-        + exact
-        + " keys exact, "
-        + reported
-        + " reported corrupt, "
-        + lost.size()
-        + " lost and reported by "
-        + (lost.isEmpty() ? "-" : scanReported ? "the scan" : "verify()");
   }
 
   private static String notCorrupted(RuntimeException e) {

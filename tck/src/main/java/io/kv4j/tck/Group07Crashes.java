@@ -17,13 +17,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -102,30 +98,10 @@ final class Group07Crashes extends RuleGroup {
     crashRounds("7.4", null, this::verifyUsableAfterCrash);
   }
 
-  /** The system calls rule 7.6 traces: syncs, writes (acks and O_DSYNC files) and opens. */
-  private static final String TRACED =
-      "trace=write,pwrite64,writev,pwritev,pwritev2,fsync,fdatasync,msync,sync_file_range,sync,"
-          + "syncfs,open,openat";
-
-  // An ack counts once written: a write that failed (EPIPE after the parent stopped reading) is no
-  // acknowledgement.
-  private static final Pattern ACK =
-      Pattern.compile("write\\(1, \"ack (\\d+)\\\\n\", \\d+\\)\\s+= [1-9]");
-  // The same write split by another thread's call: "write(1, "ack 5\n", 6 <unfinished ...>", then
-  // "<... write resumed>) = 6" on the same thread.
-  private static final Pattern ACK_START =
-      Pattern.compile("^(\\d+)\\s+write\\(1, \"ack (\\d+)\\\\n\", \\d+ <unfinished");
-  private static final Pattern WRITE_RESUMED =
-      Pattern.compile("^(\\d+)\\s+<\\.\\.\\. write resumed>.*= [1-9]");
-  private static final Pattern SYNC_DONE =
-      Pattern.compile(
-          "(?:^\\d+\\s+|<\\.\\.\\. )(?:fsync|fdatasync|msync|sync_file_range|syncfs|sync)"
-              + "(?:\\(| resumed>).*\\)\\s+= 0");
-  private static final Pattern OPEN_DSYNC =
-      Pattern.compile("open(?:at)?\\(.*O_D?SYNC.*\\)\\s+= (\\d+)");
-  private static final Pattern WRITE_DONE =
-      Pattern.compile("^\\d+\\s+p?writev?(?:64|2)?\\((\\d+),.*\\)\\s+= [1-9]");
-
+  /**
+   * Rule 7.6: with SYNC, in an strace of the crash rules' child JVM, every acknowledgement MUST
+   * follow a completed sync call made since the previous one (see {@link SyncTrace}).
+   */
   void required_r7_6_syncAcknowledgesOnlyAfterASync() throws Exception {
     require("7.6", Feature.PERSISTENT);
     Assumptions.assumeTrue(
@@ -133,15 +109,34 @@ final class Group07Crashes extends RuleGroup {
         "[7.6] skipped: engine '"
             + engine()
             + "' keeps its data on a server, whose syncs the kit cannot trace");
-    List<String> strace = straceCommand();
-    Path dir = tempDir.resolve("sync-trace");
+    List<String> strace = SyncTrace.command();
     Path trace = tempDir.resolve("sync-trace.strace");
     Path err = tempDir.resolve("sync-trace.stderr");
-    StoreConfig cfg = config(dir, Durability.SYNC);
     long seed = seed(76);
     long target = 40;
+    long lastAck = runTracedChild(strace, trace, err, seed, target);
+    assertThat(lastAck)
+        .as(
+            rule(
+                    "7.6",
+                    "the traced child JVM acknowledged " + target + " SYNC writes; its stderr:\n")
+                + readQuietly(err))
+        .isGreaterThanOrEqualTo(target);
+    long acks = SyncTrace.acksAfterSyncs(trace, seed);
+    assertThat(acks)
+        .as(rule("7.6", "the trace " + trace + " shows the child's acks (writes to fd 1)"))
+        .isGreaterThanOrEqualTo(target);
+  }
+
+  /**
+   * Rule 7.6's child JVM, writing with SYNC under strace into {@code trace}, read until it
+   * acknowledged {@code target} writes (or 120 s passed), then killed; returns its last ack.
+   */
+  private long runTracedChild(List<String> strace, Path trace, Path err, long seed, long target)
+      throws IOException, InterruptedException {
+    StoreConfig cfg = config(tempDir.resolve("sync-trace"), Durability.SYNC);
     List<String> prefix = new ArrayList<>(strace);
-    prefix.addAll(List.of("-o", trace.toString(), "-e", TRACED));
+    prefix.addAll(List.of("-o", trace.toString(), "-e", SyncTrace.TRACED));
     Process p = child(prefix, CrashWorker.class, err, cfg.toUri(), Long.toString(seed));
     long lastAck = -1;
     try (BufferedReader r =
@@ -158,80 +153,7 @@ final class Group07Crashes extends RuleGroup {
       p.destroyForcibly();
       p.waitFor(30, TimeUnit.SECONDS);
     }
-    assertThat(lastAck)
-        .as(
-            rule(
-                    "7.6",
-                    "the traced child JVM acknowledged " + target + " SYNC writes; its stderr:\n")
-                + readQuietly(err))
-        .isGreaterThanOrEqualTo(target);
-    long syncs = 0;
-    long acks = 0;
-    Set<String> dsyncFds = new HashSet<>();
-    java.util.Map<String, String> ackInFlight = new java.util.HashMap<>();
-    List<String> lines = Files.readAllLines(trace, StandardCharsets.UTF_8);
-    for (int i = 0; i < lines.size(); i++) {
-      String line = lines.get(i);
-      Matcher m;
-      String ack = null;
-      if ((m = ACK.matcher(line)).find()) {
-        ack = m.group(1);
-      } else if ((m = ACK_START.matcher(line)).find()) {
-        ackInFlight.put(m.group(1), m.group(2));
-      } else if ((m = WRITE_RESUMED.matcher(line)).find() && ackInFlight.containsKey(m.group(1))) {
-        ack = ackInFlight.remove(m.group(1));
-      }
-      if (ack != null) {
-        if (syncs == 0) {
-          fail(
-              rule(
-                  "7.6",
-                  "with SYNC, ack "
-                      + ack
-                      + " was written with no fsync, fdatasync, msync, sync_file_range or write to"
-                      + " an O_SYNC/O_DSYNC file completed since the previous ack: a write"
-                      + " acknowledged before it was durable (a power loss would lose it); seed "
-                      + seed
-                      + ", trace "
-                      + trace
-                      + ", ending:\n"
-                      + String.join("\n", lines.subList(Math.max(0, i - 12), i + 1))));
-        }
-        syncs = 0;
-        acks++;
-      } else if (SYNC_DONE.matcher(line).find()) {
-        syncs++;
-      } else if ((m = OPEN_DSYNC.matcher(line)).find()) {
-        dsyncFds.add(m.group(1));
-      } else if ((m = WRITE_DONE.matcher(line)).find() && dsyncFds.contains(m.group(1))) {
-        syncs++;
-      }
-    }
-    assertThat(acks)
-        .as(rule("7.6", "the trace " + trace + " shows the child's acks (writes to fd 1)"))
-        .isGreaterThanOrEqualTo(target);
-  }
-
-  /** strace with the flags rule 7.6 needs, or skips the rule naming why it cannot run. */
-  private static List<String> straceCommand() throws InterruptedException {
-    String why = "";
-    for (List<String> cmd :
-        List.of(List.of("strace", "-f", "-qq", "--seccomp-bpf"), List.of("strace", "-f", "-qq"))) {
-      List<String> probe = new ArrayList<>(cmd);
-      probe.addAll(List.of("-o", "/dev/null", "-e", "trace=fsync", "true"));
-      try {
-        Process p = new ProcessBuilder(probe).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0) {
-          return cmd;
-        }
-        why = "strace cannot trace here (ptrace not permitted?): " + out.trim();
-      } catch (IOException e) {
-        why = "strace is not installed (" + e.getMessage() + ")";
-      }
-    }
-    Assumptions.abort("[7.6] skipped: " + why);
-    throw new AssertionError(rule("7.6", why)); // not reached: abort throws
+    return lastAck;
   }
 
   void required_r7_5_killDuringOverwritesLeavesOldOrNewValue() throws Exception {

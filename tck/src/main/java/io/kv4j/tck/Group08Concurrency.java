@@ -1,6 +1,5 @@
 package io.kv4j.tck;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kv4j.Cursor;
@@ -263,6 +262,11 @@ final class Group08Concurrency extends RuleGroup {
     }
   }
 
+  /**
+   * Rule 8.6: while half the threads write batches that set a writer's eight keys to the batch's
+   * number, readers MUST never see half a batch (a key read later holding an older batch than one
+   * read before it; with SNAPSHOT_SCAN and ORDERED_SCAN, a scan of the eight keys not all equal).
+   */
   void required_r8_6_batchesAreNeverHalfVisible() throws Exception {
     require("8.6", Feature.ATOMIC_BATCH);
     Store s = open();
@@ -277,19 +281,7 @@ final class Group08Concurrency extends RuleGroup {
             Math.max(2, env().stressThreads()),
             t -> {
               if (t < writers) {
-                // Writer t owns 8 keys and sets all 8 to n in batch n: at every moment a reader
-                // must find them equal, so a key read later never holds an older batch.
-                try {
-                  for (long n = 1; n <= batches; n++) {
-                    WriteBatch wb = new WriteBatch();
-                    for (int i = 0; i < 8; i++) {
-                      wb.put(key(t * 8L + i), java.nio.ByteBuffer.allocate(8).putLong(n).array());
-                    }
-                    s.write(wb);
-                  }
-                } finally {
-                  done.incrementAndGet(); // also when a write fails: the readers must stop
-                }
+                writeBatchesOfEight(s, t, batches, done);
                 return;
               }
               java.util.SplittableRandom rnd = new java.util.SplittableRandom(t);
@@ -297,54 +289,81 @@ final class Group08Concurrency extends RuleGroup {
               while ((done.get() < writers || reads < 3)
                   && !Thread.currentThread().isInterrupted()) {
                 int w = rnd.nextInt(writers);
-                boolean down = reads % 2 == 1;
-                long prev = 0;
-                int prevKey = -1;
-                for (int j = 0; j < 8; j++) {
-                  int i = down ? 7 - j : j;
-                  byte[] v = s.get(key(w * 8L + i));
-                  long g = v == null ? 0 : java.nio.ByteBuffer.wrap(v).getLong();
-                  if (g < prev) {
-                    throw new AssertionError(
-                        rule(
-                            "8.6",
-                            "half a batch was visible to a concurrent reader: key "
-                                + prevKey
-                                + " of writer "
-                                + w
-                                + " held batch "
-                                + prev
-                                + ", then key "
-                                + i
-                                + " (read after it) still held batch "
-                                + g));
-                  }
-                  prev = g;
-                  prevKey = i;
-                }
+                readEightKeysInTurn(s, w, reads % 2 == 1);
                 if (snapshots) {
-                  List<io.kv4j.Entry> got =
-                      scanAll(s, KeyRange.all().gte(key(w * 8L)).lt(key(w * 8L + 8)));
-                  Set<String> values = new HashSet<>();
-                  for (io.kv4j.Entry e : got) {
-                    values.add(hex(e.value()));
-                  }
-                  if (values.size() > 1 || (got.size() != 0 && got.size() != 8)) {
-                    throw new AssertionError(
-                        rule(
-                            "8.6",
-                            "a snapshot scan of writer "
-                                + w
-                                + "'s 8 keys saw half a batch: "
-                                + got.size()
-                                + " keys, values "
-                                + values));
-                  }
+                  scanEightKeys(s, w);
                 }
                 reads++;
               }
             });
     assertThat(errors).as(rule("8.6", "no reader saw half a batch, no thread failed")).isEmpty();
+  }
+
+  /**
+   * Rule 8.6's writer t: it owns 8 keys and sets all 8 to n in batch n. At every moment a reader
+   * must find them equal, so a key read later never holds an older batch.
+   */
+  private static void writeBatchesOfEight(
+      Store s, int t, int batches, java.util.concurrent.atomic.AtomicInteger done) {
+    try {
+      for (long n = 1; n <= batches; n++) {
+        WriteBatch wb = new WriteBatch();
+        for (int i = 0; i < 8; i++) {
+          wb.put(key(t * 8L + i), java.nio.ByteBuffer.allocate(8).putLong(n).array());
+        }
+        s.write(wb);
+      }
+    } finally {
+      done.incrementAndGet(); // also when a write fails: the readers must stop
+    }
+  }
+
+  /** Rule 8.6: writer w's 8 keys read one by one, up or down, never go back to an older batch. */
+  private static void readEightKeysInTurn(Store s, int w, boolean down) {
+    long prev = 0;
+    int prevKey = -1;
+    for (int j = 0; j < 8; j++) {
+      int i = down ? 7 - j : j;
+      byte[] v = s.get(key(w * 8L + i));
+      long g = v == null ? 0 : java.nio.ByteBuffer.wrap(v).getLong();
+      if (g < prev) {
+        throw new AssertionError(
+            rule(
+                "8.6",
+                "half a batch was visible to a concurrent reader: key "
+                    + prevKey
+                    + " of writer "
+                    + w
+                    + " held batch "
+                    + prev
+                    + ", then key "
+                    + i
+                    + " (read after it) still held batch "
+                    + g));
+      }
+      prev = g;
+      prevKey = i;
+    }
+  }
+
+  /** Rule 8.6: a snapshot scan of writer w's 8 keys sees none or all 8, holding one batch. */
+  private static void scanEightKeys(Store s, int w) {
+    List<io.kv4j.Entry> got = scanAll(s, KeyRange.all().gte(key(w * 8L)).lt(key(w * 8L + 8)));
+    Set<String> values = new HashSet<>();
+    for (io.kv4j.Entry e : got) {
+      values.add(hex(e.value()));
+    }
+    if (values.size() > 1 || (got.size() != 0 && got.size() != 8)) {
+      throw new AssertionError(
+          rule(
+              "8.6",
+              "a snapshot scan of writer "
+                  + w
+                  + "'s 8 keys saw half a batch: "
+                  + got.size()
+                  + " keys, values "
+                  + values));
+    }
   }
 
   void required_r8_7_sharedKeysKeepTheServedWinnerAfterReopen() throws Exception {
@@ -394,167 +413,27 @@ final class Group08Concurrency extends RuleGroup {
     }
   }
 
-  /** Keys per thread of rule 8.8 written in batches, as a multiple of {@code stressOps}. */
-  static final int BATCHED_KEYS_FACTOR = 8;
-
+  /**
+   * Rule 8.8: threads putting and deleting their own keys MUST leave every key in its last state,
+   * and a full scan (ORDERED_SCAN) equal to the model; see {@link ManyWritersModel} for the keys
+   * and the writes.
+   */
   void required_r8_8_manyWritersMatchModel() throws Exception {
     Store s = open();
     int threads = env().stressThreads();
-    boolean batches = has(Feature.ATOMIC_BATCH);
-    // With ATOMIC_BATCH most keys go in batches of 256 puts and 64 deletes: an engine applies a
-    // batch to its index in one long stretch, so a writer that does it outside the write lock is
-    // still applying when the next one starts, and each thread writes for longer than a scheduler
-    // time slice. A batch costs one log append, so the kit can afford 8 times the keys.
-    int chunk = batches ? 256 : 16;
-    int per = batches ? env().stressOps() * BATCHED_KEYS_FACTOR : env().stressOps();
-    // Thread t owns the keys i * threads + t: neighbours in key order belong to different threads,
-    // and the keys of all threads grow together, so every thread inserts where the others are
-    // rebalancing the same part of the index. A chunk's keys are put, then every 4th deleted: as
-    // one batch, or (without ATOMIC_BATCH, and every 8th chunk with it) one call at a time.
-    List<Throwable> errors =
-        runThreads(
-            "8.8",
-            threads,
-            t -> {
-              int op = 0;
-              for (int from = 0; from < per; from += chunk) {
-                int to = Math.min(per, from + chunk);
-                if (batches && (from / chunk) % 8 != 7) {
-                  WriteBatch wb = new WriteBatch();
-                  for (int i = from; i < to; i++) {
-                    wb.put(key((long) i * threads + t), b("m" + i));
-                  }
-                  for (int i = from; i < to; i += 4) {
-                    wb.delete(key((long) i * threads + t));
-                  }
-                  int at = op++;
-                  long first = (long) from * threads + t;
-                  run(
-                      "8.8",
-                      () ->
-                          "thread "
-                              + t
-                              + " op #"
-                              + at
-                              + " (batch of "
-                              + wb.size()
-                              + " from key "
-                              + first
-                              + ")",
-                      () -> s.write(wb));
-                  continue;
-                }
-                for (int i = from; i < to; i++) {
-                  long k = (long) i * threads + t;
-                  byte[] v = b("m" + i);
-                  int at = op++;
-                  run(
-                      "8.8",
-                      () -> "thread " + t + " op #" + at + " (put key " + k + ")",
-                      () -> s.put(key(k), v));
-                }
-                for (int i = from; i < to; i += 4) {
-                  long k = (long) i * threads + t;
-                  int at = op++;
-                  run(
-                      "8.8",
-                      () -> "thread " + t + " op #" + at + " (delete key " + k + ")",
-                      () -> s.delete(key(k)));
-                }
-              }
-            });
-    noThreadFailed("8.8", errors);
+    ManyWritersModel model =
+        new ManyWritersModel(s, threads, has(Feature.ATOMIC_BATCH), env().stressOps());
+    noThreadFailed("8.8", runThreads("8.8", threads, model::write));
     // Every key is read back, also with ORDERED_SCAN: a tree whose parent links disagree with its
     // child links can iterate in order over a node that a lookup no longer reaches (a sampled
     // check let such a run pass).
     // Checked on threads too: an index broken by a race may make a lookup or a scan loop forever,
     // which then fails the rule at the time limit instead of hanging the build.
-    String lost =
-        " after "
-            + threads
-            + " threads wrote their own keys concurrently (an index changed outside the write"
-            + " lock loses updates or breaks its order)";
-    noThreadFailed(
-        "8.8",
-        runThreads(
-            "8.8",
-            threads,
-            t -> {
-              for (int i = 0; i < per; i++) {
-                long k = (long) i * threads + t;
-                byte[] want = i % 4 == 0 ? null : b("m" + i);
-                byte[] got = call("8.8", () -> "final get of key " + k, () -> s.get(key(k)));
-                if (!Arrays.equals(got, want)) {
-                  throw new AssertionError(
-                      rule(
-                          "8.8",
-                          "key "
-                              + k
-                              + " (thread "
-                              + t
-                              + ") reads "
-                              + (got == null ? "nothing" : "'" + new String(got, UTF_8) + "'")
-                              + " instead of its last write, "
-                              + (want == null ? "a delete" : "'" + new String(want, UTF_8) + "'")
-                              + lost));
-                }
-              }
-            }));
+    noThreadFailed("8.8", runThreads("8.8", threads, model::checkOwnKeys));
     if (!has(Feature.ORDERED_SCAN)) {
       return;
     }
-    noThreadFailed(
-        "8.8",
-        runThreads(
-            "8.8",
-            1,
-            x -> {
-              // Step through the scan and the expected keys together; report the first mismatch
-              // (a whole-list diff of this many keys would drown it).
-              long seen = 0;
-              long i = 0;
-              try (Cursor c = call("8.8", () -> "full scan", () -> s.scan(KeyRange.all()))) {
-                while (call("8.8", () -> "full scan", c::hasNext)) {
-                  io.kv4j.Entry e = call("8.8", () -> "full scan", c::next);
-                  while (i / threads < per && (i / threads) % 4 == 0) {
-                    i++; // a deleted key
-                  }
-                  String want =
-                      i / threads >= per
-                          ? "the end of the scan"
-                          : "key " + i + " = 'm" + (i / threads) + "'";
-                  String got =
-                      e.key().length == 16
-                          ? "key "
-                              + java.nio.ByteBuffer.wrap(e.key()).getLong()
-                              + " = '"
-                              + new String(e.value(), UTF_8)
-                              + "'"
-                          : "key " + hex(e.key());
-                  if (!got.equals(want) || !Arrays.equals(e.key(), key(i))) {
-                    throw new AssertionError(
-                        rule(
-                            "8.8",
-                            "entry #"
-                                + seen
-                                + " of a full scan is "
-                                + got
-                                + ", expected "
-                                + want
-                                + lost));
-                  }
-                  seen++;
-                  i++;
-                }
-              }
-              long live = (long) threads * per - (long) threads * ((per + 3) / 4);
-              if (seen != live) {
-                throw new AssertionError(
-                    rule(
-                        "8.8",
-                        "a full scan returned " + seen + " entries, expected " + live + lost));
-              }
-            }));
+    noThreadFailed("8.8", runThreads("8.8", 1, x -> model.checkFullScan()));
   }
 
   void required_r8_4_concurrentBatchesStayAtomic() throws Exception {

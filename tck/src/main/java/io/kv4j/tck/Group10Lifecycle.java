@@ -205,87 +205,20 @@ final class Group10Lifecycle extends RuleGroup {
         .isEqualTo(b("1"));
   }
 
+  /**
+   * Rule 10.12: compactions run while writers put and delete their own keys MUST lose nothing;
+   * after a reopen every key holds its last write (see {@link CompactionRace}).
+   */
   void required_r10_12_compactDuringWritesLosesNothing() throws Exception {
     require("10.12", Feature.PERSISTENT);
     Store s = open();
     int writers = Math.max(1, env().stressThreads() - 1);
     int rounds = Math.max(3, env().stressOps() / 500);
     int cap = Math.max(1000, env().stressOps() * 20); // writes per writer, at most
-    java.util.concurrent.atomic.AtomicIntegerArray written =
-        new java.util.concurrent.atomic.AtomicIntegerArray(writers);
-    java.util.concurrent.atomic.AtomicIntegerArray finished =
-        new java.util.concurrent.atomic.AtomicIntegerArray(writers);
-    java.util.concurrent.atomic.AtomicBoolean compacting =
-        new java.util.concurrent.atomic.AtomicBoolean(true);
-    java.util.concurrent.atomic.AtomicInteger compactions =
-        new java.util.concurrent.atomic.AtomicInteger();
-    List<Throwable> errors =
-        runThreads(
-            "10.12",
-            writers + 1,
-            t -> {
-              if (t == writers) {
-                try {
-                  for (int r = 0; r < rounds && !Thread.currentThread().isInterrupted(); r++) {
-                    // Each compaction starts once every writer has written since the last one,
-                    // so writes run during every compaction, the last one included: a write an
-                    // engine loses there is never copied back by a later compaction.
-                    int[] seen = new int[writers];
-                    for (int w = 0; w < writers; w++) {
-                      seen[w] = written.get(w);
-                    }
-                    for (int w = 0; w < writers; w++) {
-                      while (written.get(w) <= seen[w] + 20
-                          && finished.get(w) == 0
-                          && !Thread.currentThread().isInterrupted()) {
-                        Thread.onSpinWait();
-                      }
-                    }
-                    s.compact();
-                    compactions.incrementAndGet();
-                  }
-                } finally {
-                  compacting.set(false);
-                }
-                return;
-              }
-              // Write until the compactions are over, then a little more (at most cap writes).
-              try {
-                int extra = 50;
-                for (int i = 0; (compacting.get() || extra-- > 0) && i < cap; i++) {
-                  long k = (long) t << 32 | i;
-                  s.put(key(k), b("c" + t + "-" + i));
-                  if (i % 4 == 0) {
-                    s.delete(key(k));
-                  }
-                  written.set(t, i + 1);
-                }
-              } finally {
-                finished.set(t, 1);
-              }
-            });
+    CompactionRace race = new CompactionRace(s, writers, rounds, cap);
+    List<Throwable> errors = runThreads("10.12", writers + 1, race::run);
     assertThat(errors).as(rule("10.12", "no thread failed")).isEmpty();
-    Store again = reopen(s);
-    for (int t = 0; t < writers; t++) {
-      for (int i = 0; i < written.get(t); i++) {
-        long k = (long) t << 32 | i;
-        assertThat(again.get(key(k)))
-            .as(
-                rule(
-                    "10.12",
-                    "after "
-                        + compactions.get()
-                        + " compactions run during writes and a reopen, key "
-                        + k
-                        + " (thread "
-                        + t
-                        + ", write "
-                        + i
-                        + ") holds its last write (a compaction that copies outside the write"
-                        + " lock loses the writes made meanwhile)"))
-            .isEqualTo(i % 4 == 0 ? null : b("c" + t + "-" + i));
-      }
-    }
+    race.checkEveryWrite(reopen(s));
   }
 
   void required_r10_4_lockReleasedOnClose() {

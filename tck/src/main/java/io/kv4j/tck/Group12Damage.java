@@ -10,12 +10,9 @@ import io.kv4j.spi.StoreDirectory;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -117,81 +114,6 @@ final class Group12Damage extends RuleGroup {
     damageRule("12.6", Damage.FOREIGN);
   }
 
-  /** The damages, each applied to one file of a copy of the store. */
-  enum Damage {
-    TRUNCATE_HALF("truncate-half", false),
-    TRUNCATE_ZERO("truncate-zero", false),
-    DELETE("delete", false),
-    FLIP_BIT("flip-bit", true),
-    ZERO_BLOCK("zero-4k", true),
-    FOREIGN(DamageWorker.FOREIGN, false);
-
-    final String kind;
-    final boolean needsChecksums;
-
-    Damage(String kind, boolean needsChecksums) {
-      this.kind = kind;
-      this.needsChecksums = needsChecksums;
-    }
-
-    /**
-     * Damages a file.
-     *
-     * @return what was done, for messages, or null when this damage would change nothing (an empty
-     *     file cannot be truncated, flipped or zeroed)
-     */
-    String apply(Path file) throws IOException {
-      long size = Files.size(file);
-      if (this == DELETE) {
-        Files.delete(file);
-        return "deleted (it had " + size + " bytes)";
-      }
-      if (size == 0) {
-        return null;
-      }
-      try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
-        switch (this) {
-          case TRUNCATE_HALF -> {
-            ch.truncate(size / 2);
-            return "truncated from " + size + " to " + size / 2 + " bytes";
-          }
-          case TRUNCATE_ZERO -> {
-            ch.truncate(0);
-            return "truncated from " + size + " to 0 bytes";
-          }
-          case FLIP_BIT -> {
-            long at = size / 2;
-            ByteBuffer one = ByteBuffer.allocate(1);
-            try (FileChannel r = FileChannel.open(file, StandardOpenOption.READ)) {
-              r.read(one, at);
-            }
-            int old = one.get(0) & 0xff;
-            int now = old ^ 0x10;
-            ch.write(ByteBuffer.wrap(new byte[] {(byte) now}), at);
-            return String.format(
-                "with bit 4 of the byte at offset %d flipped (0x%02x -> 0x%02x; %d bytes)",
-                at, old, now, size);
-          }
-          case ZERO_BLOCK -> {
-            long from = Math.max(0, size / 2 - 2048);
-            long to = Math.min(size, from + 4096);
-            ch.write(ByteBuffer.allocate((int) (to - from)), from);
-            return "with bytes "
-                + from
-                + ".."
-                + (to - 1)
-                + " zeroed ("
-                + (to - from)
-                + " bytes in the middle of "
-                + size
-                + ")";
-          }
-          default -> throw new IllegalStateException(name());
-        }
-      }
-    }
-  }
-
   /** One damaged copy: its number, the damaged file, what was done, and the files before. */
   private record Case(int n, String file, String damage, Path dir, Map<String, Long> before) {
     String describe() {
@@ -213,54 +135,14 @@ final class Group12Damage extends RuleGroup {
     Path pristine = tempDir.resolve("pristine");
     long started = System.nanoTime();
     if (damage != Damage.FOREIGN) { // 12.6 replaces the whole directory: no data set needed
-      Store s = open(config(pristine, Durability.SYNC));
-      if (damage.needsChecksums && !s.info().has(Feature.CHECKSUMS)) {
-        close(s);
-        Assumptions.abort(
-            "["
-                + id
-                + "] skipped: engine '"
-                + engine()
-                + "' does not declare CHECKSUMS (in this config), so a flipped bit or zeroed"
-                + " block inside a value may be returned as the value");
-      }
-      DamageWorker.write(s, seed, s.info().has(Feature.ATOMIC_BATCH));
-      close(s);
+      writeDataSet(id, damage, pristine, seed);
     }
     long written = System.nanoTime();
-
     Path work = tempDir.resolve("damage-" + id);
-    List<Case> cases = new ArrayList<>();
-    if (damage == Damage.FOREIGN) {
-      Path dir = work.resolve("case-1");
-      Files.createDirectories(dir);
-      writeForeignStore(dir, seed);
-      cases.add(
-          new Case(
-              1,
-              "(whole directory)",
-              "replaced by a '" + FOREIGN_ENGINE + "' store (identity and one data file)",
-              dir,
-              sizes(dir)));
-    } else {
-      Map<String, Long> files = sizes(pristine);
-      if (files.isEmpty()) {
-        fail(rule(id, "the store directory " + pristine + " holds no file to damage"));
-      }
-      for (String f : files.keySet()) {
-        Path dir = work.resolve("case-" + (cases.size() + 1));
-        copyTree(pristine, dir);
-        String what = damage.apply(dir.resolve(f));
-        if (what == null) {
-          deleteTree(dir);
-          continue;
-        }
-        cases.add(new Case(cases.size() + 1, f, what, dir, sizes(dir)));
-      }
-      if (cases.isEmpty()) {
-        fail(rule(id, "every file of the store directory is empty: " + files));
-      }
-    }
+    List<Case> cases =
+        damage == Damage.FOREIGN
+            ? List.of(foreignCase(work, seed))
+            : damagedCopies(id, damage, pristine, work);
     long prepared = System.nanoTime();
     runCases(id, damage, cases, work, seed, seedNote);
     System.out.printf(
@@ -270,6 +152,66 @@ final class Group12Damage extends RuleGroup {
         TimeUnit.NANOSECONDS.toMillis(written - started),
         TimeUnit.NANOSECONDS.toMillis(prepared - written),
         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - prepared));
+  }
+
+  /**
+   * The data set, written with SYNC into a store at {@code pristine} and closed; skips the rule if
+   * the damage needs CHECKSUMS that the opened store does not declare.
+   */
+  private void writeDataSet(String id, Damage damage, Path pristine, long seed) {
+    Store s = open(config(pristine, Durability.SYNC));
+    if (damage.needsChecksums && !s.info().has(Feature.CHECKSUMS)) {
+      close(s);
+      Assumptions.abort(
+          "["
+              + id
+              + "] skipped: engine '"
+              + engine()
+              + "' does not declare CHECKSUMS (in this config), so a flipped bit or zeroed"
+              + " block inside a value may be returned as the value");
+    }
+    DamageWorker.write(s, seed, s.info().has(Feature.ATOMIC_BATCH));
+    close(s);
+  }
+
+  /** Rule 12.6's one case: a directory holding another engine's store. */
+  private Case foreignCase(Path work, long seed) throws IOException {
+    Path dir = work.resolve("case-1");
+    Files.createDirectories(dir);
+    writeForeignStore(dir, seed);
+    return new Case(
+        1,
+        "(whole directory)",
+        "replaced by a '" + FOREIGN_ENGINE + "' store (identity and one data file)",
+        dir,
+        sizes(dir));
+  }
+
+  /**
+   * One copy of {@code pristine} per file with that file damaged; a file the damage would not
+   * change (an empty one) makes no case.
+   */
+  private List<Case> damagedCopies(String id, Damage damage, Path pristine, Path work)
+      throws IOException {
+    List<Case> cases = new ArrayList<>();
+    Map<String, Long> files = sizes(pristine);
+    if (files.isEmpty()) {
+      fail(rule(id, "the store directory " + pristine + " holds no file to damage"));
+    }
+    for (String f : files.keySet()) {
+      Path dir = work.resolve("case-" + (cases.size() + 1));
+      copyTree(pristine, dir);
+      String what = damage.apply(dir.resolve(f));
+      if (what == null) {
+        deleteTree(dir);
+        continue;
+      }
+      cases.add(new Case(cases.size() + 1, f, what, dir, sizes(dir)));
+    }
+    if (cases.isEmpty()) {
+      fail(rule(id, "every file of the store directory is empty: " + files));
+    }
+    return cases;
   }
 
   /**
@@ -286,7 +228,7 @@ final class Group12Damage extends RuleGroup {
     List<String> problems = new ArrayList<>();
     int from = 0;
     for (int child = 1; from < cases.size(); child++) {
-      ChildRun run = runChild(damage, cases.subList(from, cases.size()), work, child, seed);
+      DamageChildRun run = runChild(damage, cases.subList(from, cases.size()), work, child, seed);
       results.putAll(run.results());
       if (run.ok()) {
         break;
@@ -295,7 +237,7 @@ final class Group12Damage extends RuleGroup {
       String why =
           run.timedOut()
               ? "did not finish within " + timeout.toSeconds() + " s and was killed"
-              : "died with " + exitDescription(run.exit());
+              : "died with " + DamageChildRun.exitDescription(run.exit());
       String said =
           "; never a crash or a hang on damaged files"
               + run.said(crashReport(Long.toString(run.pid())));
@@ -327,6 +269,21 @@ final class Group12Damage extends RuleGroup {
       }
       from = culprit.n(); // the next case's index: cases are numbered from 1
     }
+    problems.addAll(0, judgeAll(id, damage, cases, results, deaths));
+    failOnProblems(problems, cases.size(), seedNote);
+  }
+
+  /**
+   * Prints each case's outcome and returns what is wrong with each, in case order: its death, or
+   * what {@link #judge} finds in its result (a case not run is skipped: reported already).
+   */
+  private List<String> judgeAll(
+      String id,
+      Damage damage,
+      List<Case> cases,
+      Map<Integer, String> results,
+      Map<Integer, String> deaths)
+      throws IOException {
     List<String> byCase = new ArrayList<>();
     for (Case c : cases) {
       String death = deaths.get(c.n());
@@ -345,94 +302,38 @@ final class Group12Damage extends RuleGroup {
         byCase.add(rule(id, c.describe() + ": " + problem));
       }
     }
-    problems.addAll(0, byCase);
-    if (!problems.isEmpty()) {
-      StringBuilder msg = new StringBuilder(problems.get(0));
-      if (problems.size() > 1) {
-        msg.append("\n")
-            .append(problems.size() - 1)
-            .append(" more problem(s) in ")
-            .append(cases.size())
-            .append(" cases:");
-        for (String more : problems.subList(1, Math.min(problems.size(), 21))) {
-          msg.append("\n  ").append(more);
-        }
-      }
-      msg.append("\n").append(seedNote);
-      // tagged: every problem starts with rule(id, ...)
-      fail(msg.toString());
-    }
+    return byCase;
   }
 
-  /** What one child JVM did: results by case, the case it was in when it ended, how it ended. */
-  private record ChildRun(
-      Map<Integer, String> results,
-      int running,
-      boolean done,
-      int exit,
-      boolean timedOut,
-      Path err,
-      List<String> output,
-      long pid) {
-    boolean ok() {
-      return done && exit == 0 && !timedOut;
+  /** Fails the rule with the first problem and up to 20 more, if there is any. */
+  private static void failOnProblems(List<String> problems, int cases, String seedNote) {
+    if (problems.isEmpty()) {
+      return;
     }
-
-    /**
-     * What the child printed besides its protocol (a JVM crash banner goes to stdout), its stderr,
-     * and where the crash report of a JVM that crashed is.
-     */
-    String said(Path report) throws IOException {
-      StringBuilder sb = new StringBuilder();
-      if (!output.isEmpty()) {
-        sb.append("; its output ends with:\n").append(String.join("\n", output));
+    StringBuilder msg = new StringBuilder(problems.get(0));
+    if (problems.size() > 1) {
+      msg.append("\n")
+          .append(problems.size() - 1)
+          .append(" more problem(s) in ")
+          .append(cases)
+          .append(" cases:");
+      for (String more : problems.subList(1, Math.min(problems.size(), 21))) {
+        msg.append("\n  ").append(more);
       }
-      sb.append("\nits stderr ends with:\n").append(tail(err));
-      if (Files.exists(report)) {
-        sb.append("\nJVM crash report: ").append(report);
-      }
-      return sb.toString();
     }
+    msg.append("\n").append(seedNote);
+    // tagged: every problem starts with rule(id, ...)
+    fail(msg.toString());
   }
 
   /** Runs some cases in one child JVM, killed after {@link #damageChildTimeout()}. */
-  private ChildRun runChild(Damage damage, List<Case> cases, Path work, int child, long seed)
+  private DamageChildRun runChild(Damage damage, List<Case> cases, Path work, int child, long seed)
       throws Exception {
-    StringBuilder lines = new StringBuilder();
-    for (Case c : cases) {
-      lines
-          .append(c.n())
-          .append('\t')
-          .append(damage.kind)
-          .append('\t')
-          .append(c.file().replace(' ', '_'))
-          .append('\t')
-          .append(config(c.dir(), Durability.SYNC).toUri())
-          .append('\n');
-    }
-    Path caseFile = work.resolve("cases-" + child + ".tsv");
-    Files.writeString(caseFile, lines, StandardCharsets.UTF_8);
+    Path caseFile = writeCaseFile(damage, cases, work.resolve("cases-" + child + ".tsv"));
     Path err = work.resolve("child-" + child + ".stderr");
-    Duration timeout = damageChildTimeout();
     Process p = child(DamageWorker.class, err, caseFile.toString(), Long.toString(seed));
     AtomicBoolean timedOut = new AtomicBoolean();
-    Thread watchdog =
-        new Thread(
-            () -> {
-              try {
-                if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                  timedOut.set(true);
-                  // Through the handle: Process.destroyForcibly would also close our end of the
-                  // pipe and lose the last "case" line, the one that names the culprit.
-                  p.toHandle().destroyForcibly();
-                }
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            },
-            "kv4j-tck-damage-watchdog");
-    watchdog.setDaemon(true);
-    watchdog.start();
+    Thread watchdog = startWatchdog(p, damageChildTimeout(), timedOut);
     Map<Integer, String> results = new HashMap<>();
     List<String> output = new ArrayList<>();
     int running = -1;
@@ -466,7 +367,47 @@ final class Group12Damage extends RuleGroup {
       p.destroyForcibly();
       watchdog.interrupt();
     }
-    return new ChildRun(results, running, done, exit, timedOut.get(), err, output, p.pid());
+    return new DamageChildRun(results, running, done, exit, timedOut.get(), err, output, p.pid());
+  }
+
+  /** The child's case file: {@code <n> TAB <kind> TAB <file> TAB <config URI>} per case. */
+  private Path writeCaseFile(Damage damage, List<Case> cases, Path caseFile) throws IOException {
+    StringBuilder lines = new StringBuilder();
+    for (Case c : cases) {
+      lines
+          .append(c.n())
+          .append('\t')
+          .append(damage.kind)
+          .append('\t')
+          .append(c.file().replace(' ', '_'))
+          .append('\t')
+          .append(config(c.dir(), Durability.SYNC).toUri())
+          .append('\n');
+    }
+    Files.writeString(caseFile, lines, StandardCharsets.UTF_8);
+    return caseFile;
+  }
+
+  /** A daemon thread that kills {@code p} after {@code timeout}, setting {@code timedOut}. */
+  private static Thread startWatchdog(Process p, Duration timeout, AtomicBoolean timedOut) {
+    Thread watchdog =
+        new Thread(
+            () -> {
+              try {
+                if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                  timedOut.set(true);
+                  // Through the handle: Process.destroyForcibly would also close our end of the
+                  // pipe and lose the last "case" line, the one that names the culprit.
+                  p.toHandle().destroyForcibly();
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            },
+            "kv4j-tck-damage-watchdog");
+    watchdog.setDaemon(true);
+    watchdog.start();
+    return watchdog;
   }
 
   /** What is wrong with one case's result, or null if it kept the contract. */
@@ -571,33 +512,5 @@ final class Group12Damage extends RuleGroup {
         Files.delete(p);
       }
     }
-  }
-
-  /** An exit code in words: above 128 it is 128 plus the signal that ended the process. */
-  static String exitDescription(int code) {
-    if (code == -1) {
-      return "no exit (still running after being killed)";
-    }
-    if (code <= 128) {
-      return "exit code " + code;
-    }
-    int sig = code - 128;
-    String name =
-        switch (sig) {
-          case 6 -> "SIGABRT: the JVM aborted, as it does after a SIGBUS or SIGSEGV in native code";
-          case 7 -> "SIGBUS";
-          case 9 -> "SIGKILL";
-          case 11 -> "SIGSEGV";
-          default -> "signal " + sig;
-        };
-    return "exit code " + code + " (" + name + ")";
-  }
-
-  /** The last lines of a child's stderr. */
-  static String tail(Path err) {
-    String all = readQuietly(err);
-    List<String> lines = List.of(all.split("\n"));
-    String last = String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
-    return last.length() > 4000 ? "..." + last.substring(last.length() - 4000) : last;
   }
 }
