@@ -290,7 +290,8 @@ public abstract class AbstractStore implements Store {
 
   /**
    * Releases the engine's resources; called once, after open keyspace handles, snapshots and
-   * cursors were closed. On a keyspace handle it releases only what the handle holds.
+   * cursors were closed, also when closing one of them threw. On a keyspace handle it releases only
+   * what the handle holds.
    */
   protected abstract void doClose();
 
