@@ -30,17 +30,8 @@ MAX_REQUEST_BYTES=$((9 << 20))
 
 log() { echo "etcd.sh: $*" >&2; }
 
-wait_until() { # wait_until SECONDS DESCRIPTION COMMAND...
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    if ((SECONDS >= deadline)); then
-      log "timed out waiting for $what"
-      return 1
-    fi
-    sleep 0.5
-  done
-}
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 install_packages() {
   local missing=()

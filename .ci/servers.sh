@@ -20,17 +20,8 @@ CLUSTER_PORTS=(7000 7001 7002)
 
 log() { echo "servers.sh: $*" >&2; }
 
-wait_until() { # wait_until SECONDS DESCRIPTION COMMAND...
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    if ((SECONDS >= deadline)); then
-      log "timed out waiting for $what"
-      return 1
-    fi
-    sleep 0.5
-  done
-}
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 install_packages() {
   local missing=()
