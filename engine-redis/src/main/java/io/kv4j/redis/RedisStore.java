@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import redis.clients.jedis.exceptions.JedisClusterOperationException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
@@ -151,19 +152,34 @@ final class RedisStore extends AbstractStore {
 
   /** Runs a call, retrying on a lost connection until retry-timeout; every call is idempotent. */
   <T> T call(String op, Supplier<T> work) {
+    return retrying(info(), ns, this::checkOpen, this::isClosed, op, work);
+  }
+
+  /**
+   * The retry loop of every call to Redis, the standalone store's and the sharded one's: runs
+   * {@code work}, and on a lost connection retries with a growing pause until the namespace's
+   * retry-timeout; a store closed meanwhile stops it with its closed error.
+   */
+  static <T> T retrying(
+      StoreInfo info,
+      Namespace ns,
+      Runnable checkOpen,
+      BooleanSupplier closed,
+      String op,
+      Supplier<T> work) {
     long deadline =
         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ns.settings.retryTimeoutMillis());
     int attempt = 0;
     while (true) {
-      checkOpen();
+      checkOpen.run();
       try {
         return work.get();
       } catch (JedisException e) {
-        if (isClosed()) {
-          checkOpen();
+        if (closed.getAsBoolean()) {
+          checkOpen.run();
         }
         if (!retryable(e) || System.nanoTime() - deadline > 0) {
-          throw failure(op, e);
+          throw failure(info, ns, op, e);
         }
         ns.retries.incrementAndGet();
         pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
@@ -172,8 +188,12 @@ final class RedisStore extends AbstractStore {
   }
 
   StoreIOException failure(String op, Exception e) {
+    return failure(info(), ns, op, e);
+  }
+
+  static StoreIOException failure(StoreInfo info, Namespace ns, String op, Exception e) {
     return new StoreIOException(
-        info().describe() + ": " + op + " failed on " + ns.settings.address() + ": " + describe(e),
+        info.describe() + ": " + op + " failed on " + ns.settings.address() + ": " + describe(e),
         e);
   }
 

@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.zip.CRC32;
 import redis.clients.jedis.AbstractPipeline;
@@ -123,32 +122,7 @@ final class ShardedStore extends AbstractStore {
   }
 
   <T> T call(String op, Supplier<T> work) {
-    long deadline =
-        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ns.settings.retryTimeoutMillis());
-    int attempt = 0;
-    while (true) {
-      checkOpen();
-      try {
-        return work.get();
-      } catch (JedisException e) {
-        if (isClosed()) {
-          checkOpen();
-        }
-        if (!RedisStore.retryable(e) || System.nanoTime() - deadline > 0) {
-          throw new StoreIOException(
-              info().describe()
-                  + ": "
-                  + op
-                  + " failed on "
-                  + ns.settings.address()
-                  + ": "
-                  + RedisStore.describe(e),
-              e);
-        }
-        ns.retries.incrementAndGet();
-        RedisStore.pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
-      }
-    }
+    return RedisStore.retrying(info(), ns, this::checkOpen, this::isClosed, op, work);
   }
 
   /**
