@@ -23,7 +23,7 @@ import java.util.SplittableRandom;
  * <p>Options: {@code segment-size} (bytes, default 8 MiB), {@code verify-checksums-on-read}
  * (default true), {@code initial-index-capacity} (keys, default 1024), {@code
  * compaction-garbage-threshold} (fraction, default 0.4), {@code compaction-rate-limit} (bytes/s,
- * default 0 = unlimited), {@code compaction-threads} (default 1).
+ * default 0 = unlimited), {@code compaction-threads} (default 1), {@code preload} (default false).
  */
 public final class HashLogProvider implements StoreProvider {
   static final Limits LIMITS = new Limits(RecordCodec.MAX_KEY, RecordCodec.MAX_VALUE);
@@ -62,6 +62,14 @@ public final class HashLogProvider implements StoreProvider {
           1 << 28,
           "keys",
           "Keys the in-memory index holds before it first grows; it never shrinks below this.");
+
+  static final OptionSpec<Boolean> PRELOAD =
+      OptionSpec.bool(
+          "preload",
+          false,
+          "After the open, map every sealed segment into the process on a background thread, so"
+              + " the first reads take no page faults. Reads the segments from the disk if they are"
+              + " not cached: for stores that fit in free memory.");
 
   static final OptionSpec<Double> COMPACTION_THRESHOLD =
       OptionSpec.decimal(
@@ -124,7 +132,8 @@ public final class HashLogProvider implements StoreProvider {
         INITIAL_INDEX_CAPACITY,
         COMPACTION_THRESHOLD,
         COMPACTION_RATE,
-        COMPACTION_THREADS);
+        COMPACTION_THREADS,
+        PRELOAD);
   }
 
   @Override
@@ -147,7 +156,8 @@ public final class HashLogProvider implements StoreProvider {
             new Compactor.Settings(
                 config.get(COMPACTION_THRESHOLD),
                 config.get(COMPACTION_RATE),
-                config.get(COMPACTION_THREADS))));
+                config.get(COMPACTION_THREADS)),
+            config.get(PRELOAD)));
   }
 
   /** A seeded 64-bit hash of the key bytes (8 bytes at a time, murmur-style finaliser). */

@@ -16,7 +16,6 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -54,7 +53,8 @@ final class HashLogStore extends AbstractStore {
       int segmentSize,
       int initialKeys,
       KeyDir.Hasher hasher,
-      Compactor.Settings compaction) {}
+      Compactor.Settings compaction,
+      boolean preload) {}
 
   final Path dir;
   private final boolean readOnly;
@@ -68,6 +68,7 @@ final class HashLogStore extends AbstractStore {
   final Compactor compactor;
   private final Opening opening;
   private final Verifier verifier;
+  private final Preloader preloader;
   // The store's keyspaces (null in a keyspace's own sub-store, whose parent is the store).
   private Keyspaces keyspaces;
   private HashLogStore parent;
@@ -88,6 +89,7 @@ final class HashLogStore extends AbstractStore {
     log.compactWith(compactor);
     this.opening = new Opening(directory, segments, index, log, readOnly);
     this.verifier = new Verifier(directory, segments, records, guard, state, readOnly);
+    this.preloader = new Preloader(segments, guard);
   }
 
   /** Opens or creates a store in the config's directory (see {@link StoreDirectory}). */
@@ -160,6 +162,9 @@ final class HashLogStore extends AbstractStore {
         s.log.sealer.start();
         s.compactor.start();
       }
+      if (options.preload()) {
+        s.preloader.start();
+      }
       ok = true;
       return s;
     } catch (IOException e) {
@@ -183,15 +188,7 @@ final class HashLogStore extends AbstractStore {
   protected byte[] doGet(byte[] key) {
     int token = guard.enter();
     try {
-      long h = index.hash(key);
-      long loc = index.find(h, key, true);
-      if (loc > 0) {
-        return records.readValue(loc, key);
-      }
-      if (loc < 0) {
-        records.checkSuspect(loc & ~KeyDir.SUSPECT, h);
-      }
-      return null;
+      return read(key);
     } finally {
       guard.exit(token);
     }
@@ -208,21 +205,25 @@ final class HashLogStore extends AbstractStore {
     int token = guard.enter();
     try {
       for (byte[] key : keys) {
-        long h = index.hash(key);
-        long loc = index.find(h, key, true);
-        if (loc > 0) {
-          values.add(records.readValue(loc, key));
-        } else {
-          if (loc < 0) {
-            records.checkSuspect(loc & ~KeyDir.SUSPECT, h);
-          }
-          values.add(null);
-        }
+        values.add(read(key));
       }
     } finally {
       guard.exit(token);
     }
     return values;
+  }
+
+  /** A key's value, or null; the caller is inside the reader guard. */
+  private byte[] read(byte[] key) {
+    long h = index.hash(key);
+    long loc = index.find(h, key, true);
+    if (loc > 0) {
+      return records.readValue(loc, key);
+    }
+    if (loc < 0) {
+      records.checkSuspect(loc & ~KeyDir.SUSPECT, h); // throws unless another key's hash
+    }
+    return null;
   }
 
   @Override
@@ -283,7 +284,7 @@ final class HashLogStore extends AbstractStore {
     long h = index.hash(key);
     byte type = value == null ? RecordCodec.DELETE : RecordCodec.PUT;
     byte[] header = RecordCodec.header(type, key, value);
-    return log.appendIf(type, h, key, value, header, loc -> holds(loc, h, key, expected));
+    return log.appendIf(type, h, key, value, header, loc -> records.holds(loc, h, key, expected));
   }
 
   /**
@@ -311,28 +312,12 @@ final class HashLogStore extends AbstractStore {
           for (int i = 0; i < n; i++) {
             byte[] key = batch.conditionKey(i);
             long loc = index.findLocked(hashes[i], key);
-            if (!holds(loc, hashes[i], key, batch.conditionValue(i))) {
+            if (!records.holds(loc, hashes[i], key, batch.conditionValue(i))) {
               return false;
             }
           }
           return true;
         });
-  }
-
-  /**
-   * Whether the key's current record, at {@code loc} (its index entry, looked up under the writer
-   * lock), holds {@code expected} (null: the key is absent). Reads the value with its checksum
-   * checked whatever the store's setting: a conditional write never writes on damaged bytes.
-   */
-  private boolean holds(long loc, long h, byte[] key, byte[] expected) {
-    if (loc < 0) {
-      records.checkSuspect(loc & ~KeyDir.SUSPECT, h); // throws unless another key's hash
-      return expected == null;
-    }
-    if (loc == 0) {
-      return expected == null;
-    }
-    return expected != null && Arrays.equals(records.readValueChecked(loc, key), expected);
   }
 
   /**
@@ -516,6 +501,8 @@ final class HashLogStore extends AbstractStore {
     f.put("fsyncs", log.commit.forces());
     f.put("failed", writeFailure() == null ? 0 : 1);
     f.put("leftover-segments-removed", opening.leftoversRemoved);
+    f.put("preloaded-bytes", preloader.bytes());
+    f.put("preload-finished", preloader.finished() ? 1 : 0);
     if (keyspaces != null) {
       f.put("keyspaces-open", keyspaces.openCount());
     }
@@ -567,6 +554,7 @@ final class HashLogStore extends AbstractStore {
   private void releaseAll() {
     // The store is marked closed, so no reader enters any more; wait for those inside (they may
     // need the write lock, e.g. a scan building its view), then for the writer, then unmap.
+    preloader.stop();
     guard.close();
     compactor.stop();
     log.sealer.stop();

@@ -5,6 +5,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 
 /**
  * Reads records at their locations ({@code segment id << 32 | offset}) through the segments' memory
@@ -262,6 +263,22 @@ final class RecordReader implements KeyDir.KeySource {
       }
     }
     return v;
+  }
+
+  /**
+   * Whether the key's current record, at {@code loc} (its index entry, looked up under the writer
+   * lock), holds {@code expected} (null: the key is absent). Reads the value with its checksum
+   * checked whatever the store's setting: a conditional write never writes on damaged bytes.
+   */
+  boolean holds(long loc, long h, byte[] key, byte[] expected) {
+    if (loc < 0) {
+      checkSuspect(loc & ~KeyDir.SUSPECT, h); // throws unless another key's hash
+      return expected == null;
+    }
+    if (loc == 0) {
+      return expected == null;
+    }
+    return expected != null && Arrays.equals(readValueChecked(loc, key), expected);
   }
 
   /**

@@ -123,7 +123,8 @@ class FailureAndOptionsTest {
             "initial-index-capacity",
             "compaction-garbage-threshold",
             "compaction-rate-limit",
-            "compaction-threads");
+            "compaction-threads",
+            "preload");
     assertThat(HashLogProvider.SEGMENT_SIZE.defaultValue()).isEqualTo(8L << 20);
     assertThat(HashLogProvider.SEGMENT_SIZE.unit()).isEqualTo("bytes");
   }
