@@ -230,7 +230,10 @@ final class OwnTables {
             Format.number(r.figure("heap-bytes-per-key-minus-key"), "%.1f"),
             Format.number(r.figure("index-bytes-per-key"), "%.1f"),
             Format.ratio(r.amplification()),
-            Format.number(r.figure("reopen-seconds"), "%.3f s"),
+            Format.number(r.figure("reopen-seconds"), "%.3f s")
+                + (Double.isNaN(r.figure("preload-seconds"))
+                    ? ""
+                    : Format.number(r.figure("preload-seconds"), " (+ %.1f s preload)")),
             Format.number(r.figure("heap-bytes-per-key-reopened"), "%.1f"),
             pauses(r, "reopen"),
             Format.rate(r.figure("reads-per-second")),

@@ -85,6 +85,32 @@ class ScaleTest {
   }
 
   @Test
+  void run_withPreload_waitsForItAndReportsItBesideTheReopen() throws Exception {
+    StringBuilder log = new StringBuilder();
+    Result r =
+        runScale(
+            log,
+            "--scale-keys",
+            "20000",
+            "--scale-read-seconds",
+            "0.2",
+            "--engine-option",
+            "hashlog:preload=true",
+            "--engine-option",
+            "hashlog:segment-size=256KiB");
+    String ctx = log + " " + r;
+    assertThat(r.ok()).as(ctx).isTrue();
+    assertThat(r.figure("preload-seconds")).as(ctx).isNotNaN().isGreaterThanOrEqualTo(0);
+    assertThat(log).contains("s of preload");
+    assertThat(String.join("|", OwnTables.scale(List.of(r)).get(1))).contains(" s preload)");
+
+    StringBuilder without = new StringBuilder();
+    Result plain = runScale(without, "--scale-keys", "2000", "--scale-read-seconds", "0.1");
+    assertThat(plain.figure("preload-seconds")).as("no preload, no wait").isNaN();
+    assertThat(without).doesNotContain("preload");
+  }
+
+  @Test
   void options_scaleReadSeconds_parsedAndChecked() {
     assertThat(Options.parse().scaleReadSeconds).isEqualTo(5);
     assertThat(Options.parse("--scale-read-seconds", "250ms").scaleReadSeconds).isEqualTo(0.25);

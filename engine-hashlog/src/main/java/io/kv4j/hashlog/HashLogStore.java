@@ -501,8 +501,7 @@ final class HashLogStore extends AbstractStore {
     f.put("fsyncs", log.commit.forces());
     f.put("failed", writeFailure() == null ? 0 : 1);
     f.put("leftover-segments-removed", opening.leftoversRemoved);
-    f.put("preloaded-bytes", preloader.bytes());
-    f.put("preload-finished", preloader.finished() ? 1 : 0);
+    preloader.figures(f);
     if (keyspaces != null) {
       f.put("keyspaces-open", keyspaces.openCount());
     }

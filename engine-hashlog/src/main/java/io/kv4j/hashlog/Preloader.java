@@ -3,6 +3,7 @@ package io.kv4j.hashlog;
 import io.kv4j.StoreClosedException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Maps the sealed segments of an opened store into the process ahead of the reads (option {@code
@@ -79,14 +80,16 @@ final class Preloader {
     }
   }
 
-  /** Bytes of sealed segments touched so far. */
-  long bytes() {
-    return bytes;
-  }
-
-  /** Whether the thread has gone through every segment that was sealed at the open. */
-  boolean finished() {
-    return finished;
+  /**
+   * With option {@code preload} on: {@code preloaded-bytes}, the bytes of sealed segments touched
+   * so far, and {@code preload-finished}, 1 once every segment sealed at the open is done (or was
+   * retired meanwhile), else 0. Nothing with the option off.
+   */
+  synchronized void figures(Map<String, Number> f) {
+    if (thread != null) {
+      f.put("preloaded-bytes", bytes);
+      f.put("preload-finished", finished ? 1 : 0);
+    }
   }
 
   private void run(List<Segment> atOpen) {
