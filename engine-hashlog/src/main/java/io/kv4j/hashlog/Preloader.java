@@ -93,17 +93,24 @@ final class Preloader {
   }
 
   private void run(List<Segment> atOpen) {
-    for (Segment s : atOpen) {
-      for (int pos = 0; pos < s.end && !stop; pos += CHUNK) {
-        if (!touch(s, pos, Math.min(s.end, pos + CHUNK))) {
-          break;
+    try {
+      for (Segment s : atOpen) {
+        for (int pos = 0; pos < s.end && !stop; pos += CHUNK) {
+          if (!touch(s, pos, Math.min(s.end, pos + CHUNK))) {
+            break;
+          }
+        }
+        if (stop) {
+          return;
         }
       }
-      if (stop) {
-        return;
-      }
+      finished = true;
+    } catch (InternalError e) {
+      // A page the file no longer backs (a segment cut short behind the store's back): the JVM
+      // turns the SIGBUS into this error. A reader meeting it gets the same; the preload just ends.
+      HashLogStore.LOG.log(
+          System.Logger.Level.WARNING, "hashlog: preload of " + segments.dir + " stopped", e);
     }
-    finished = true;
   }
 
   /** Loads one byte of each page of {@code [from, to)}; false if the segment was retired. */
