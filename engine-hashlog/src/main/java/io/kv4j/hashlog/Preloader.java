@@ -64,20 +64,7 @@ final class Preloader {
     synchronized (this) {
       t = thread;
     }
-    if (t == null || t == Thread.currentThread()) {
-      return;
-    }
-    boolean interrupted = false;
-    while (t.isAlive()) {
-      try {
-        t.join();
-      } catch (InterruptedException e) {
-        interrupted = true; // the thread stops within a chunk: wait for it, keep the interrupt
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    Sealer.awaitEnd(t); // it stops within a chunk
   }
 
   /**

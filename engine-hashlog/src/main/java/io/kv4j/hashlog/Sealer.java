@@ -120,6 +120,14 @@ final class Sealer {
       notifyAll();
       t = thread;
     }
+    awaitEnd(t);
+  }
+
+  /**
+   * Waits for a background thread to end, through interrupts (the caller's interrupt status is
+   * kept); returns at once for null or the calling thread itself.
+   */
+  static void awaitEnd(Thread t) {
     if (t == null || t == Thread.currentThread()) {
       return;
     }
