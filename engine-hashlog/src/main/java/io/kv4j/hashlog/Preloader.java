@@ -69,8 +69,9 @@ final class Preloader {
 
   /**
    * With option {@code preload} on: {@code preloaded-bytes}, the bytes of sealed segments touched
-   * so far, and {@code preload-finished}, 1 once every segment sealed at the open is done (or was
-   * retired meanwhile), else 0. Nothing with the option off.
+   * so far, and {@code preload-finished}, 1 once the thread is done with every segment sealed at
+   * the open (touched, or skipped as retired meanwhile) or was stopped by a fault (logged; {@code
+   * preloaded-bytes} then tells how far it got), else 0. Nothing with the option off.
    */
   synchronized void figures(Map<String, Number> f) {
     if (thread != null) {
@@ -88,16 +89,16 @@ final class Preloader {
           }
         }
         if (stop) {
-          return;
+          return; // the close: nobody waits for the figure any more
         }
       }
-      finished = true;
     } catch (InternalError e) {
       // A page the file no longer backs (a segment cut short behind the store's back): the JVM
       // turns the SIGBUS into this error. A reader meeting it gets the same; the preload just ends.
       HashLogStore.LOG.log(
           System.Logger.Level.WARNING, "hashlog: preload of " + segments.dir + " stopped", e);
     }
+    finished = true; // also after a fault, so that whoever waits for the preload goes on
   }
 
   /** Loads one byte of each page of {@code [from, to)}; false if the segment was retired. */
