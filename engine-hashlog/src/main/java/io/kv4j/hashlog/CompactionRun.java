@@ -269,15 +269,20 @@ final class CompactionRun {
     }
     try {
       long at = outEnd;
-      if (size > buf.remaining()) {
-        buf.flip();
-        writeFully(ch, buf);
-        buf.clear();
-      }
-      if (size > buf.capacity()) {
-        writeFully(ch, m.slice(off, size));
-      } else {
-        buf.put(m.slice(off, size));
+      // The buffer is written only when full, so every write(2) but the last covers one whole
+      // chunk at a chunk-aligned offset (see Segment.CHUNK): the output's page cache gets large
+      // folios, which readers then map with one TLB entry per chunk.
+      ByteBuffer record = m.slice(off, size);
+      while (record.hasRemaining()) {
+        if (!buf.hasRemaining()) {
+          buf.flip();
+          writeFully(ch, buf);
+          buf.clear();
+        }
+        int n = Math.min(record.remaining(), buf.remaining());
+        int limit = record.limit();
+        buf.put(record.limit(record.position() + n));
+        record.limit(limit);
       }
       outEnd = at + size;
       hints.add(type, (int) at, key, 0, k, vl);

@@ -100,7 +100,8 @@ final class Compactor {
     }
   }
 
-  private static final int COPY_BUFFER = 256 << 10;
+  // A chunk, written whole at chunk-aligned offsets: outputs get the page cache's large folios.
+  private static final int COPY_BUFFER = Segment.CHUNK;
 
   // Direct, so that writing the output does not copy each chunk once more into a temporary direct
   // buffer; one per concurrent run, reused.

@@ -68,12 +68,22 @@ final class Segment {
   // File bytes below this are allocated (zeros or records written); raised under mapLock.
   private volatile int allocated;
 
-  /** How far ahead of the stores the {@link Sealer} allocates the file. */
-  static final int ALLOCATION_STEP = 1 << 20;
+  /**
+   * The unit of allocation (BUFFERED): every {@code write(2)} of zeros covers whole aligned chunks
+   * of this size. Linux (6.x, ext4 and xfs with large folios) gives a buffered write page-cache
+   * folios no larger than the write, and a 2 MiB folio at a 2 MiB-aligned address of a mapping is
+   * mapped by one page-middle-directory entry: one TLB entry instead of 512, and one page fault
+   * instead of 512. Written 64 KiB at a time, the segments were mapped in 4 KiB pages and a get
+   * paid a TLB miss on the record (issue #27: reads 0.80x of the {@code floor} ceiling, whose
+   * mapping, faulted in from a hole, got 2 MiB folios; 0.90x after this, same-JVM runs of {@code
+   * ReadDriver}). Elsewhere it is merely a larger write.
+   */
+  static final int CHUNK = 2 << 20;
 
-  // What the writer allocates itself when the sealer has not kept ahead (a new segment's start).
-  private static final int WRITER_STEP = 64 << 10;
-  private static final byte[] ZEROS = new byte[64 << 10];
+  /** How far ahead of the stores the {@link Sealer} allocates the file (at least). */
+  static final int ALLOCATION_STEP = CHUNK;
+
+  private static final byte[] ZEROS = new byte[CHUNK];
   private volatile int flushed; // data below this was forced by flushBehind (BUFFERED mode)
   // Taken by whatever writes the file or stores through the mapping outside the writer's own
   // appends (flushBehind, allocation ahead) and by whatever cuts or closes the file: a store into a
@@ -193,7 +203,7 @@ final class Segment {
    * bytes, which extends the file (sparse) to that length until {@link #seal} truncates it.
    */
   static Segment openActive(int id, Path path, int capacity, int end) throws IOException {
-    return openActive(id, path, capacity, end, false, false, 0);
+    return openActive(id, path, capacity, end, false, false, 0, false);
   }
 
   /**
@@ -204,16 +214,33 @@ final class Segment {
    */
   static Segment create(int id, Path path, int capacity, int previous, boolean replace)
       throws IOException {
-    return openActive(id, path, capacity, RecordCodec.FILE_HEADER, true, replace, previous);
+    return openActive(id, path, capacity, RecordCodec.FILE_HEADER, true, replace, previous, false);
+  }
+
+  /**
+   * Like {@link #create}, for a segment whose records will be stored through the mapping: its file
+   * is first allocated with zeros up to the first {@link #CHUNK} (or its capacity), in one {@code
+   * write(2)}.
+   */
+  static Segment createAllocated(int id, Path path, int capacity, int previous) throws IOException {
+    return openActive(id, path, capacity, RecordCodec.FILE_HEADER, true, false, previous, true);
   }
 
   private static Segment openActive(
-      int id, Path path, int capacity, int end, boolean create, boolean replace, int previous)
+      int id,
+      Path path,
+      int capacity,
+      int end,
+      boolean create,
+      boolean replace,
+      int previous,
+      boolean allocateFirstChunk)
       throws IOException {
     if (create && !replace && path.toFile().exists()) {
       throw new IOException("segment file " + path + " already exists");
     }
     RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw");
+    int allocatedTo = 0;
     try {
       if (create) {
         if (replace) {
@@ -225,11 +252,20 @@ final class Segment {
         // the disk at once, as if forced, and each page dirtied through the mapping had to be
         // write-protected and shot out of every core's TLB for it, even when compaction deleted
         // the segment a moment later.
+        if (allocateFirstChunk) {
+          // The first chunk in one write(2) (the page cache gives it one folio only if one write
+          // covers it), then the header over its start: a crash between leaves a newest segment
+          // with an all-zero header, which recovery recreates (see Recovery).
+          allocatedTo = Math.min(capacity, CHUNK);
+          raf.write(ZEROS, 0, allocatedTo);
+          raf.seek(0);
+        }
         raf.write(RecordCodec.segmentHeader(id, previous, false).array());
         end = RecordCodec.FILE_HEADER;
       }
       MappedByteBuffer m = Mappings.map(raf.getChannel(), FileChannel.MapMode.READ_WRITE, capacity);
       Segment s = new Segment(id, path, m, capacity, raf, end);
+      s.allocated = Math.max(end, allocatedTo);
       s.holdsDurable = !create; // recovered at open: its records are an earlier session's
       return s;
     } catch (IOException | RuntimeException e) {
@@ -304,17 +340,27 @@ final class Segment {
   }
 
   /**
-   * Allocates the file up to at least {@code limit} by writing zeros past the data (a small step
-   * beyond it; the {@link Sealer} allocates further ahead, {@link #allocateAhead}), so that stores
-   * through the mapping below it never meet a hole. Writer only. A full disk fails here with an
-   * {@link IOException}, before anything is stored.
+   * Allocates the file up to at least {@code limit} by writing zeros past the data (to the end of
+   * its {@link #CHUNK}; the {@link Sealer} allocates further ahead, {@link #allocateAhead}), so
+   * that stores through the mapping below it never meet a hole. Writer only, when the sealer fell
+   * behind. A full disk fails here with an {@link IOException}, before anything is stored.
    */
   private void allocate(int limit) throws IOException {
     synchronized (mapLock) {
       if (limit > allocated) {
-        extend(limit, (int) Math.min(capacity, ((long) limit + WRITER_STEP) & -4096L), false);
+        extend(limit, chunkEnd(limit), false);
       }
     }
+  }
+
+  /** {@code offset} rounded up to a {@link #CHUNK} boundary, at most the capacity. */
+  private int chunkEnd(long offset) {
+    return (int) Math.min(capacity, (offset + CHUNK - 1) & -CHUNK);
+  }
+
+  /** File bytes allocated for stores through the mapping (BUFFERED); for tests and figures. */
+  int allocatedEnd() {
+    return allocated;
   }
 
   /** Whether the {@link Sealer} should {@link #allocateAhead}: under half a step is left. */
@@ -331,7 +377,7 @@ final class Segment {
    */
   void allocateAhead() {
     synchronized (mapLock) {
-      int target = (int) Math.min(capacity, ((long) end + ALLOCATION_STEP) & -4096L);
+      int target = chunkEnd((long) end + ALLOCATION_STEP);
       if (closed || sealed || target <= allocated) {
         return;
       }
@@ -369,9 +415,12 @@ final class Segment {
     allocated = to;
   }
 
+  /** Writes zeros over {@code [from, to)}, one {@code write(2)} per {@link #CHUNK} it touches. */
   private void writeZeros(int from, int to) throws IOException {
-    for (int p = from; p < to; p += ZEROS.length) {
-      write(p, ZEROS, 0, Math.min(ZEROS.length, to - p));
+    for (int p = from; p < to; ) {
+      int next = (int) Math.min(to, ((long) p & -CHUNK) + CHUNK);
+      write(p, ZEROS, 0, next - p);
+      p = next;
     }
   }
 

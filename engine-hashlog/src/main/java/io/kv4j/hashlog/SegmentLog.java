@@ -457,7 +457,11 @@ final class SegmentLog {
     }
     Path path = segments.dir.resolve(Segment.fileName(id));
     Segment prev = segments.active;
-    Segment seg = Segment.create(id, path, capacity, prev == null ? 0 : prev.id, false);
+    int previous = prev == null ? 0 : prev.id;
+    Segment seg =
+        throughMapping
+            ? Segment.createAllocated(id, path, capacity, previous)
+            : Segment.create(id, path, capacity, previous, false);
     seg.hintEntries = new HintFile.Entries();
     if (throughMapping) {
       seg.storeThroughMapping();
