@@ -497,6 +497,7 @@ final class HashLogStore extends AbstractStore {
     f.put("tombstone-bytes", tomb);
     f.put("truncated-tail-bytes", opening.truncatedTailBytes);
     f.put("hint-files-rebuilt", opening.hintsRebuilt);
+    f.put("hint-entries-replayed", opening.hintEntriesReplayed);
     f.put("scan-view-builds", index.order.rebuilds());
     f.put("fsyncs", log.commit.forces());
     f.put("failed", writeFailure() == null ? 0 : 1);

@@ -113,6 +113,26 @@ final class Index {
   }
 
   /**
+   * Like {@link #apply}, with the key compared by {@code src} when the hash matches an entry (the
+   * key bytes are not at hand: see {@link HintReplay}). Recovery only, before anything reads.
+   */
+  long applyFrom(int type, long hash, long loc, long size, KeyDir.KeySource src) {
+    return type == RecordCodec.PUT
+        ? keys.put(hash, null, loc, size, src)
+        : keys.remove(hash, null, src);
+  }
+
+  /** Whether the record at {@code loc} holds {@code key}. */
+  boolean keyEquals(long loc, byte[] key) {
+    return records.keyEquals(loc, key, 0);
+  }
+
+  /** The table slot a key of this hash probes first (see {@link KeyDir#slot}). */
+  int slot(long hash) {
+    return keys.slot(hash);
+  }
+
+  /**
    * Sizes the hash table for {@code keys} keys at once (see {@link KeyDir#reserve}). Recovery only,
    * before anything reads.
    *

@@ -106,6 +106,11 @@ final class KeyDir {
     return size;
   }
 
+  /** The slot a key of this {@link #fix fixed} hash probes first, in the table as it is now. */
+  int slot(long hash) {
+    return home(hash, (table.length >> 1) - 1);
+  }
+
   int capacity() {
     return table.length >> 1;
   }

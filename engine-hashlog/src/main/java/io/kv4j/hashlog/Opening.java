@@ -144,12 +144,15 @@ final class Opening {
     }
     Recovery.Plan plan = Recovery.plan(dir, ids, manifest);
     List<Integer> load = plan.load;
-    presize(load, Runtime.getRuntime().maxMemory());
+    long maxHeap = Runtime.getRuntime().maxMemory();
+    long expected = presize(load, maxHeap);
     index.recovering(true);
+    replay = new HintReplay(index, segments, expected, maxHeap);
     try {
       loadAll(plan);
     } finally {
       index.recovering(false);
+      replay = null;
     }
     if (readOnly) {
       return;
@@ -167,6 +170,12 @@ final class Opening {
     directory.created();
   }
 
+  /** Sealed segments' hint entries on their way into the index, in slot order; during recovery. */
+  private HintReplay replay;
+
+  /** Hint entries replayed into the index at open, for stats and tests. */
+  long hintEntriesReplayed;
+
   /** Loads every segment of the plan into the index, the newest last. */
   private void loadAll(Recovery.Plan plan) throws IOException {
     List<Integer> load = plan.load;
@@ -178,9 +187,12 @@ final class Opening {
         segments.install(seg);
         loadSealed(seg);
       } else {
+        replay.flush(); // in log order: the hints' entries before the newest segment's records
         recoverNewest(id, path, plan);
       }
     }
+    replay.finish();
+    hintEntriesReplayed = replay.applied;
   }
 
   /**
@@ -194,12 +206,15 @@ final class Opening {
    * be one doubling larger than the live keys need (at most that: compaction keeps the dead records
    * a fraction of the log). A reservation of more than a quarter of the maximum heap is not made:
    * the table then grows as keys arrive, as before.
+   *
+   * @return the estimate of entries (whether or not reserved)
    */
-  void presize(List<Integer> load, long maxHeap) throws IOException {
+  long presize(List<Integer> load, long maxHeap) throws IOException {
     long keys = estimateKeys(dir, load);
     if (worthReserving(keys, maxHeap) && index.reserve(keys)) {
       presizedKeys = keys;
     }
+    return keys;
   }
 
   /** Whether a table for {@code keys} keys is worth reserving at once (see {@link #presize}). */
@@ -397,10 +412,18 @@ final class Opening {
     Recovery.checkHeader(seg);
     String why =
         HintFile.read(
-            segments.dir, seg, (type, off, k, v, key) -> apply(seg, type, off, k, v, key));
+            segments.dir,
+            seg,
+            (type, off, k, v, key) ->
+                replay.add(
+                    type == RecordCodec.DELETE,
+                    key,
+                    Segments.location(seg.id, off),
+                    RecordCodec.recordSize(k, v)));
     if (why == null) {
       return;
     }
+    replay.flush(); // in log order: what came before, then this segment's records
     if (!why.equals("no hint file")) {
       HashLogStore.LOG.log(
           Level.WARNING,
