@@ -43,6 +43,9 @@ final class HintReplay implements KeyDir.KeySource {
   /** Test hook: entries per batch instead of {@link #batchFor}'s (0: by the heap). */
   static volatile int testBatch;
 
+  /** Test hook: the key pool's limit in bytes (0: by the heap; never below one longest key). */
+  static volatile int testPool;
+
   /** Fewest entries in one batch, whatever the heap. */
   static final int MIN_BATCH = 1 << 10;
 
@@ -83,23 +86,15 @@ final class HintReplay implements KeyDir.KeySource {
    * @param maxHeap the JVM's maximum heap
    */
   HintReplay(Index index, Segments segments, long expected, long maxHeap) {
-    this(
-        index,
-        segments,
-        batchFor(maxHeap),
-        (int) Math.min(MAX_POOL, Math.max(1 << 16, maxHeap / 32)),
-        expected);
-  }
-
-  /** For tests: a given batch size and pool limit. */
-  HintReplay(Index index, Segments segments, int batch, int poolLimit, long expected) {
-    if (batch < 1 || poolLimit < 2 + RecordCodec.MAX_KEY) {
-      throw new IllegalArgumentException("batch " + batch + ", pool " + poolLimit);
-    }
     this.index = index;
     this.segments = segments;
-    this.batch = batch;
-    this.poolLimit = poolLimit;
+    this.batch = batchFor(maxHeap);
+    int forTests = testPool;
+    // Room for at least one entry of the longest key, whatever the heap.
+    this.poolLimit =
+        forTests > 0
+            ? Math.max(forTests, 2 + RecordCodec.MAX_KEY)
+            : (int) Math.min(MAX_POOL, Math.max(2 + RecordCodec.MAX_KEY, maxHeap / 32));
     int first = (int) Math.max(1, Math.min(batch, expected > 0 ? expected : MIN_BATCH));
     this.entries = new long[first * LONGS];
     this.pool = new byte[(int) Math.min(poolLimit, Math.max(1 << 16, first * 20L))];

@@ -33,6 +33,7 @@ class HintReplayTest {
   @AfterEach
   void resetHook() {
     HintReplay.testBatch = 0;
+    HintReplay.testPool = 0;
   }
 
   @Test
@@ -125,6 +126,37 @@ class HintReplayTest {
         out.accounting.add(g.id + ":" + g.liveBytes + "/" + g.tombstoneBytes);
       }
       return out;
+    }
+  }
+
+  @Test
+  void reopen_keyPoolFull_endsBatchesEarlyAndKeepsLogOrder() {
+    long seed = new SplittableRandom().nextLong();
+    SplittableRandom r = new SplittableRandom(seed);
+    String prefix = "p".repeat(20 << 10); // 20 KiB keys: the pool at its floor holds three
+    TreeMap<String, String> model = new TreeMap<>();
+    try (HashLogStore s =
+        TestStores.open(
+            dir, Durability.BUFFERED, "segment-size", "256KiB", "compaction-threads", "0")) {
+      for (int op = 0; op < 400; op++) {
+        String k = prefix + r.nextInt(12);
+        if (r.nextInt(4) == 0) {
+          s.delete(TestStores.bytes(k));
+          model.remove(k);
+        } else {
+          s.put(TestStores.bytes(k), TestStores.bytes("v" + op));
+          model.put(k, "v" + op);
+        }
+      }
+      assertThat(s.segments().length).as("seed " + seed).isGreaterThan(5);
+    }
+    HintReplay.testPool = 1;
+    try (HashLogStore s =
+        HashLogProvider.open(
+            TestStores.config(dir, Durability.BUFFERED).readOnly(true).build(),
+            HashLogProvider.seededHasher(42))) {
+      assertThat(Snapshot.of(s).content).as("seed " + seed).isEqualTo(model);
+      assertThat(TestStores.figure(s, "hint-entries-replayed")).isGreaterThan(100);
     }
   }
 
