@@ -16,16 +16,17 @@ import java.util.SplittableRandom;
  * A measuring harness for the read bar of issue #27, not a test (run it with {@code java -cp}, see
  * the module README): {@link UpdateDriver#KEYS} keys of 16 bytes with 1 KiB values, loaded into a
  * {@code BUFFERED} hashlog store and into a copy of the bench's {@code floor} read ceiling (one
- * mapping, one open-addressing {@code long[]} index, no checksum, no guard), then uniform gets on
- * one thread, the two taking turns every {@code batch} gets, in one JVM.
+ * mapping, one open-addressing {@code long[]} index, no checksum, no guard) and into that floor
+ * with a CRC32C of key and value checked on every get, then uniform gets on one thread, the three
+ * taking turns every {@code batch} gets (the order rotating), in one JVM.
  *
- * <p>{@code <seconds> <batch>}: prints the medians of the batches' nanoseconds per get and their
- * ratio. A batch in which the thread lost the CPU is an outlier the median ignores, so this
- * resolves a few percent on a machine loaded by other processes, where the rates of timed windows
- * spread 0.5x to 2x. Only the ratio means anything there. To compare two builds, run each
- * alternately (the floor is the same code in both, so it cancels the load of the minute). The
- * bench's own floor figure also carries the bench's per-get timing, so its ratio is a little closer
- * to 1.
+ * <p>{@code <seconds> <batch>}: prints the medians of the batches' nanoseconds per get and
+ * hashlog's ratio to each floor. A batch in which the thread lost the CPU is an outlier the median
+ * ignores, so this resolves a few percent on a machine loaded by other processes, where the rates
+ * of timed windows spread 0.5x to 2x. Only the ratio means anything there. To compare two builds,
+ * run each alternately (the floor is the same code in both, so it cancels the load of the minute).
+ * The bench's own floor figure also carries the bench's per-get timing, so its ratio is a little
+ * closer to 1.
  */
 final class ReadDriver {
   private ReadDriver() {}
@@ -49,25 +50,27 @@ final class ReadDriver {
   private static void fine(double seconds, int batch) throws Exception {
     Path dir = Files.createTempDirectory("hashlog-read");
     try (HashLogStore s = TestStores.open(dir.resolve("hashlog"), Durability.BUFFERED);
-        Floor floor = new Floor(dir.resolve("floor.dat"))) {
+        Floor floor = new Floor(dir.resolve("floor.dat"), false);
+        Floor checked = new Floor(dir.resolve("floor-crc.dat"), true)) {
       UpdateDriver.load(s);
       byte[] value = new byte[UpdateDriver.VALUE];
       SplittableRandom r = new SplittableRandom(1);
       for (int i = 0; i < UpdateDriver.KEYS; i++) {
         r.nextBytes(value);
         floor.put(UpdateDriver.key(i), value);
+        checked.put(UpdateDriver.key(i), value);
       }
-      Reader[] both = {s::get, floor::get};
+      Reader[] all = {s::get, floor::get, checked::get};
       for (int round = 0; round < 2; round++) { // the first round warms up, the second counts
-        int max = 4_000_000;
-        long[][] ns = new long[2][max];
+        int max = 3_000_000;
+        long[][] ns = new long[3][max];
         int n = 0;
         SplittableRandom rnd = new SplittableRandom(7);
         long until = System.nanoTime() + (long) (seconds * 1e9);
         while (n < max && System.nanoTime() < until) {
-          for (int e = 0; e < 2; e++) {
-            int which = (n & 1) ^ e; // alternate which goes first
-            Reader g = both[which];
+          for (int e = 0; e < 3; e++) {
+            int which = (n + e) % 3; // rotate which goes first
+            Reader g = all[which];
             long t0 = System.nanoTime();
             for (int i = 0; i < batch; i++) {
               long k = rnd.nextLong(UpdateDriver.KEYS);
@@ -82,19 +85,26 @@ final class ReadDriver {
         }
         long[] h = java.util.Arrays.copyOf(ns[0], n);
         long[] f = java.util.Arrays.copyOf(ns[1], n);
+        long[] c = java.util.Arrays.copyOf(ns[2], n);
         java.util.Arrays.sort(h);
         java.util.Arrays.sort(f);
+        java.util.Arrays.sort(c);
         if (round == 1) {
           System.out.printf(
-              "fine: %d batches of %d gets each; median ns/get hashlog %.1f, floor %.1f;"
-                  + " hashlog/floor rate %.3f (quartiles %.3f .. %.3f)%n",
+              "fine: %d batches of %d gets each; median ns/get hashlog %.1f, floor %.1f,"
+                  + " floor+crc %.1f; hashlog/floor rate %.3f (quartiles %.3f .. %.3f);"
+                  + " hashlog/(floor+crc) rate %.3f (quartiles %.3f .. %.3f)%n",
               n,
               batch,
               h[n / 2] / (double) batch,
               f[n / 2] / (double) batch,
+              c[n / 2] / (double) batch,
               f[n / 2] / (double) h[n / 2],
               f[n / 4] / (double) h[n / 4],
-              f[3 * n / 4] / (double) h[3 * n / 4]);
+              f[3 * n / 4] / (double) h[3 * n / 4],
+              c[n / 2] / (double) h[n / 2],
+              c[n / 4] / (double) h[n / 4],
+              c[3 * n / 4] / (double) h[3 * n / 4]);
         }
       }
     } finally {
@@ -106,7 +116,10 @@ final class ReadDriver {
    * The bench's {@code floor} store ({@code io.kv4j.bench.floor.FloorStore}) cut to a single loader
    * and gets, copied since this module cannot depend on the bench (the bench depends on it):
    * records {@code [key length, value length, key, value]} back to back in one mapping, open
-   * addressing over {@code [hash, offset + 1]} pairs at load below 1/2.
+   * addressing over {@code [hash, offset + 1]} pairs at load below 1/2. With {@code checked}, each
+   * record also carries the CRC32C of its key and value (12-byte header, like hashlog's), which a
+   * get checks on the copied value: the floor plus the least a verifying engine must do, so that
+   * hashlog's ratio to it shows what hashlog costs beyond the check itself.
    */
   private static final class Floor implements AutoCloseable {
     private static final VarHandle LONG_BE =
@@ -115,8 +128,12 @@ final class ReadDriver {
     private final MappedByteBuffer map;
     private final long[] table = new long[2 * Integer.highestOneBit(UpdateDriver.KEYS * 4)];
     private int end;
+    private final boolean checked;
+    private final int header;
 
-    Floor(Path file) throws IOException {
+    Floor(Path file, boolean checked) throws IOException {
+      this.checked = checked;
+      this.header = checked ? 12 : 8;
       channel =
           FileChannel.open(
               file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
@@ -124,7 +141,7 @@ final class ReadDriver {
           channel.map(
               FileChannel.MapMode.READ_WRITE,
               0,
-              (long) UpdateDriver.KEYS * (8 + 16 + UpdateDriver.VALUE));
+              (long) UpdateDriver.KEYS * (12 + 16 + UpdateDriver.VALUE));
     }
 
     static long hash(byte[] key) {
@@ -146,7 +163,7 @@ final class ReadDriver {
       if (map.getInt(off) != key.length) {
         return false;
       }
-      int p = off + 8;
+      int p = off + header;
       int i = 0;
       for (; i + 8 <= key.length; i += 8) {
         if (map.getLong(p + i) != (long) LONG_BE.get(key, i)) {
@@ -165,9 +182,15 @@ final class ReadDriver {
       int off = end;
       map.putInt(off, key.length);
       map.putInt(off + 4, value.length);
-      map.put(off + 8, key);
-      map.put(off + 8 + key.length, value);
-      end = off + 8 + key.length + value.length;
+      if (checked) {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(key);
+        crc.update(value);
+        map.putInt(off + 8, (int) crc.getValue());
+      }
+      map.put(off + header, key);
+      map.put(off + header + key.length, value);
+      end = off + header + key.length + value.length;
       long h = hash(key);
       int mask = (table.length >> 1) - 1;
       int i = (int) (h ^ (h >>> 32)) & mask;
@@ -194,7 +217,15 @@ final class ReadDriver {
             int o = (int) off - 1;
             int v = map.getInt(o + 4);
             byte[] out = new byte[v];
-            map.get(o + 8 + key.length, out, 0, v);
+            map.get(o + header + key.length, out, 0, v);
+            if (checked) {
+              java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+              crc.update(key, 0, key.length);
+              crc.update(out, 0, v);
+              if ((int) crc.getValue() != map.getInt(o + 8)) {
+                throw new IllegalStateException("checksum mismatch at " + o);
+              }
+            }
             return out;
           }
         }
