@@ -11,8 +11,8 @@ import java.util.Arrays;
  * on a random slot, a cache miss and a full page walk each: nearly all of an open's time (a JFR
  * profile of a 3 M key open had 96% of its samples in {@link KeyDir#put}). Sorted by slot, a batch
  * visits the table once from start to end, in address order, so the walks of neighbouring entries
- * share their upper levels. Reopening 30 M keys of 16 bytes (1 GiB table) took 4.1 to 5.3 s of CPU
- * this way against 10.0 to 14.5 s in log order (same store, builds taking turns).
+ * share their upper levels. Reopening 30 M keys of 16 bytes (1 GiB table) took 4.6 to 5.9 s of CPU
+ * this way against 14.4 to 17.2 s in log order (same store, builds taking turns).
  *
  * <p>Order: the entries of one key must be applied in log order (a later put or delete supersedes
  * an earlier one). One key has one hash and so one slot, and the sort is stable (least significant
@@ -34,9 +34,8 @@ final class HintReplay implements KeyDir.KeySource {
   /**
    * Most entries in one batch: 512 Ki (12 MiB of entries, as much again to sort them, and their
    * keys). Larger batches did not open faster: reopening 30 M keys took 4.5 to 5.4 s of CPU with
-   * batches of 64 Ki to 16 Mi entries alike (against 10 to 14.5 s in log order), so the sweep's
-   * gain is in visiting pages in address order (the page walks hit the paging-structure caches),
-   * not in the density of one sweep.
+   * batches of 64 Ki to 16 Mi entries alike, so the gain is in visiting pages in address order (the
+   * page walks hit the paging-structure caches), not in the density of one sweep.
    */
   static final int MAX_BATCH = 1 << 19;
 
@@ -76,9 +75,6 @@ final class HintReplay implements KeyDir.KeySource {
 
   /** Entries applied in all, for tests and stats. */
   long applied;
-
-  /** Batches applied in all, for tests. */
-  int batches;
 
   /**
    * @param expected entries the open expects (from the hints' headers), or 0 if unknown; only sizes
@@ -160,7 +156,6 @@ final class HintReplay implements KeyDir.KeySource {
       segments.account(segments.at(loc), type, size, old);
     }
     applied += count;
-    batches++;
     count = 0;
     poolEnd = 0;
   }
