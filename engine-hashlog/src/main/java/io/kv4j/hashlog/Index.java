@@ -107,9 +107,7 @@ final class Index {
    * @return the location the key had, or 0
    */
   long apply(int type, long hash, byte[] key, long loc, long size) {
-    return type == RecordCodec.PUT
-        ? keys.put(hash, key, loc, size, records)
-        : keys.remove(hash, key, records);
+    return apply(type, hash, key, loc, size, records);
   }
 
   /**
@@ -117,9 +115,13 @@ final class Index {
    * key bytes are not at hand: see {@link HintReplay}). Recovery only, before anything reads.
    */
   long applyFrom(int type, long hash, long loc, long size, KeyDir.KeySource src) {
+    return apply(type, hash, null, loc, size, src);
+  }
+
+  private long apply(int type, long hash, byte[] key, long loc, long size, KeyDir.KeySource src) {
     return type == RecordCodec.PUT
-        ? keys.put(hash, null, loc, size, src)
-        : keys.remove(hash, null, src);
+        ? keys.put(hash, key, loc, size, src)
+        : keys.remove(hash, key, src);
   }
 
   /** Whether the record at {@code loc} holds {@code key}. */

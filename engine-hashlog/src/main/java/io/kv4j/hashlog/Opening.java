@@ -436,7 +436,7 @@ final class Opening {
             seg.map,
             RecordCodec.FILE_HEADER,
             seg.end,
-            (type, off, k, v) -> apply(seg, type, off, k, v, null));
+            (type, off, k, v) -> apply(seg, type, off, k, v));
     if (end != seg.end) {
       throw new StoreCorruptedException(
           "hashlog: invalid record (bad checksum or header) in sealed segment "
@@ -467,22 +467,22 @@ final class Opening {
         seg.map,
         RecordCodec.FILE_HEADER,
         limit,
-        (type, off, k, v) -> apply(seg, type, off, k, v, null),
+        (type, off, k, v) -> apply(seg, type, off, k, v),
         tornAt);
   }
 
   /**
-   * Applies one recovered record to the index and the byte accounting. {@code key} is null when it
-   * must be read from the segment. Nothing reads yet: no sequence-lock stamp.
+   * Applies one record read from a segment to the index and the byte accounting (hint entries go
+   * through {@link HintReplay}). Nothing reads yet: no sequence-lock stamp.
    */
-  private void apply(Segment seg, int type, int offset, int keyLen, int valueLen, byte[] key) {
+  private void apply(Segment seg, int type, int offset, int keyLen, int valueLen) {
     if (type != RecordCodec.PUT && type != RecordCodec.DELETE) {
       throw new StoreCorruptedException(
           "hashlog: unexpected record type " + type + " in " + seg.path + " at offset " + offset,
           seg.path,
           offset);
     }
-    byte[] k = key != null ? key : RecordReader.keyAt(seg, offset, keyLen);
+    byte[] k = RecordReader.keyAt(seg, offset, keyLen);
     long size = RecordCodec.recordSize(keyLen, valueLen);
     long old = index.apply(type, index.hash(k), k, Segments.location(seg.id, offset), size);
     segments.account(seg, type, size, old);
