@@ -202,6 +202,7 @@ final class CompactionRun {
   private void copyVictim(FileChannel ch, ByteBuffer buf, Segment v) {
     boolean drop = dropTombs.get(v);
     ByteBuffer m = v.map;
+    Group group = new Group();
     HintFile.Visitor visitor =
         (type, off, k, vl, hintKey) -> {
           if (compactor.stopping()) {
@@ -212,7 +213,9 @@ final class CompactionRun {
             key = new byte[k];
             m.get(RecordCodec.keyOffset(off), key, 0, k);
           }
-          copyIfNeeded(ch, buf, v, drop, type, off, key, vl);
+          if (group.add(type, off, key, vl, index.hash(key))) {
+            copyGroup(ch, buf, v, drop, group);
+          }
         };
     // The hint lists every record's key and place in a few bytes each: walking it instead of the
     // segment skips a cold cache miss per dead record. Without a usable hint, walk the record
@@ -225,6 +228,7 @@ final class CompactionRun {
                 RecordCodec.FILE_HEADER,
                 v.end,
                 (type, off, k, vl) -> visitor.entry(type, off, k, vl, null));
+    copyGroup(ch, buf, v, drop, group);
     if (end != v.end) {
       compactor.markUnreadable(v);
       throw new StoreCorruptedException(
@@ -235,8 +239,44 @@ final class CompactionRun {
   }
 
   /**
+   * A victim's records in log order, gathered {@link #SIZE} at a time so that their index slots are
+   * loaded together ({@link Index#warm}) before each is checked.
+   */
+  private static final class Group {
+    static final int SIZE = 32;
+    final int[] type = new int[SIZE];
+    final int[] off = new int[SIZE];
+    final int[] valueLength = new int[SIZE];
+    final byte[][] key = new byte[SIZE][];
+    final long[] hash = new long[SIZE];
+    int n;
+
+    /** Adds a record; returns whether the group is full. */
+    boolean add(int t, int o, byte[] k, int vl, long h) {
+      type[n] = t;
+      off[n] = o;
+      key[n] = k;
+      valueLength[n] = vl;
+      hash[n] = h;
+      return ++n == SIZE;
+    }
+  }
+
+  /** Copies what is needed of a group's records, in order, and empties it. */
+  private void copyGroup(FileChannel ch, ByteBuffer buf, Segment v, boolean drop, Group g) {
+    index.warm(g.hash, 0, g.n);
+    for (int i = 0; i < g.n; i++) {
+      copyIfNeeded(ch, buf, v, drop, g.type[i], g.off[i], g.key[i], g.valueLength[i], g.hash[i]);
+      g.key[i] = null;
+    }
+    g.n = 0;
+  }
+
+  /**
    * Copies one record of victim {@code v} if it is still needed: a put that is its key's current
    * record, or a tombstone whose key has no put and that an older segment may still need.
+   *
+   * @param h the key's index hash
    */
   private void copyIfNeeded(
       FileChannel ch,
@@ -246,8 +286,8 @@ final class CompactionRun {
       int type,
       int off,
       byte[] key,
-      int vl) {
-    long h = index.hash(key);
+      int vl,
+      long h) {
     long loc = Segments.location(v.id, off);
     boolean copy =
         type == RecordCodec.PUT ? index.isCurrent(h, loc) : !drop && index.locate(h, key) == 0;
@@ -371,6 +411,7 @@ final class CompactionRun {
   }
 
   private void switchChunk(int from, int to) {
+    index.warm(moves.hash, from, to); // outside the lock: writers wait for hits, not misses
     segments.writeLock.lock();
     try {
       long stamp = index.beginUpdate();

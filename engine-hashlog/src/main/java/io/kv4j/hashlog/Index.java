@@ -14,6 +14,12 @@ import java.util.concurrent.locks.StampedLock;
  * entry whose record is not yet in the file (the writer appends before it updates).
  */
 final class Index {
+  /** An arbitrary value: the sum of the loads in {@link #warm} is compared with it. */
+  private static final long TOUCH_SENTINEL = 0x6b76346a2d776d31L;
+
+  @SuppressWarnings("unused") // written only when a sum of loaded words hits the sentinel
+  private static long touchSink;
+
   private final KeyDir keys;
   private final KeyDir.Hasher hasher;
   private final RecordReader records;
@@ -85,6 +91,20 @@ final class Index {
       return keys.holds(hash, loc);
     } finally {
       seq.unlockRead(stamp);
+    }
+  }
+
+  /**
+   * Brings the index slots of {@code hashes[from..to)} into the CPU cache, their misses overlapped
+   * (see {@link KeyDir#touchHomes}), before the caller looks the keys up one by one: compaction
+   * checking a group of a victim's records, or switching a chunk of moved records under the writer
+   * lock, which writers then wait for the shorter. Without it each lookup paid its own miss into
+   * the table, about half of a compaction run's CPU under uniform overwrites. Safe without locks.
+   */
+  void warm(long[] hashes, int from, int to) {
+    long sum = keys.touchHomes(hashes, from, to);
+    if (sum == TOUCH_SENTINEL) {
+      touchSink = sum; // practically never; only so the JIT cannot drop the loads
     }
   }
 

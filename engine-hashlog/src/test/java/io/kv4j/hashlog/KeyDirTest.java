@@ -22,6 +22,27 @@ class KeyDirTest {
   }
 
   @Test
+  void touchHomes_loadsEachKeysHomeSlot() {
+    KeyDir d = new KeyDir(16); // 32 slots: 3 keys land in distinct homes or probe past them
+    long[] hashes = new long[3];
+    for (int i = 0; i < hashes.length; i++) {
+      byte[] k = key(i);
+      hashes[i] = hash(k);
+      d.put(hashes[i], k, i + 1, SIZE, SOURCE);
+    }
+    // A key stored in its home slot contributes its hash word (span bits included) to the sum;
+    // one pushed on by a collision contributes the word of whatever key holds its home.
+    long expected = 0;
+    for (long h : hashes) {
+      expected += d.homeWord(h);
+    }
+    assertThat(d.touchHomes(hashes, 0, 3)).isEqualTo(expected).isNotZero();
+    assertThat(d.touchHomes(hashes, 1, 1)).isZero();
+    KeyDir empty = new KeyDir(16);
+    assertThat(empty.touchHomes(hashes, 0, 3)).isZero();
+  }
+
+  @Test
   void growsToTenMillionKeys_andShrinksAfterDeletes() {
     KeyDir d = new KeyDir(16);
     int n = 10_000_000;
