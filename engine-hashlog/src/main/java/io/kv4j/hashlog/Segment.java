@@ -2,6 +2,7 @@ package io.kv4j.hashlog;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -85,7 +86,15 @@ final class Segment {
   /** How far ahead of the stores the {@link Sealer} allocates the file (at least). */
   static final int ALLOCATION_STEP = CHUNK;
 
-  private static final byte[] ZEROS = new byte[CHUNK];
+  /**
+   * The source of every write of zeros: one {@code writev(2)} of a chunk names this block again and
+   * again, so the kernel copies from a few cache-resident pages. A write from a chunk-sized heap
+   * array cost three passes over 2 MiB that no cache holds: the JDK copies a large array into a
+   * malloc'd buffer first, then the kernel reads that buffer into the page cache.
+   */
+  private static final ByteBuffer ZERO_BLOCK =
+      ByteBuffer.allocateDirect(64 << 10).asReadOnlyBuffer();
+
   private volatile int flushed; // data below this was forced by flushBehind (BUFFERED mode)
   // Taken by whatever writes the file or stores through the mapping outside the writer's own
   // appends (flushBehind, allocation ahead) and by whatever cuts or closes the file: a store into a
@@ -222,7 +231,7 @@ final class Segment {
   /**
    * Like {@link #create}, for a segment whose records will be stored through the mapping: its file
    * is first allocated with zeros up to the first {@link #CHUNK} (or its capacity), in one {@code
-   * write(2)}.
+   * writev(2)}.
    */
   static Segment createAllocated(int id, Path path, int capacity, int previous) throws IOException {
     return openActive(id, path, capacity, RecordCodec.FILE_HEADER, true, false, previous, true);
@@ -259,7 +268,7 @@ final class Segment {
           // covers it), then the header over its start: a crash between leaves a newest segment
           // with an all-zero header, which recovery recreates (see Recovery).
           allocatedTo = Math.min(capacity, CHUNK);
-          raf.write(ZEROS, 0, allocatedTo);
+          writeZeros(raf.getChannel(), 0, allocatedTo);
           raf.seek(0);
         }
         raf.write(RecordCodec.segmentHeader(id, previous, false).array());
@@ -417,12 +426,36 @@ final class Segment {
     allocated = to;
   }
 
-  /** Writes zeros over {@code [from, to)}, one {@code write(2)} per {@link #CHUNK} it touches. */
+  /** Writes zeros over {@code [from, to)}, one {@code writev(2)} per {@link #CHUNK} it touches. */
   private void writeZeros(int from, int to) throws IOException {
+    RandomAccessFile f = file;
+    if (f == null) {
+      throw new IOException("segment " + path + " is sealed");
+    }
+    filePointer = -1; // unknown if the write fails part way
     for (int p = from; p < to; ) {
       int next = (int) Math.min(to, ((long) p & -CHUNK) + CHUNK);
-      write(p, ZEROS, 0, next - p);
+      writeZeros(f.getChannel(), p, next - p);
       p = next;
+    }
+    filePointer = to;
+  }
+
+  /**
+   * Writes {@code len} zeros at {@code position} in one {@code writev(2)} (repeated only if the
+   * kernel writes less), leaving the file offset after them: a single call, so the page cache can
+   * give the range one folio (see {@link #CHUNK}).
+   */
+  private static void writeZeros(FileChannel ch, long position, int len) throws IOException {
+    int block = ZERO_BLOCK.capacity();
+    ByteBuffer[] srcs = new ByteBuffer[(len + block - 1) / block];
+    for (int i = 0; i < srcs.length; i++) {
+      srcs[i] = ZERO_BLOCK.duplicate().limit(Math.min(block, len - i * block));
+    }
+    ch.position(position);
+    long left = len;
+    while (left > 0) {
+      left -= ch.write(srcs);
     }
   }
 
