@@ -41,7 +41,10 @@ final class Caveats {
           "reference only, never a pick",
           "floor",
           "a read ceiling, not a store: one index probe and one copy per get, no checksum,"
-              + " no reader guard; never a pick");
+              + " no reader guard; never a pick",
+          "floor-crc",
+          "the read ceiling of a verifying engine, not a store: the floor plus a CRC32C checked"
+              + " on every get; never a pick");
 
   private final Map<String, StoreProvider> engines;
   private final Map<String, StoreInfo> storeInfos;

@@ -2,6 +2,7 @@ package io.kv4j.bench;
 
 import io.kv4j.Feature;
 import io.kv4j.Stores;
+import io.kv4j.bench.floor.FloorCrcProvider;
 import io.kv4j.bench.floor.FloorProvider;
 import io.kv4j.spi.OptionSpec;
 import io.kv4j.spi.StoreProvider;
@@ -16,7 +17,7 @@ final class Engines {
 
   /**
    * The engines of a run: those named by {@code --engines}, else every embedded one found (the raw
-   * baselines only with {@code --abstraction}, never the floor instrument); the server engines too
+   * baselines only with {@code --abstraction}, never the floor instruments); the server engines too
    * with {@code --servers}.
    *
    * @param o the options
@@ -28,11 +29,12 @@ final class Engines {
     if (o.engines.isEmpty()) {
       // The raw baselines (rocksdb-raw, ...) only with --abstraction, next to their engine; the
       // server engines only with --servers (the default run never contacts a server); the floor
-      // read ceiling only when named.
+      // read ceilings only when named.
       for (StoreProvider p : Stores.providers()) {
         if ((o.abstraction || !Abstraction.isRaw(p.id()))
             && !Servers.isServer(p.id())
-            && !p.id().equals(FloorProvider.ID)) {
+            && !p.id().equals(FloorProvider.ID)
+            && !p.id().equals(FloorCrcProvider.ID)) {
           out.add(p);
         }
       }

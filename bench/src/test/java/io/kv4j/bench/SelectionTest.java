@@ -11,7 +11,7 @@ class SelectionTest {
   void defaultSelection_leavesOutTheInstruments_namedOnesAreKeptInOrder() {
     assertThat(Engines.select(Options.parse()).stream().map(StoreProvider::id))
         .contains("hashlog", "chronicle-map")
-        .doesNotContain("floor", "rocksdb-raw", "postgres");
+        .doesNotContain("floor", "floor-crc", "rocksdb-raw", "postgres");
     assertThat(
             Engines.select(Options.parse("--engines", "floor,hashlog")).stream()
                 .map(StoreProvider::id))

@@ -64,6 +64,6 @@ public final class FloorProvider implements StoreProvider {
           "engine 'floor' cannot honour durability SYNC: it never forces its file; open it with"
               + " durability=buffered");
     }
-    return new FloorStore(config, config.get(CAPACITY));
+    return new FloorStore(config, config.get(CAPACITY), ID, false);
   }
 }

@@ -5,6 +5,7 @@ import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
 import io.kv4j.StoreConfig;
+import io.kv4j.StoreCorruptedException;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
@@ -20,6 +21,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
 import java.util.Set;
+import java.util.zip.CRC32C;
 
 /**
  * The floor store. File {@code floor.dat}, mapped read-write over {@code capacity} bytes (sparse),
@@ -33,6 +35,10 @@ import java.util.Set;
  * 8+k     v      value
  * </pre>
  *
+ * <p>Checked ({@code floor-crc}): a 4-byte CRC32C of the key and then the value follows the lengths
+ * (at offset 8, key and value 4 bytes later), and every get checks it over the value it copied out,
+ * so what it returns is what was checked: the least a verifying engine does.
+ *
  * <p>Index: open addressing with linear probing over one {@code long[]} of [hash | 1, offset + 1]
  * pairs (0 = empty), doubling at load 1/2. A put writes the record, then the slot's offset, then
  * its hash (release stores), so a get that sees the hash sees a whole record; a grown table is
@@ -44,6 +50,9 @@ final class FloorStore implements Store {
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
   private final StoreConfig config;
+  private final String id; // the engine id, for messages
+  private final boolean checked; // a CRC32C per record, checked on every get
+  private final int header; // bytes before the key: 8, or 12 when checked
   private final Path file;
   private final FileChannel channel;
   private final MappedByteBuffer map;
@@ -53,11 +62,14 @@ final class FloorStore implements Store {
   private int end;
   private volatile boolean closed;
 
-  FloorStore(StoreConfig config, long capacity) {
+  FloorStore(StoreConfig config, long capacity, String id, boolean checked) {
     this.config = config;
+    this.id = id;
+    this.checked = checked;
+    this.header = checked ? 12 : 8;
     this.capacity = (int) capacity;
     if (config.path() == null) {
-      throw new IllegalArgumentException("engine 'floor' needs a path");
+      throw new IllegalArgumentException("engine '" + id + "' needs a path");
     }
     try {
       Files.createDirectories(config.path());
@@ -71,7 +83,7 @@ final class FloorStore implements Store {
               StandardOpenOption.TRUNCATE_EXISTING);
       this.map = channel.map(FileChannel.MapMode.READ_WRITE, 0, capacity);
     } catch (IOException e) {
-      throw new StoreIOException("floor: cannot open " + config.path() + ": " + e, e);
+      throw new StoreIOException(id + ": cannot open " + config.path() + ": " + e, e);
     }
   }
 
@@ -95,7 +107,7 @@ final class FloorStore implements Store {
     if (map.getInt(off) != key.length) {
       return false;
     }
-    int p = off + 8;
+    int p = off + header;
     int i = 0;
     for (; i + 8 <= key.length; i += 8) {
       if (map.getLong(p + i) != (long) LONG_BE.get(key, i)) {
@@ -146,7 +158,7 @@ final class FloorStore implements Store {
 
   private void checkOpen() {
     if (closed) {
-      throw new StoreClosedException("floor store at " + config.path() + " is closed");
+      throw new StoreClosedException(id + " store at " + config.path() + " is closed");
     }
   }
 
@@ -160,17 +172,30 @@ final class FloorStore implements Store {
     int o = (int) off - 1;
     int v = map.getInt(o + 4);
     byte[] out = new byte[v];
-    map.get(o + 8 + key.length, out, 0, v);
+    map.get(o + header + key.length, out, 0, v);
+    if (checked && crc(key, out) != map.getInt(o + 8)) {
+      throw new StoreCorruptedException(
+          id + ": checksum mismatch in " + file + " at offset " + o, file, o);
+    }
     return out;
+  }
+
+  /** CRC32C of key, then value: two calls over the arrays, as a verifying engine's get makes. */
+  private static int crc(byte[] key, byte[] value) {
+    CRC32C c = new CRC32C();
+    c.update(key, 0, key.length);
+    c.update(value, 0, value.length);
+    return (int) c.getValue();
   }
 
   @Override
   public synchronized void put(byte[] key, byte[] value) {
     checkOpen();
-    long need = 8L + key.length + value.length;
+    long need = (long) header + key.length + value.length;
     if (end + need > capacity) {
       throw new StoreIOException(
-          "floor: "
+          id
+              + ": "
               + file
               + " is full ("
               + capacity
@@ -181,8 +206,11 @@ final class FloorStore implements Store {
     int off = end;
     map.putInt(off, key.length);
     map.putInt(off + 4, value.length);
-    map.put(off + 8, key);
-    map.put(off + 8 + key.length, value);
+    if (checked) {
+      map.putInt(off + 8, crc(key, value));
+    }
+    map.put(off + header, key);
+    map.put(off + header + key.length, value);
     end = off + (int) need;
     long h = hash(key);
     long[] t = table;
@@ -227,17 +255,17 @@ final class FloorStore implements Store {
 
   @Override
   public void delete(byte[] key) {
-    throw new UnsupportedOperationException("floor: a read ceiling, it has no deletes");
+    throw new UnsupportedOperationException(id + ": a read ceiling, it has no deletes");
   }
 
   @Override
   public Cursor scan(KeyRange range) {
-    throw new UnsupportedOperationException("floor: a read ceiling, it has no ordered scans");
+    throw new UnsupportedOperationException(id + ": a read ceiling, it has no ordered scans");
   }
 
   @Override
   public void write(WriteBatch batch) {
-    throw new UnsupportedOperationException("floor: a read ceiling, it has no atomic batches");
+    throw new UnsupportedOperationException(id + ": a read ceiling, it has no atomic batches");
   }
 
   @Override
@@ -248,12 +276,7 @@ final class FloorStore implements Store {
   @Override
   public StoreInfo info() {
     return new StoreInfo(
-        FloorProvider.ID,
-        Set.of(),
-        FloorProvider.LIMITS,
-        config.durability(),
-        config.path().toString(),
-        false);
+        id, Set.of(), FloorProvider.LIMITS, config.durability(), config.path().toString(), false);
   }
 
   @Override
@@ -270,7 +293,7 @@ final class FloorStore implements Store {
     try {
       channel.close(); // the mapping goes with the GC: a get racing close reads valid memory
     } catch (IOException e) {
-      throw new StoreIOException("floor: cannot close " + file + ": " + e, e);
+      throw new StoreIOException(id + ": cannot close " + file + ": " + e, e);
     }
   }
 }
