@@ -1,6 +1,5 @@
 package io.kv4j.bench.floor;
 
-import io.kv4j.Durability;
 import io.kv4j.Feature;
 import io.kv4j.Limits;
 import io.kv4j.Store;
@@ -52,11 +51,6 @@ public final class FloorCrcProvider implements StoreProvider {
 
   @Override
   public Store open(StoreConfig config) {
-    if (config.durability() == Durability.SYNC) {
-      throw new IllegalArgumentException(
-          "engine 'floor-crc' cannot honour durability SYNC: it never forces its file; open it"
-              + " with durability=buffered");
-    }
-    return new FloorStore(config, config.get(FloorProvider.CAPACITY), ID, true);
+    return FloorProvider.open(config, ID, true);
   }
 }

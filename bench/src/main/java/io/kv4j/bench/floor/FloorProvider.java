@@ -59,11 +59,18 @@ public final class FloorProvider implements StoreProvider {
 
   @Override
   public Store open(StoreConfig config) {
+    return open(config, ID, false);
+  }
+
+  /** Opens a floor store as engine {@code id}, {@code checked} or not; refuses SYNC. */
+  static Store open(StoreConfig config, String id, boolean checked) {
     if (config.durability() == Durability.SYNC) {
       throw new IllegalArgumentException(
-          "engine 'floor' cannot honour durability SYNC: it never forces its file; open it with"
+          "engine '"
+              + id
+              + "' cannot honour durability SYNC: it never forces its file; open it with"
               + " durability=buffered");
     }
-    return new FloorStore(config, config.get(CAPACITY), ID, false);
+    return new FloorStore(config, config.get(CAPACITY), id, checked);
   }
 }

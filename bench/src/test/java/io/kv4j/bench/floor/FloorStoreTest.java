@@ -24,6 +24,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The floor read ceiling returns what was put, refuses what it does not do, and is opt-in. */
 class FloorStoreTest {
@@ -46,12 +48,13 @@ class FloorStoreTest {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  @Test
-  void putGet_returnsTheNewestValue_acrossTableGrowth() {
+  @ParameterizedTest
+  @ValueSource(strings = {"floor", "floor-crc"})
+  void putGet_returnsTheNewestValue_acrossTableGrowth(String engine) {
     long seed = 7;
     SplittableRandom r = new SplittableRandom(seed);
     Map<Integer, byte[]> model = new HashMap<>();
-    try (Store s = open("64MiB")) {
+    try (Store s = open(engine, "64MiB")) {
       for (int i = 0; i < 20_000; i++) {
         int k = r.nextInt(5_000);
         byte[] v = new byte[r.nextInt(300)];
@@ -61,32 +64,13 @@ class FloorStoreTest {
       }
       for (int k = 0; k < 5_000; k++) {
         byte[] want = model.get(k);
-        assertThat(s.get(b("key-" + k))).as("key %d (seed %d)", k, seed).isEqualTo(want);
+        assertThat(s.get(b("key-" + k))).as("%s key %d (seed %d)", engine, k, seed).isEqualTo(want);
       }
       assertThat(s.get(b("absent"))).isNull();
       s.put(b("empty"), new byte[0]);
       assertThat(s.get(b("empty"))).isEmpty();
       assertThat(s.stats().keyCount()).isEqualTo(model.size() + 1);
-    }
-  }
-
-  @Test
-  void checked_returnsTheNewestValue() {
-    long seed = 8;
-    SplittableRandom r = new SplittableRandom(seed);
-    Map<Integer, byte[]> model = new HashMap<>();
-    try (Store s = open("floor-crc", "64MiB")) {
-      for (int i = 0; i < 5_000; i++) {
-        int k = r.nextInt(1_000);
-        byte[] v = new byte[r.nextInt(300)];
-        r.nextBytes(v);
-        s.put(b("key-" + k), v);
-        model.put(k, v);
-      }
-      for (int k = 0; k < 1_000; k++) {
-        assertThat(s.get(b("key-" + k))).as("key %d (seed %d)", k, seed).isEqualTo(model.get(k));
-      }
-      assertThat(s.info().engine()).isEqualTo("floor-crc");
+      assertThat(s.info().engine()).isEqualTo(engine);
     }
   }
 
