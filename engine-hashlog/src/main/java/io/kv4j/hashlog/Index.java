@@ -14,12 +14,6 @@ import java.util.concurrent.locks.StampedLock;
  * entry whose record is not yet in the file (the writer appends before it updates).
  */
 final class Index {
-  /** An arbitrary value: the sum of the loads in {@link #warm} is compared with it. */
-  private static final long TOUCH_SENTINEL = 0x6b76346a2d776d31L;
-
-  @SuppressWarnings("unused") // written only when a sum of loaded words hits the sentinel
-  private static long touchSink;
-
   private final KeyDir keys;
   private final KeyDir.Hasher hasher;
   private final RecordReader records;
@@ -102,10 +96,7 @@ final class Index {
    * the table, about half of a compaction run's CPU under uniform overwrites. Safe without locks.
    */
   void warm(long[] hashes, int from, int to) {
-    long sum = keys.touchHomes(hashes, from, to);
-    if (sum == TOUCH_SENTINEL) {
-      touchSink = sum; // practically never; only so the JIT cannot drop the loads
-    }
+    RecordReader.keep(keys.touchHomes(hashes, from, to));
   }
 
   // ---------------------------------------------------------------- mutations

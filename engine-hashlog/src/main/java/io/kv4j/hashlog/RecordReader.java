@@ -22,7 +22,7 @@ final class RecordReader implements KeyDir.KeySource {
   private static final VarHandle LONG_BE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
-  /** An arbitrary value: the record loads in {@link #keyEquals} are compared with it. */
+  /** An arbitrary value: the sums of loads made only for the cache are compared with it. */
   private static final long TOUCH_SENTINEL = 0x6b76346a2d706631L;
 
   @SuppressWarnings("unused") // written only when a sum of loaded words hits the sentinel
@@ -72,9 +72,7 @@ final class RecordReader implements KeyDir.KeySource {
       for (int p = off + 64; p <= last; p += 128) {
         touched += m.getLong(p);
       }
-      if (touched == TOUCH_SENTINEL) {
-        touchSink = touched; // practically never; only so the JIT cannot drop the loads
-      }
+      keep(touched);
     }
     int k = RecordCodec.keyLength(m, off);
     int p = RecordCodec.keyOffset(off);
@@ -93,6 +91,16 @@ final class RecordReader implements KeyDir.KeySource {
       }
     }
     return true;
+  }
+
+  /**
+   * Keeps loads made only to bring memory into the cache (here, and {@link Index#warm}): their sum
+   * is compared with an arbitrary value, so the JIT cannot drop them as unused.
+   */
+  static void keep(long sum) {
+    if (sum == TOUCH_SENTINEL) {
+      touchSink = sum; // practically never
+    }
   }
 
   /** Compares the keys of two records, unsigned; equal keys order by location. */
