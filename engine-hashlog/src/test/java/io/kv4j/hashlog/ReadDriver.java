@@ -38,7 +38,10 @@ final class ReadDriver {
 
   /** Entry point; see the class comment for the arguments. */
   public static void main(String[] args) throws Exception {
-    fine(Double.parseDouble(args[0]), Integer.parseInt(args[1]));
+    fine(
+        Double.parseDouble(args[0]),
+        Integer.parseInt(args[1]),
+        args.length > 2 ? Integer.parseInt(args[2]) : 0);
   }
 
   /**
@@ -47,12 +50,13 @@ final class ReadDriver {
    * CPU is an outlier the median ignores, so this resolves a few percent on a machine too loaded
    * for window rates.
    */
-  private static void fine(double seconds, int batch) throws Exception {
+  private static void fine(double seconds, int batch, int churn) throws Exception {
     Path dir = Files.createTempDirectory("hashlog-read");
     try (HashLogStore s = TestStores.open(dir.resolve("hashlog"), Durability.BUFFERED);
         Floor floor = new Floor(dir.resolve("floor.dat"), false);
         Floor checked = new Floor(dir.resolve("floor-crc.dat"), true)) {
       UpdateDriver.load(s);
+      churn(s, churn);
       byte[] value = new byte[UpdateDriver.VALUE];
       SplittableRandom r = new SplittableRandom(1);
       for (int i = 0; i < UpdateDriver.KEYS; i++) {
@@ -110,6 +114,33 @@ final class ReadDriver {
     } finally {
       UpdateDriver.deleteTree(dir);
     }
+  }
+
+  /**
+   * Overwrites every key {@code passes} times in random order, as the bench's update scenarios do
+   * before its reads, then waits for background compaction to go idle: the reads then meet a store
+   * whose segments are mostly compaction outputs.
+   */
+  private static void churn(HashLogStore s, int passes) throws InterruptedException {
+    if (passes == 0) {
+      return;
+    }
+    SplittableRandom r = new SplittableRandom(3);
+    byte[] value = new byte[UpdateDriver.VALUE];
+    for (long i = 0; i < (long) passes * UpdateDriver.KEYS; i++) {
+      r.nextBytes(value);
+      s.put(UpdateDriver.key(r.nextLong(UpdateDriver.KEYS)), value);
+    }
+    long runs = -1;
+    while (true) {
+      Thread.sleep(500);
+      long now = TestStores.figure(s, "compaction-runs");
+      if (now == runs) {
+        break;
+      }
+      runs = now;
+    }
+    System.out.printf("churn: %d passes, then %s%n", passes, s.stats().figures());
   }
 
   /**
