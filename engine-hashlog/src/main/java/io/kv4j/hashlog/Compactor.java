@@ -272,12 +272,39 @@ final class Compactor {
    */
   long compactAll() {
     long before = bytesReclaimed.get();
-    int limit = 4 + 2 * segments.all().length;
-    for (int i = 0; i < limit && runOnce(Mode.ALL, null); i++) {
-      // Each run takes at most one segment's worth of survivors.
+    // A segment a background run holds is not a victim here. Without the wait, compact() could
+    // return while that run still had the segment's garbage on disk; after it, a second pass takes
+    // whatever such a run left (one that failed or was stopped).
+    for (int pass = 0; pass < 2; pass++) {
+      int limit = 4 + 2 * segments.all().length;
+      for (int i = 0; i < limit && runOnce(Mode.ALL, null); i++) {
+        // Each run takes at most one segment's worth of survivors.
+      }
+      if (!awaitRunsInFlight()) {
+        break;
+      }
     }
     guard.reap();
     return bytesReclaimed.get() - before;
+  }
+
+  /** Waits until no background run holds a segment; whether one did. */
+  private boolean awaitRunsInFlight() {
+    boolean waited = false;
+    while (true) {
+      boolean any;
+      segments.writeLock.lock();
+      try {
+        any = anyCompacting();
+      } finally {
+        segments.writeLock.unlock();
+      }
+      if (!any || state.closed() || state.failed()) {
+        return waited;
+      }
+      waited = true;
+      LockSupport.parkNanos(1_000_000);
+    }
   }
 
   /** Compacts exactly the given sealed segments in one run (tests). */

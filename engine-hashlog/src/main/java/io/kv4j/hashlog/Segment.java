@@ -5,6 +5,7 @@ import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
@@ -281,6 +282,15 @@ final class Segment {
       return s;
     } catch (IOException | RuntimeException e) {
       raf.close();
+      if (create && !replace) {
+        // A new file that never got its header holds no record, but it may hold most of a chunk
+        // of zeros: on a full disk (the usual cause) that is the room the user needs to recover.
+        try {
+          Files.deleteIfExists(path);
+        } catch (IOException x) {
+          e.addSuppressed(x);
+        }
+      }
       throw e;
     }
   }
