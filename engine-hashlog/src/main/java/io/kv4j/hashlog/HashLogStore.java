@@ -168,8 +168,16 @@ final class HashLogStore extends AbstractStore {
       ok = true;
       return s;
     } catch (IOException e) {
+      // A read-write open writes (the manifest, a new active segment): on a full disk the way to
+      // the data is a read-only open, which writes nothing. Java names no ENOSPC type: the text.
+      boolean full = String.valueOf(e.getMessage()).contains("No space left on device");
       throw new StoreIOException(
-          "engine 'hashlog': cannot open store at " + directory.path() + ": " + e, e);
+          "engine 'hashlog': cannot open store at "
+              + directory.path()
+              + ": "
+              + e
+              + (full && !config.readOnly() ? " (a read-only open needs no free space)" : ""),
+          e);
     } finally {
       // Also for an Error (OutOfMemoryError, a test hook's): the directory lock must not leak.
       if (!ok) {

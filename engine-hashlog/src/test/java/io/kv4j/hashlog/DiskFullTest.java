@@ -87,6 +87,42 @@ class DiskFullTest {
   }
 
   /**
+   * A store closed cleanly on a disk another file then fills: a read-write open must write its
+   * manifest and cannot, so it fails naming the cause and pointing to a read-only open, which reads
+   * everything; once there is room again, the store opens read-write with everything.
+   */
+  @Test
+  void readWriteOpen_onFullDisk_failsNamingTheCause_andReadOnlyReadsEverything()
+      throws IOException {
+    Path dir = mount.resolve("store");
+    try (HashLogStore s = TestStores.open(dir, Durability.SYNC, "segment-size", "256KiB")) {
+      for (int i = 0; i < 100; i++) {
+        s.put(bytes("k" + i), bytes("v" + i));
+      }
+    }
+    Path filler = mount.resolve("filler");
+    fill(filler);
+    assertThatThrownBy(() -> TestStores.open(dir, Durability.SYNC, "segment-size", "256KiB"))
+        .isInstanceOf(StoreIOException.class)
+        .hasMessageContaining("No space left on device")
+        .hasMessageContaining("a read-only open needs no free space")
+        .hasMessageContaining(dir.toString());
+    try (Store ro = Stores.open(StoreConfig.builder("hashlog").path(dir).readOnly(true).build())) {
+      for (int i = 0; i < 100; i++) {
+        assertThat(ro.get(bytes("k" + i))).as("key k%d, read-only", i).isEqualTo(bytes("v" + i));
+      }
+    }
+    Files.delete(filler);
+    try (HashLogStore s = TestStores.open(dir, Durability.SYNC, "segment-size", "256KiB")) {
+      for (int i = 0; i < 100; i++) {
+        assertThat(s.get(bytes("k" + i))).as("key k%d, reopened", i).isEqualTo(bytes("v" + i));
+      }
+      s.verify();
+      s.put(bytes("k0"), bytes("w"));
+    }
+  }
+
+  /**
    * Bounded space under churn on a small disk: 1 MiB of live values on the 4 MiB file system,
    * overwritten 200 times over in 256 KiB segments, never fill it; compaction (and, where it falls
    * behind, the throttle) keeps the store within its space amplification. (At 1.5 MiB live this
@@ -129,7 +165,7 @@ class DiskFullTest {
       // A read-write open rewrites the manifest: with not a block free it cannot, and says why.
       assertThat(e.getMessage())
           .as("seed %d", seed)
-          .contains("No space left on device", dir.toString());
+          .contains("No space left on device", dir.toString(), "read-only open");
       reopened = null;
     }
     if (reopened == null) {
@@ -238,6 +274,21 @@ class DiskFullTest {
       throw new java.io.UncheckedIOException(e);
     }
     return out;
+  }
+
+  /** Writes {@code file} until the file system is full. */
+  private static void fill(Path file) throws IOException {
+    byte[] block = new byte[4096];
+    try (java.io.OutputStream out = Files.newOutputStream(file)) {
+      while (true) {
+        out.write(block);
+        out.flush();
+      }
+    } catch (IOException e) {
+      if (!String.valueOf(e.getMessage()).contains("No space left on device")) {
+        throw e;
+      }
+    }
   }
 
   /** Runs a command; null when it exited 0, else its output and exit code. */
