@@ -7,7 +7,6 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,14 +53,8 @@ class CompactionKillTest {
   }
 
   private static int runAndKill(Path dir, Compactor.Step step) throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx128m");
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(CompactionCrashChild.class.getName());
-    cmd.add(dir.toString());
-    cmd.add(step.name());
+    List<String> cmd =
+        TestStores.childJava(128, CompactionCrashChild.class, dir.toString(), step.name());
     Process p =
         new ProcessBuilder(cmd)
             .redirectError(ProcessBuilder.Redirect.to(dir.resolveSibling(step + ".err").toFile()))

@@ -7,7 +7,6 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,14 +28,8 @@ final class DescriptorExhaustionTest {
   void writes_whenDescriptorsRunOut_failTheStoreCleanly_andKeepEveryAcknowledgedWrite(Durability d)
       throws Exception {
     Path dir = tmp.resolve("store");
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx256m");
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(DescriptorExhaustionChild.class.getName());
-    cmd.add(dir.toString());
-    cmd.add(d.name());
+    List<String> cmd =
+        TestStores.childJava(256, DescriptorExhaustionChild.class, dir.toString(), d.name());
     Process p =
         new ProcessBuilder(cmd)
             .redirectError(ProcessBuilder.Redirect.to(tmp.resolve("child.err").toFile()))

@@ -298,15 +298,8 @@ class KeyspaceTest {
   /** Runs the child until it prints {@code killAt}, kills it with SIGKILL; its output lines. */
   private static List<String> runAndKill(Path dir, Durability d, String mode, String killAt)
       throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx256m");
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(KeyspaceCrashChild.class.getName());
-    cmd.add(dir.toString());
-    cmd.add(d.name());
-    cmd.add(mode);
+    List<String> cmd =
+        TestStores.childJava(256, KeyspaceCrashChild.class, dir.toString(), d.name(), mode);
     Process p =
         new ProcessBuilder(cmd)
             .redirectError(

@@ -8,7 +8,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -90,16 +89,14 @@ class KillNineTest {
   }
 
   private static int runAndKill(Path dir, Durability d, int big, boolean tear) throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx256m");
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(CrashChild.class.getName());
-    cmd.add(dir.toString());
-    cmd.add(d.name());
-    cmd.add(Integer.toString(big));
-    cmd.add(Boolean.toString(tear));
+    List<String> cmd =
+        TestStores.childJava(
+            256,
+            CrashChild.class,
+            dir.toString(),
+            d.name(),
+            Integer.toString(big),
+            Boolean.toString(tear));
     Process p =
         new ProcessBuilder(cmd)
             .redirectError(

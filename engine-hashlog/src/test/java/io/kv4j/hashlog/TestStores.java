@@ -13,6 +13,21 @@ import java.util.List;
 final class TestStores {
   private TestStores() {}
 
+  /**
+   * The command that runs {@code main} in a child JVM of this one's Java and class path, with a
+   * heap of {@code heapMegabytes}: for tests whose child is killed, or starves itself.
+   */
+  static List<String> childJava(int heapMegabytes, Class<?> main, String... args) {
+    List<String> cmd = new java.util.ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx" + heapMegabytes + "m");
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(main.getName());
+    cmd.addAll(List.of(args));
+    return cmd;
+  }
+
   static StoreConfig.Builder config(Path dir, Durability d) {
     return StoreConfig.builder("hashlog").path(dir).durability(d);
   }
