@@ -121,7 +121,7 @@ final class ReadDriver {
    * before its reads, then waits for background compaction to go idle: the reads then meet a store
    * whose segments are mostly compaction outputs.
    */
-  private static void churn(HashLogStore s, int passes) throws InterruptedException {
+  private static void churn(HashLogStore s, int passes) {
     if (passes == 0) {
       return;
     }
@@ -131,15 +131,7 @@ final class ReadDriver {
       r.nextBytes(value);
       s.put(UpdateDriver.key(r.nextLong(UpdateDriver.KEYS)), value);
     }
-    long runs = -1;
-    while (true) {
-      Thread.sleep(500);
-      long now = TestStores.figure(s, "compaction-runs");
-      if (now == runs) {
-        break;
-      }
-      runs = now;
-    }
+    s.compactor.awaitIdle();
     System.out.printf("churn: %d passes, then %s%n", passes, s.stats().figures());
   }
 
