@@ -11,6 +11,7 @@ import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
+import io.kv4j.spi.EngineLog;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -45,7 +46,7 @@ import java.util.Set;
  * reader sees the old or the new record, never an index entry whose bytes are not yet in the file.
  */
 final class HashLogStore extends AbstractStore {
-  static final System.Logger LOG = System.getLogger("io.kv4j.hashlog");
+  static final EngineLog LOG = new EngineLog("io.kv4j.hashlog");
 
   /** Options of the engine beyond the common settings. */
   record Options(

@@ -3,12 +3,9 @@ package io.kv4j.hashlog;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kv4j.Durability;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
+import io.kv4j.tck.ChildProcess;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -53,30 +50,23 @@ class CompactionKillTest {
   }
 
   private static int runAndKill(Path dir, Compactor.Step step) throws Exception {
-    List<String> cmd =
-        TestStores.childJava(128, CompactionCrashChild.class, dir.toString(), step.name());
-    Process p =
-        new ProcessBuilder(cmd)
-            .redirectError(ProcessBuilder.Redirect.to(dir.resolveSibling(step + ".err").toFile()))
-            .start();
     int lastAck = -1;
     boolean reached = false;
-    try (BufferedReader r =
-        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = r.readLine()) != null) {
+    try (ChildProcess c =
+        TestStores.child(128, CompactionCrashChild.class, dir.toString(), step.name())) {
+      Duration wait = Duration.ofMinutes(5);
+      for (String line = c.readLine(wait); line != null; line = c.readLine(wait)) {
         if (line.startsWith("ack ")) {
           lastAck = Integer.parseInt(line.substring(4).trim());
         } else if (line.equals("step")) {
           reached = true;
-          p.toHandle().destroyForcibly(); // SIGKILL while compaction stands at the step
+          c.kill(); // SIGKILL while compaction stands at the step
         }
       }
-    } finally {
-      p.destroyForcibly();
-      assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("child exited").isTrue();
+      assertThat(reached)
+          .as("compaction reached %s before the kill: %s", step, c.describe())
+          .isTrue();
     }
-    assertThat(reached).as("compaction reached " + step + " before the kill").isTrue();
     return lastAck;
   }
 }

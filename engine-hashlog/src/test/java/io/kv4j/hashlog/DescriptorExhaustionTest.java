@@ -1,14 +1,13 @@
 package io.kv4j.hashlog;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.kv4j.Durability;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
+import io.kv4j.tck.ChildProcess;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -18,52 +17,31 @@ import org.junit.jupiter.params.provider.EnumSource;
  * outputs and directory syncs all open files): the store fails with a {@link
  * io.kv4j.StoreIOException} naming the engine, the directory and the cause, the JVM lives on, and a
  * reopen finds every acknowledged write. The exhaustion happens in a child process ({@link
- * DescriptorExhaustionChild}), which starves everything in it of descriptors.
+ * DescriptorExhaustionChild}), which starves everything in it of descriptors; a child that fails
+ * for any other reason fails the test with its exit and output.
  */
 final class DescriptorExhaustionTest {
+  private static final Duration WAIT = Duration.ofMinutes(3);
+
   @TempDir Path tmp;
+
+  /** What the child reported. */
+  private record Outcome(int acked, String failure) {}
 
   @ParameterizedTest
   @EnumSource(Durability.class)
   void writes_whenDescriptorsRunOut_failTheStoreCleanly_andKeepEveryAcknowledgedWrite(Durability d)
       throws Exception {
     Path dir = tmp.resolve("store");
-    List<String> cmd =
-        TestStores.childJava(256, DescriptorExhaustionChild.class, dir.toString(), d.name());
-    Process p =
-        new ProcessBuilder(cmd)
-            .redirectError(ProcessBuilder.Redirect.to(tmp.resolve("child.err").toFile()))
-            .start();
-    int acked = -1;
-    String failure = null;
-    try (BufferedReader r =
-        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = r.readLine()) != null) {
-        if (line.startsWith("acked ")) {
-          acked = Integer.parseInt(line.substring(6).trim());
-        } else if (line.startsWith("failure ")) {
-          failure = line.substring(8);
-        }
-      }
-    } finally {
-      assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("child exited").isTrue();
-    }
-    assertThat(p.exitValue()).as("child exit code (a JVM crash is not 0)").isZero();
-    assertThat(acked)
-        .as("writes acknowledged before the descriptors ran out")
-        .isGreaterThanOrEqualTo(DescriptorExhaustionChild.HOG_AT)
-        .isLessThan(DescriptorExhaustionChild.MAX_WRITES);
-    assertThat(failure)
-        .as("the store's failure")
-        .startsWith("io.kv4j.StoreIOException")
-        .contains("hashlog", dir.toString(), "Too many open files");
+    Outcome o = run(dir, d, "hog");
     try (HashLogStore s = TestStores.open(dir, d)) {
-      for (int k = 0; k < DescriptorExhaustionChild.KEYS && k < acked; k++) {
+      for (int k = 0; k < DescriptorExhaustionChild.KEYS && k < o.acked; k++) {
         int last =
-            k + ((acked - 1 - k) / DescriptorExhaustionChild.KEYS) * DescriptorExhaustionChild.KEYS;
+            k
+                + ((o.acked - 1 - k) / DescriptorExhaustionChild.KEYS)
+                    * DescriptorExhaustionChild.KEYS;
         assertThat(s.get(DescriptorExhaustionChild.key(k)))
-            .as("key %d: its last acknowledged write was #%d of %d", k, last, acked)
+            .as("key %d: its last acknowledged write was #%d of %d", k, last, o.acked)
             .isEqualTo(DescriptorExhaustionChild.value(last));
       }
       s.verify();
@@ -71,5 +49,44 @@ final class DescriptorExhaustionTest {
       assertThat(s.get(DescriptorExhaustionChild.key(0)))
           .isEqualTo(DescriptorExhaustionChild.value(1));
     }
+  }
+
+  /** The harness itself: a child that fails before it writes fails the test with its stderr. */
+  @Test
+  void run_childExitsBeforeItWrites_failsWithTheChildsExitAndStderr() {
+    Throwable t = catchThrowable(() -> run(tmp.resolve("store"), Durability.SYNC, "exit-early"));
+    assertThat(t)
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("FAILED (exit 1, after its main started)")
+        .hasMessageContaining(DescriptorExhaustionChild.EARLY_EXIT_MESSAGE);
+  }
+
+  /**
+   * Runs the child in {@code mode} and checks what it must report: exit 0, the number of writes
+   * acknowledged before the descriptors ran out, and the store's typed failure.
+   */
+  private static Outcome run(Path dir, Durability d, String mode) throws Exception {
+    int acked = -1;
+    String failure = null;
+    try (ChildProcess c =
+        TestStores.child(256, DescriptorExhaustionChild.class, dir.toString(), d.name(), mode)) {
+      for (String line = c.readLine(WAIT); line != null; line = c.readLine(WAIT)) {
+        if (line.startsWith("acked ")) {
+          acked = Integer.parseInt(line.substring(6).trim());
+        } else if (line.startsWith("failure ")) {
+          failure = line.substring(8);
+        }
+      }
+      c.assertSucceeded(WAIT);
+      assertThat(acked)
+          .as("writes acknowledged before the descriptors ran out: %s", c.describe())
+          .isGreaterThanOrEqualTo(DescriptorExhaustionChild.HOG_AT)
+          .isLessThan(DescriptorExhaustionChild.MAX_WRITES);
+      assertThat(failure)
+          .as("the store's failure: %s", c.describe())
+          .startsWith("io.kv4j.StoreIOException")
+          .contains("hashlog", dir.toString(), "Too many open files");
+    }
+    return new Outcome(acked, failure);
   }
 }

@@ -10,15 +10,13 @@ import io.kv4j.StoreClosedException;
 import io.kv4j.StoreCorruptedException;
 import io.kv4j.StoreLockedException;
 import io.kv4j.spi.StoreDirectory;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
+import io.kv4j.tck.ChildProcess;
 import java.io.RandomAccessFile;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -298,28 +296,18 @@ class KeyspaceTest {
   /** Runs the child until it prints {@code killAt}, kills it with SIGKILL; its output lines. */
   private static List<String> runAndKill(Path dir, Durability d, String mode, String killAt)
       throws Exception {
-    List<String> cmd =
-        TestStores.childJava(256, KeyspaceCrashChild.class, dir.toString(), d.name(), mode);
-    Process p =
-        new ProcessBuilder(cmd)
-            .redirectError(
-                ProcessBuilder.Redirect.to(dir.resolveSibling(dir.getFileName() + ".err").toFile()))
-            .start();
     List<String> lines = new ArrayList<>();
-    try (BufferedReader r =
-        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = r.readLine()) != null) {
+    try (ChildProcess c =
+        TestStores.child(256, KeyspaceCrashChild.class, dir.toString(), d.name(), mode)) {
+      Duration wait = Duration.ofMinutes(5);
+      for (String line = c.readLine(wait); line != null; line = c.readLine(wait)) {
         lines.add(line);
         if (line.equals(killAt)) {
-          p.toHandle().destroyForcibly(); // SIGKILL, mid-round or parked in the hook
+          c.kill(); // SIGKILL, mid-round or parked in the hook
         }
       }
-    } finally {
-      p.destroyForcibly();
-      assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("child exited").isTrue();
+      assertThat(lines).as("the child reached its kill point: %s", c.describe()).contains(killAt);
     }
-    assertThat(lines).as("the child reached its kill point").contains(killAt);
     return lines;
   }
 }

@@ -3,20 +3,19 @@ package io.kv4j.hashlog;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kv4j.Durability;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
+import io.kv4j.tck.ChildProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 class KillNineTest {
+  private static final Duration LINE_WAIT = Duration.ofMinutes(5);
+
   @TempDir Path tmp;
 
   @ParameterizedTest
@@ -89,36 +88,29 @@ class KillNineTest {
   }
 
   private static int runAndKill(Path dir, Durability d, int big, boolean tear) throws Exception {
-    List<String> cmd =
-        TestStores.childJava(
+    int lastAck = -1;
+    boolean killed = false;
+    try (ChildProcess c =
+        TestStores.child(
             256,
             CrashChild.class,
             dir.toString(),
             d.name(),
             Integer.toString(big),
-            Boolean.toString(tear));
-    Process p =
-        new ProcessBuilder(cmd)
-            .redirectError(
-                ProcessBuilder.Redirect.to(dir.resolveSibling(dir.getFileName() + ".err").toFile()))
-            .start();
-    int lastAck = -1;
-    try (BufferedReader r =
-        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = r.readLine()) != null) {
+            Boolean.toString(tear))) {
+      for (String line = c.readLine(LINE_WAIT); line != null; line = c.readLine(LINE_WAIT)) {
         if (line.startsWith("ack ")) {
           lastAck = Integer.parseInt(line.substring(4).trim());
           if (lastAck == big && !tear) {
-            p.toHandle().destroyForcibly(); // SIGKILL, most likely inside the next 64 MiB write
+            c.kill(); // SIGKILL, most likely inside the next 64 MiB write
+            killed = true;
           }
         } else if (line.equals("torn")) {
-          p.toHandle().destroyForcibly(); // SIGKILL with half a record written
+          c.kill(); // SIGKILL with half a record written
+          killed = true;
         }
       }
-    } finally {
-      p.destroyForcibly();
-      assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("child exited").isTrue();
+      assertThat(killed).as("the child reached its kill point: %s", c.describe()).isTrue();
     }
     return lastAck;
   }

@@ -5,6 +5,7 @@ import io.kv4j.Entry;
 import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
+import io.kv4j.tck.ChildProcess;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,18 +15,13 @@ final class TestStores {
   private TestStores() {}
 
   /**
-   * The command that runs {@code main} in a child JVM of this one's Java and class path, with a
-   * heap of {@code heapMegabytes}: for tests whose child is killed, or starves itself.
+   * Starts {@code main} in a child JVM of this one's Java and class path, with a heap of {@code
+   * heapMegabytes}: for tests whose child is killed, or starves itself. Its {@link
+   * ChildProcess#describe()} says how it ended, with its output, for assertion messages.
    */
-  static List<String> childJava(int heapMegabytes, Class<?> main, String... args) {
-    List<String> cmd = new java.util.ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx" + heapMegabytes + "m");
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(main.getName());
-    cmd.addAll(List.of(args));
-    return cmd;
+  static ChildProcess child(int heapMegabytes, Class<?> main, String... args)
+      throws java.io.IOException {
+    return ChildProcess.java(main, args).jvmOptions("-Xmx" + heapMegabytes + "m").start();
   }
 
   static StoreConfig.Builder config(Path dir, Durability d) {

@@ -310,7 +310,7 @@ final class NativeOptions implements AutoCloseable {
    * rocksdb-options} names {@code info_log_level}.
    */
   private static final class ReadOnlyLogger extends Logger {
-    private static final System.Logger LOG = System.getLogger("io.kv4j.rocksdb");
+    private static final io.kv4j.spi.EngineLog LOG = new io.kv4j.spi.EngineLog("io.kv4j.rocksdb");
 
     ReadOnlyLogger(InfoLogLevel level) {
       super(level);

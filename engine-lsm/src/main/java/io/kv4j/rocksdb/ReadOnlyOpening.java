@@ -46,7 +46,7 @@ final class ReadOnlyOpening {
   /** How often a read-only open is tried before it fails. */
   static final int ATTEMPTS = 5;
 
-  private static final System.Logger LOG = System.getLogger("io.kv4j.rocksdb");
+  private static final io.kv4j.spi.EngineLog LOG = new io.kv4j.spi.EngineLog("io.kv4j.rocksdb");
 
   private static final Pattern WAL = Pattern.compile("(\\d{1,18})\\.log");
 
