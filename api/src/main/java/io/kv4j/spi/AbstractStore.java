@@ -486,6 +486,11 @@ public abstract class AbstractStore implements Store {
   public final void verify() {
     checkOpen();
     doVerify();
+    String problem = failure.problem();
+    if (problem != null) {
+      throw new StoreIOException(
+          problem + " (the data checked is intact; the store is not healthy)", failure.first());
+    }
   }
 
   @Override
@@ -497,7 +502,7 @@ public abstract class AbstractStore implements Store {
   public final StoreStats stats() {
     checkOpen();
     // Every engine on this class reports its open cursors (and snapshots, if it has them).
-    return readers.counted(doStats(), info.has(Feature.SNAPSHOT_READ));
+    return failure.withHealth(readers.counted(doStats(), info.has(Feature.SNAPSHOT_READ)));
   }
 
   /** The {@link StoreStats#figures()} key under which every engine reports its open cursors. */
@@ -635,6 +640,58 @@ public abstract class AbstractStore implements Store {
   protected final StoreIOException failWrites(String what, Throwable cause) {
     return failure.fail(what, cause);
   }
+
+  /**
+   * Reports that the background task {@code task} failed and will be retried: the store is {@link
+   * io.kv4j.StoreStats.Health#DEGRADED} in {@link #stats()}, and {@link #verify()} says so, until
+   * {@link #backgroundRecovered(String)} for the same task. For work that can recover by itself
+   * (compaction on a disk that was full); work that cannot ends in {@link #failWrites}.
+   *
+   * @param task what fails, e.g. {@code "background compaction"}
+   * @param cause why
+   */
+  protected final void backgroundFailing(String task, Throwable cause) {
+    failure.taskFailing(task, String.valueOf(cause));
+  }
+
+  /**
+   * The background task {@code task} works again (see {@link #backgroundFailing}).
+   *
+   * @param task what recovered
+   */
+  protected final void backgroundRecovered(String task) {
+    failure.taskRecovered(task);
+  }
+
+  /**
+   * Starts a daemon thread for the engine's background work that never dies unseen: if {@code body}
+   * ends by throwing anything ({@code Error}s included), the store becomes failed until reopened
+   * ({@link #failWrites}), saying which thread died and why, and the death is logged. A {@code
+   * body} that recovers from its own failures catches them itself (and may report them with {@link
+   * #backgroundFailing}).
+   *
+   * @param name the thread's name
+   * @param body the work; returning normally ends the thread quietly
+   * @return the started thread
+   */
+  protected final Thread startBackground(String name, Runnable body) {
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                body.run();
+              } catch (Throwable e) {
+                StoreIOException f = failWrites("its background thread '" + name + "' died", e);
+                BACKGROUND_LOG.log(System.Logger.Level.ERROR, f.getMessage(), e);
+              }
+            },
+            name);
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  private static final EngineLog BACKGROUND_LOG = new EngineLog("io.kv4j.spi");
 
   /**
    * The failure that put this store into its failed state (see {@link #failWrites(String,

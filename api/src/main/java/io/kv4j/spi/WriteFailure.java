@@ -2,17 +2,23 @@ package io.kv4j.spi;
 
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
+import io.kv4j.StoreStats;
+import io.kv4j.StoreStats.Health;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The failed state of one store, shared by its keyspace handles (see {@link
  * AbstractStore#failWrites(String, Throwable)}): empty while the store accepts writes, then the
  * first environmental failure of a write path, kept until the store is reopened. Only the first
  * failure is kept, so the cause a caller sees is the one that put the store into this state, not a
- * later error it led to.
+ * later error it led to. Beside it, the background tasks that fail and retry (the store is {@link
+ * Health#DEGRADED} while there is one).
  */
 final class WriteFailure {
   private final StoreInfo store; // names the store in the message, also for a handle's failure
   private volatile StoreIOException first;
+  private final Map<String, String> failingTasks = new TreeMap<>(); // guarded by this
 
   WriteFailure(StoreInfo store) {
     this.store = store;
@@ -57,5 +63,38 @@ final class WriteFailure {
   /** The first failure, or null while the store accepts writes. */
   StoreIOException first() {
     return first;
+  }
+
+  synchronized void taskFailing(String task, String problem) {
+    failingTasks.put(task, problem);
+  }
+
+  synchronized void taskRecovered(String task) {
+    failingTasks.remove(task);
+  }
+
+  /** {@code s} with this store's health and problem, read at one moment. */
+  synchronized StoreStats withHealth(StoreStats s) {
+    Health health =
+        first != null ? Health.FAILED : failingTasks.isEmpty() ? Health.OK : Health.DEGRADED;
+    return new StoreStats(
+        s.keyCount(), s.keyCountExact(), s.diskBytes(), s.figures(), health, problem());
+  }
+
+  /** What is wrong, or null when nothing is. */
+  synchronized String problem() {
+    if (first != null) {
+      return first.getMessage();
+    }
+    if (failingTasks.isEmpty()) {
+      return null;
+    }
+    StringBuilder b = new StringBuilder(store.describe()).append(": ");
+    String sep = "";
+    for (Map.Entry<String, String> e : failingTasks.entrySet()) {
+      b.append(sep).append(e.getKey()).append(" fails and is retried: ").append(e.getValue());
+      sep = "; ";
+    }
+    return b.toString();
   }
 }

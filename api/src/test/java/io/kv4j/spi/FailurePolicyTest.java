@@ -101,4 +101,82 @@ class FailurePolicyTest {
     assertThat(s.writeFailure()).hasMessageContaining("append");
     s.close();
   }
+
+  @Test
+  void stats_healthyStore_isOkWithNoProblem() {
+    DiskStore s = new DiskStore();
+    assertThat(s.stats().health()).isEqualTo(StoreStats.Health.OK);
+    assertThat(s.stats().problem()).isNull();
+    s.verify();
+  }
+
+  @Test
+  void stats_afterWriteFailure_isFailedNamingTheFirstFailure_andVerifySaysSo() {
+    DiskStore s = new DiskStore();
+    s.diskFull = true;
+    assertThatThrownBy(() -> s.put(b("k"), b("v"))).isInstanceOf(StoreIOException.class);
+    StoreStats st = s.stats();
+    assertThat(st.health()).isEqualTo(StoreStats.Health.FAILED);
+    assertThat(st.problem()).contains("failed until reopened", "No space left on device");
+    assertThatThrownBy(s::verify)
+        .isInstanceOf(StoreIOException.class)
+        .hasMessageContaining("failed until reopened")
+        .hasMessageContaining("not healthy");
+  }
+
+  @Test
+  void backgroundFailing_degradesUntilRecovered_andVerifySaysWhatFails() {
+    DiskStore s = new DiskStore();
+    s.backgroundFailing("background compaction", new IOException("No space left on device"));
+    StoreStats st = s.stats();
+    assertThat(st.health()).isEqualTo(StoreStats.Health.DEGRADED);
+    assertThat(st.problem())
+        .contains("engine 'disk' at /test", "background compaction fails and is retried")
+        .contains("No space left on device");
+    assertThatThrownBy(s::verify).hasMessageContaining("background compaction fails");
+    s.put(b("k"), b("v")); // a degraded store still takes writes
+    s.backgroundRecovered("background compaction");
+    assertThat(s.stats().health()).isEqualTo(StoreStats.Health.OK);
+    s.verify();
+  }
+
+  @Test
+  void startBackground_threadThrowsAnError_failsTheStoreNamingTheThread() throws Exception {
+    DiskStore s = new DiskStore();
+    Thread t =
+        s.startBackground(
+            "kv4j-test-worker",
+            () -> {
+              throw new OutOfMemoryError("Java heap space");
+            });
+    t.join(60_000);
+    assertThat(t.isAlive()).isFalse();
+    StoreStats st = s.stats();
+    assertThat(st.health()).isEqualTo(StoreStats.Health.FAILED);
+    assertThat(st.problem()).contains("background thread 'kv4j-test-worker' died", "heap space");
+    assertThatThrownBy(() -> s.put(b("k"), b("v")))
+        .isInstanceOf(StoreIOException.class)
+        .hasMessageContaining("failed until reopened");
+    assertThat(s.get(b("absent"))).as("reads go on").isNull();
+  }
+
+  @Test
+  void startBackground_bodyReturns_leavesTheStoreHealthy() throws Exception {
+    DiskStore s = new DiskStore();
+    Thread t = s.startBackground("kv4j-test-worker", () -> {});
+    t.join(60_000);
+    assertThat(s.stats().health()).isEqualTo(StoreStats.Health.OK);
+  }
+
+  @Test
+  void storeStats_problemWithoutHealthOrHealthWithoutProblem_isRefused() {
+    assertThatThrownBy(() -> new StoreStats(0, true, 0, Map.of(), StoreStats.Health.OK, "x"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new StoreStats(0, true, 0, Map.of(), StoreStats.Health.FAILED, null))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  private static byte[] b(String s) {
+    return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
 }

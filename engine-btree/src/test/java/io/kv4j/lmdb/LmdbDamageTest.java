@@ -2,6 +2,7 @@ package io.kv4j.lmdb;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kv4j.tck.ChildProcess;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -9,12 +10,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -110,43 +111,42 @@ class LmdbDamageTest {
           Files.write(c.resolve("seg-00000001.log"), new byte[100]);
         });
 
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx256m");
-    cmd.add("-XX:-CreateCoredumpOnCrash");
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(LmdbDamageMain.class.getName());
+    List<String> dirs = new ArrayList<>();
     for (Path c : cases.keySet()) {
-      cmd.add(c.toString());
+      dirs.add(c.toString());
     }
-    Process p =
-        new ProcessBuilder(cmd)
-            .directory(tmp.toFile())
-            .redirectErrorStream(true)
-            .redirectOutput(tmp.resolve("child.out").toFile())
-            .start();
-    boolean done = p.waitFor(10, TimeUnit.MINUTES);
-    if (!done) {
-      p.destroyForcibly();
-    }
-    String out = Files.readString(tmp.resolve("child.out"));
     Map<String, String> verdicts = new LinkedHashMap<>();
-    String last = null;
-    for (String line : out.split("\n")) {
-      if (line.startsWith("BEGIN ")) {
-        last = line.substring(6);
-      } else if (line.startsWith("END ")) {
-        String rest = line.substring(4);
-        int sp = rest.indexOf(' ');
-        verdicts.put(rest.substring(0, sp), rest.substring(sp + 1));
-        last = null;
+    try (ChildProcess child =
+        ChildProcess.java(LmdbDamageMain.class, dirs.toArray(new String[0]))
+            .jvmOptions("-Xmx256m", "-XX:-CreateCoredumpOnCrash")
+            .directory(tmp)
+            .start()) {
+      boolean done = true;
+      int exit;
+      try {
+        exit = child.await(Duration.ofMinutes(10));
+      } catch (AssertionError hung) { // killed; wait for the last of its output
+        done = false;
+        exit = child.await(Duration.ofMinutes(1));
       }
+      String last = null;
+      for (String line : child.stdoutLines()) {
+        if (line.startsWith("BEGIN ")) {
+          last = line.substring(6);
+        } else if (line.startsWith("END ")) {
+          String rest = line.substring(4);
+          int sp = rest.indexOf(' ');
+          verdicts.put(rest.substring(0, sp), rest.substring(sp + 1));
+          last = null;
+        }
+      }
+      assertThat(done)
+          .as("child finished (hung on case %s): %s", describe(last), child.describe())
+          .isTrue();
+      assertThat(exit)
+          .as("child exit (crashed on case %s): %s", describe(last), child.describe())
+          .isZero();
     }
-    assertThat(done).as("child finished (hung on case %s)", describe(last)).isTrue();
-    assertThat(p.exitValue())
-        .as("child exit (crashed on case %s): %s", describe(last), tail(out))
-        .isZero();
     List<String> failures = new ArrayList<>();
     StringBuilder report = new StringBuilder();
     for (Map.Entry<Path, String> c : cases.entrySet()) {
@@ -188,10 +188,6 @@ class LmdbDamageTest {
 
   private String describe(String dir) {
     return dir == null ? "(none)" : cases.get(Path.of(dir)) + " in " + dir;
-  }
-
-  private static String tail(String out) {
-    return out.length() > 4000 ? out.substring(out.length() - 4000) : out;
   }
 
   private Path copy(Path ref, String name) throws IOException {

@@ -7,13 +7,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kv4j.Store;
 import io.kv4j.StoreIOException;
 import io.kv4j.WriteBatch;
+import io.kv4j.tck.ChildProcess;
 import java.lang.reflect.Constructor;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -107,33 +106,28 @@ class LmdbFailurePolicyTest {
   void fileSizeLimitInAChildJvm_failsWritesUntilReopened_andLosesNothingAcknowledged()
       throws Exception {
     Path store = dir.resolve("store");
-    List<String> cmd = new ArrayList<>();
-    cmd.add("bash");
-    cmd.add("-c");
-    cmd.add(
-        "ulimit -f 4096 && exec \"$0\" -Xmx128m -XX:-UsePerfData -cp \"$1\" "
-            + LmdbChildMain.class.getName()
-            + " fill \"$2\"");
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(store.toString());
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
-    assertThat(p.exitValue()).as(out).isZero();
     int acked = -1;
-    for (String line : out.split("\n")) {
-      if (line.startsWith("ACKED ")) {
-        acked = Integer.parseInt(line.substring(6).trim());
+    try (ChildProcess c =
+        ChildProcess.java(LmdbChildMain.class, "fill", store.toString())
+            .jvmOptions("-Xmx128m", "-XX:-UsePerfData")
+            .prefix(List.of("bash", "-c", "ulimit -f 4096 && exec \"$@\"", "bash"))
+            .start()) {
+      c.assertSucceeded(Duration.ofMinutes(5));
+      String out = c.stdout();
+      for (String line : c.stdoutLines()) {
+        if (line.startsWith("ACKED ")) {
+          acked = Integer.parseInt(line.substring(6).trim());
+        }
       }
+      assertThat(acked).as(c.describe()).isGreaterThan(10);
+      assertThat(out)
+          .as(c.describe())
+          .contains("AFTER io.kv4j.StoreIOException")
+          .contains("SYNC io.kv4j.StoreIOException")
+          .contains("failed until reopened")
+          .contains("READ 4096")
+          .contains("CLOSED");
     }
-    assertThat(acked).as(out).isGreaterThan(10);
-    assertThat(out)
-        .contains("AFTER io.kv4j.StoreIOException")
-        .contains("SYNC io.kv4j.StoreIOException")
-        .contains("failed until reopened")
-        .contains("READ 4096")
-        .contains("CLOSED");
     assertThat(Files.size(store.resolve("data.mdb"))).isLessThanOrEqualTo(4096L << 10);
     try (Store s = Lmdb.open(store)) {
       for (int i = 0; i <= acked; i++) {

@@ -2,17 +2,16 @@ package io.kv4j.lmdb;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
+import io.kv4j.tck.ChildProcess;
 import java.lang.reflect.InaccessibleObjectException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class LmdbJvmFlagsTest {
+  private static final Duration WAIT = Duration.ofSeconds(120);
+
   @TempDir Path dir;
 
   /**
@@ -21,19 +20,17 @@ class LmdbJvmFlagsTest {
    */
   @Test
   void engine_worksInAJvmWithoutAnyAddOpensFlag() throws Exception {
-    Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    List<String> cmd = new ArrayList<>();
-    cmd.add(java.toString());
-    cmd.add("-Xmx256m");
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(LmdbNoFlagsMain.class.getName());
-    cmd.add(dir.resolve("store").toString());
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    String out = readAll(p);
-    assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("child finished: %s", out).isTrue();
-    assertThat(p.exitValue()).as("child output: %s", out).isZero();
-    assertThat(out).contains("java.nio open: false").contains("get: v1").contains("scan: k2 k1");
+    try (ChildProcess c =
+        ChildProcess.java(LmdbNoFlagsMain.class, dir.resolve("store").toString())
+            .jvmOptions("-Xmx256m")
+            .start()) {
+      c.assertSucceeded(WAIT);
+      assertThat(c.stdout())
+          .as("child output: %s", c.describe())
+          .contains("java.nio open: false")
+          .contains("get: v1")
+          .contains("scan: k2 k1");
+    }
   }
 
   /**
@@ -44,22 +41,15 @@ class LmdbJvmFlagsTest {
    */
   @Test
   void engine_withTheNativeAccessFlag_printsNothingOnStderr() throws Exception {
-    Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    Process p =
-        new ProcessBuilder(
-                java.toString(),
-                "-Xmx256m",
-                "--enable-native-access=ALL-UNNAMED",
-                "-cp",
-                System.getProperty("java.class.path"),
-                LmdbNoFlagsMain.class.getName(),
-                dir.resolve("quiet").toString())
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-            .start();
-    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("child finished: %s", err).isTrue();
-    assertThat(p.exitValue()).as("child stderr: %s", err).isZero();
-    assertThat(err).as("stderr on Java %s", Runtime.version().feature()).isEmpty();
+    try (ChildProcess c =
+        ChildProcess.java(LmdbNoFlagsMain.class, dir.resolve("quiet").toString())
+            .jvmOptions("-Xmx256m", "--enable-native-access=ALL-UNNAMED")
+            .start()) {
+      c.assertSucceeded(WAIT);
+      assertThat(c.stderr())
+          .as("stderr on Java %s: %s", Runtime.version().feature(), c.describe())
+          .isEmpty();
+    }
   }
 
   @Test
@@ -95,9 +85,5 @@ class LmdbJvmFlagsTest {
             "--add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED")
         .hasMessageContaining("/x")
         .hasCause(failure);
-  }
-
-  private static String readAll(Process p) throws IOException {
-    return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
   }
 }

@@ -12,14 +12,13 @@ import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
 import io.kv4j.StoreCorruptedException;
 import io.kv4j.WriteBatch;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
+import io.kv4j.tck.ChildProcess;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -239,31 +238,24 @@ class LmdbKeyspaceTest {
    */
   @Test
   void crashMidCrossKeyspaceBatch_leavesAllOrNothing() throws Exception {
-    Process p =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx128m",
-                "-cp",
-                System.getProperty("java.class.path"),
-                LmdbChildMain.class.getName(),
-                "batches",
-                dir.toString())
-            .redirectErrorStream(true)
-            .start();
     long acked = -1;
-    List<String> out = new ArrayList<>();
-    try (BufferedReader r =
-        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      for (String line = r.readLine(); line != null && acked < 30; line = r.readLine()) {
-        out.add(line);
+    try (ChildProcess c =
+        ChildProcess.java(LmdbChildMain.class, "batches", dir.toString())
+            .jvmOptions("-Xmx128m")
+            .start()) {
+      Duration wait = Duration.ofMinutes(5);
+      for (String line = c.readLine(wait); line != null && acked < 30; line = c.readLine(wait)) {
         if (line.startsWith("ACKED ")) {
           acked = Long.parseLong(line.substring(6));
         }
       }
-      p.destroyForcibly(); // SIGKILL, while the child keeps writing
-      assertThat(p.waitFor(1, TimeUnit.MINUTES)).isTrue();
+      if (acked >= 30) {
+        c.kill(); // SIGKILL, while the child keeps writing
+      } else { // its stdout ended: the child exited by itself
+        c.await(Duration.ofMinutes(1));
+      }
+      assertThat(acked).as("child output: %s", c.describe()).isEqualTo(30);
     }
-    assertThat(acked).as("child output: %s", out).isEqualTo(30);
     try (Store s = Lmdb.open(dir)) {
       long n = Long.parseLong(s(s.get(b("n"))));
       assertThat(n).isGreaterThanOrEqualTo(acked);

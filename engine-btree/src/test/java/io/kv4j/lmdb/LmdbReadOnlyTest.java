@@ -8,11 +8,11 @@ import io.kv4j.Durability;
 import io.kv4j.Store;
 import io.kv4j.StoreLockedException;
 import io.kv4j.Stores;
-import java.nio.charset.StandardCharsets;
+import io.kv4j.tck.ChildProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -85,30 +85,21 @@ class LmdbReadOnlyTest {
   void readOnlyInAnotherProcess_readsWhileThisOneHasTheStoreOpenForWriting() throws Exception {
     try (Store s = Stores.open(Lmdb.config(dir).durability(Durability.SYNC).build())) {
       s.put(b("k"), b("written before"));
-      String out = child("k");
-      assertThat(out).contains("VALUE written before");
+      childReads("k", "VALUE written before");
       s.put(b("k"), b("written later"));
-      assertThat(child("k")).contains("VALUE written later");
+      childReads("k", "VALUE written later");
       assertThat(s.get(b("k"))).isEqualTo(b("written later"));
     }
   }
 
-  private String child(String key) throws Exception {
-    Process p =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx128m",
-                "-cp",
-                System.getProperty("java.class.path"),
-                LmdbChildMain.class.getName(),
-                "read",
-                dir.toString(),
-                key)
-            .redirectErrorStream(true)
-            .start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(2, TimeUnit.MINUTES)).isTrue();
-    assertThat(p.exitValue()).as(out).isZero();
-    return out;
+  /** Reads {@code key} in a child JVM, which must succeed and print {@code expected}. */
+  private void childReads(String key, String expected) throws Exception {
+    try (ChildProcess c =
+        ChildProcess.java(LmdbChildMain.class, "read", dir.toString(), key)
+            .jvmOptions("-Xmx128m")
+            .start()) {
+      c.assertSucceeded(Duration.ofMinutes(2));
+      assertThat(c.stdout()).as(c.describe()).contains(expected);
+    }
   }
 }

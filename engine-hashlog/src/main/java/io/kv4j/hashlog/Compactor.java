@@ -122,6 +122,10 @@ final class Compactor {
   private boolean pending; // guarded by signal
   // The last background run failed: writers are not held back by a compaction that cannot run.
   private volatile boolean failing;
+
+  /** The task's name in the store's health (see {@link StoreState#taskFailing}). */
+  static final String TASK = "background compaction";
+
   private final Set<Integer> reserved = new TreeSet<>(); // output ids; guarded by the write lock
   private int highestOutput; // highest output id handed out since open; guarded by the write lock
   private long paceNext; // guarded by this
@@ -156,10 +160,8 @@ final class Compactor {
     // Ids below the active segment at open may have been used by segments deleted since.
     highestOutput = segments.active.id;
     for (int i = 0; i < settings.threads(); i++) {
-      Thread t = new Thread(this::loop, "kv4j-hashlog-compactor-" + i + " " + segments.dir);
-      t.setDaemon(true);
-      threads.add(t);
-      t.start();
+      threads.add(
+          state.startThread("kv4j-hashlog-compactor-" + i + " " + segments.dir, this::loop));
     }
   }
 
@@ -209,7 +211,10 @@ final class Compactor {
       boolean worked = false;
       try {
         worked = runOnce(Mode.BACKGROUND, null);
-        failing = false;
+        if (failing) {
+          failing = false;
+          state.taskRecovered(TASK);
+        }
         guard.reap();
       } catch (SimulatedCrash e) {
         worked = false;
@@ -217,6 +222,7 @@ final class Compactor {
         failing = true;
         throttle.set(false);
         if (!stopping) {
+          state.taskFailing(TASK, e);
           HashLogStore.LOG.log(Level.WARNING, "hashlog: background compaction failed", e);
         }
       }
@@ -285,6 +291,10 @@ final class Compactor {
       }
     }
     guard.reap();
+    if (failing) { // a full foreground pass worked: so does compaction
+      failing = false;
+      state.taskRecovered(TASK);
+    }
     return bytesReclaimed.get() - before;
   }
 

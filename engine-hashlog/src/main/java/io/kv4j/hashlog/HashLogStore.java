@@ -60,7 +60,7 @@ final class HashLogStore extends AbstractStore {
   final Path dir;
   private final boolean readOnly;
   private final StoreDirectory directory;
-  private final StoreState state;
+  final StoreState state;
   final Segments segments;
   private final RecordReader records;
   final ReaderGuard guard;
@@ -90,7 +90,7 @@ final class HashLogStore extends AbstractStore {
     log.compactWith(compactor);
     this.opening = new Opening(directory, segments, index, log, readOnly);
     this.verifier = new Verifier(directory, segments, records, guard, state, readOnly);
-    this.preloader = new Preloader(segments, guard);
+    this.preloader = new Preloader(segments, guard, state);
   }
 
   /** Opens or creates a store in the config's directory (see {@link StoreDirectory}). */
@@ -587,6 +587,18 @@ final class HashLogStore extends AbstractStore {
   }
 
   /** Fails this store; a keyspace's sub-store fails the whole store with it (one failed state). */
+  Thread startEngineThread(String name, Runnable body) {
+    return startBackground(name, body);
+  }
+
+  void taskFailing(String task, Throwable cause) {
+    backgroundFailing(task, cause);
+  }
+
+  void taskRecovered(String task) {
+    backgroundRecovered(task);
+  }
+
   StoreIOException failWritesBecause(String what, Throwable cause) {
     if (parent != null) {
       parent.failWritesBecause("keyspace '" + keyspace + "': " + what, cause);

@@ -28,6 +28,7 @@ final class Preloader {
 
   private final Segments segments;
   private final ReaderGuard guard;
+  private final StoreState state;
   private volatile boolean stop;
   private volatile long bytes; // written by the preload thread only
   private volatile boolean finished;
@@ -37,9 +38,10 @@ final class Preloader {
   @SuppressWarnings("unused")
   private static volatile int sink;
 
-  Preloader(Segments segments, ReaderGuard guard) {
+  Preloader(Segments segments, ReaderGuard guard, StoreState state) {
     this.segments = segments;
     this.guard = guard;
+    this.state = state;
   }
 
   /** Starts the preload thread (once, after recovery). */
@@ -52,9 +54,8 @@ final class Preloader {
         atOpen.add(s);
       }
     }
-    thread = new Thread(() -> run(atOpen), "kv4j-hashlog-preload " + segments.dir.getFileName());
-    thread.setDaemon(true);
-    thread.start();
+    thread =
+        state.startThread("kv4j-hashlog-preload " + segments.dir.getFileName(), () -> run(atOpen));
   }
 
   /** Stops the preload thread and waits for it (store close). */

@@ -46,9 +46,7 @@ final class Sealer {
   }
 
   synchronized void start() {
-    thread = new Thread(this::loop, "kv4j-hashlog-sealer " + segments.dir.getFileName());
-    thread.setDaemon(true);
-    thread.start();
+    thread = state.startThread("kv4j-hashlog-sealer " + segments.dir.getFileName(), this::loop);
   }
 
   /** Queues a finished segment. Caller holds the writer lock. */

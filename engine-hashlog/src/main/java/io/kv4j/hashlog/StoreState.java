@@ -50,6 +50,24 @@ final class StoreState {
     return e;
   }
 
+  /**
+   * Starts one of the store's background threads: if it ends by throwing anything, the store is
+   * failed until reopened, naming the thread (see {@link io.kv4j.spi.AbstractStore}).
+   */
+  Thread startThread(String name, Runnable body) {
+    return store.startEngineThread(name, body);
+  }
+
+  /** The background task failed and will be retried: the store is degraded until it recovers. */
+  void taskFailing(String task, Throwable cause) {
+    store.taskFailing(task, cause);
+  }
+
+  /** The background task works again. */
+  void taskRecovered(String task) {
+    store.taskRecovered(task);
+  }
+
   StoreClosedException closedError() {
     return new StoreClosedException(describe() + " is closed");
   }

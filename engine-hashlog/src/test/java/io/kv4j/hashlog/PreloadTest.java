@@ -148,7 +148,7 @@ class PreloadTest {
       try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(victim.path.toFile(), "rw")) {
         f.setLength(0); // what a careless operator does: the mapping's pages lose their backing
       }
-      Preloader p = new Preloader(s.segments, s.guard);
+      Preloader p = new Preloader(s.segments, s.guard, s.state);
       p.start();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       while (preloadThreadAlive()) { // it ends by itself: the JVM makes the SIGBUS an InternalError

@@ -14,11 +14,11 @@ import io.kv4j.Stores;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.DirectoryLock;
 import io.kv4j.spi.StoreDirectory;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
+import io.kv4j.tck.ChildProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -98,39 +98,25 @@ class RocksDbKeyspaceTest {
 
   /** Starts the worker, reads its acknowledgements until {@code minAck}, then kills it. */
   private int runUntilKilled(Path dir, Durability d, long seed, int minAck) throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    Process p =
-        new ProcessBuilder(
-                java,
-                "-cp",
-                System.getProperty("java.class.path"),
-                KeyspaceCrashWorker.class.getName(),
-                dir.toString(),
-                d.name(),
-                Long.toString(seed))
-            .redirectErrorStream(true)
-            .start();
     int last = -1;
-    List<String> other = new ArrayList<>();
-    try (BufferedReader r =
-        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = r.readLine()) != null) {
+    try (ChildProcess c =
+        ChildProcess.java(KeyspaceCrashWorker.class, dir.toString(), d.name(), Long.toString(seed))
+            .start()) {
+      Duration wait = Duration.ofMinutes(5);
+      for (String line = c.readLine(wait); line != null; line = c.readLine(wait)) {
         if (line.startsWith("ACK ")) {
           last = Integer.parseInt(line.substring(4));
           if (last >= minAck) {
-            p.destroyForcibly(); // SIGKILL: the worker is inside its next batch
+            c.kill(); // SIGKILL: the worker is inside its next batch
             break;
           }
-        } else {
-          other.add(line);
         }
       }
-    } finally {
-      p.destroyForcibly();
-      assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("worker ended").isTrue();
+      if (last < minAck) { // its stdout ended: the worker exited by itself
+        c.await(Duration.ofSeconds(60));
+      }
+      assertThat(last).as("worker output: %s", c.describe()).isGreaterThanOrEqualTo(minAck);
     }
-    assertThat(last).as("worker output: %s", other).isGreaterThanOrEqualTo(minAck);
     return last;
   }
 

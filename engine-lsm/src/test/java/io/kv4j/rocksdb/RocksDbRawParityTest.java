@@ -8,8 +8,8 @@ import io.kv4j.StoreConfig;
 import io.kv4j.StoreStats;
 import io.kv4j.Stores;
 import io.kv4j.WriteBatch;
+import io.kv4j.tck.ChildProcess;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -262,12 +262,14 @@ class RocksDbRawParityTest {
 
   /** {@code du -s -B1}: blocks allocated, preallocated space included. */
   private static long allocated(Path path) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder("du", "-s", "-B1", path.toString()).start();
     String out;
-    try (InputStream in = p.getInputStream()) {
-      out = new String(in.readAllBytes(), StandardCharsets.US_ASCII).trim();
+    try (ChildProcess c =
+        ChildProcess.command(List.of("du", "-s", "-B1", path.toString())).start()) {
+      assertThat(c.await(Duration.ofMinutes(1)))
+          .as("du -s -B1 %s: %s", path, c.describe())
+          .isZero();
+      out = c.stdout().trim();
     }
-    assertThat(p.waitFor()).as("du -s -B1 " + path).isZero();
     return Long.parseLong(out.split("\\s+")[0]);
   }
 

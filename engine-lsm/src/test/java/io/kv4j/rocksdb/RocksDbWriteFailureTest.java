@@ -6,13 +6,14 @@ import io.kv4j.Durability;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.Stores;
+import io.kv4j.tck.ChildProcess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.rocksdb.RocksDB;
@@ -39,44 +40,31 @@ class RocksDbWriteFailureTest {
       assertThat(in).as(libFile).isNotNull();
       Files.copy(in, lib.resolve(libFile));
     }
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String cmd =
-        "ulimit -f 4096 && exec '"
-            + java
-            + "' -Djava.library.path='"
-            + lib
-            + "' -cp '"
-            + System.getProperty("java.class.path")
-            + "' "
-            + WriteFailureWorker.class.getName()
-            + " '"
-            + dir
-            + "'";
-    Path out = tmp.resolve("out.txt");
-    Process p =
-        new ProcessBuilder("/bin/sh", "-c", cmd)
-            .redirectErrorStream(true)
-            .redirectOutput(out.toFile())
-            .start();
-    assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("worker finished").isTrue();
-    List<String> lines = Files.readAllLines(out);
-    String all = String.join("\n", lines);
-    assertThat(p.exitValue()).as(all).isZero();
-    assertThat(all).doesNotContain("NO-FAILURE");
-    assertThat(line(lines, "FIRST "))
-        .as(all)
-        .startsWith("FIRST StoreIOException")
-        .contains("failed until reopened")
-        .contains("File too large");
-    for (String step : List.of("PUT ", "DELETE ", "SYNC ")) {
-      assertThat(line(lines, step))
+    int acked;
+    try (ChildProcess c =
+        ChildProcess.java(WriteFailureWorker.class, dir.toString())
+            .jvmOptions("-Djava.library.path=" + lib)
+            .prefix(List.of("/bin/sh", "-c", "ulimit -f 4096 && exec \"$@\"", "sh"))
+            .start()) {
+      c.assertSucceeded(Duration.ofSeconds(120));
+      List<String> lines = c.stdoutLines();
+      String all = c.describe();
+      assertThat(c.stdout()).as(all).doesNotContain("NO-FAILURE");
+      assertThat(line(lines, "FIRST "))
           .as(all)
-          .startsWith(step + "StoreIOException")
-          .contains("failed until reopened");
+          .startsWith("FIRST StoreIOException")
+          .contains("failed until reopened")
+          .contains("File too large");
+      for (String step : List.of("PUT ", "DELETE ", "SYNC ")) {
+        assertThat(line(lines, step))
+            .as(all)
+            .startsWith(step + "StoreIOException")
+            .contains("failed until reopened");
+      }
+      assertThat(line(lines, "GET ")).as(all).isEqualTo("GET ok");
+      acked = Integer.parseInt(line(lines, "ACKED ").substring(6));
+      assertThat(acked).as(all).isPositive();
     }
-    assertThat(line(lines, "GET ")).as(all).isEqualTo("GET ok");
-    int acked = Integer.parseInt(line(lines, "ACKED ").substring(6));
-    assertThat(acked).as(all).isPositive();
     try (Store s =
         Stores.open(StoreConfig.builder("rocksdb").path(dir).durability(Durability.SYNC).build())) {
       for (int i = 0; i < acked; i++) {

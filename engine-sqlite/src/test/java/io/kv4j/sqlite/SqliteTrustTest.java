@@ -15,12 +15,13 @@ import io.kv4j.StoreIOException;
 import io.kv4j.Stores;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.StoreDirectory;
+import io.kv4j.tck.ChildProcess;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -34,6 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Row checksums and their format, the write-failure policy and read-only opens. */
 class SqliteTrustTest {
+  private static final Duration CHATTR_WAIT = Duration.ofMinutes(1);
+
   @TempDir Path tmp;
 
   private Path dir() {
@@ -362,21 +365,13 @@ class SqliteTrustTest {
     try (Store w = Stores.open(builder().option("wal-autocheckpoint", "0").build())) {
       w.put(b("a"), b("only in the WAL"));
       w.put(b("b"), b("2"));
-      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      Process p =
-          new ProcessBuilder(
-                  java,
-                  "-cp",
-                  System.getProperty("java.class.path"),
-                  ReadOnlyChild.class.getName(),
-                  dir().toString(),
-                  "a")
-              .redirectErrorStream(true)
-              .start();
-      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-      assertThat(p.exitValue()).as(out).isZero();
-      assertThat(out).contains("value=only in the WAL").contains("keys=2");
+      try (ChildProcess c = ChildProcess.java(ReadOnlyChild.class, dir().toString(), "a").start()) {
+        c.assertSucceeded(Duration.ofSeconds(60));
+        assertThat(c.stdout())
+            .as(c.describe())
+            .contains("value=only in the WAL")
+            .contains("keys=2");
+      }
       w.put(b("c"), b("3")); // the writer is undisturbed
       assertThat(w.get(b("c"))).isEqualTo(b("3"));
     }
@@ -446,22 +441,33 @@ class SqliteTrustTest {
    */
   static void makeUnwritable(Path d) throws Exception {
     assertThat(d.toFile().setWritable(false, false)).isTrue();
+    String chattr = "chattr not run";
     if (Files.isWritable(d)) {
-      new ProcessBuilder("chattr", "+i", d.toString()).inheritIO().start().waitFor();
+      chattr = chattr("+i", d);
     }
     Assumptions.assumeFalse(
-        Files.isWritable(d), "cannot make a directory unwritable here (root without chattr)");
+        Files.isWritable(d),
+        "cannot make a directory unwritable here (root without chattr): " + chattr);
   }
 
   static void makeWritable(Path d) throws Exception {
+    String chattr = "chattr not run";
     if (!Files.isWritable(d)) {
       try {
-        new ProcessBuilder("chattr", "-i", d.toString()).inheritIO().start().waitFor();
+        chattr = chattr("-i", d);
       } catch (IOException e) {
         // No chattr: permissions were enough.
       }
     }
-    assertThat(d.toFile().setWritable(true, false)).isTrue();
+    assertThat(d.toFile().setWritable(true, false)).as(chattr).isTrue();
+  }
+
+  /** Runs {@code chattr <flag> <d>}; how it ended, with its output. */
+  private static String chattr(String flag, Path d) throws IOException, InterruptedException {
+    try (ChildProcess c = ChildProcess.command(List.of("chattr", flag, d.toString())).start()) {
+      c.await(CHATTR_WAIT);
+      return c.describe();
+    }
   }
 
   private static int drain(Cursor c) {
