@@ -183,6 +183,10 @@ final class ServerCommands {
     String reopenError = health.lastReopenError();
     sb.append("# kv4j\r\nstore_state:")
         .append(health.state())
+        .append("\r\nstore_health:")
+        .append(st.health().name().toLowerCase(java.util.Locale.ROOT))
+        .append("\r\nstore_problem:")
+        .append(st.problem() == null ? "" : oneLine(st.problem()))
         .append("\r\nstore_error:")
         .append(failure == null ? "" : oneLine(failure))
         .append("\r\nstore_write_failures:")

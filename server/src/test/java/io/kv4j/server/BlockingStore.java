@@ -32,6 +32,7 @@ final class BlockingStore implements Store {
   /** Shared between a store and the stores that replace it on reopen. */
   static final class FaultSwitch {
     volatile boolean diskFull;
+    volatile String degradedBecause; // stats() says DEGRADED with this problem while set
   }
 
   BlockingStore(Store delegate, CountDownLatch release, FaultSwitch faults) {
@@ -138,7 +139,17 @@ final class BlockingStore implements Store {
 
   @Override
   public StoreStats stats() {
-    return delegate.stats();
+    StoreStats s = delegate.stats();
+    String problem = faults.degradedBecause;
+    return problem == null
+        ? s
+        : new StoreStats(
+            s.keyCount(),
+            s.keyCountExact(),
+            s.diskBytes(),
+            s.figures(),
+            StoreStats.Health.DEGRADED,
+            problem);
   }
 
   @Override

@@ -62,6 +62,27 @@ class StoreHealthTest {
   }
 
   @Test
+  void info_storeDegradedOrFailed_saysSoWithTheProblem() throws Exception {
+    BlockingStore.FaultSwitch faults = new BlockingStore.FaultSwitch();
+    try (Store memory = Stores.open("memory:")) {
+      BlockingStore store = new BlockingStore(memory, new CountDownLatch(0), faults);
+      TestServer server =
+          new TestServer(store, ServerOptions.defaults().with(PORT, 0).with(THREADS, 1), null);
+      try (Jedis j = new Jedis("127.0.0.1", server.port(), 30_000)) {
+        assertThat(info(j, "store_health")).isEqualTo("ok");
+        assertThat(info(j, "store_problem")).isEmpty();
+        faults.degradedBecause = "background compaction fails and is retried: disk full\nline two";
+        assertThat(info(j, "store_health")).isEqualTo("degraded");
+        assertThat(info(j, "store_problem"))
+            .isEqualTo("background compaction fails and is retried: disk full line two");
+        assertThat(j.set("a", "1")).as("a degraded store takes writes").isEqualTo("OK");
+      } finally {
+        server.close();
+      }
+    }
+  }
+
+  @Test
   void failedWriteInsideExec_answersMisconfForTheTransaction() throws Exception {
     BlockingStore.FaultSwitch faults = new BlockingStore.FaultSwitch();
     try (Store memory = Stores.open("memory:")) {
