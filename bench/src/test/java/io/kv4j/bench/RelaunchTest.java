@@ -2,17 +2,18 @@ package io.kv4j.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
+import io.kv4j.tck.ChildProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class RelaunchTest {
   private static final Path JAVA_25 = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
+  private static final Duration RUN_WAIT = Duration.ofSeconds(300);
 
   @TempDir Path tmp;
 
@@ -52,13 +53,14 @@ class RelaunchTest {
   @Test
   void main_onJava25WithoutFlags_printsNoWarning() throws Exception {
     Assumptions.assumeTrue(Files.isExecutable(JAVA_25), "no Java 25 at " + JAVA_25);
-    Process p = bench("-Dkv4j.bench.noop=true");
-    byte[] out = p.getInputStream().readAllBytes();
-    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(300, TimeUnit.SECONDS)).as("the run ended").isTrue();
-    assertThat(p.exitValue()).as("exit status; stderr: %s", err).isZero();
-    assertThat(err).as("stderr on Java 25").doesNotContain("WARNING").isBlank();
-    assertThat(new String(out, StandardCharsets.UTF_8)).contains("chronicle-map", "mapdb");
+    try (ChildProcess c = bench("-Dkv4j.bench.noop=true")) {
+      c.assertSucceeded(RUN_WAIT);
+      assertThat(c.stderr())
+          .as("stderr on Java 25: %s", c.describe())
+          .doesNotContain("WARNING")
+          .isBlank();
+      assertThat(c.stdout()).as("%s", c.describe()).contains("chronicle-map", "mapdb");
+    }
     assertThat(tmp.resolve("out/report.md")).exists();
   }
 
@@ -66,20 +68,22 @@ class RelaunchTest {
   @Test
   void main_onJava25WithoutTheRelaunch_warns() throws Exception {
     Assumptions.assumeTrue(Files.isExecutable(JAVA_25), "no Java 25 at " + JAVA_25);
-    Process p = bench("-D" + Relaunch.MARK + "=true");
-    p.getInputStream().readAllBytes();
-    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(300, TimeUnit.SECONDS)).as("the run ended").isTrue();
-    assertThat(err).as("stderr on Java 25 without the relaunch").isNotBlank();
+    try (ChildProcess c = bench("-D" + Relaunch.MARK + "=true")) {
+      c.await(RUN_WAIT); // fails with the child's state if it hangs
+      assertThat(c.started()).as("the bench's main ran: %s", c.describe()).isTrue();
+      assertThat(c.stderr())
+          .as("stderr on Java 25 without the relaunch: %s", c.describe())
+          .isNotBlank();
+    }
   }
 
-  private Process bench(String property) throws java.io.IOException {
-    return new ProcessBuilder(
-            JAVA_25.toString(),
-            property,
-            "-cp",
-            System.getProperty("java.class.path"),
-            Main.class.getName(),
+  /**
+   * The bench's main on Java 25 with {@code property} and no other JVM option, through {@link
+   * ChildProcess} (so a JVM that could not start is told apart from a run that failed).
+   */
+  private ChildProcess bench(String property) throws java.io.IOException {
+    return ChildProcess.java(
+            Main.class,
             "--engines",
             "chronicle-map,mapdb",
             "--scenarios",
@@ -96,6 +100,8 @@ class RelaunchTest {
             tmp.resolve("data").toString(),
             "--out",
             tmp.resolve("out").toString())
+        .javaHome(JAVA_25.getParent().getParent())
+        .jvmOptions(property)
         .start();
   }
 }

@@ -2,11 +2,11 @@ package io.kv4j.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
+import io.kv4j.tck.ChildProcess;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class BenchCommandTest {
@@ -30,10 +30,12 @@ class BenchCommandTest {
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(BenchCommand.childFlags(Runtime.version().feature()));
     cmd.add("-version");
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(60, TimeUnit.SECONDS)).as(out).isTrue();
-    assertThat(p.exitValue()).as("%s: %s", cmd, out).isZero();
-    assertThat(out).doesNotContainIgnoringCase("warning").doesNotContain("Unrecognized");
+    try (ChildProcess c = ChildProcess.command(cmd).start()) {
+      c.assertSucceeded(Duration.ofSeconds(60)); // its exit code and output when it fails or hangs
+      assertThat(c.stdout() + "\n" + c.stderr())
+          .as("%s", c.describe())
+          .doesNotContainIgnoringCase("warning")
+          .doesNotContain("Unrecognized");
+    }
   }
 }

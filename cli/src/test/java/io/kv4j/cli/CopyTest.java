@@ -10,7 +10,9 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -119,6 +121,7 @@ class CopyTest {
     String hashlog = "hashlog:" + dir.resolve("million-hashlog");
     fill(sqlite, n, SEED + 2, false);
 
+    Path firstOut = dir.resolve("first-copy.stdout"); // a file: the copy never blocks on stdout
     Process p =
         new ProcessBuilder(
                 Cli.command(
@@ -132,10 +135,25 @@ class CopyTest {
                     "--progress-interval",
                     "0"))
             .directory(dir.toFile())
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .redirectOutput(firstOut.toFile())
             .start();
+    // Only a guard against a hang (the test reads stderr with no time limit): ends its stderr.
+    Thread watchdog =
+        new Thread(
+            () -> {
+              try {
+                if (!p.waitFor(Cli.TIMEOUT_MINUTES, TimeUnit.MINUTES)) {
+                  p.toHandle().destroyForcibly(); // the pipe stays open: the reader sees its end
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    watchdog.setDaemon(true);
+    watchdog.start();
     long seen = 0;
     List<String> head = new ArrayList<>();
+    Deque<String> tail = new ArrayDeque<>();
     try (BufferedReader err =
         new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
       String line;
@@ -143,15 +161,30 @@ class CopyTest {
         if (head.size() < 5) {
           head.add(line);
         }
+        tail.addLast(line);
+        if (tail.size() > 30) {
+          tail.removeFirst();
+        }
         Matcher m = PROGRESS.matcher(line);
         if (m.find()) {
           seen = Long.parseLong(m.group(1).replace(",", ""));
         }
       }
-      assertThat(seen).as("progress lines: %s", head).isGreaterThanOrEqualTo(100_000);
-      assertThat(p.isAlive()).isTrue();
+      assertThat(seen)
+          .as(
+              () ->
+                  "progress lines: "
+                      + head
+                      + "; the copy's stderr ended before 100,000 entries: "
+                      + Cli.ended(p, List.copyOf(tail), firstOut))
+          .isGreaterThanOrEqualTo(100_000);
+      assertThat(p.isAlive())
+          .as(() -> "the copy still runs: " + Cli.ended(p, List.copyOf(tail), firstOut))
+          .isTrue();
       p.destroyForcibly();
       assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      watchdog.interrupt();
     }
     assertThat(p.exitValue()).isNotZero();
 

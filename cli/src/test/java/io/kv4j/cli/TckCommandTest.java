@@ -2,13 +2,14 @@ package io.kv4j.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kv4j.tck.ChildProcess;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
 import java.util.regex.Matcher;
@@ -65,7 +66,9 @@ class TckCommandTest {
    * An engine built outside this repository: tck/README.md's {@code mini} engine, compiled against
    * nothing but kv4j.jar and packed into a jar of its own, is found when that jar follows kv4j.jar
    * on the classpath ({@code java -cp kv4j.jar:mini.jar io.kv4j.cli.Main tck mini:}, as the READMEs
-   * say), and passes the kit; without it, the same command does not know the engine.
+   * say; here through {@link ChildProcess}'s {@code ChildMain}, which kv4j.jar carries, so that a
+   * JVM that could not start is told apart from a kit that failed), and passes the kit; without it,
+   * the same command does not know the engine.
    */
   @Test
   void tck_engineJarOnTheClasspath_runsTheKitOnIt() throws Exception {
@@ -75,15 +78,9 @@ class TckCommandTest {
     assertThat(without.err()).contains("unknown engine 'mini'");
 
     Path reports = dir.resolve("mini-reports");
-    Path out = dir.resolve("mini-run.txt");
-    Path err = dir.resolve("mini-run.err");
-    Process p =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m",
-                "-cp",
-                Cli.JAR + java.io.File.pathSeparator + engineJar,
-                "io.kv4j.cli.Main",
+    try (ChildProcess c =
+        ChildProcess.java(
+                Main.class,
                 "tck",
                 "mini:",
                 "--ops",
@@ -94,21 +91,20 @@ class TckCommandTest {
                 "500",
                 "--report-dir",
                 reports.toString())
-            .directory(dir.toFile())
-            .redirectOutput(out.toFile())
-            .redirectError(err.toFile())
-            .start();
-    if (!p.waitFor(300, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError("kv4j tck mini: did not finish in 300 s");
+            .jvmOptions("-Xmx512m")
+            .classPath(Cli.JAR + java.io.File.pathSeparator + engineJar)
+            .directory(dir)
+            .start()) {
+      int exit = c.await(Duration.ofSeconds(300)); // fails with the child's state if it hangs
+      // The kit's report and failures are on stdout, whole (they may be more than the tail).
+      assertThat(exit).as("%s%n--- its whole stdout:%n%s", c.describe(), c.stdout()).isZero();
+      String printed = c.stdout() + "\n--- stderr\n" + c.stderr();
+      assertThat(printed)
+          .contains("# kv4j TCK report: engine `mini`")
+          .contains("| r8.8 | required | manyWritersMatchModel | passed |")
+          .containsPattern("\\d+ rules: \\d+ passed, 0 failed, \\d+ skipped")
+          .contains("report: " + reports.resolve("UriTck.md").toAbsolutePath());
     }
-    String printed = Files.readString(out) + "\n--- stderr\n" + Files.readString(err);
-    assertThat(p.exitValue()).as("%s", printed).isZero();
-    assertThat(printed)
-        .contains("# kv4j TCK report: engine `mini`")
-        .contains("| r8.8 | required | manyWritersMatchModel | passed |")
-        .containsPattern("\\d+ rules: \\d+ passed, 0 failed, \\d+ skipped")
-        .contains("report: " + reports.resolve("UriTck.md").toAbsolutePath());
   }
 
   /** tck/README.md's provider, store and services file, compiled against kv4j.jar and jarred. */

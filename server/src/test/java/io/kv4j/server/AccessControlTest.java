@@ -17,10 +17,11 @@ import java.net.NetworkInterface;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.AbstractStringAssert;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import redis.clients.jedis.Jedis;
@@ -169,12 +170,14 @@ class AccessControlTest {
 
   // ---- redis-cli ----
 
-  private static String run(List<String> command) throws Exception {
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    p.getOutputStream().close();
-    byte[] out = p.getInputStream().readAllBytes();
-    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    return new String(out, StandardCharsets.UTF_8);
+  private static ToolRun run(List<String> command) throws Exception {
+    return ToolRun.of(command, Duration.ofSeconds(60));
+  }
+
+  /** Runs {@code command} and asserts on its output; a failure names its exit code too. */
+  private static AbstractStringAssert<?> assertOutput(List<String> command) throws Exception {
+    ToolRun r = run(command);
+    return assertThat(r.output()).as("%s", r);
   }
 
   private static List<String> cli(int port, String... args) {
@@ -188,13 +191,12 @@ class AccessControlTest {
     assumeTrue(RedisToolsIntegrationTest.onPath("redis-cli"), "redis-cli not installed");
     try (TestServer server = new TestServer("memory:", secured())) {
       int port = server.port();
-      assertThat(run(cli(port, "SET", "k", "v"))).startsWith("NOAUTH");
-      assertThat(run(cli(port, "-a", "s3cret", "SET", "k", "v"))).isEqualTo("OK\n");
-      assertThat(run(cli(port, "--user", "alice", "--pass", "alice-pw", "GET", "k")))
-          .isEqualTo("v\n");
-      assertThat(run(cli(port, "--user", "alice", "--pass", "alice-pw", "SET", "k", "x")))
+      assertOutput(cli(port, "SET", "k", "v")).startsWith("NOAUTH");
+      assertOutput(cli(port, "-a", "s3cret", "SET", "k", "v")).isEqualTo("OK\n");
+      assertOutput(cli(port, "--user", "alice", "--pass", "alice-pw", "GET", "k")).isEqualTo("v\n");
+      assertOutput(cli(port, "--user", "alice", "--pass", "alice-pw", "SET", "k", "x"))
           .startsWith("NOPERM");
-      assertThat(run(cli(port, "-a", "wrong", "PING"))).contains("WRONGPASS");
+      assertOutput(cli(port, "-a", "wrong", "PING")).contains("WRONGPASS");
     }
   }
 
@@ -204,7 +206,7 @@ class AccessControlTest {
     assumeTrue(RedisToolsIntegrationTest.onPath("openssl"), "openssl not installed");
     Path cert = dir.resolve("cert.pem");
     Path key = dir.resolve("key.pem");
-    String made =
+    ToolRun made =
         run(
             List.of(
                 "openssl",
@@ -223,7 +225,7 @@ class AccessControlTest {
                 key.toString(),
                 "-out",
                 cert.toString()));
-    assertThat(cert).as(made).exists();
+    assertThat(cert).as("%s", made).exists();
     ServerOptions tls =
         ServerOptions.defaults()
             .with(PORT, 0)
@@ -235,10 +237,10 @@ class AccessControlTest {
       List<String> c = cli(port, "--tls", "--cacert", cert.toString(), "-a", "pw");
       List<String> set = new ArrayList<>(c);
       set.addAll(List.of("SET", "greeting", "over tls"));
-      assertThat(run(set)).isEqualTo("OK\n");
+      assertOutput(set).isEqualTo("OK\n");
       List<String> get = new ArrayList<>(c);
       get.addAll(List.of("GET", "greeting"));
-      assertThat(run(get)).isEqualTo("over tls\n");
+      assertOutput(get).isEqualTo("over tls\n");
       // Plain text on the TLS port gets no answer: the TLS handshake fails and the server closes.
       try (Socket plain = server.socket()) {
         send(plain, "AUTH pw\r\nPING\r\n");

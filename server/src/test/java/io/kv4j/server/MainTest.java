@@ -5,13 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 
 import io.kv4j.Store;
 import io.kv4j.Stores;
+import io.kv4j.tck.ChildProcess;
 import java.io.ByteArrayOutputStream;
-import java.io.File;
 import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -120,25 +120,22 @@ class MainTest {
   @Test
   void portInUse_theProcessExitsWithStatus1() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
-      String java =
-          System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
-      Process p =
-          new ProcessBuilder(
-                  java,
-                  "-cp",
-                  System.getProperty("java.class.path"),
-                  "io.kv4j.server.Main",
+      try (ChildProcess c =
+          ChildProcess.java(
+                  Main.class,
                   "--port",
                   String.valueOf(taken.getLocalPort()),
                   "hashlog:" + dir.resolve("db"))
-              .redirectErrorStream(true)
-              .start();
-      p.getOutputStream().close();
-      String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      assertThat(p.waitFor(60, TimeUnit.SECONDS)).as(output).isTrue();
-      assertThat(p.exitValue()).as(output).isEqualTo(1);
-      assertThat(output.strip()).startsWith("kv4j-server: cannot listen on 127.0.0.1:");
-      assertThat(output.strip().lines().count()).as(output).isEqualTo(1);
+              .start()) {
+        c.process().getOutputStream().close();
+        int exit = c.await(Duration.ofSeconds(60)); // fails with the child's state if it hangs
+        String output = (c.stdout() + "\n" + c.stderr()).strip();
+        assertThat(exit).as("%s", c.describe()).isEqualTo(1);
+        assertThat(output)
+            .as("%s", c.describe())
+            .startsWith("kv4j-server: cannot listen on 127.0.0.1:");
+        assertThat(output.lines().count()).as("%s", c.describe()).isEqualTo(1);
+      }
     }
   }
 

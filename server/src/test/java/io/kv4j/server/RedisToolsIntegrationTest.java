@@ -5,12 +5,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.File;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -51,13 +50,9 @@ class RedisToolsIntegrationTest {
   }
 
   static String run(String... command) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    p.getOutputStream().close();
-    byte[] out = p.getInputStream().readAllBytes();
-    assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
-    String text = new String(out, StandardCharsets.UTF_8);
-    assertThat(p.exitValue()).as("exit code of %s, output:%n%s", List.of(command), text).isZero();
-    return text;
+    ToolRun r = ToolRun.of(List.of(command), Duration.ofSeconds(120));
+    assertThat(r.exit()).as("%s", r).isZero();
+    return r.output();
   }
 
   static String cli(String... args) throws IOException, InterruptedException {

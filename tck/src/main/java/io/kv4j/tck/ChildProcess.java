@@ -345,7 +345,9 @@ public final class ChildProcess implements AutoCloseable {
    */
   public void kill() throws InterruptedException {
     killedByTest = true;
-    process.destroyForcibly();
+    // Through the handle: Process.destroyForcibly also closes this side's pipes, which would lose
+    // what the child wrote before it died and the pumps have not read yet.
+    process.toHandle().destroyForcibly();
     process.waitFor();
   }
 
@@ -465,7 +467,7 @@ public final class ChildProcess implements AutoCloseable {
   public void close() {
     if (process.isAlive()) {
       killedByTest = true;
-      process.destroyForcibly();
+      process.toHandle().destroyForcibly();
       try {
         process.waitFor();
       } catch (InterruptedException e) {

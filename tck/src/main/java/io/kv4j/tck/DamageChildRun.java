@@ -1,7 +1,5 @@
 package io.kv4j.tck;
 
-import static io.kv4j.tck.RuleGroup.readQuietly;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,7 +8,8 @@ import java.util.Map;
 
 /**
  * What one child JVM of the damage rules (group 12, {@link Group12Damage}) did: results by case,
- * the case it was in when it ended, how it ended.
+ * the case it was in when it ended, how it ended: whether its JVM started the worker's {@code main}
+ * at all ({@link ChildProcess#started()}), its exit, and its stderr.
  */
 record DamageChildRun(
     Map<Integer, String> results,
@@ -18,7 +17,8 @@ record DamageChildRun(
     boolean done,
     int exit,
     boolean timedOut,
-    Path err,
+    boolean started,
+    String stderr,
     List<String> output,
     long pid) {
   boolean ok() {
@@ -34,7 +34,7 @@ record DamageChildRun(
     if (!output.isEmpty()) {
       sb.append("; its output ends with:\n").append(String.join("\n", output));
     }
-    sb.append("\nits stderr ends with:\n").append(tail(err));
+    sb.append("\nits stderr ends with:\n").append(tail(stderr));
     if (Files.exists(report)) {
       sb.append("\nJVM crash report: ").append(report);
     }
@@ -62,9 +62,8 @@ record DamageChildRun(
   }
 
   /** The last lines of a child's stderr. */
-  static String tail(Path err) {
-    String all = readQuietly(err);
-    List<String> lines = List.of(all.split("\n"));
+  static String tail(String stderr) {
+    List<String> lines = List.of(stderr.split("\n"));
     String last = String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
     return last.length() > 4000 ? "..." + last.substring(last.length() - 4000) : last;
   }

@@ -8,18 +8,18 @@ import io.kv4j.Feature;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.WriteBatch;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.MappedByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -111,17 +111,9 @@ final class Group07Crashes extends RuleGroup {
             + "' keeps its data on a server, whose syncs the kit cannot trace");
     List<String> strace = SyncTrace.command();
     Path trace = tempDir.resolve("sync-trace.strace");
-    Path err = tempDir.resolve("sync-trace.stderr");
     long seed = seed(76);
     long target = 40;
-    long lastAck = runTracedChild(strace, trace, err, seed, target);
-    assertThat(lastAck)
-        .as(
-            rule(
-                    "7.6",
-                    "the traced child JVM acknowledged " + target + " SYNC writes; its stderr:\n")
-                + readQuietly(err))
-        .isGreaterThanOrEqualTo(target);
+    runTracedChild(strace, trace, seed, target);
     long acks = SyncTrace.acksAfterSyncs(trace, seed);
     assertThat(acks)
         .as(rule("7.6", "the trace " + trace + " shows the child's acks (writes to fd 1)"))
@@ -130,30 +122,42 @@ final class Group07Crashes extends RuleGroup {
 
   /**
    * Rule 7.6's child JVM, writing with SYNC under strace into {@code trace}, read until it
-   * acknowledged {@code target} writes (or 120 s passed), then killed; returns its last ack.
+   * acknowledged {@code target} writes, then killed; fails the rule with the child's exit and
+   * output if it stopped, or stayed silent, before that within 120 s.
    */
-  private long runTracedChild(List<String> strace, Path trace, Path err, long seed, long target)
+  private void runTracedChild(List<String> strace, Path trace, long seed, long target)
       throws IOException, InterruptedException {
     StoreConfig cfg = config(tempDir.resolve("sync-trace"), Durability.SYNC);
     List<String> prefix = new ArrayList<>(strace);
     prefix.addAll(List.of("-o", trace.toString(), "-e", SyncTrace.TRACED));
-    Process p = child(prefix, CrashWorker.class, err, cfg.toUri(), Long.toString(seed));
-    long lastAck = -1;
-    try (BufferedReader r =
-        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+    try (ChildProcess c = child(prefix, CrashWorker.class, cfg.toUri(), Long.toString(seed))) {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-      String line;
-      while (lastAck < target && System.nanoTime() < deadline && (line = r.readLine()) != null) {
-        if (line.startsWith("ack ")) {
-          lastAck = Long.parseLong(line.substring(4).trim());
+      long lastAck = -1;
+      try {
+        String line;
+        while (lastAck < target
+            && System.nanoTime() < deadline
+            && (line = c.readLine(Duration.ofNanos(deadline - System.nanoTime()))) != null) {
+          if (line.startsWith("ack ")) {
+            lastAck = Long.parseLong(line.substring(4).trim());
+          }
         }
+      } catch (AssertionError silent) {
+        // No line before the deadline: the assertion below says so, with the child's state.
       }
-    } finally {
-      p.descendants().forEach(ProcessHandle::destroyForcibly); // the traced JVM
-      p.destroyForcibly();
-      p.waitFor(30, TimeUnit.SECONDS);
+      String state = c.describe(); // still running (as it should), or how it ended
+      c.process().descendants().forEach(ProcessHandle::destroyForcibly); // the traced JVM
+      c.kill();
+      assertThat(lastAck)
+          .as(
+              rule(
+                  "7.6",
+                  "the traced child JVM acknowledged "
+                      + target
+                      + " SYNC writes within 120 s; "
+                      + state))
+          .isGreaterThanOrEqualTo(target);
     }
-    return lastAck;
   }
 
   void required_r7_5_killDuringOverwritesLeavesOldOrNewValue() throws Exception {
@@ -181,7 +185,7 @@ final class Group07Crashes extends RuleGroup {
       Path dir = tempDir.resolve("crash-" + dr + "-" + round);
       StoreConfig cfg = config(dir, dr);
       long target = 20 + new SplittableRandom(seed).nextInt(400);
-      long lastAck = runAndKill(ruleId, cfg, seed, target, dir);
+      long lastAck = runAndKill(ruleId, cfg, seed, target);
       String ctx =
           dr
               + " round "
@@ -196,54 +200,62 @@ final class Group07Crashes extends RuleGroup {
     }
   }
 
-  private long runAndKill(String ruleId, StoreConfig cfg, long seed, long target, Path dir)
-      throws Exception {
-    Path err = dir.resolveSibling(dir.getFileName() + ".stderr");
-    Process p = child(CrashWorker.class, err, cfg.toUri(), Long.toString(seed));
-    Thread watchdog =
-        new Thread(
-            () -> {
-              try {
-                if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                  p.destroyForcibly();
-                }
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            });
-    watchdog.setDaemon(true);
-    watchdog.start();
+  private long runAndKill(String ruleId, StoreConfig cfg, long seed, long target) throws Exception {
     long lastAck = -1;
-    try (BufferedReader r =
-        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = r.readLine()) != null) {
-        if (line.startsWith("ack ")) {
-          lastAck = Long.parseLong(line.substring(4).trim());
-          if (lastAck >= target) {
-            // SIGKILL on Unix: no shutdown hooks, no close. Through the handle, because
-            // Process.destroyForcibly also closes our end of the pipe and loses unread acks.
-            p.toHandle().destroyForcibly();
+    try (ChildProcess c = child(CrashWorker.class, cfg.toUri(), Long.toString(seed))) {
+      Process p = c.process();
+      AtomicBoolean timedOut = new AtomicBoolean();
+      Thread watchdog =
+          new Thread(
+              () -> {
+                try {
+                  if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                    timedOut.set(true);
+                    p.toHandle().destroyForcibly(); // keeps the pipes: its output stays readable
+                  }
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
+      watchdog.setDaemon(true);
+      watchdog.start();
+      try {
+        // Longer than the watchdog's 120 s: the watchdog's kill, not this wait, ends a hang.
+        Duration lineWait = Duration.ofSeconds(180);
+        for (String line = readLine(ruleId, c, lineWait);
+            line != null;
+            line = readLine(ruleId, c, lineWait)) {
+          if (line.startsWith("ack ")) {
+            lastAck = Long.parseLong(line.substring(4).trim());
+            if (lastAck >= target) {
+              // SIGKILL on Unix: no shutdown hooks, no close. Through the handle, because
+              // Process.destroyForcibly (and ChildProcess.kill) also closes our end of the pipe
+              // and loses unread acks.
+              p.toHandle().destroyForcibly();
+            }
           }
         }
+        // Reading to EOF collects every ack the child flushed before it died: each ack is flushed
+        // before the next operation starts, so at most operation lastAck + 1 was in flight.
+      } finally {
+        watchdog.interrupt();
       }
-      // Reading to EOF collects every ack the child flushed before it died: each ack is flushed
-      // before the next operation starts, so at most operation lastAck + 1 was in flight.
-    } finally {
-      p.destroyForcibly();
-      p.waitFor(30, TimeUnit.SECONDS);
-      watchdog.interrupt();
-    }
-    if (lastAck < target) {
-      fail(
-          rule(
-                  ruleId,
-                  "the child JVM stopped after "
-                      + lastAck
-                      + " acks, before being killed; seed "
-                      + seed
-                      + "; its stderr:\n")
-              + readQuietly(err));
+      if (lastAck < target) {
+        await(ruleId, c, Duration.ofSeconds(30)); // its exit, and its stderr read to the end
+        fail(
+            rule(
+                ruleId,
+                "the child JVM stopped after "
+                    + lastAck
+                    + " acks, before being killed"
+                    + (timedOut.get()
+                        ? " (it had not acknowledged " + target + " writes in 120 s: killed)"
+                        : "")
+                    + "; seed "
+                    + seed
+                    + "; "
+                    + c.describe()));
+      }
     }
     return lastAck;
   }
@@ -404,24 +416,24 @@ final class Group07Crashes extends RuleGroup {
         "round " + round + ", seed " + seed + " (replay with -Dkv4j.tck.seed=" + base + ")";
     Path dir = tempDir.resolve("overwrite-" + round);
     Path ackFile = tempDir.resolve("overwrite-" + round + ".acks");
-    Path err = tempDir.resolve("overwrite-" + round + ".stderr");
     Files.write(ackFile, new byte[OverwriteWorker.fileSize()]);
     MappedByteBuffer acks = OverwriteWorker.map(ackFile);
     OverwriteWorker.reset(acks);
     StoreConfig cfg = config(dir, Durability.BUFFERED);
     long warm = 2L * OverwriteWorker.KEYS - 1;
     long delayNanos = TimeUnit.MILLISECONDS.toNanos(5 + new SplittableRandom(seed).nextInt(200));
-    Process p =
-        child(OverwriteWorker.class, err, cfg.toUri(), Long.toString(seed), ackFile.toString());
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-    try {
+    try (ChildProcess c =
+        child(OverwriteWorker.class, cfg.toUri(), Long.toString(seed), ackFile.toString())) {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
       // Until every key was overwritten: wait on the child's exit (a failure), a millisecond at a
       // time, re-reading the mapped acknowledgements in between (they give nothing to block on).
       while (OverwriteWorker.slowest(acks) < warm) {
-        if (p.waitFor(1, TimeUnit.MILLISECONDS)) {
+        if (c.process().waitFor(1, TimeUnit.MILLISECONDS)) {
+          await("7.5", c, Duration.ofSeconds(30)); // its streams, read to the end
           fail(
-              rule("7.5", "the child JVM stopped before being killed; " + ctx + "; its stderr:\n")
-                  + readQuietly(err));
+              rule(
+                  "7.5",
+                  "the child JVM stopped before being killed; " + ctx + "; " + c.describe()));
         }
         if (System.nanoTime() > deadline) {
           fail(
@@ -430,15 +442,14 @@ final class Group07Crashes extends RuleGroup {
                   "a child thread acknowledged only "
                       + (OverwriteWorker.slowest(acks) + 1)
                       + " puts in 120 s; "
-                      + ctx));
+                      + ctx
+                      + "; "
+                      + c.describe()));
         }
       }
       // The kill moment itself is the random part of the rule, not a condition to wait for.
       TimeUnit.NANOSECONDS.sleep(delayNanos);
-      p.toHandle().destroyForcibly(); // SIGKILL: no shutdown hooks, no close
-      p.waitFor(30, TimeUnit.SECONDS);
-    } finally {
-      p.destroyForcibly();
+      c.kill(); // SIGKILL: no shutdown hooks, no close
     }
     long[] last = new long[OverwriteWorker.THREADS];
     for (int t = 0; t < last.length; t++) {

@@ -170,36 +170,34 @@ final class Group10Lifecycle extends RuleGroup {
             + "' keeps its data on a server, not in a directory");
     Store s = open();
     s.put(b("a"), b("1"));
-    Path err = tempDir.resolve("lock-probe.stderr");
-    Process p = child(LockProbe.class, err, configOf(s).toUri());
-    p.getOutputStream().close();
-    boolean ended = p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS);
-    if (!ended) {
-      p.destroyForcibly();
+    try (ChildProcess c = child(LockProbe.class, configOf(s).toUri())) {
+      c.process().getOutputStream().close();
+      boolean ended = c.process().waitFor(120, java.util.concurrent.TimeUnit.SECONDS);
+      if (!ended) {
+        c.kill();
+      }
+      await("10.11", c, java.time.Duration.ofSeconds(30)); // its streams, read to the end
+      String out = c.stdout().trim();
+      assertThat(ended)
+          .as(
+              rule(
+                  "10.11",
+                  "the child JVM opening the same location ended within 120 s; " + c.describe()))
+          .isTrue();
+      assertThat(out)
+          .as(
+              rule(
+                  "10.11",
+                  "an open of the same location from another process (a child JVM) while this one"
+                      + " holds it must fail with StoreLockedException naming the location (a lock"
+                      + " that guards only its own JVM lets two processes write one store); child"
+                      + " printed '"
+                      + out
+                      + "'; "
+                      + c.describe()))
+          .startsWith("locked ")
+          .contains(dir().getFileName().toString());
     }
-    String out =
-        new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
-            .trim();
-    String stderr = Files.exists(err) ? Files.readString(err).trim() : "";
-    assertThat(ended)
-        .as(
-            rule(
-                "10.11",
-                "the child JVM opening the same location ended within 120 s; stderr: " + stderr))
-        .isTrue();
-    assertThat(out)
-        .as(
-            rule(
-                "10.11",
-                "an open of the same location from another process (a child JVM) while this one"
-                    + " holds it must fail with StoreLockedException naming the location (a lock"
-                    + " that guards only its own JVM lets two processes write one store); child"
-                    + " printed '"
-                    + out
-                    + "', stderr: "
-                    + stderr))
-        .startsWith("locked ")
-        .contains(dir().getFileName().toString());
     assertThat(s.get(b("a")))
         .as(rule("10.11", "the other process's failed open disturbed nothing"))
         .isEqualTo(b("1"));

@@ -7,9 +7,7 @@ import io.kv4j.Feature;
 import io.kv4j.Store;
 import io.kv4j.spi.DirectoryLock;
 import io.kv4j.spi.StoreDirectory;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -228,19 +226,34 @@ final class Group12Damage extends RuleGroup {
     List<String> problems = new ArrayList<>();
     int from = 0;
     for (int child = 1; from < cases.size(); child++) {
-      DamageChildRun run = runChild(damage, cases.subList(from, cases.size()), work, child, seed);
+      DamageChildRun run =
+          runChild(id, damage, cases.subList(from, cases.size()), work, child, seed);
       results.putAll(run.results());
       if (run.ok()) {
         break;
       }
       Duration timeout = damageChildTimeout();
+      String said = run.said(crashReport(Long.toString(run.pid())));
+      if (!run.started() && !run.timedOut()) {
+        problems.add(
+            rule(
+                id,
+                "the child JVM could not start: it ended with "
+                    + DamageChildRun.exitDescription(run.exit())
+                    + " before "
+                    + DamageWorker.class.getSimpleName()
+                    + "'s main ran (see its stderr)"
+                    + said));
+        break;
+      }
       String why =
           run.timedOut()
-              ? "did not finish within " + timeout.toSeconds() + " s and was killed"
+              ? "did not finish within "
+                  + timeout.toSeconds()
+                  + " s and was killed"
+                  + (run.started() ? "" : " before its main started")
               : "died with " + DamageChildRun.exitDescription(run.exit());
-      String said =
-          "; never a crash or a hang on damaged files"
-              + run.said(crashReport(Long.toString(run.pid())));
+      said = "; never a crash or a hang on damaged files" + said;
       if (run.running() < 0) {
         problems.add(rule(id, "the child JVM " + why + " outside any case" + said));
         break;
@@ -327,47 +340,52 @@ final class Group12Damage extends RuleGroup {
   }
 
   /** Runs some cases in one child JVM, killed after {@link #damageChildTimeout()}. */
-  private DamageChildRun runChild(Damage damage, List<Case> cases, Path work, int child, long seed)
+  private DamageChildRun runChild(
+      String id, Damage damage, List<Case> cases, Path work, int child, long seed)
       throws Exception {
     Path caseFile = writeCaseFile(damage, cases, work.resolve("cases-" + child + ".tsv"));
-    Path err = work.resolve("child-" + child + ".stderr");
-    Process p = child(DamageWorker.class, err, caseFile.toString(), Long.toString(seed));
-    AtomicBoolean timedOut = new AtomicBoolean();
-    Thread watchdog = startWatchdog(p, damageChildTimeout(), timedOut);
-    Map<Integer, String> results = new HashMap<>();
-    List<String> output = new ArrayList<>();
-    int running = -1;
-    boolean done = false;
-    int exit;
-    try (BufferedReader r =
-        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = r.readLine()) != null) {
-        if (line.startsWith("case ")) {
-          running = Integer.parseInt(line.split(" ", 3)[1]);
-        } else if (line.startsWith("result ")) {
-          String[] f = line.split(" ", 3);
-          results.put(Integer.parseInt(f[1]), f.length > 2 ? f[2] : "");
-          running = -1;
-        } else if (line.equals("done")) {
-          done = true;
-        } else {
-          output.add(line);
-          if (output.size() > 30) {
-            output.remove(0);
+    try (ChildProcess c = child(DamageWorker.class, caseFile.toString(), Long.toString(seed))) {
+      Process p = c.process();
+      AtomicBoolean timedOut = new AtomicBoolean();
+      Thread watchdog = startWatchdog(p, damageChildTimeout(), timedOut);
+      Map<Integer, String> results = new HashMap<>();
+      List<String> output = new ArrayList<>();
+      int running = -1;
+      boolean done = false;
+      int exit;
+      try {
+        // Longer than the watchdog's limit: the watchdog's kill, not this wait, ends a hang.
+        Duration lineWait = damageChildTimeout().plusMinutes(1);
+        for (String line = readLine(id, c, lineWait);
+            line != null;
+            line = readLine(id, c, lineWait)) {
+          if (line.startsWith("case ")) {
+            running = Integer.parseInt(line.split(" ", 3)[1]);
+          } else if (line.startsWith("result ")) {
+            String[] f = line.split(" ", 3);
+            results.put(Integer.parseInt(f[1]), f.length > 2 ? f[2] : "");
+            running = -1;
+          } else if (line.equals("done")) {
+            done = true;
+          } else {
+            output.add(line);
+            if (output.size() > 30) {
+              output.remove(0);
+            }
           }
         }
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+          p.toHandle().destroyForcibly();
+          p.waitFor(30, TimeUnit.SECONDS);
+        }
+        // The exit code, once its stderr was read to the end.
+        exit = p.isAlive() ? -1 : await(id, c, Duration.ofSeconds(30));
+      } finally {
+        watchdog.interrupt();
       }
-      if (!p.waitFor(30, TimeUnit.SECONDS)) {
-        p.toHandle().destroyForcibly();
-        p.waitFor(30, TimeUnit.SECONDS);
-      }
-      exit = p.isAlive() ? -1 : p.exitValue();
-    } finally {
-      p.destroyForcibly();
-      watchdog.interrupt();
+      return new DamageChildRun(
+          results, running, done, exit, timedOut.get(), c.started(), c.stderr(), output, p.pid());
     }
-    return new DamageChildRun(results, running, done, exit, timedOut.get(), err, output, p.pid());
   }
 
   /** The child's case file: {@code <n> TAB <kind> TAB <file> TAB <config URI>} per case. */

@@ -396,24 +396,50 @@ abstract class RuleGroup {
     throw e;
   }
 
-  /** Starts a child JVM running {@code main} with this JVM's class path and options. */
-  Process child(Class<?> main, Path err, String... args) throws IOException {
-    return child(List.of(), main, err, args);
+  /**
+   * Starts a child JVM running {@code main} with this JVM's class path and {@link
+   * #childJvmOptions()}, through {@link ChildMain}: the child's {@link ChildProcess#describe()}
+   * says whether it could not start, exited (with its code) or was killed, with the last lines of
+   * its stderr and stdout, for the message of a rule whose child failed.
+   */
+  ChildProcess child(Class<?> main, String... args) throws IOException {
+    return child(List.of(), main, args);
   }
 
   /** Starts a child JVM as above, under {@code prefix} (a tracer such as strace). */
-  Process child(List<String> prefix, Class<?> main, Path err, String... args) throws IOException {
-    List<String> cmd = new ArrayList<>(prefix);
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(childJvmOptions());
-    // A JVM crash report goes where the kit's report goes and outlives the test's temporary
-    // directory; never into the working directory (an engine module's sources under Maven).
-    cmd.add("-XX:ErrorFile=" + crashReport("%p"));
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(main.getName());
-    cmd.addAll(List.of(args));
-    return new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+  ChildProcess child(List<String> prefix, Class<?> main, String... args) throws IOException {
+    return ChildProcess.java(main, args)
+        .prefix(prefix)
+        .jvmOptions(childJvmOptions())
+        // A JVM crash report goes where the kit's report goes and outlives the test's temporary
+        // directory; never into the working directory (an engine module's sources under Maven).
+        .jvmOptions("-XX:ErrorFile=" + crashReport("%p"))
+        .start();
+  }
+
+  /**
+   * The child's next line of stdout, waiting at most {@code wait}; null at its end. A child silent
+   * for longer fails the rule with the child's state ({@link ChildProcess#readLine}), tagged.
+   */
+  static String readLine(String ruleId, ChildProcess c, Duration wait) throws InterruptedException {
+    try {
+      return c.readLine(wait);
+    } catch (AssertionError silent) {
+      throw new AssertionError(rule(ruleId, silent.getMessage()), silent);
+    }
+  }
+
+  /**
+   * The child's exit code, once it exited and its output was read to the end; a child still running
+   * after {@code wait} is killed and fails the rule with its state ({@link ChildProcess#await}),
+   * tagged.
+   */
+  static int await(String ruleId, ChildProcess c, Duration wait) throws InterruptedException {
+    try {
+      return c.await(wait);
+    } catch (AssertionError hung) {
+      throw new AssertionError(rule(ruleId, hung.getMessage()), hung);
+    }
   }
 
   /** Where a child JVM that crashes writes its crash report. */
@@ -421,14 +447,6 @@ abstract class RuleGroup {
     Path dir = reportDir();
     Files.createDirectories(dir);
     return dir.toAbsolutePath().resolve("hs_err_pid" + pid + ".log");
-  }
-
-  static String readQuietly(Path p) {
-    try {
-      return Files.readString(p, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      return "(no stderr: " + e + ")";
-    }
   }
 
   static List<Entry> scanAll(Snapshot s, KeyRange r) {

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -59,13 +60,15 @@ final class SyncTrace {
         List.of(List.of("strace", "-f", "-qq", "--seccomp-bpf"), List.of("strace", "-f", "-qq"))) {
       List<String> probe = new ArrayList<>(cmd);
       probe.addAll(List.of("-o", "/dev/null", "-e", "trace=fsync", "true"));
-      try {
-        Process p = new ProcessBuilder(probe).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0) {
+      try (ChildProcess p = ChildProcess.command(probe).start()) {
+        if (!p.process().waitFor(30, TimeUnit.SECONDS)) {
+          why = "strace did not trace 'true' within 30 s: " + p.describe();
+          continue;
+        }
+        if (RuleGroup.await("7.6", p, Duration.ofSeconds(30)) == 0) {
           return cmd;
         }
-        why = "strace cannot trace here (ptrace not permitted?): " + out.trim();
+        why = "strace cannot trace here (ptrace not permitted?): " + p.describe();
       } catch (IOException e) {
         why = "strace is not installed (" + e.getMessage() + ")";
       }

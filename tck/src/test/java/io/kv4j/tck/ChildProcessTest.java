@@ -97,6 +97,43 @@ final class ChildProcessTest {
     }
   }
 
+  /** Prints numbered lines as fast as it can until killed. */
+  static final class Floods {
+    public static void main(String[] args) {
+      for (long i = 0; ; i++) {
+        System.out.println("line " + i);
+      }
+    }
+  }
+
+  /**
+   * Killing a child must not close this side's pipes before the pumps read them (as {@code
+   * Process.destroyForcibly} does). Whether unread output is in the pipe at the kill is a race, so
+   * several children are killed mid-flood.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8})
+  void kill_childMidOutput_keepsEveryLineItWroteBeforeItDied(int child) throws Exception {
+    try (ChildProcess c = ChildProcess.java(Floods.class).start()) {
+      assertThat(c.readLine(WAIT)).isEqualTo("line 0");
+      c.kill();
+      List<String> rest = new java.util.ArrayList<>();
+      for (String line = c.readLine(WAIT); line != null; line = c.readLine(WAIT)) {
+        rest.add(line);
+      }
+      for (int i = 0; i < rest.size(); i++) {
+        String expected = "line " + (i + 1);
+        if (i < rest.size() - 1) {
+          assertThat(rest.get(i)).as("lines in order, none lost").isEqualTo(expected);
+        } else { // the kill may cut the last line short
+          assertThat(expected).as("the last line, maybe cut short").startsWith(rest.get(i));
+        }
+      }
+      assertThat(c.stdout()).as("the pipe was read to its end").doesNotContain("failed");
+      assertThat(c.describe()).contains("killed by the test");
+    }
+  }
+
   @Test
   void command_anyProgram_keepsItsExitAndOutput() throws Exception {
     try (ChildProcess c =

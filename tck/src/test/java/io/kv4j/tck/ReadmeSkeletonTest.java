@@ -8,11 +8,11 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.tools.JavaCompiler;
@@ -134,37 +134,31 @@ class ReadmeSkeletonTest {
     // The kit, in a JVM of its own (as surefire forks one), on the README's engine and test class.
     // Depth knobs are lowered to keep the build short; the by-hand run used the defaults.
     Path reports = project.resolve("target/kv4j-tck");
-    Path out = project.resolve("run.txt");
-    List<String> cmd =
-        List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx512m",
-            "-Dkv4j.tck.reportDir=" + reports,
-            "-Dkv4j.tck.manyKeys=20000",
-            "-Dkv4j.tck.stressOps=500",
-            "-Dkv4j.tck.ops=1000",
-            "-cp",
-            classes + File.pathSeparator + System.getProperty("java.class.path"),
-            SkeletonRun.class.getName(),
-            "com.example.mini.MiniTckTest");
-    Process p =
-        new ProcessBuilder(cmd)
-            .directory(project.toFile())
-            .redirectErrorStream(true)
-            .redirectOutput(out.toFile())
-            .start();
-    if (!p.waitFor(600, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError("the kit on the README's engine did not finish in 600 s");
+    try (ChildProcess c =
+        ChildProcess.java(SkeletonRun.class, "com.example.mini.MiniTckTest")
+            .jvmOptions(
+                "-Xmx512m",
+                "-Dkv4j.tck.reportDir=" + reports,
+                "-Dkv4j.tck.manyKeys=20000",
+                "-Dkv4j.tck.stressOps=500",
+                "-Dkv4j.tck.ops=1000")
+            .classPath(classes + File.pathSeparator + System.getProperty("java.class.path"))
+            .directory(project)
+            .start()) {
+      int exit = c.await(Duration.ofSeconds(600)); // fails with the child's state if it hangs
+      // The JUnit summary and failures are on stdout, whole (they may be more than the tail).
+      assertThat(exit)
+          .as(
+              "the kit passes on the README's engine: %s%n--- its whole stdout:%n%s",
+              c.describe(), c.stdout())
+          .isZero();
+      assertThat(c.stdout() + "\n" + c.stderr())
+          .as("the run ends by printing where its report is")
+          .contains(
+              "kv4j TCK report for MiniTckTest (mini): "
+                  + reports.resolve("MiniTckTest.md").toAbsolutePath()
+                  + " (and MiniTckTest.json)");
     }
-    String printed = Files.readString(out, StandardCharsets.UTF_8);
-    assertThat(p.exitValue()).as("the kit passes on the README's engine:%n%s", printed).isZero();
-    assertThat(printed)
-        .as("the run ends by printing where its report is")
-        .contains(
-            "kv4j TCK report for MiniTckTest (mini): "
-                + reports.resolve("MiniTckTest.md").toAbsolutePath()
-                + " (and MiniTckTest.json)");
     String json = Files.readString(reports.resolve("MiniTckTest.json"), StandardCharsets.UTF_8);
     assertThat(json).contains("\"engine\": \"mini\"", "\"failed\": 0");
     Matcher passed = Pattern.compile("\"passed\": (\\d+)").matcher(json);

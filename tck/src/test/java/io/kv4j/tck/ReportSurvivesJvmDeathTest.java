@@ -8,9 +8,9 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.platform.engine.DiscoverySelector;
@@ -51,30 +51,16 @@ class ReportSurvivesJvmDeathTest {
   @Test
   void engineThatHaltsTheJvm_leavesAReportNamingTheRuleThatRan(@TempDir Path dir)
       throws IOException, InterruptedException {
-    Path out = dir.resolve("child.out");
     Path reports = dir.resolve("reports");
-    Process p =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m",
-                "-Dkv4j.tck.reportDir=" + reports,
-                "-cp",
-                System.getProperty("java.class.path"),
-                ReportSurvivesJvmDeathTest.class.getName())
-            .redirectErrorStream(true)
-            .redirectOutput(out.toFile())
-            .start();
-    boolean ended = p.waitFor(300, TimeUnit.SECONDS);
-    if (!ended) {
-      p.destroyForcibly();
+    try (ChildProcess c =
+        ChildProcess.java(ReportSurvivesJvmDeathTest.class)
+            .jvmOptions("-Xmx512m", "-Dkv4j.tck.reportDir=" + reports)
+            .start()) {
+      int exit = c.await(Duration.ofSeconds(300)); // fails with the child's state if it hangs
+      assertThat(exit)
+          .as("the engine halted the child JVM (exit %d): %s", Defect.HALT_STATUS, c.describe())
+          .isEqualTo(Defect.HALT_STATUS);
     }
-    String output = Files.readString(out, StandardCharsets.UTF_8);
-    assertThat(ended).as("the child JVM ended within 300 s; its output:\n%s", output).isTrue();
-    assertThat(p.exitValue())
-        .as(
-            "the engine halted the child JVM (exit %d); its output:\n%s",
-            Defect.HALT_STATUS, output)
-        .isEqualTo(Defect.HALT_STATUS);
 
     String base = BrokenEnginesTest.Broken.class.getSimpleName();
     List<String> progress =

@@ -9,9 +9,9 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -105,15 +105,19 @@ class MainTest {
             System.getProperty("java.class.path"),
             Main.class.getName(),
             engine + ":" + dir.resolve(engine)));
-    Process p = new ProcessBuilder(cmd).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the example did not exit");
-    assertEquals(0, p.exitValue(), "exit code; stderr: " + err);
+    ChildRun r = ChildRun.run(cmd, dir, Duration.ofSeconds(120));
+    assertEquals(0, r.exit(), "exit code: " + r);
     assertEquals(
         "",
-        err,
-        "stderr of " + engine + " on Java " + Runtime.version().feature() + " with flags " + flags);
-    assertTrue(out.startsWith("user:1 = Ada"), out);
+        r.stderr(),
+        "stderr of "
+            + engine
+            + " on Java "
+            + Runtime.version().feature()
+            + " with flags "
+            + flags
+            + ": "
+            + r);
+    assertTrue(r.stdout().startsWith("user:1 = Ada"), r.toString());
   }
 }

@@ -6,12 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.jar.JarFile;
 import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Assumptions;
@@ -109,8 +108,9 @@ class ModulePathTest {
                 src.resolve("Main.java").toString());
     assertEquals(0, rc, "javac of the consumer module");
     String javaCmd = ProcessHandle.current().info().command().orElse("java");
-    Process p =
-        new ProcessBuilder(
+    ChildRun r =
+        ChildRun.run(
+            List.of(
                 javaCmd,
                 "--module-path",
                 String.join(File.pathSeparator, out.toString(), api.toString(), hashlog.toString()),
@@ -118,13 +118,11 @@ class ModulePathTest {
                 "io.kv4j.hashlog", // by its Automatic-Module-Name, not a name derived from the file
                 "-m",
                 "consumer/consumer.Main",
-                "hashlog:" + dir.resolve("data"))
-            .start();
-    String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    String stderr = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the consumer did not exit");
-    assertEquals(0, p.exitValue(), "exit code; stderr: " + stderr);
-    assertEquals("on the module path hashlog", stdout.strip());
-    assertEquals("", stderr);
+                "hashlog:" + dir.resolve("data")),
+            dir,
+            Duration.ofSeconds(120));
+    assertEquals(0, r.exit(), "exit code: " + r);
+    assertEquals("on the module path hashlog", r.stdout().strip(), r.toString());
+    assertEquals("", r.stderr(), r.toString());
   }
 }
