@@ -44,6 +44,11 @@ final class StatsCommand implements Runnable {
               + info.limits().maxKeySize()
               + " B, values 0.."
               + Format.bytes(info.limits().maxValueSize()));
+      row(
+          out,
+          "health",
+          s.health().name().toLowerCase(Locale.ROOT)
+              + (s.problem() == null ? "" : ": " + Main.oneLine(s.problem())));
       row(out, "keys", Format.count(s.keyCount()) + (s.keyCountExact() ? "" : " (estimate)"));
       row(out, "disk", Format.bytes(s.diskBytes()) + " (" + s.diskBytes() + " bytes)");
       for (Map.Entry<String, Number> f : s.figures().entrySet()) {

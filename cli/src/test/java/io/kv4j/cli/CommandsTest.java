@@ -104,6 +104,7 @@ class CommandsTest {
     assertThat(stats.exit()).as("%s", stats).isZero();
     assertThat(stats.out())
         .containsPattern("(?m)^engine +hashlog$")
+        .containsPattern("(?m)^health +ok$")
         .containsPattern("(?m)^keys +5$");
 
     Cli.Run engines = Cli.process(dir, "engines");
