@@ -34,7 +34,7 @@ final class ChildProcessTest {
       System.out.println("one");
       System.out.println("two");
       System.out.flush();
-      Thread.sleep(Long.MAX_VALUE);
+      new java.util.concurrent.CountDownLatch(1).await(); // until killed
     }
   }
 
