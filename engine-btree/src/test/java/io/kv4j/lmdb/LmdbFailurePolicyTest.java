@@ -62,7 +62,11 @@ class LmdbFailurePolicyTest {
       assertThatThrownBy(s::sync).isInstanceOf(StoreIOException.class);
       assertThat(s.get(b("before"))).isEqualTo(b("v"));
       assertThat(s.stats().keyCount()).isEqualTo(1);
-      s.verify();
+      assertThat(s.stats().health()).isEqualTo(io.kv4j.StoreStats.Health.FAILED);
+      assertThatThrownBy(s::verify) // the data is intact, but the store is not healthy
+          .isInstanceOf(StoreIOException.class)
+          .hasMessageContaining("failed until reopened")
+          .hasMessageContaining("the data checked is intact");
     }
     try (Store s = Lmdb.open(dir)) {
       assertThat(s.get(b("before"))).isEqualTo(b("v"));
