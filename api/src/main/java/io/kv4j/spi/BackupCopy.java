@@ -95,21 +95,36 @@ final class BackupCopy {
     }
   }
 
+  /**
+   * Refuses a target that is, or is inside, the store's own location, or that holds it, by their
+   * real paths (symbolic links and {@code ..} resolved; for a path that does not exist yet, the
+   * real path of its nearest existing ancestor with the rest appended): a target reached through a
+   * link into the store would put the copy inside the live store. Also refuses a target that exists
+   * and is not an empty directory.
+   */
   private static void checkTarget(StoreInfo info, Path dest) {
     if (!info.location().isEmpty()) {
       Path own;
       try {
-        own = Path.of(info.location()).toAbsolutePath().normalize();
+        own = Path.of(info.location());
       } catch (RuntimeException notAPath) {
         own = null;
       }
-      if (own != null && (dest.startsWith(own) || own.startsWith(dest))) {
-        throw new IllegalArgumentException(
-            "backup target "
-                + dest
-                + " is, or is inside, the store's own location ("
-                + info.describe()
-                + ")");
+      if (own != null) {
+        Path realOwn = realPath(own);
+        Path realDest = realPath(dest);
+        if (realDest.startsWith(realOwn) || realOwn.startsWith(realDest)) {
+          throw new IllegalArgumentException(
+              "engine '"
+                  + info.engine()
+                  + "': backup target "
+                  + dest
+                  + (realDest.equals(dest) ? "" : " (really " + realDest + ")")
+                  + " is, is inside, or holds the store's own location "
+                  + info.location()
+                  + (realOwn.equals(own) ? "" : " (really " + realOwn + ")")
+                  + "; choose a target outside the store");
+        }
       }
     }
     if (Files.exists(dest)) {
@@ -128,6 +143,31 @@ final class BackupCopy {
                 + ")");
       }
     }
+  }
+
+  /**
+   * The real path of {@code p} (absolute, links and {@code ..} resolved); for a path that does not
+   * exist (yet), the real path of its nearest existing ancestor with the missing names appended.
+   * Falls back to the normalized absolute path where nothing can be resolved.
+   */
+  private static Path realPath(Path p) {
+    Path abs = p.toAbsolutePath();
+    java.util.ArrayDeque<Path> missing = new java.util.ArrayDeque<>();
+    for (Path at = abs; at != null; at = at.getParent()) {
+      try {
+        Path real = at.toRealPath();
+        for (Path name : missing) {
+          real = real.resolve(name);
+        }
+        return real.normalize();
+      } catch (IOException notThere) {
+        Path name = at.getFileName();
+        if (name != null) {
+          missing.addFirst(name);
+        }
+      }
+    }
+    return abs.normalize();
   }
 
   private static void deleteTree(Path dir) {

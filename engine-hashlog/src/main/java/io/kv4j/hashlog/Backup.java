@@ -22,11 +22,16 @@ import java.util.List;
  *       write after it above. Then the backup {@link ReaderGuard#pin pins} itself before leaving
  *       the guard, so a compaction that retires one of these segments afterwards keeps it mapped
  *       until the backup is done (its file may be deleted meanwhile).
- *   <li>Outside the lock, hard-links each sealed segment and its hint file into the target (sealed
- *       segments and hints are never changed in place: a hint is replaced by rename, a segment only
- *       deleted, so the link shares an immutable inode). Where a link is impossible (another file
- *       system) or the file is gone (compacted away meanwhile), the segment's bytes are copied from
- *       its mapping instead, and a missing hint is left out (the copy's first open rebuilds it).
+ *   <li>Outside the lock, copies each sealed segment and its hint file into the target with {@link
+ *       Files#copy}: files of their own, so that damage to a file of the backup (a flipped bit, a
+ *       bad block) never reaches the live store, nor the reverse. (Java 20 and later clone the file
+ *       on Linux file systems that can, which shares blocks copy-on-write, never an inode.) With
+ *       option {@code backup-hard-links} they are hard-linked instead where the target is on the
+ *       same file system: sealed segments and hints are never changed in place (a hint is replaced
+ *       by rename, a segment only deleted), but the backup then shares the live store's inodes and
+ *       any damage to them. Where the file is gone (compacted away meanwhile), or a link is
+ *       impossible, the segment's bytes are copied from its mapping, and a missing hint is left out
+ *       (the copy's first open rebuilds it).
  *   <li>Copies the active segment's first {@code end} bytes from its mapping, a megabyte at a time,
  *       each chunk inside the reader guard: a closing store waits for the chunk or refuses the
  *       next, and never unmaps under it.
@@ -41,19 +46,25 @@ import java.util.List;
 final class Backup {
   private static final int CHUNK = 1 << 20;
 
-  /** Test hook: runs after the segments were noted and pinned, before any file is linked. */
+  /** Test hook: runs after the segments were noted and pinned, before any file is copied. */
   static volatile Runnable notedHook;
 
   private final Path dir;
   private final Segments segments;
   private final ReaderGuard guard;
   private final Compactor compactor;
+  private final boolean hardLinks;
 
-  Backup(Path dir, Segments segments, ReaderGuard guard, Compactor compactor) {
+  /**
+   * A backup of the store in {@code dir}; with {@code hardLinks} (option {@code backup-hard-links})
+   * its sealed segments and hints are hard-linked where possible instead of copied.
+   */
+  Backup(Path dir, Segments segments, ReaderGuard guard, Compactor compactor, boolean hardLinks) {
     this.dir = dir;
     this.segments = segments;
     this.guard = guard;
     this.compactor = compactor;
+    this.hardLinks = hardLinks;
   }
 
   /** Writes the copy into {@code target}, an empty directory. */
@@ -104,12 +115,13 @@ final class Backup {
         Segment g = sealed.get(i);
         ids[i] = g.id;
         Path to = target.resolve(Segment.fileName(g.id));
-        if (!link(g.path, to)) {
+        if (!(hardLinks ? link(g.path, to) : copyIfPresent(g.path, to))) {
           copyMapped(g, lengths[i], to);
         }
         written.add(to);
+        Path hint = HintFile.path(dir, g.id);
         Path hintTo = target.resolve(Segment.hintName(g.id));
-        if (link(HintFile.path(dir, g.id), hintTo) || copyIfPresent(g.id, hintTo)) {
+        if ((hardLinks && link(hint, hintTo)) || copyIfPresent(hint, hintTo)) {
           written.add(hintTo);
         }
       }
@@ -135,7 +147,10 @@ final class Backup {
     }
   }
 
-  /** Hard-links {@code from} as {@code to}; false if the file is gone or cannot be linked. */
+  /**
+   * Hard-links {@code from} as {@code to} (option {@code backup-hard-links}); false if the file is
+   * gone or cannot be linked.
+   */
   private static boolean link(Path from, Path to) throws IOException {
     try {
       Files.createLink(to, from);
@@ -149,10 +164,13 @@ final class Backup {
     }
   }
 
-  /** Copies a hint file that could not be linked; false if it is gone. */
-  private boolean copyIfPresent(int id, Path to) throws IOException {
+  /**
+   * Copies a file into a file of its own (a sealed segment or hint, which never changes in place);
+   * false if it is gone (compacted away meanwhile).
+   */
+  private static boolean copyIfPresent(Path from, Path to) throws IOException {
     try {
-      Files.copy(HintFile.path(dir, id), to);
+      Files.copy(from, to);
       return true;
     } catch (NoSuchFileException e) {
       Files.deleteIfExists(to);

@@ -23,7 +23,8 @@ import java.util.SplittableRandom;
  * <p>Options: {@code segment-size} (bytes, default 8 MiB), {@code verify-checksums-on-read}
  * (default true), {@code initial-index-capacity} (keys, default 1024), {@code
  * compaction-garbage-threshold} (fraction, default 0.4), {@code compaction-rate-limit} (bytes/s,
- * default 0 = unlimited), {@code compaction-threads} (default 1), {@code preload} (default false).
+ * default 0 = unlimited), {@code compaction-threads} (default 1), {@code preload} (default false),
+ * {@code backup-hard-links} (default false: a backup copies every file).
  */
 public final class HashLogProvider implements StoreProvider {
   static final Limits LIMITS = new Limits(RecordCodec.MAX_KEY, RecordCodec.MAX_VALUE);
@@ -70,6 +71,15 @@ public final class HashLogProvider implements StoreProvider {
           "After the open, map every sealed segment into the process on a background thread, so"
               + " the first reads take no page faults. Reads the segments from the disk if they are"
               + " not cached: for stores that fit in free memory.");
+
+  static final OptionSpec<Boolean> BACKUP_HARD_LINKS =
+      OptionSpec.bool(
+          "backup-hard-links",
+          false,
+          "Make a backup's sealed segments and hints hard links to the live store's files instead"
+              + " of copies, where both are on one file system: fast and no extra space, but the"
+              + " backup then shares those inodes with the live store, so damage to one of the two"
+              + " files (a flipped bit, a bad block, an edit) is damage to both.");
 
   static final OptionSpec<Double> COMPACTION_THRESHOLD =
       OptionSpec.decimal(
@@ -133,7 +143,8 @@ public final class HashLogProvider implements StoreProvider {
         COMPACTION_THRESHOLD,
         COMPACTION_RATE,
         COMPACTION_THREADS,
-        PRELOAD);
+        PRELOAD,
+        BACKUP_HARD_LINKS);
   }
 
   @Override
@@ -157,7 +168,8 @@ public final class HashLogProvider implements StoreProvider {
                 config.get(COMPACTION_THRESHOLD),
                 config.get(COMPACTION_RATE),
                 config.get(COMPACTION_THREADS)),
-            config.get(PRELOAD)));
+            config.get(PRELOAD),
+            config.get(BACKUP_HARD_LINKS)));
   }
 
   /** A seeded 64-bit hash of the key bytes (8 bytes at a time, murmur-style finaliser). */

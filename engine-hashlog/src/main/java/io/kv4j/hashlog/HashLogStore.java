@@ -55,7 +55,8 @@ final class HashLogStore extends AbstractStore {
       int initialKeys,
       KeyDir.Hasher hasher,
       Compactor.Settings compaction,
-      boolean preload) {}
+      boolean preload,
+      boolean backupHardLinks) {}
 
   final Path dir;
   private final boolean readOnly;
@@ -70,6 +71,7 @@ final class HashLogStore extends AbstractStore {
   private final Opening opening;
   private final Verifier verifier;
   private final Preloader preloader;
+  private final boolean backupHardLinks;
   // The store's keyspaces (null in a keyspace's own sub-store, whose parent is the store).
   private Keyspaces keyspaces;
   private HashLogStore parent;
@@ -91,6 +93,7 @@ final class HashLogStore extends AbstractStore {
     this.opening = new Opening(directory, segments, index, log, readOnly);
     this.verifier = new Verifier(directory, segments, records, guard, state, readOnly);
     this.preloader = new Preloader(segments, guard, state);
+    this.backupHardLinks = options.backupHardLinks();
   }
 
   /** Opens or creates a store in the config's directory (see {@link StoreDirectory}). */
@@ -373,7 +376,7 @@ final class HashLogStore extends AbstractStore {
    */
   @Override
   protected void doBackup(Path target) throws IOException {
-    new Backup(dir, segments, guard, compactor).writeTo(target);
+    new Backup(dir, segments, guard, compactor, backupHardLinks).writeTo(target);
     if (keyspaces != null) {
       keyspaces.backupTo(target);
     }
@@ -537,6 +540,14 @@ final class HashLogStore extends AbstractStore {
 
   Segment activeSegment() {
     return segments.active;
+  }
+
+  /**
+   * Segments whose hint was written while {@code verify()} checked them as the active segment
+   * (tests).
+   */
+  long hintsWrittenDuringVerify() {
+    return verifier.hintsWrittenDuringCheck();
   }
 
   // ---------------------------------------------------------------- close

@@ -310,7 +310,7 @@ final class Opening {
     int limit = plan.clean ? plan.newestLength : (int) fileLen;
     int[] tornAt = new int[1];
     int validEnd = loadNewest(seg, limit, tornAt);
-    checkTail(seg, (int) fileLen, plan, limit, validEnd, tornAt[0]);
+    Recovery.checkTail(seg, (int) fileLen, plan.clean, limit, validEnd, tornAt[0]);
     long garbage = Recovery.garbageBytes(seg.map, validEnd, (int) fileLen);
     if (garbage > 0) {
       noteTruncation(seg, validEnd, garbage);
@@ -346,53 +346,6 @@ final class Opening {
     fresh.hintEntries = new HintFile.Entries();
     log.resume(fresh);
     HashLogStore.LOG.log(Level.INFO, "hashlog: rewrote the header of empty segment {0}", seg.path);
-  }
-
-  /**
-   * Decides whether the end of the newest segment's valid records is a torn tail or damage: after a
-   * clean close nothing may be invalid; after a crash no valid record may follow an invalid one.
-   *
-   * @param tornAt where the first invalid bytes begin inside a batch, or -1
-   * @throws StoreCorruptedException for damage; nothing is truncated then
-   */
-  private void checkTail(
-      Segment seg, int fileLen, Recovery.Plan plan, int limit, int validEnd, int tornAt) {
-    Path path = seg.path;
-    if (plan.clean) {
-      long beyond = Recovery.garbageBytes(seg.map, limit, fileLen);
-      if (validEnd != limit || beyond > 0) {
-        // A bad member of a batch is named itself, not the batch's header.
-        int at = validEnd != limit ? (tornAt >= 0 ? tornAt : validEnd) : limit;
-        throw new StoreCorruptedException(
-            "hashlog: invalid record (bad checksum or header) in segment "
-                + path
-                + " at offset "
-                + at
-                + (validEnd != limit
-                    ? ""
-                    : " (" + beyond + " bytes after the end recorded at the clean close)")
-                + ": the store was closed cleanly, so this is damage, not a torn write; nothing"
-                + " was truncated",
-            path,
-            at);
-      }
-      return;
-    }
-    int from = tornAt >= 0 ? tornAt : validEnd;
-    int later = RecordCodec.findValidRecord(seg.map, from + 1, fileLen);
-    if (later >= 0) {
-      throw new StoreCorruptedException(
-          "hashlog: invalid record (bad checksum or header) in segment "
-              + path
-              + " at offset "
-              + from
-              + ", followed by a valid record at offset "
-              + later
-              + ": a crash tears only the last write, so this is damage, not a torn tail;"
-              + " nothing was truncated",
-          path,
-          from);
-    }
   }
 
   private void noteTruncation(Segment seg, int at, long garbage) {

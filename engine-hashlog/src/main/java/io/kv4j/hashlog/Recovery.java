@@ -387,6 +387,59 @@ final class Recovery {
     }
   }
 
+  /**
+   * Decides whether the end of the newest segment's valid records is a torn tail or damage, for an
+   * open and for {@code verify()} of a read-only open alike: after a clean close nothing may be
+   * invalid and only zeros may follow the recorded end; after a crash no valid record may follow an
+   * invalid one (zeros, the preallocated tail, and a torn last write are not damage).
+   *
+   * @param fileLen the bytes of the segment's mapping to judge
+   * @param clean whether the manifest records a clean close with this segment as the newest
+   * @param limit where the valid records must end after a clean close, else {@code fileLen}
+   * @param validEnd where the valid records end
+   * @param tornAt where the first invalid bytes begin inside a batch, or -1
+   * @throws StoreCorruptedException for damage; nothing is truncated then
+   */
+  static void checkTail(
+      Segment seg, int fileLen, boolean clean, int limit, int validEnd, int tornAt) {
+    Path path = seg.path;
+    if (clean) {
+      long beyond = garbageBytes(seg.map, limit, fileLen);
+      if (validEnd != limit || beyond > 0) {
+        // A bad member of a batch is named itself, not the batch's header.
+        int at = validEnd != limit ? (tornAt >= 0 ? tornAt : validEnd) : limit;
+        throw new StoreCorruptedException(
+            "hashlog: invalid record (bad checksum or header) in segment "
+                + path
+                + " at offset "
+                + at
+                + (validEnd != limit
+                    ? ""
+                    : " (" + beyond + " bytes after the end recorded at the clean close)")
+                + ": the store was closed cleanly, so this is damage, not a torn write; nothing"
+                + " was truncated",
+            path,
+            at);
+      }
+      return;
+    }
+    int from = tornAt >= 0 ? tornAt : validEnd;
+    int later = RecordCodec.findValidRecord(seg.map, from + 1, fileLen);
+    if (later >= 0) {
+      throw new StoreCorruptedException(
+          "hashlog: invalid record (bad checksum or header) in segment "
+              + path
+              + " at offset "
+              + from
+              + ", followed by a valid record at offset "
+              + later
+              + ": a crash tears only the last write, so this is damage, not a torn tail;"
+              + " nothing was truncated",
+          path,
+          from);
+    }
+  }
+
   /** Bytes in {@code [from, to)} up to and including the last non-zero byte. */
   static long garbageBytes(ByteBuffer m, int from, int to) {
     int p = to;

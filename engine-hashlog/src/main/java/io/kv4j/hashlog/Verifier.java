@@ -9,6 +9,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Checks a whole store on request ({@link io.kv4j.Store#verify}): the segment files against the
@@ -17,6 +18,18 @@ import java.util.List;
  * the records ending exactly at the segment's end, and a valid hint file entry by entry against the
  * records it describes. A damaged or missing hint is not an error: it is only an accelerator,
  * rebuilt at the next read-write open.
+ *
+ * <p><b>A live store</b>: each segment is checked inside the reader guard (a segment compaction
+ * retires meanwhile stays mapped until the check leaves it, and one retired before is skipped), and
+ * as it was when the check began: whether it is sealed is read before its end, so a segment sealed
+ * while it is checked is checked up to the end read, as the active segment it was, and its hint
+ * (which describes the records appended since too) is left to the next {@code verify()}.
+ *
+ * <p><b>A read-only open</b> has no active segment: its newest segment is judged as recovery judged
+ * it at the open ({@link Recovery#checkTail}), never by its length alone. After a crash the file
+ * may run past the last valid record (the preallocated zeros of the active segment, a torn last
+ * write): not damage, and nothing is written or cut. After a clean close only zeros may follow the
+ * recorded end. Its hint, if any, is not used, as recovery does not use it.
  */
 final class Verifier {
   private final StoreDirectory directory;
@@ -26,6 +39,12 @@ final class Verifier {
   private final ReaderGuard guard;
   private final StoreState state;
   private final boolean readOnly;
+
+  /**
+   * Segments that were active when a check began and whose hint was written before the check ended
+   * (the case the hint is left unchecked for); for tests that need the race to have happened.
+   */
+  private final LongAdder hintsWrittenDuringCheck = new LongAdder();
 
   Verifier(
       StoreDirectory directory,
@@ -49,19 +68,23 @@ final class Verifier {
    * @throws StoreCorruptedException naming the first damage found
    */
   void verify() {
-    Segment[] segs;
+    View view;
     try {
-      segs = checkFiles();
+      view = checkFiles();
     } catch (IOException e) {
       throw new StoreIOException(state.describe() + ": verify could not read " + dir + ": " + e, e);
     }
-    for (Segment g : segs) {
-      if (g.retired || g.dropped || g.end < RecordCodec.FILE_HEADER) {
-        continue;
-      }
-      int token = guard.enter();
+    for (Segment g : view.segments) {
+      int token = guard.enter(); // first: a segment not retired now stays mapped until exit
       try {
-        verifySegment(g);
+        if (g.retired || g.dropped) {
+          continue;
+        }
+        if (g == view.newestReadOnly) {
+          verifyNewestReadOnly(g, view.plan);
+        } else {
+          verifySegment(g);
+        }
       } catch (StoreCorruptedException e) {
         if (!g.retired) { // compacted away meanwhile: its copies were checked on the way
           throw e;
@@ -72,46 +95,87 @@ final class Verifier {
     }
   }
 
+  /** {@link #hintsWrittenDuringCheck} so far. */
+  long hintsWrittenDuringCheck() {
+    return hintsWrittenDuringCheck.sum();
+  }
+
+  /**
+   * What {@link #checkFiles} found: the installed segments, the plan recovery would make of the
+   * files now, and for a read-only open its newest segment (judged as recovery judges it), else
+   * null.
+   */
+  private record View(Segment[] segments, Recovery.Plan plan, Segment newestReadOnly) {}
+
   /**
    * The files against the manifest and the installed segments, with no compaction commit and no
    * roll meanwhile.
    *
    * @return the installed segments, to check record by record
    */
-  private Segment[] checkFiles() throws IOException {
+  private View checkFiles() throws IOException {
     synchronized (segments.manifestLock) { // no compaction commits meanwhile
       segments.writeLock.lock(); // no rolls meanwhile
       try {
         Segment[] segs = segments.all().clone();
         Manifest m = Manifest.read(dir);
-        if (m != null) {
-          Recovery.plan(dir, Recovery.list(dir).segments, m);
-        } else if (!readOnly || directory.format() >= 2) {
+        if (m == null && (!readOnly || directory.format() >= 2)) {
           throw new StoreCorruptedException(
               "hashlog: the segment manifest " + Manifest.path(dir) + " is missing",
               Manifest.path(dir),
               -1);
         }
+        Recovery.Plan plan = Recovery.plan(dir, Recovery.list(dir).segments, m);
+        // A read-only open installs exactly the segments it loaded, the newest last.
+        Segment newest = readOnly && segs.length > 0 ? segs[segs.length - 1] : null;
         for (Segment g : segs) {
-          if (!g.retired && !g.dropped) {
+          if (g.retired || g.dropped) {
+            continue;
+          }
+          if (g == newest) {
+            checkNewestLength(g);
+          } else {
             checkLength(g);
           }
         }
-        return segs;
+        return new View(segs, plan, newest);
       } finally {
         segments.writeLock.unlock();
       }
     }
   }
 
-  private static void checkLength(Segment g) throws IOException {
-    long size;
+  private static long size(Segment g) throws IOException {
     try {
-      size = Files.size(g.path);
+      return Files.size(g.path);
     } catch (NoSuchFileException e) {
       throw new StoreCorruptedException(
           "hashlog: segment file " + g.path + " is missing", g.path, -1);
     }
+  }
+
+  /**
+   * The newest segment of a read-only open may run past its records (see the class comment), but it
+   * must still hold every record the open loaded.
+   */
+  private static void checkNewestLength(Segment g) throws IOException {
+    long size = size(g);
+    if (size < g.end) {
+      throw new StoreCorruptedException(
+          "hashlog: segment "
+              + g.path
+              + " is "
+              + size
+              + " bytes on disk, but the open found "
+              + g.end
+              + " bytes of records in it: the file was cut short",
+          g.path,
+          size);
+    }
+  }
+
+  private static void checkLength(Segment g) throws IOException {
+    long size = size(g);
     if (g.sealed ? size != g.end : size < g.end) {
       throw new StoreCorruptedException(
           "hashlog: segment "
@@ -127,8 +191,15 @@ final class Verifier {
   }
 
   private void verifySegment(Segment g) {
-    Recovery.checkHeader(g);
+    // Sealed before its end is read: that end is then final, and the hint, once written, describes
+    // exactly the records below it. Still active: a hint written while the records are checked
+    // describes more of them than this check reads (see the class comment).
+    boolean sealed = g.sealed;
     int end = g.end;
+    if (end < RecordCodec.FILE_HEADER) {
+      return; // a segment whose header is still to be written holds no record
+    }
+    Recovery.checkHeader(g);
     List<long[]> found = new ArrayList<>();
     int stop =
         Recovery.scan(
@@ -140,9 +211,73 @@ final class Verifier {
     if (stop != end) {
       throw RecordReader.corrupt(g, stop, "invalid record (bad checksum or header)");
     }
-    if (g.sealed) {
+    if (sealed) {
       checkHint(g, found);
+    } else if (g.sealed && Files.exists(HintFile.path(dir, g.id))) {
+      hintsWrittenDuringCheck.increment();
     }
+  }
+
+  /**
+   * The newest segment of a read-only open, judged as recovery judged it at the open: its records
+   * up to the end the open found, then its tail ({@link Recovery#checkTail}) over the bytes the
+   * open mapped that are still in the file.
+   */
+  private void verifyNewestReadOnly(Segment g, Recovery.Plan plan) {
+    long size;
+    try {
+      size = size(g);
+    } catch (IOException e) {
+      throw new StoreIOException(
+          state.describe() + ": verify could not read " + g.path + ": " + e, e);
+    }
+    if (size > g.capacity) {
+      throw new StoreCorruptedException(
+          "hashlog: segment "
+              + g.path
+              + " is "
+              + size
+              + " bytes on disk, but was "
+              + g.capacity
+              + " bytes when this read-only open read it: it was written to since (by a writer"
+              + " opened after this store, or damage); reopen to check it as it is now",
+          g.path,
+          g.capacity);
+    }
+    int fileLen = (int) size;
+    if (fileLen < g.end) {
+      throw RecordReader.corrupt(g, fileLen, "the file was cut short below its records");
+    }
+    boolean clean = plan.clean && g.id == plan.load.get(plan.load.size() - 1);
+    if (g.end < RecordCodec.FILE_HEADER) {
+      // The open found no header: created just before a crash, nothing of it was ever data.
+      if (clean
+          || (fileLen >= RecordCodec.FILE_HEADER
+              && Recovery.garbageBytes(g.map, 0, RecordCodec.FILE_HEADER) != 0)) {
+        throw RecordReader.corrupt(g, 0, "bad segment header");
+      }
+      return;
+    }
+    Recovery.checkHeader(g);
+    int limit = clean ? Math.min(plan.newestLength, fileLen) : fileLen;
+    int[] tornAt = new int[1];
+    int validEnd =
+        Recovery.scan(g.map, RecordCodec.FILE_HEADER, limit, (type, off, k, v) -> {}, tornAt);
+    if (validEnd < g.end) {
+      throw RecordReader.corrupt(
+          g,
+          tornAt[0] >= 0 ? tornAt[0] : validEnd,
+          "invalid record (bad checksum or header) below the end of the records the open found ("
+              + g.end
+              + ")");
+    }
+    if (validEnd > g.end) {
+      throw RecordReader.corrupt(
+          g,
+          g.end,
+          "records past the end the open found (" + g.end + "): the file changed under this open");
+    }
+    Recovery.checkTail(g, fileLen, clean, limit, validEnd, tornAt[0]);
   }
 
   /** The hint, if usable, must describe exactly the records found. */

@@ -9,6 +9,7 @@ import io.kv4j.Entry;
 import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
+import io.kv4j.StoreCorruptedException;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
@@ -208,11 +209,75 @@ class BackupTest {
   }
 
   @Test
-  void backup_linksSealedSegments_copiesTheActiveOne_andIsIndependentOfTheStore()
+  void backup_copiesEveryFile_soDamageToOneNeverReachesTheOther() throws IOException {
+    Path dir = root.resolve("store");
+    Path copy = root.resolve("copy");
+    Path second = root.resolve("second");
+    String[] options = {"segment-size", "4096", "compaction-threads", "0"};
+    try (HashLogStore s = TestStores.open(dir, Durability.SYNC, options)) {
+      for (long i = 0; i < 600; i++) {
+        write(s, i);
+      }
+      s.log.sealer.drain(); // hints written
+      int active = s.activeSegment().id;
+      s.backup(copy);
+      s.backup(second);
+      int victim = TestStores.writeSegment(2);
+
+      // A flipped bit in the backup: the backup reports it, the live store never sees it.
+      Path damaged = copy.resolve(Segment.fileName(victim));
+      flipBit(damaged, Files.size(damaged) / 2);
+      s.verify();
+      assertThat(contents(s)).isEqualTo(modelAfter(599));
+      try (HashLogStore c = TestStores.open(copy, Durability.SYNC, options)) {
+        assertThatThrownBy(c::verify)
+            .isInstanceOf(StoreCorruptedException.class)
+            .hasMessageContaining(damaged.toString());
+      }
+
+      // And the reverse: a flipped bit in the live store, the other backup never sees it.
+      Path live = dir.resolve(Segment.fileName(victim));
+      flipBit(live, Files.size(live) / 2);
+      assertThatThrownBy(s::verify)
+          .isInstanceOf(StoreCorruptedException.class)
+          .hasMessageContaining(live.toString());
+      try (HashLogStore c = TestStores.open(second, Durability.SYNC, options)) {
+        c.verify();
+        assertThat(contents(c)).isEqualTo(modelAfter(599));
+      }
+      // Every file of the copy is a file of its own.
+      assertThat(Files.readAllBytes(copy.resolve(StoreDirectory.IDENTITY_FILE)))
+          .isEqualTo(Files.readAllBytes(dir.resolve(StoreDirectory.IDENTITY_FILE)));
+      int sealed = 0;
+      for (Segment g : s.segments()) {
+        Path c = copy.resolve(Segment.fileName(g.id));
+        assertThat(inode(c))
+            .as("segment %s is a file of its own", g.id)
+            .isNotEqualTo(inode(g.path));
+        if (g.id == active) {
+          assertThat(Files.size(c)).isEqualTo(g.end);
+        } else {
+          if (g.id != victim) {
+            assertThat(Files.readAllBytes(c)).isEqualTo(Files.readAllBytes(g.path));
+          }
+          assertThat(inode(copy.resolve(Segment.hintName(g.id))))
+              .as("hint %s is a file of its own", g.id)
+              .isNotEqualTo(inode(HintFile.path(dir, g.id)));
+          sealed++;
+        }
+      }
+      assertThat(sealed).isGreaterThan(2);
+    }
+  }
+
+  @Test
+  void backupHardLinks_linksSealedSegments_copiesTheActiveOne_andSharesTheirDamage()
       throws IOException {
     Path dir = root.resolve("store");
     Path copy = root.resolve("copy");
-    String[] options = {"segment-size", "4096", "compaction-threads", "0"};
+    String[] options = {
+      "segment-size", "4096", "compaction-threads", "0", "backup-hard-links", "true"
+    };
     try (HashLogStore s = TestStores.open(dir, Durability.SYNC, options)) {
       for (long i = 0; i < 600; i++) {
         write(s, i);
@@ -221,8 +286,6 @@ class BackupTest {
       int active = s.activeSegment().id;
       Map<String, Long> expected = contents(s);
       s.backup(copy);
-      assertThat(Files.readAllBytes(copy.resolve(StoreDirectory.IDENTITY_FILE)))
-          .isEqualTo(Files.readAllBytes(dir.resolve(StoreDirectory.IDENTITY_FILE)));
       int linked = 0;
       for (Segment g : s.segments()) {
         Path c = copy.resolve(Segment.fileName(g.id));
@@ -251,9 +314,65 @@ class BackupTest {
       }
       assertThat(contents(s)).isEqualTo(modelAfter(1199));
       s.verify();
+      // What the option trades: a backup that shares the live store's inodes shares its damage.
+      Path shared = root.resolve("shared");
+      s.backup(shared);
+      Segment g = s.segments()[0];
+      assertThat(g).isNotSameAs(s.activeSegment());
+      assertThat(g.retired).isFalse();
+      Path link = shared.resolve(Segment.fileName(g.id));
+      assertThat(inode(link)).isEqualTo(inode(g.path));
+      flipBit(link, Files.size(link) / 2);
+      assertThatThrownBy(s::verify)
+          .isInstanceOf(StoreCorruptedException.class)
+          .hasMessageContaining(g.path.toString());
+    }
+  }
+
+  @Test
+  void backup_intoTheStoreThroughALink_orAsItsKeyspacesDirectory_isRefused() throws IOException {
+    Path real = Files.createDirectories(root.resolve("real"));
+    Path alias = Files.createSymbolicLink(root.resolve("alias"), real);
+    Path dir = alias.resolve("store"); // opened through a link: its location is the real path
+    String[] options = {"segment-size", "4096"};
+    Map<String, String> before;
+    try (HashLogStore s = TestStores.open(dir, Durability.SYNC, options)) {
+      for (long i = 0; i < 300; i++) {
+        write(s, i);
+      }
+      s.sync();
+      Path into = Files.createSymbolicLink(root.resolve("into"), real.resolve("store"));
+      before = listing(real.resolve("store"));
+      for (Path target :
+          List.of(
+              dir.resolve(Keyspaces.DIR_NAME), // a name the store owns, not there yet
+              dir.resolve("copy"),
+              into,
+              into.resolve("copy"),
+              into.resolve(Keyspaces.DIR_NAME))) {
+        assertThatThrownBy(() -> s.backup(target))
+            .as(target.toString())
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("engine 'hashlog'")
+            .hasMessageContaining(real.resolve("store").toString())
+            .hasMessageContaining(target.toString())
+            .hasMessageContaining("own location");
+      }
+      assertThat(listing(real.resolve("store")))
+          .as("nothing written into the store")
+          .isEqualTo(before);
+      s.keyspace("k").put(bytes("a"), bytes("b"));
+      s.backup(alias.resolve("copy")); // beside the store through the same link: fine
     }
     try (HashLogStore s = TestStores.open(dir, Durability.SYNC, options)) {
-      assertThat(contents(s)).isEqualTo(modelAfter(1199));
+      s.verify();
+      assertThat(contents(s)).isEqualTo(modelAfter(299));
+      assertThat(s.keyspaces()).containsExactly("k");
+    }
+    try (HashLogStore c = TestStores.open(real.resolve("copy"), Durability.SYNC, options)) {
+      c.verify();
+      assertThat(contents(c)).isEqualTo(modelAfter(299));
+      assertThat(c.keyspace("k").get(bytes("a"))).isEqualTo(bytes("b"));
     }
   }
 
@@ -330,6 +449,15 @@ class BackupTest {
     }
     try (HashLogStore again = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4096")) {
       assertThat(contents(again)).isEqualTo(modelAfter(999));
+    }
+  }
+
+  private static void flipBit(Path file, long offset) throws IOException {
+    try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+      f.seek(offset);
+      int b = f.read();
+      f.seek(offset);
+      f.write(b ^ 0x04);
     }
   }
 

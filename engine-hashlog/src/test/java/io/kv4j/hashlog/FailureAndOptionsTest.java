@@ -124,7 +124,9 @@ class FailureAndOptionsTest {
             "compaction-garbage-threshold",
             "compaction-rate-limit",
             "compaction-threads",
-            "preload");
+            "preload",
+            "backup-hard-links");
+    assertThat(HashLogProvider.BACKUP_HARD_LINKS.defaultValue()).isFalse();
     assertThat(HashLogProvider.SEGMENT_SIZE.defaultValue()).isEqualTo(8L << 20);
     assertThat(HashLogProvider.SEGMENT_SIZE.unit()).isEqualTo("bytes");
   }
