@@ -4,6 +4,7 @@ import io.kv4j.Durability;
 import io.kv4j.Feature;
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreCorruptedException;
+import io.kv4j.StoreException;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
 import io.kv4j.StoreLockedException;
@@ -369,44 +370,76 @@ final class LmdbOpening {
    * SIGBUS on touching a page past its end). A file shorter than that is walked page by page: LMDB
    * leaves pages that a transaction allocated and freed again unwritten, so a healthy file may end
    * before its last, free, pages; a truncated one has pages in use past its end.
+   *
+   * <p>Another process may be committing meanwhile (a read-only open beside a writer): {@link
+   * MetaPages#read} tolerates that in the meta pages, and a walk that fails counts as damage only
+   * if the file still reads as before it (same meta pages, same length): no commit ended during the
+   * walk, so the one that may have been running wrote only pages free in the walked snapshot and
+   * the one before it (LMDB reuses a page only two commits after the one that freed it, when no
+   * reader holds an older snapshot). Otherwise the check starts again from the newer meta pages.
    */
   static MetaPages checkDataFile(Path data, String where, long walkLimit) {
     try (FileChannel ch = FileChannel.open(data, StandardOpenOption.READ)) {
-      MetaPages m = MetaPages.read(ch, data, where);
-      if (m.fileSize >= m.requiredSize() && m.requiredSize() <= walkLimit) {
-        // LMDB follows damaged pages without checks, and some damage (a leaf node flagged as
-        // holding duplicates, in a database without them) makes it dereference a null pointer.
-        PageWalk.check(ch, data, where, m.current, m.fileSize);
-      } else if (m.fileSize < m.requiredSize()) {
-        try {
-          PageWalk.check(ch, data, where, m.current, m.fileSize);
-        } catch (StoreCorruptedException e) {
-          throw new StoreCorruptedException(
-              where
-                  + ": "
-                  + data
-                  + " is "
-                  + m.fileSize
-                  + " bytes, but its meta page (transaction "
-                  + m.current.txnId()
-                  + ") records pages 0.."
-                  + m.current.lastPage()
-                  + " of "
-                  + m.pageSize()
-                  + " bytes, "
-                  + m.requiredSize()
-                  + " bytes: the file was truncated or damaged ("
-                  + e.getMessage()
-                  + ")",
-              data,
-              m.fileSize,
-              e);
-        }
-      }
-      return m;
+      return checkDataFile(ch, data, where, walkLimit);
     } catch (IOException e) {
       throw new StoreIOException(where + ": cannot read " + data + ": " + e, e);
     }
+  }
+
+  /** {@link #checkDataFile(Path, String, long)} on an open channel. */
+  static MetaPages checkDataFile(FileChannel ch, Path data, String where, long walkLimit) {
+    for (int attempt = 1; ; attempt++) {
+      MetaPages m = MetaPages.read(ch, data, where);
+      boolean shortFile = m.fileSize < m.requiredSize();
+      if (!shortFile && m.requiredSize() > walkLimit) {
+        return m;
+      }
+      try {
+        // LMDB follows damaged pages without checks, and some damage (a leaf node flagged as
+        // holding duplicates, in a database without them) makes it dereference a null pointer.
+        PageWalk.check(ch, data, where, m.current, m.fileSize);
+        return m;
+      } catch (StoreCorruptedException e) {
+        if (m.unchanged(ch, data, where)) {
+          throw shortFile ? truncated(data, where, m, e) : e;
+        }
+        if (attempt >= MetaPages.MAX_LOOKS) {
+          throw new StoreException(
+              where
+                  + ": "
+                  + data
+                  + " changed under each of "
+                  + attempt
+                  + " walks of its pages; the last walk: "
+                  + e.getMessage(),
+              e);
+        }
+      }
+    }
+  }
+
+  private static StoreCorruptedException truncated(
+      Path data, String where, MetaPages m, StoreCorruptedException e) {
+    return new StoreCorruptedException(
+        where
+            + ": "
+            + data
+            + " is "
+            + m.fileSize
+            + " bytes, but its meta page (transaction "
+            + m.current.txnId()
+            + ") records pages 0.."
+            + m.current.lastPage()
+            + " of "
+            + m.pageSize()
+            + " bytes, "
+            + m.requiredSize()
+            + " bytes: the file was truncated or damaged ("
+            + e.getMessage()
+            + ")",
+        data,
+        m.fileSize,
+        e);
   }
 
   static long roundUp(long bytes) {

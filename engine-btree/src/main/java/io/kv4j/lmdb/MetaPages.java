@@ -1,12 +1,16 @@
 package io.kv4j.lmdb;
 
 import io.kv4j.StoreCorruptedException;
+import io.kv4j.StoreException;
 import io.kv4j.StoreIOException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The two meta pages at the start of LMDB's {@code data.mdb}, read with plain file reads before the
@@ -56,6 +60,21 @@ import java.nio.file.Path;
  * trust: both pages agree on the page size, the transaction ids fit the alternation above (a
  * flipped bit in a transaction id would otherwise make LMDB silently use the older snapshot), the
  * roots lie within {@code mm_last_pg}, and the file is long enough for {@code mm_last_pg}.
+ *
+ * <p><b>A live writer.</b> Read-only stores read files that another process may be writing. A
+ * commit writes its pages, then its meta page with one {@code pwrite} from {@code mm_mapsize} on
+ * (the page flag, magic and version before it are never rewritten; the page size it rewrites keeps
+ * its value). So a reader can see both pages a few commits apart (transactions 10 and 13: page 0
+ * read before commit 12 rewrote it, page 1 after commit 13), one page half written (new roots, old
+ * {@code mm_last_pg}), or a newer meta than the file length it read before. None of these is
+ * damage. Hence one look ({@link Look}) reads both meta pages in one read and the length after
+ * them, which narrows the window, and a look that fails the checks is taken for damage only when
+ * {@value #SETTLE_LOOKS} looks in a row, {@value #SETTLE_PAUSE_MILLIS} ms apart, read the same
+ * bytes and length: the transaction ids of both pages only grow, so a pair that mixed two moments
+ * never reads the same again, and a half-written page lasts as long as one {@code pwrite}. A file
+ * that changes under every look without ever reading consistent is reported as such, not as damage.
+ * A damaged file that nothing writes fails the checks in every look and is reported after the
+ * third.
  */
 final class MetaPages {
   static final int MAGIC = 0xBEEFC0DE;
@@ -70,6 +89,15 @@ final class MetaPages {
   static final int MAIN_DB = 88;
   static final int LAST_PG = 136; // mm_last_pg
   static final int TXNID = 144; // mm_txnid
+
+  /** Looks in a row that must read the same failing bytes before they count as damage. */
+  static final int SETTLE_LOOKS = 3;
+
+  /** The pause between two looks at a file whose meta pages failed the checks. */
+  static final int SETTLE_PAUSE_MILLIS = 1;
+
+  /** Looks after which a file that changed under each of them and never read consistent fails. */
+  static final int MAX_LOOKS = 1000;
 
   /** One database record (MDB_db) of a meta page. */
   record Db(int flags, int depth, long entries, long root) {
@@ -87,10 +115,73 @@ final class MetaPages {
   final Meta other;
   final long fileSize;
 
-  private MetaPages(Meta current, Meta other, long fileSize) {
+  /** The look these pages were read in. */
+  private final Look look;
+
+  private MetaPages(Meta current, Meta other, long fileSize, Look look) {
     this.current = current;
     this.other = other;
     this.fileSize = fileSize;
+    this.look = look;
+  }
+
+  /**
+   * One look at the file: the bytes of both meta pages, read in one read from offset 0 (as many as
+   * the file holds, up to the end of meta page 1 at the page size meta page 0 records), then the
+   * file's length. Two looks are equal when they read the same bytes and length.
+   */
+  record Look(byte[] bytes, long size) {
+    static Look take(FileChannel ch, Path file, String describe) {
+      ByteBuffer first = readAt(ch, file, describe, 0, META_BYTES);
+      int pageSize = first.limit() == META_BYTES ? first.getInt(FREE_DB) : 0;
+      ByteBuffer both = first;
+      if (pageSize >= MIN_PAGE_SIZE && pageSize <= MAX_PAGE_SIZE) {
+        both = readAt(ch, file, describe, 0, pageSize + META_BYTES);
+      }
+      byte[] bytes = new byte[both.limit()];
+      both.get(0, bytes);
+      long size;
+      try {
+        size = ch.size();
+      } catch (IOException e) {
+        throw new StoreIOException(describe + ": cannot read " + file + ": " + e, e);
+      }
+      return new Look(bytes, size);
+    }
+
+    ByteBuffer page(long at) {
+      int from = (int) Math.min(at, bytes.length);
+      int to = (int) Math.min(at + META_BYTES, bytes.length);
+      return ByteBuffer.wrap(Arrays.copyOfRange(bytes, from, to)).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Look l && l.size == size && Arrays.equals(l.bytes, bytes);
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * Arrays.hashCode(bytes) + Long.hashCode(size);
+    }
+
+    @Override
+    public String toString() {
+      return "Look[" + bytes.length + " bytes, file size " + size + "]";
+    }
+  }
+
+  /**
+   * Whether the file still reads exactly as when these pages were read: no commit since (both meta
+   * pages and the length unchanged).
+   *
+   * @param ch the data file
+   * @param file its path, for messages
+   * @param describe the store, for messages
+   * @return true if a new look equals this one
+   */
+  boolean unchanged(FileChannel ch, Path file, String describe) {
+    return look.equals(Look.take(ch, file, describe));
   }
 
   int pageSize() {
@@ -103,20 +194,70 @@ final class MetaPages {
   }
 
   /**
-   * Reads and checks both meta pages. Does not check the file length against {@code mm_last_pg}:
-   * see {@link #requiredSize()}.
+   * Reads and checks both meta pages, tolerating a writer that commits meanwhile (see the class
+   * comment): returns the first look that passes the checks; throws a look's damage once {@value
+   * #SETTLE_LOOKS} looks in a row read it unchanged. Does not check the file length against {@code
+   * mm_last_pg}: see {@link #requiredSize()}.
    *
    * @param ch the data file, open for reading
    * @param file its path, for messages
    * @param describe the store, for messages
    * @return the parsed pages
    * @throws StoreCorruptedException if the file is too short for the meta pages or they are damaged
+   * @throws StoreException if the file changed under each of {@value #MAX_LOOKS} looks and never
+   *     read consistent
    * @throws StoreIOException if the file cannot be read
    */
   static MetaPages read(FileChannel ch, Path file, String describe) {
-    long size = size(ch, file, describe);
-    Meta m0 = parse(ch, file, describe, 0, 0, size);
-    if ((long) m0.pageSize + META_BYTES > size) {
+    Look same = null;
+    int times = 0;
+    for (int looks = 1; ; looks++) {
+      Look look = Look.take(ch, file, describe);
+      try {
+        return check(look, file, describe);
+      } catch (StoreCorruptedException damage) {
+        if (look.equals(same)) {
+          times++;
+        } else {
+          same = look;
+          times = 1;
+        }
+        if (times == SETTLE_LOOKS) {
+          throw damage;
+        }
+        if (looks >= MAX_LOOKS) {
+          throw new StoreException(
+              describe
+                  + ": "
+                  + file
+                  + " changed under each of "
+                  + looks
+                  + " reads of its meta pages and never read as a consistent pair (a writer"
+                  + " committing all the time, or damage a writer keeps touching); the last read: "
+                  + damage.getMessage(),
+              damage);
+        }
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(SETTLE_PAUSE_MILLIS));
+      }
+    }
+  }
+
+  /** Checks one look at the file. */
+  static MetaPages check(Look look, Path file, String describe) {
+    long size = look.size();
+    if (look.bytes().length < META_BYTES || size < META_BYTES) {
+      throw corrupted(
+          describe,
+          file,
+          0,
+          "the LMDB data file is "
+              + Math.min(size, look.bytes().length)
+              + " bytes, too short to hold its meta pages (at least "
+              + (MIN_PAGE_SIZE + META_BYTES)
+              + " bytes)");
+    }
+    Meta m0 = parse(look, file, describe, 0, 0);
+    if ((long) m0.pageSize + META_BYTES > Math.min(size, look.bytes().length)) {
       throw corrupted(
           describe,
           file,
@@ -126,7 +267,7 @@ final class MetaPages {
               + " bytes, too short to hold its second meta page at offset "
               + m0.pageSize);
     }
-    Meta m1 = parse(ch, file, describe, 1, m0.pageSize, size);
+    Meta m1 = parse(look, file, describe, 1, m0.pageSize);
     checkPair(m0, m1, file, describe);
     Meta cur = m1.txnId > m0.txnId ? m1 : m0;
     Meta old = cur == m1 ? m0 : m1;
@@ -141,29 +282,7 @@ final class MetaPages {
               + old.lastPage
               + " (the file never shrinks)");
     }
-    return new MetaPages(cur, old, size);
-  }
-
-  /** The file's length, checked to be long enough for a meta page. */
-  private static long size(FileChannel ch, Path file, String describe) {
-    long size;
-    try {
-      size = ch.size();
-    } catch (IOException e) {
-      throw new StoreIOException(describe + ": cannot read " + file + ": " + e, e);
-    }
-    if (size < META_BYTES) {
-      throw corrupted(
-          describe,
-          file,
-          0,
-          "the LMDB data file is "
-              + size
-              + " bytes, too short to hold its meta pages (at least "
-              + (MIN_PAGE_SIZE + META_BYTES)
-              + " bytes)");
-    }
-    return size;
+    return new MetaPages(cur, old, size, look);
   }
 
   /**
@@ -209,9 +328,8 @@ final class MetaPages {
     }
   }
 
-  private static Meta parse(
-      FileChannel ch, Path file, String describe, int slot, long at, long size) {
-    ByteBuffer b = readPage(ch, file, describe, slot, at);
+  private static Meta parse(Look look, Path file, String describe, int slot, long at) {
+    ByteBuffer b = look.page(at);
     String what = "LMDB meta page " + slot + " at offset " + at;
     checkHeader(b, file, describe, slot, at, what);
     int pageSize = b.getInt(FREE_DB);
@@ -237,20 +355,23 @@ final class MetaPages {
     return new Meta(slot, pageSize, lastPage, txnId, free, main);
   }
 
-  /** The first {@link #META_BYTES} of the meta page at {@code at}. */
-  private static ByteBuffer readPage(
-      FileChannel ch, Path file, String describe, int slot, long at) {
-    ByteBuffer b = ByteBuffer.allocate(META_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+  /**
+   * Up to {@code length} bytes from offset {@code at}, in one read where the file system allows
+   * (fewer where the file ends).
+   */
+  private static ByteBuffer readAt(
+      FileChannel ch, Path file, String describe, long at, int length) {
+    ByteBuffer b = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
     try {
       while (b.hasRemaining()) {
         if (ch.read(b, at + b.position()) < 0) {
-          throw corrupted(describe, file, at, "the LMDB data file ends inside meta page " + slot);
+          break;
         }
       }
     } catch (IOException e) {
       throw new StoreIOException(describe + ": cannot read " + file + ": " + e, e);
     }
-    return b;
+    return b.flip();
   }
 
   /**

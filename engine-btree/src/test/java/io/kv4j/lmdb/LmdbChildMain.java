@@ -8,8 +8,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 /**
- * Child-JVM programs for {@link LmdbReadOnlyTest}, {@link LmdbFailurePolicyTest} and {@link
- * LmdbKeyspaceTest}.
+ * Child-JVM programs for {@link LmdbReadOnlyTest}, {@link LmdbFailurePolicyTest}, {@link
+ * LmdbKeyspaceTest} and {@link LmdbLiveWriterTest}.
  */
 public final class LmdbChildMain {
   private LmdbChildMain() {}
@@ -33,6 +33,10 @@ public final class LmdbChildMain {
     }
     if (args[0].equals("batches")) {
       batches(dir);
+      return;
+    }
+    if (args[0].equals("churn")) {
+      churn(dir);
       return;
     }
     StoreConfig c =
@@ -94,6 +98,31 @@ public final class LmdbChildMain {
         s.write(batch);
         System.out.println("ACKED " + n);
         System.out.flush();
+      }
+    }
+  }
+
+  /**
+   * {@code churn <dir>}: commits as fast as it can until killed, with durability=buffered (no
+   * fsync): puts of 40 to 6,000 bytes (some in overflow pages) and deletes over 2,000 keys, so the
+   * file grows, pages are freed and reused and both meta pages change all the time. Prints "READY"
+   * once 2,000 commits are done.
+   */
+  private static void churn(Path dir) {
+    StoreConfig c = StoreConfig.builder("lmdb").path(dir).durability(Durability.BUFFERED).build();
+    try (Store s = Stores.open(c)) {
+      java.util.Random r = new java.util.Random(7);
+      for (long n = 0; ; n++) {
+        byte[] k = ("key" + r.nextInt(2000)).getBytes(StandardCharsets.UTF_8);
+        if (r.nextInt(4) == 0) {
+          s.delete(k);
+        } else {
+          s.put(k, new byte[r.nextInt(8) == 0 ? 6000 : 40 + r.nextInt(400)]);
+        }
+        if (n == 2000) {
+          System.out.println("READY");
+          System.out.flush();
+        }
       }
     }
   }

@@ -5,14 +5,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kv4j.Durability;
+import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.StoreLockedException;
 import io.kv4j.Stores;
 import io.kv4j.tck.ChildProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.security.MessageDigest;
 import java.time.Duration;
-import java.util.List;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,28 +30,79 @@ class LmdbReadOnlyTest {
     return Stores.open(Lmdb.config(dir).readOnly(true).build());
   }
 
-  private List<String> listing() throws Exception {
-    try (Stream<Path> l = Files.list(dir)) {
-      return l.map(p -> p.getFileName().toString()).sorted().toList();
-    }
-  }
-
   @Test
-  void readOnly_withoutLockFiles_readsWithoutCreatingAnyFile() throws Exception {
+  void readOnly_withoutLockFiles_readsWithoutCreatingOrChangingAnyFile() throws Exception {
     try (Store s = Lmdb.open(dir)) {
       s.put(b("k"), b("v"));
     }
     Files.delete(dir.resolve("lock.mdb"));
     Files.deleteIfExists(dir.resolve("kv4j.lock"));
-    List<String> before = listing();
-    long dataSize = Files.size(dir.resolve("data.mdb"));
+    backdate();
+    Map<String, FileState> before = files();
     try (Store s = readOnly()) {
       assertThat(s.get(b("k"))).isEqualTo(b("v"));
       s.verify();
-      assertThat(listing()).isEqualTo(before);
+      assertThat(files()).isEqualTo(before);
     }
-    assertThat(listing()).isEqualTo(before).doesNotContain("lock.mdb", "kv4j.lock");
-    assertThat(Files.size(dir.resolve("data.mdb"))).isEqualTo(dataSize);
+    assertThat(files()).isEqualTo(before).doesNotContainKeys("lock.mdb", "kv4j.lock");
+  }
+
+  /** What a listing compares of each file. */
+  record FileState(long size, FileTime modified, String sha256) {}
+
+  /**
+   * Each file of the directory by name. Run {@link #backdate()} first, so that a write by the open
+   * under test cannot hide in the granularity of the file system's clock.
+   */
+  private Map<String, FileState> files() throws Exception {
+    Map<String, FileState> out = new TreeMap<>();
+    try (Stream<Path> l = Files.list(dir)) {
+      for (Path p : l.toList()) {
+        byte[] digest = MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p));
+        out.put(
+            p.getFileName().toString(),
+            new FileState(
+                Files.size(p), Files.getLastModifiedTime(p), HexFormat.of().formatHex(digest)));
+      }
+    }
+    return out;
+  }
+
+  /** Sets every file's modification time a day back. */
+  private void backdate() throws Exception {
+    FileTime dayAgo = FileTime.from(Instant.now().minus(Duration.ofDays(1)));
+    try (Stream<Path> l = Files.list(dir)) {
+      for (Path p : l.toList()) {
+        Files.setLastModifiedTime(p, dayAgo);
+      }
+    }
+  }
+
+  /**
+   * The documented exception to "creates no file, changes none": LMDB registers the reader in the
+   * reader table of an existing, writable {@code lock.mdb} (so that a writer opening the store
+   * meanwhile leaves its pages alone), which changes that file's content and modification time but
+   * not its size. No file appears or disappears; every other file keeps every byte and its time.
+   */
+  @Test
+  void readOnly_ofACleanlyClosedStore_changesNothingButLockMdbsReaderTable() throws Exception {
+    try (Store s = Lmdb.open(dir)) {
+      s.put(b("k"), b("v"));
+    }
+    backdate();
+    Map<String, FileState> before = files();
+    try (Store s = readOnly()) {
+      assertThat(s.get(b("k"))).isEqualTo(b("v"));
+      s.verify();
+      assertThat(s.stream(KeyRange.all()).count()).isEqualTo(1);
+    }
+    Map<String, FileState> after = files();
+
+    assertThat(after.keySet()).isEqualTo(before.keySet()).contains("lock.mdb");
+    assertThat(after.get("lock.mdb").size()).isEqualTo(before.get("lock.mdb").size());
+    after.remove("lock.mdb");
+    before.remove("lock.mdb");
+    assertThat(after).isEqualTo(before);
   }
 
   @Test

@@ -73,6 +73,7 @@ final class SqliteStore extends AbstractStore {
   private final ReentrantReadWriteLock lifecycle;
   private final int pageSize;
   private final ReadMode readMode;
+  private final boolean releaseSideFiles; // see StoreOpening.releaseSideFiles
   private final KeyspaceCatalog catalog;
   // The store itself, or for a keyspace handle the store it belongs to: the fields above are the
   // store's (but sql), shared by its handles.
@@ -87,7 +88,8 @@ final class SqliteStore extends AbstractStore {
       SqlConn writer,
       int pageSize,
       boolean checksums,
-      ReadMode readMode) {
+      ReadMode readMode,
+      boolean releaseSideFiles) {
     super(info);
     this.root = this;
     this.settings = settings;
@@ -100,6 +102,7 @@ final class SqliteStore extends AbstractStore {
     this.lifecycle = new ReentrantReadWriteLock();
     this.pageSize = pageSize;
     this.readMode = readMode;
+    this.releaseSideFiles = releaseSideFiles;
     this.catalog = new KeyspaceCatalog(settings.table(), file);
   }
 
@@ -120,6 +123,7 @@ final class SqliteStore extends AbstractStore {
     this.lifecycle = store.lifecycle;
     this.pageSize = store.pageSize;
     this.readMode = store.readMode;
+    this.releaseSideFiles = store.releaseSideFiles;
     this.catalog = store.catalog;
   }
 
@@ -496,6 +500,9 @@ final class SqliteStore extends AbstractStore {
         writes.close();
       } catch (SQLException e) {
         failure = failure == null ? e : failure;
+      }
+      if (releaseSideFiles && failure == null) {
+        StoreOpening.releaseSideFiles(file);
       }
     } finally {
       try {

@@ -40,9 +40,18 @@ final class StoreOpening {
     String where = "engine 'sqlite' at " + dir.path();
     SqlConn writer = null;
     SqliteStore store = null;
+    boolean releaseSideFiles = false;
     boolean ok = false;
     try {
       ReadMode mode = dir.isNew() ? ReadMode.SHARED : checkExisting(dir, file, s, where);
+      // A read-only store that finds neither side file (the store is closed) has SQLite create
+      // both, and lets SQLite remove them when it closes, or when its open fails (see
+      // releaseSideFiles).
+      releaseSideFiles =
+          s.readOnly()
+              && mode == ReadMode.SHARED
+              && !Files.exists(SqliteFiles.sideFile(file, "-wal"))
+              && !Files.exists(SqliteFiles.sideFile(file, "-shm"));
       boolean checksums;
       int pageSize;
       if (s.readOnly()) {
@@ -71,7 +80,8 @@ final class StoreOpening {
               s.durability(),
               dir.path().toString(),
               s.readOnly());
-      store = new SqliteStore(info, s, dir, file, writer, pageSize, checksums, mode);
+      store =
+          new SqliteStore(info, s, dir, file, writer, pageSize, checksums, mode, releaseSideFiles);
       store.reads().warmUp();
       if (writer != null) {
         // The WAL file is (re)created by every read-write open; make its directory entry durable
@@ -88,6 +98,9 @@ final class StoreOpening {
     } finally {
       if (!ok) {
         closeAfterFailedOpen(store, writer, dir);
+        if (releaseSideFiles) {
+          releaseSideFiles(file);
+        }
       }
     }
   }
@@ -145,6 +158,40 @@ final class StoreOpening {
             + " once read-write (or read-only from a process that may write the directory) so"
             + " SQLite recovers it",
         (Throwable) null);
+  }
+
+  /**
+   * Removes the {@code -wal} and {@code -shm} files that a read-only store's connections made
+   * SQLite create, once they are all closed, through SQLite's own rule: the last connection to a
+   * WAL database to close, if it can lock the database file exclusively (no other connection, in
+   * any process, has it open), checkpoints the WAL and deletes both files. A read-only connection
+   * cannot take that lock, so this opens one read-write connection (never the create flag, no busy
+   * wait), reads the schema version so that it joins the WAL, and closes it. Nothing happens when
+   * the WAL holds commits (a writer came and went meanwhile: copying them into the database is the
+   * next writer's job, never a read-only store's), when another connection has the database open (a
+   * writer that came and stays: the files are its own now), or when the file or directory is not
+   * writable; the files are then left as SQLite leaves them. With an empty WAL the checkpoint
+   * copies nothing: the database file is not written. The WAL is looked at before the connection
+   * opens: a writer that opens, commits and closes in the moment the connection lives would leave
+   * its commits in the WAL (it cannot checkpoint past this connection), and this connection's close
+   * would copy them into the database file, as SQLite's last connection always does. Never throws.
+   */
+  static void releaseSideFiles(Path file) {
+    Path wal = SqliteFiles.sideFile(file, "-wal");
+    if (SqliteFiles.sizeOf(wal) != 0
+        || (!Files.exists(wal) && !Files.exists(SqliteFiles.sideFile(file, "-shm")))) {
+      return;
+    }
+    SQLiteConfig cfg = new SQLiteConfig();
+    cfg.resetOpenMode(SQLiteOpenMode.CREATE);
+    cfg.setBusyTimeout(0);
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file, cfg.toProperties());
+        PreparedStatement st = c.prepareStatement("PRAGMA schema_version");
+        ResultSet rs = st.executeQuery()) {
+      rs.next();
+    } catch (SQLException e) {
+      // Busy, or not writable: the files stay, as SQLite leaves them after read-only connections.
+    }
   }
 
   private static void closeAfterFailedOpen(SqliteStore store, SqlConn writer, StoreDirectory dir) {

@@ -19,11 +19,17 @@ import io.kv4j.tck.ChildProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.security.MessageDigest;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -374,6 +380,112 @@ class SqliteTrustTest {
       }
       w.put(b("c"), b("3")); // the writer is undisturbed
       assertThat(w.get(b("c"))).isEqualTo(b("3"));
+    }
+  }
+
+  /** What a listing compares of each file. */
+  record FileState(long size, FileTime modified, String sha256) {}
+
+  /**
+   * Each file of a directory by name. Run {@link #backdate} first, so that a write by the open
+   * under test cannot hide in the granularity of the file system's clock.
+   */
+  private static Map<String, FileState> states(Path d) throws Exception {
+    Map<String, FileState> out = new TreeMap<>();
+    try (Stream<Path> l = Files.list(d)) {
+      for (Path p : l.toList()) {
+        byte[] digest = MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p));
+        out.put(
+            p.getFileName().toString(),
+            new FileState(
+                Files.size(p), Files.getLastModifiedTime(p), HexFormat.of().formatHex(digest)));
+      }
+    }
+    return out;
+  }
+
+  /** Sets the modification time of every file of a directory a day back. */
+  private static void backdate(Path d) throws Exception {
+    FileTime dayAgo = FileTime.from(Instant.now().minus(Duration.ofDays(1)));
+    try (Stream<Path> l = Files.list(d)) {
+      for (Path p : l.toList()) {
+        Files.setLastModifiedTime(p, dayAgo);
+      }
+    }
+  }
+
+  /**
+   * A store no writer has open: while the read-only store is open, SQLite's {@code -wal} and {@code
+   * -shm} exist (a writer that opens meanwhile must see the reader in {@code -shm}); once it is
+   * closed, or its open failed, the directory is as it was: the same files, sizes, times and bytes.
+   */
+  @Test
+  void readOnly_ofACleanlyClosedStore_leavesTheDirectoryAsItFoundIt() throws Exception {
+    try (Store s = open()) {
+      for (int i = 0; i < 100; i++) {
+        s.put(b("k" + i), b("v" + i));
+      }
+      s.keyspace("ks").put(b("k"), b("v"));
+    }
+    backdate(dir());
+    Map<String, FileState> before = states(dir());
+    assertThatThrownBy(
+            () -> Stores.open(builder().readOnly(true).option("checksums", "false").build()))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(states(dir())).as("after a failed read-only open").isEqualTo(before);
+    try (Store s = Stores.open(builder().readOnly(true).build())) {
+      assertThat(s.get(b("k7"))).isEqualTo(b("v7"));
+      assertThat(drain(s.scan(KeyRange.all()))).isEqualTo(100);
+      assertThat(s.keyspace("ks").get(b("k"))).isEqualTo(b("v"));
+      s.verify();
+      assertThat(files(dir())).contains("kv.sqlite-wal", "kv.sqlite-shm");
+    }
+    assertThat(states(dir())).isEqualTo(before);
+  }
+
+  /**
+   * The removal of the side files at a read-only store's close never takes what a writer needs: a
+   * writer that opened meanwhile and stays keeps its files and goes on; one that came, committed
+   * and left (its close could not checkpoint past the reader) leaves its commits in the WAL, which
+   * the read-only store neither removes nor copies into the database file.
+   */
+  @Test
+  void readOnly_ofAClosedStore_whenAWriterComesMeanwhile_removesNothingItNeeds() throws Exception {
+    try (Store s = open()) {
+      s.put(b("a"), b("1"));
+    }
+    Store r = Stores.open(builder().readOnly(true).build());
+    try (Store w = open()) {
+      w.put(b("b"), b("2"));
+      assertThat(r.get(b("b"))).isEqualTo(b("2"));
+      r.close();
+      assertThat(files(dir())).contains("kv.sqlite-wal", "kv.sqlite-shm");
+      w.put(b("c"), b("3"));
+      assertThat(w.get(b("b"))).isEqualTo(b("2"));
+    } finally {
+      r.close();
+    }
+    assertThat(files(dir())).doesNotContain("kv.sqlite-wal", "kv.sqlite-shm");
+
+    Store r2 = Stores.open(builder().readOnly(true).build());
+    Map<String, FileState> before;
+    try {
+      try (Store w = Stores.open(builder().option("wal-autocheckpoint", "0").build())) {
+        w.put(b("d"), b("4"));
+      }
+      assertThat(Files.size(dir().resolve("kv.sqlite-wal")))
+          .as("commits left in the WAL")
+          .isPositive();
+      backdate(dir());
+      before = states(dir());
+    } finally {
+      r2.close();
+    }
+    assertThat(states(dir())).as("nothing removed, nothing copied").isEqualTo(before);
+    try (Store s = open()) {
+      for (String k : List.of("a", "b", "c", "d")) {
+        assertThat(s.get(b(k))).as(k).isNotNull();
+      }
     }
   }
 
