@@ -21,7 +21,7 @@ final class VerifyLiveStoreTest {
   @TempDir Path tmp;
 
   @ParameterizedTest
-  @ValueSource(strings = {"sqlite"})
+  @ValueSource(strings = {"lmdb", "sqlite"})
   void verify_storeWrittenByAnotherProcess_exitsZeroEveryTime(String engine) throws Exception {
     String uri = engine + ":" + tmp.resolve("store") + "?durability=buffered";
     long seed = System.nanoTime();
