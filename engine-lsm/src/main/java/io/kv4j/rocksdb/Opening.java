@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -47,14 +48,17 @@ final class Opening {
   private static final Pattern OWN_FILE =
       Pattern.compile(
           "CURRENT|IDENTITY|LOCK|LOG|LOG\\.old\\.\\d+|MANIFEST-\\d+|OPTIONS-\\d+(\\.dbtmp)?"
-              + "|\\d+\\.(sst|log|blob|dbtmp)|archive|"
+              + "|\\d+\\.(sst|log|blob|dbtmp)|archive|("
               + Pattern.quote(CleanClose.FILE_NAME)
-              + "(\\.tmp)?");
+              + "|"
+              + Pattern.quote(SyncedWals.FILE_NAME)
+              + ")(\\.tmp)?");
 
   /**
    * The directory layout: format 1 is RocksDB's own files as rocksdbjni 11 writes them, plus the
-   * clean-close record. {@code CURRENT} must exist in every created store: without it RocksDB would
-   * take the directory for an empty one.
+   * clean-close record and the synced-WAL record (a file earlier versions neither write nor read).
+   * {@code CURRENT} must exist in every created store: without it RocksDB would take the directory
+   * for an empty one.
    */
   static final StoreDirectory.Layout LAYOUT =
       new StoreDirectory.Layout(
@@ -81,28 +85,37 @@ final class Opening {
       sd = StoreDirectory.open(config, LAYOUT);
       Path dir = sd.path();
       boolean create = sd.isNew() || interruptedCreation(dir, config);
-      if (!create) {
-        CleanClose.State clean = CleanClose.check(dir);
-        if (clean != CleanClose.State.VERIFIED) {
-          checkLogs(dir, opts.options.walRecoveryMode(), readOnly);
-        }
+      boolean crashed = !create && CleanClose.check(dir) != CleanClose.State.VERIFIED;
+      Path walDir = walDir(opts, dir);
+      Map<String, Long> mayBeGone = Map.of();
+      if (crashed && refusesBadRecords(opts.options.walRecoveryMode())) {
+        checkLogs(dir);
+        mayBeGone = SyncedWals.check(dir, walDir);
       }
       opts.options.setCreateIfMissing(create);
       opts.split();
+      if (!readOnly && !mayBeGone.isEmpty()) {
+        SyncedWals.checkNeeded(dir, walDir, mayBeGone, SyncedWals.oldestNeededWal(dir, opts));
+      }
       List<ColumnFamilyDescriptor> families = new ArrayList<>();
       db =
           readOnly
               ? ReadOnlyOpening.open(opts, dir, families, handles)
               : openReadWrite(opts, dir, create, families, handles);
+      if (readOnly && !mayBeGone.isEmpty()) {
+        // The view's MANIFEST was read after the WALs were found missing: its number is current.
+        SyncedWals.checkNeeded(dir, walDir, mayBeGone, oldestNeededWal(dir, db));
+      }
       if (!readOnly) {
         sd.created(); // a new store's, or an adopted one's once RocksDB has opened it
-        removeCleanClose(dir); // from here on a crash is possible again
+        removeRecords(dir); // from here on a crash is possible again
       }
       ro = new ReadOptions(); // verify_checksums is on by default: every block read is checked
       wo = new WriteOptions().setSync(config.durability() == Durability.SYNC);
       StoreInfo info = info(config, dir);
       Keyspaces keyspaces = new Keyspaces(families, handles, opts.cfOptions);
       RocksDbStore store = new RocksDbStore(info, sd, opts, db, ro, wo, keyspaces);
+      store.startRecorder();
       ok = true;
       return store;
     } finally {
@@ -179,12 +192,37 @@ final class Opening {
   }
 
   /**
+   * Whether the WAL recovery mode refuses bad records, so that the checks after a crash apply: not
+   * when the user chose to recover past them ({@code rocksdb-options}: point-in-time recovery or
+   * skipping bad records), which accepts losing writes.
+   */
+  private static boolean refusesBadRecords(WALRecoveryMode mode) {
+    return mode != WALRecoveryMode.PointInTimeRecovery
+        && mode != WALRecoveryMode.SkipAnyCorruptedRecords;
+  }
+
+  private static long oldestNeededWal(Path dir, RocksDB db) {
+    try {
+      return SyncedWals.oldestNeededWal(db);
+    } catch (RocksDBException e) {
+      throw Failures.translate(dir, "open", e);
+    }
+  }
+
+  /** The directory of the WAL files: the store directory unless {@code wal_dir} names another. */
+  static Path walDir(NativeOptions opts, Path dir) {
+    String w = opts.options.walDir();
+    return w == null || w.isEmpty() ? dir : Path.of(w);
+  }
+
+  /**
    * The checks for a store that was not closed cleanly (or is open elsewhere): {@code CURRENT}
    * names a manifest, and the MANIFEST and every WAL hold only valid records up to what a crash may
    * have torn at their ends ({@link RecordLog}). RocksDB checks record checksums itself, but skips
-   * the rest of a 32 KiB block after an all-zero header without a report.
+   * the rest of a 32 KiB block after an all-zero header without a report. What a crash cannot
+   * leave, a WAL shorter than what was synced of it or deleted, is {@link SyncedWals}' check.
    */
-  private static void checkLogs(Path dir, WALRecoveryMode mode, boolean readOnly) {
+  private static void checkLogs(Path dir) {
     String manifest = CleanClose.currentManifest(dir);
     if (manifest == null) {
       throw new StoreCorruptedException(
@@ -212,10 +250,6 @@ final class Opening {
     } catch (IOException e) {
       throw new StoreIOException(
           "engine '" + RocksDbProvider.ID + "' at " + dir + ": cannot read " + manifest, e);
-    }
-    if (mode == WALRecoveryMode.PointInTimeRecovery
-        || mode == WALRecoveryMode.SkipAnyCorruptedRecords) {
-      return; // the user chose to recover past bad records (rocksdb-options)
     }
     for (Path wal : RecordLog.walFiles(dir)) {
       try {
@@ -300,9 +334,11 @@ final class Opening {
     return Failures.translate(dir, "open", e);
   }
 
-  private static void removeCleanClose(Path dir) {
+  /** Removes the clean-close and synced-WAL records, which describe the previous session. */
+  private static void removeRecords(Path dir) {
     try {
       CleanClose.remove(dir);
+      SyncedWals.remove(dir);
     } catch (IOException e) {
       throw new StoreIOException(
           "engine '"
@@ -311,6 +347,8 @@ final class Opening {
               + dir
               + ": cannot remove "
               + CleanClose.FILE_NAME
+              + " or "
+              + SyncedWals.FILE_NAME
               + ": "
               + e,
           e);

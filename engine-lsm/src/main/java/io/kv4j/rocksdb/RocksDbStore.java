@@ -1,5 +1,6 @@
 package io.kv4j.rocksdb;
 
+import io.kv4j.Durability;
 import io.kv4j.Entry;
 import io.kv4j.KeyRange;
 import io.kv4j.StoreClosedException;
@@ -41,8 +42,9 @@ import org.rocksdb.WriteOptions;
  * {@link Writes} (the write path under {@link KeyLocks}), {@link NativeBatches} (batches as native
  * ones), {@link Scans} (cursors), {@link Keyspaces} and {@link Column} (the keyspace table), {@link
  * Figures} (stats), {@link Verification}, {@link Checkpoints} (backup), {@link ManualCompactions}
- * (compact, cancelled by close) and {@link Failures} (RocksDB errors as kv4j exceptions). This
- * class keeps the shared state, reads, snapshots, close and the keyspace calls; its fields are
+ * (compact, cancelled by close), {@link WalRecorder} (the {@link SyncedWals} record, written in the
+ * background, stopped first by close) and {@link Failures} (RocksDB errors as kv4j exceptions).
+ * This class keeps the shared state, reads, snapshots, close and the keyspace calls; its fields are
  * package-private for those parts.
  *
  * <p>Native safety: every call into RocksDB runs inside {@link #gate}; {@link #doClose()} closes
@@ -84,6 +86,12 @@ final class RocksDbStore extends AbstractStore {
   /** The manual compactions running now, which close cancels. */
   private final ManualCompactions compactions;
 
+  /** The directory of the WAL files: the store directory unless {@code wal_dir} names another. */
+  final Path walDir;
+
+  /** Writes the {@link SyncedWals} record; null for a read-only store. */
+  final WalRecorder recorder;
+
   /** Whether close flushes the memtable first; false only through {@link #closeWithoutFlush()}. */
   private volatile boolean flushOnClose = true;
 
@@ -110,6 +118,11 @@ final class RocksDbStore extends AbstractStore {
     this.keyspaces = keyspaces;
     this.column = keyspaces.own();
     this.store = this;
+    this.walDir = Opening.walDir(nativeOptions, dir);
+    this.recorder =
+        info.readOnly()
+            ? null
+            : new WalRecorder(this, info.durability() == Durability.SYNC, walDir);
   }
 
   /** A keyspace handle: the store's database, gate and locks, working in one column family. */
@@ -129,6 +142,15 @@ final class RocksDbStore extends AbstractStore {
     this.keyspaces = store.keyspaces;
     this.column = column;
     this.store = store;
+    this.walDir = store.walDir;
+    this.recorder = store.recorder;
+  }
+
+  /** Starts the background writer of the {@link SyncedWals} record (read-write stores). */
+  void startRecorder() {
+    if (recorder != null) {
+      recorder.start();
+    }
   }
 
   // ---------------------------------------------------------------- guarded native calls
@@ -314,6 +336,7 @@ final class RocksDbStore extends AbstractStore {
     Checkpoints.backup(this, target);
   }
 
+  /** {@code FlushWAL(true)}, then {@link WalRecorder#synced()}. */
   @Override
   protected void doSync() {
     if (info().readOnly()) {
@@ -327,6 +350,7 @@ final class RocksDbStore extends AbstractStore {
     } finally {
       gate.exit(l);
     }
+    recorder.synced();
   }
 
   /** One manual compaction of this store object's column family: see {@link ManualCompactions}. */
@@ -388,6 +412,9 @@ final class RocksDbStore extends AbstractStore {
       if (gate.isClosed()) {
         return;
       }
+      if (recorder != null) {
+        recorder.stop(); // no record is written from here on
+      }
       gate.close(); // waits for the calls in flight; later ones throw StoreClosedException
       for (RocksDbCursor c : liveCursors) {
         c.freeNative();
@@ -425,6 +452,7 @@ final class RocksDbStore extends AbstractStore {
       nativeOptions.close();
       if (clean) {
         try {
+          SyncedWals.remove(dir); // the clean-close record checks every file more strictly
           CleanClose.write(dir);
         } catch (IOException e) {
           failure =
@@ -433,7 +461,9 @@ final class RocksDbStore extends AbstractStore {
                       + RocksDbProvider.ID
                       + "' at "
                       + dir
-                      + ": cannot write "
+                      + ": cannot replace "
+                      + SyncedWals.FILE_NAME
+                      + " by "
                       + CleanClose.FILE_NAME
                       + " (the next open checks less): "
                       + e,
@@ -548,6 +578,26 @@ final class RocksDbStore extends AbstractStore {
     out.add(db);
     out.addAll(nativeOptions.owned());
     return out;
+  }
+
+  /** {@link #startBackground}, for {@link WalRecorder}. */
+  Thread background(String name, Runnable body) {
+    return startBackground(name, body);
+  }
+
+  /** {@link #backgroundFailing}, for {@link WalRecorder}. */
+  void backgroundFailingNow(String task, Throwable cause) {
+    backgroundFailing(task, cause);
+  }
+
+  /** {@link #backgroundRecovered}, for {@link WalRecorder}. */
+  void backgroundRecoveredNow(String task) {
+    backgroundRecovered(task);
+  }
+
+  /** {@link #writeFailure()}, for {@link WalRecorder}. */
+  StoreIOException writeFailureNow() {
+    return writeFailure();
   }
 
   /**

@@ -345,8 +345,9 @@ class RocksDbDamageTest {
   /**
    * After a crash (no clean-close record: the WAL is read as a crash left it), damage in the middle
    * of the WAL still fails the open: a bad record followed by valid ones is not a torn tail. A WAL
-   * cut short is what a crash leaves, so it opens with the writes before the cut — the documented
-   * limit of recovery after a crash.
+   * cut short is what a crash leaves, so without a synced-WAL record (a store of an earlier kv4j,
+   * as here) it opens with the writes before the cut — the documented limit of recovery after a
+   * crash; {@link RocksDbSyncedWalTest} covers stores with the record.
    */
   @Test
   void afterCrash_walDamageInTheMiddleFailsTheOpen_truncationKeepsAPrefix() throws IOException {
