@@ -7,6 +7,7 @@ import io.kv4j.Durability;
 import io.kv4j.Entry;
 import io.kv4j.Feature;
 import io.kv4j.KeyRange;
+import io.kv4j.Snapshot;
 import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
 import io.kv4j.StoreConfig;
@@ -22,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -95,6 +97,11 @@ final class Group10Lifecycle extends RuleGroup {
     default void required_r10_12_compactDuringWritesLosesNothing() throws Exception {
       new Group10Lifecycle(this).required_r10_12_compactDuringWritesLosesNothing();
     }
+
+    @Test
+    default void required_r10_13_verifyDuringWritesRaisesNoFalseAlarm() throws Exception {
+      new Group10Lifecycle(this).required_r10_13_verifyDuringWritesRaisesNoFalseAlarm();
+    }
   }
 
   /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
@@ -117,31 +124,114 @@ final class Group10Lifecycle extends RuleGroup {
     close(s);
   }
 
+  /**
+   * 10.2: after {@code close()} every method of the store, of a snapshot taken from it and of a
+   * keyspace handle opened from it throws {@link StoreClosedException} (each where the engine
+   * declares its feature); {@code info()} stays readable, closing the snapshot and the handle
+   * throws nothing, and a refused backup creates nothing.
+   */
   void required_r10_2_useAfterCloseIsStoreClosedException() {
     Store s = open();
     s.put(b("a"), b("1"));
+    Store ks = has(Feature.KEYSPACES) ? s.keyspace("users") : null;
+    if (ks != null) {
+      ks.put(b("a"), b("k"));
+    }
+    Snapshot snap = has(Feature.SNAPSHOT_READ) ? s.snapshot() : null;
+    Snapshot ksSnap = ks != null && snap != null ? ks.snapshot() : null;
+    Path target = tempDir.resolve("backup-of-a-closed-store");
     close(s);
-    List<Runnable> calls =
-        List.of(
-            () -> s.get(b("a")),
-            () -> s.put(b("a"), b("2")),
-            () -> s.delete(b("a")),
-            () -> s.scan(KeyRange.all()),
-            () -> s.write(new WriteBatch().put(b("a"), b("3"))),
-            s::sync,
-            s::stats,
-            s::compact);
-    for (Runnable call : calls) {
-      assertThat(thrown(call::run))
+    Map<String, Runnable> calls = new LinkedHashMap<>();
+    storeCalls("", s, calls);
+    calls.put("verify()", s::verify);
+    if (has(Feature.BACKUP)) {
+      calls.put("backup(target)", () -> s.backup(target));
+    }
+    if (has(Feature.KEYSPACES)) {
+      calls.put("keyspace(\"users\")", () -> s.keyspace("users"));
+      calls.put("keyspace(\"fresh\")", () -> s.keyspace("fresh"));
+      calls.put("keyspaces()", s::keyspaces);
+      calls.put("dropKeyspace(\"users\")", () -> s.dropKeyspace("users"));
+      storeCalls("keyspace handle's ", ks, calls);
+      calls.put("keyspace handle's verify()", ks::verify);
+    }
+    if (snap != null) {
+      snapshotCalls("snapshot's ", snap, calls);
+    }
+    if (ksSnap != null) {
+      snapshotCalls("keyspace handle's snapshot's ", ksSnap, calls);
+    }
+    for (Map.Entry<String, Runnable> call : calls.entrySet()) {
+      assertThat(thrown(call.getValue()::run))
           .as(
               rule(
                   "10.2",
-                  "every operation on a closed store throws StoreClosedException, never crashes"))
-          .isInstanceOfAny(StoreClosedException.class, UnsupportedOperationException.class);
+                  call.getKey()
+                      + " after the store was closed throws StoreClosedException (it must neither"
+                      + " answer nor fail otherwise)"))
+          .isInstanceOf(StoreClosedException.class);
     }
     assertThat(s.info().engine())
         .as(rule("10.2", "info() stays readable after close"))
         .isEqualTo(engine());
+    if (has(Feature.BACKUP)) {
+      assertThat(target)
+          .as(rule("10.2", "backup() refused on a closed store created nothing"))
+          .doesNotExist();
+    }
+    for (AutoCloseable c : java.util.Arrays.asList(snap, ksSnap, ks)) {
+      if (c != null) {
+        assertThat(thrown(c::close))
+            .as(
+                rule(
+                    "10.2",
+                    "closing a snapshot or keyspace handle after its store closed throws nothing"))
+            .isNull();
+      }
+    }
+  }
+
+  /**
+   * The calls of 10.2 on a store or keyspace handle {@code s}, named with {@code prefix}: every
+   * {@code Store} method but {@code info} and {@code close}, each where its feature is declared.
+   */
+  private void storeCalls(String prefix, Store s, Map<String, Runnable> calls) {
+    calls.put(prefix + "get", () -> s.get(b("a")));
+    calls.put(prefix + "contains", () -> s.contains(b("a")));
+    calls.put(prefix + "getAll", () -> s.getAll(List.of(b("a"), b("b"))));
+    calls.put(prefix + "put", () -> s.put(b("a"), b("2")));
+    calls.put(prefix + "delete", () -> s.delete(b("a")));
+    calls.put(prefix + "sync()", s::sync);
+    calls.put(prefix + "stats()", s::stats);
+    calls.put(prefix + "compact()", s::compact);
+    if (has(Feature.ORDERED_SCAN)) {
+      calls.put(prefix + "scan", () -> s.scan(KeyRange.all()));
+    }
+    if (has(Feature.ATOMIC_BATCH)) {
+      calls.put(prefix + "write(batch)", () -> s.write(new WriteBatch().put(b("a"), b("3"))));
+    }
+    if (has(Feature.CONDITIONAL_WRITE)) {
+      calls.put(prefix + "putIfAbsent", () -> s.putIfAbsent(b("n"), b("1")));
+      calls.put(prefix + "replace", () -> s.replace(b("a"), b("1"), b("4")));
+      calls.put(prefix + "delete(key, expected)", () -> s.delete(b("a"), b("1")));
+    }
+    if (has(Feature.CONDITIONAL_BATCH)) {
+      calls.put(
+          prefix + "writeIf",
+          () -> s.writeIf(new WriteBatch().expect(b("a"), b("1")).put(b("a"), b("5"))));
+    }
+    if (has(Feature.SNAPSHOT_READ)) {
+      calls.put(prefix + "snapshot()", s::snapshot);
+    }
+  }
+
+  /** The calls of 10.2 on a snapshot whose store was closed. */
+  private void snapshotCalls(String prefix, Snapshot snap, Map<String, Runnable> calls) {
+    calls.put(prefix + "get", () -> snap.get(b("a")));
+    calls.put(prefix + "getAll", () -> snap.getAll(List.of(b("a"), b("b"))));
+    if (has(Feature.ORDERED_SCAN)) {
+      calls.put(prefix + "scan", () -> snap.scan(KeyRange.all()));
+    }
   }
 
   void required_r10_3_secondOpenIsLocked() {
@@ -217,6 +307,142 @@ final class Group10Lifecycle extends RuleGroup {
     List<Throwable> errors = runThreads("10.12", writers + 1, race::run);
     assertThat(errors).as(rule("10.12", "no thread failed")).isEmpty();
     race.checkEveryWrite(reopen(s));
+  }
+
+  /**
+   * 10.13: {@code verify()} called again and again while other threads write (puts, overwrites,
+   * deletes and, with ATOMIC_BATCH, batches) must never throw: a healthy store is never reported
+   * damaged because it was written during the check. Every writer reads its own writes back, the
+   * store's {@code stats().health()} stays OK, and afterwards every key holds its last write (also
+   * after a reopen, with PERSISTENT) and {@code verify()} passes.
+   */
+  void required_r10_13_verifyDuringWritesRaisesNoFalseAlarm() throws Exception {
+    Store s = open();
+    int writers = Math.max(1, env().threads());
+    int keysPerWriter = 64;
+    int verifies = Math.max(20, env().stressOps() / 100);
+    assertThat(s.stats().health())
+        .as(rule("10.13", "stats().health() of a new store"))
+        .isEqualTo(StoreStats.Health.OK);
+    java.util.concurrent.atomic.AtomicBoolean done =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicLong writes = new java.util.concurrent.atomic.AtomicLong();
+    java.util.concurrent.atomic.AtomicInteger writing =
+        new java.util.concurrent.atomic.AtomicInteger(writers);
+    byte[][][] last = new byte[writers][keysPerWriter][];
+    List<Throwable> errors =
+        runThreads(
+            "10.13",
+            writers + 1,
+            t -> {
+              if (t == writers) {
+                try {
+                  verifyWhileWriting(s, verifies, writes, writing);
+                } finally {
+                  done.set(true);
+                }
+                return;
+              }
+              try {
+                writeUntil(s, t, writers, last[t], done, writes);
+              } finally {
+                writing.decrementAndGet();
+              }
+            });
+    noThreadFailed("10.13", errors);
+    Store after = s;
+    for (String when : has(Feature.PERSISTENT) ? List.of("", " after a reopen") : List.of("")) {
+      if (!when.isEmpty()) {
+        after = reopen(after);
+      }
+      Store r = after;
+      run("10.13", () -> "verify()" + when + ", the writers stopped", r::verify);
+      for (int t = 0; t < writers; t++) {
+        for (int i = 0; i < keysPerWriter; i++) {
+          assertThat(r.get(key((long) i * writers + t)))
+              .as(rule("10.13", "writer " + t + "'s key " + i + " holds its last write" + when))
+              .isEqualTo(last[t][i]);
+        }
+      }
+    }
+  }
+
+  /**
+   * 10.13: {@code n} verify() calls, each after a write since the last, while writers are {@code
+   * writing}; the health checked after each.
+   */
+  private void verifyWhileWriting(
+      Store s,
+      int n,
+      java.util.concurrent.atomic.AtomicLong writes,
+      java.util.concurrent.atomic.AtomicInteger writing) {
+    long seen = 0;
+    for (int v = 0; v < n; v++) {
+      while (writes.get() == seen) {
+        if (writing.get() == 0) {
+          return; // the writers failed: their failure is the rule's
+        }
+        Thread.yield(); // a verify() with no write since the last one proves nothing new
+      }
+      seen = writes.get();
+      int round = v;
+      run(
+          "10.13",
+          () -> "verify() #" + round + " while " + writes.get() + " writes were made",
+          s::verify);
+      StoreStats st = call("10.13", () -> "stats() after verify() #" + round, s::stats);
+      assertThat(st.health())
+          .as(
+              rule(
+                  "10.13",
+                  "stats().health() of a healthy store being written, after verify() #"
+                      + round
+                      + " (problem: "
+                      + st.problem()
+                      + ")"))
+          .isEqualTo(StoreStats.Health.OK);
+    }
+  }
+
+  /**
+   * 10.13: writer {@code t} of {@code writers} puts, overwrites and deletes its own 64 keys (keys i
+   * x writers + t, interleaved with the other writers'), and with ATOMIC_BATCH writes some of them
+   * in batches, reading each back, until {@code done}; {@code last} keeps each key's last write.
+   */
+  private void writeUntil(
+      Store s,
+      int t,
+      int writers,
+      byte[][] last,
+      java.util.concurrent.atomic.AtomicBoolean done,
+      java.util.concurrent.atomic.AtomicLong writes) {
+    SplittableRandom rnd = new SplittableRandom(seed(1013) + t);
+    for (int op = 0; !done.get(); op++) {
+      int i = rnd.nextInt(last.length);
+      byte[] k = key((long) i * writers + t);
+      int kind = rnd.nextInt(8);
+      int index = op;
+      if (kind == 0) {
+        run("10.13", () -> "writer " + t + " op #" + index + " (delete)", () -> s.delete(k));
+        last[i] = null;
+      } else if (kind == 1 && has(Feature.ATOMIC_BATCH)) {
+        int j = (i + 1) % last.length;
+        byte[] v = value(rnd, 1 + rnd.nextInt(200));
+        WriteBatch batch =
+            new WriteBatch().put(k, v).delete(key((long) j * writers + t)).put(k, v.clone());
+        run("10.13", () -> "writer " + t + " op #" + index + " (batch)", () -> s.write(batch));
+        last[i] = v;
+        last[j] = null;
+      } else {
+        byte[] v = value(rnd, 1 + rnd.nextInt(200));
+        run("10.13", () -> "writer " + t + " op #" + index + " (put)", () -> s.put(k, v));
+        last[i] = v;
+      }
+      writes.incrementAndGet();
+      assertThat(call("10.13", () -> "writer " + t + " op #" + index + " (get)", () -> s.get(k)))
+          .as(rule("10.13", "writer " + t + " reads back its write #" + index))
+          .isEqualTo(last[i]);
+    }
   }
 
   void required_r10_4_lockReleasedOnClose() {

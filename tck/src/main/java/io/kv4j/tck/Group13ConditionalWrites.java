@@ -8,6 +8,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -117,33 +119,52 @@ final class Group13ConditionalWrites extends RuleGroup {
     }
   }
 
+  /**
+   * 13.2: conditional writes stay atomic under contention. First, threads increment four shared
+   * counters through get + replace (or putIfAbsent) retry loops: no increment may be lost. Then, in
+   * rounds, every thread reads one counter and all, released together, replace the value they read
+   * with the next one: exactly one may answer true per round. A retry loop that only meets false
+   * answers fails the rule at once ({@link #checkFalseStreak}).
+   */
   void required_r13_2_replaceLoopsLoseNoIncrement() throws Exception {
     require("13.2", Feature.CONDITIONAL_WRITE);
     Store s = open();
+    incrementLoopsLoseNothing(s);
+    oneWinnerPerRound(s, key(4));
+  }
+
+  /** 13.2, free-running: retry loops over four counters lose no increment. */
+  private void incrementLoopsLoseNothing(Store s) throws Exception {
+    int threads = env().stressThreads();
     int counters = 4;
     int perThread = Math.max(50, env().stressOps() / 4);
+    AtomicLong successes = new AtomicLong();
     AtomicLong retries = new AtomicLong();
     List<Throwable> errors =
         runThreads(
             "13.2",
-            env().stressThreads(),
+            threads,
             t -> {
               for (int i = 0; i < perThread; i++) {
                 byte[] k = key((t + i) % counters);
+                long before = successes.get();
+                long falses = 0;
                 while (true) {
                   byte[] cur = s.get(k);
-                  if (cur == null) {
-                    if (s.putIfAbsent(k, counter(1))) {
-                      break;
-                    }
-                  } else if (s.replace(k, cur, counter(count(cur) + 1))) {
+                  boolean won =
+                      cur == null
+                          ? s.putIfAbsent(k, counter(1))
+                          : s.replace(k, cur, counter(count(cur) + 1));
+                  if (won) {
                     break;
                   }
                   retries.incrementAndGet();
+                  falses = checkFalseStreak("13.2", t, i, falses + 1, successes.get() - before);
                 }
+                successes.incrementAndGet();
               }
             });
-    assertThat(errors).as(rule("13.2", "no thread failed")).isEmpty();
+    noThreadFailed("13.2", errors);
     long total = 0;
     for (int c = 0; c < counters; c++) {
       byte[] v = s.get(key(c));
@@ -153,7 +174,7 @@ final class Group13ConditionalWrites extends RuleGroup {
         .as(
             rule(
                 "13.2",
-                env().stressThreads()
+                threads
                     + " threads x "
                     + perThread
                     + " increments through replace loops over "
@@ -162,7 +183,100 @@ final class Group13ConditionalWrites extends RuleGroup {
                     + retries.get()
                     + " retries): an increment was lost, so a compare and its write were not"
                     + " atomic"))
-        .isEqualTo((long) env().stressThreads() * perThread);
+        .isEqualTo((long) threads * perThread);
+  }
+
+  /**
+   * 13.2, in rounds: every thread reads the counter {@code k}; then all, released together ({@link
+   * RoundGate}), replace the value they read with the next one (putIfAbsent in the first round).
+   * Exactly one must answer true: two winners are a compare and write that were not atomic, none a
+   * false answer to a condition that held. Runs for {@code 2 x stressOps} ms ({@link
+   * #contentionWindow}; at most {@code 10 x stressOps} rounds): a compare and a write a hundred
+   * nanoseconds apart meet in about one round in a thousand on a busy two-core machine.
+   */
+  private void oneWinnerPerRound(Store s, byte[] k) throws Exception {
+    int threads = env().stressThreads();
+    int rounds = Math.max(500, env().stressOps() * 10);
+    long deadline = System.nanoTime() + contentionWindow(env(), 2).toNanos();
+    RoundGate gate =
+        new RoundGate(threads, () -> System.nanoTime() - deadline > 0, threadTimeout());
+    AtomicIntegerArray winners = new AtomicIntegerArray(rounds);
+    AtomicInteger done = new AtomicInteger();
+    List<Throwable> errors =
+        runThreads(
+            "13.2",
+            threads,
+            t -> {
+              try {
+                for (int r = 0; r < rounds; r++) {
+                  byte[] cur = s.get(k);
+                  if (!gate.await(2 * r)) { // every thread read the counter: all write together
+                    return;
+                  }
+                  boolean won =
+                      cur == null
+                          ? s.putIfAbsent(k, counter(1))
+                          : s.replace(k, cur, counter(count(cur) + 1));
+                  if (won) {
+                    winners.incrementAndGet(r);
+                  }
+                  gate.await(2 * r + 1); // every thread answered
+                  if (t == 0) {
+                    checkOneWinner(r, winners.get(r), threads, count(cur));
+                    done.set(r + 1);
+                  }
+                }
+              } catch (Throwable e) {
+                gate.abort(); // the other threads stop too
+                throw e;
+              }
+            });
+    noThreadFailed("13.2", causesFirst(errors));
+    assertThat(count(s.get(k)))
+        .as(
+            rule(
+                "13.2",
+                "the counter after "
+                    + done.get()
+                    + " rounds of "
+                    + threads
+                    + " threads released together, one winner each"))
+        .isEqualTo(done.get());
+  }
+
+  /** Fails round {@code r} of 13.2 unless exactly one of the threads' writes answered true. */
+  private static void checkOneWinner(int r, int won, int threads, long read) {
+    String op =
+        read < 0 ? "putIfAbsent(counter, 1)" : "replace(counter, " + read + ", " + (read + 1) + ")";
+    if (won > 1) {
+      throw new AssertionError(
+          rule(
+              "13.2",
+              "round "
+                  + r
+                  + ": "
+                  + won
+                  + " of "
+                  + threads
+                  + " threads released together answered true to "
+                  + op
+                  + ", all having read "
+                  + (read < 0 ? "no value" : read)
+                  + ": a compare and its write were not atomic (an increment was lost)"));
+    }
+    if (won == 0) {
+      throw new AssertionError(
+          rule(
+              "13.2",
+              "round "
+                  + r
+                  + ": none of "
+                  + threads
+                  + " threads released together was answered true to "
+                  + op
+                  + ", though the counter held what each expected: a conditional write answers"
+                  + " false although its condition holds (a retry loop would spin forever)"));
+    }
   }
 
   void required_r13_3_putIfAbsentHasOneWinner() throws Exception {

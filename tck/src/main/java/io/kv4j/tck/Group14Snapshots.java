@@ -11,10 +11,12 @@ import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
 import io.kv4j.WriteBatch;
 import io.kv4j.spi.AbstractStore;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -113,68 +115,111 @@ final class Group14Snapshots extends RuleGroup {
     }
   }
 
+  /**
+   * 14.2: while writers rewrite one batch of {@link #WIDTH} keys without pause, each batch setting
+   * every key to one number, readers check through snapshots that every key holds the same number:
+   * two gets with a yield between, getAll and (with ORDERED_SCAN) a scan. A wide batch applied
+   * while a snapshot is being taken (a snapshot not ordered with the writes) shows as keys of two
+   * batches. Runs for {@code stressOps / 2} ms ({@link #contentionWindow}), or until a reader
+   * failed.
+   */
   void required_r14_2_snapshotNeverSeesHalfABatch() throws Exception {
     require("14.2", Feature.SNAPSHOT_READ);
     require("14.2", Feature.ATOMIC_BATCH);
     Store s = open();
-    int pairs = 4;
-    for (int p = 0; p < pairs; p++) {
-      s.write(new WriteBatch().put(key(2 * p), counter(0)).put(key(2 * p + 1), counter(0)));
+    List<byte[]> keys = new ArrayList<>();
+    for (int i = 0; i < WIDTH; i++) {
+      keys.add(key(i));
     }
-    AtomicBoolean done = new AtomicBoolean();
-    int rounds = Math.max(200, env().stressOps() / 2);
+    s.write(batchOf(keys, 0));
+    int threads = Math.max(2, env().stressThreads());
+    int writers = Math.max(1, threads / 2);
+    long deadline = System.nanoTime() + contentionWindow(env(), 0.5).toNanos();
+    AtomicInteger writersDone = new AtomicInteger();
+    AtomicBoolean failed = new AtomicBoolean();
+    AtomicLong batches = new AtomicLong();
+    AtomicLong snapshots = new AtomicLong();
     List<Throwable> errors =
         runThreads(
             "14.2",
-            Math.max(2, env().threads()),
+            threads,
             t -> {
-              if (t == 0) {
+              if (t < writers) {
                 try {
-                  for (long n = 1; n <= rounds; n++) {
-                    for (int p = 0; p < pairs; p++) {
-                      s.write(
-                          new WriteBatch()
-                              .put(key(2 * p), counter(n))
-                              .put(key(2 * p + 1), counter(n)));
-                    }
+                  for (long n = 1; System.nanoTime() - deadline < 0 && !failed.get(); n++) {
+                    s.write(batchOf(keys, n * writers + t)); // a number no other writer writes
+                    batches.incrementAndGet();
                   }
                 } finally {
-                  done.set(true);
+                  writersDone.incrementAndGet();
                 }
                 return;
               }
-              SplittableRandom rnd = new SplittableRandom(seed(13) + t);
-              int checks = 0;
-              while (!done.get() || checks < 20) {
-                int p = rnd.nextInt(pairs);
+              for (int reads = 0; writersDone.get() < writers || reads < 20; reads++) {
+                String which = "reader " + t + " snapshot #" + reads;
                 try (Snapshot snap = s.snapshot()) {
-                  byte[] a = snap.get(key(2 * p));
-                  Thread.yield(); // let the writer move on between the two reads
-                  byte[] b = snap.get(key(2 * p + 1));
-                  assertThat(count(b))
-                      .as(rule("14.2", "pair " + p + " read with two gets of one snapshot"))
-                      .isEqualTo(count(a));
-                  List<byte[]> both = snap.getAll(List.of(key(2 * p), key(2 * p + 1)));
-                  assertThat(count(both.get(1)))
-                      .as(rule("14.2", "pair " + p + " read with getAll of one snapshot"))
-                      .isEqualTo(count(both.get(0)))
-                      .isEqualTo(count(a));
+                  byte[] first = snap.get(keys.get(0));
+                  Thread.yield(); // let the writers move on between the two reads
+                  byte[] last = snap.get(keys.get(WIDTH - 1));
+                  sameBatch(which + ", two gets", List.of(first, last), count(first));
+                  sameBatch(which + ", getAll", snap.getAll(keys), count(first));
                   if (has(Feature.ORDERED_SCAN)) {
-                    List<Entry> scanned =
-                        scanAll(snap, KeyRange.all().gte(key(2 * p)).lte(key(2 * p + 1)));
+                    List<byte[]> scanned = new ArrayList<>();
+                    for (Entry e :
+                        scanAll(snap, KeyRange.all().gte(keys.get(0)).lte(keys.get(WIDTH - 1)))) {
+                      scanned.add(e.value());
+                    }
                     assertThat(scanned)
-                        .as(rule("14.2", "pair " + p + " scanned through the snapshot"))
-                        .hasSize(2);
-                    assertThat(count(scanned.get(1).value()))
-                        .as(rule("14.2", "pair " + p + " scanned through the snapshot"))
-                        .isEqualTo(count(scanned.get(0).value()))
-                        .isEqualTo(count(a));
+                        .as(rule("14.2", which + ", a scan of the batch's keys"))
+                        .hasSize(WIDTH);
+                    sameBatch(which + ", scan", scanned, count(first));
                   }
+                } catch (Throwable e) {
+                  failed.set(true); // the writers stop
+                  throw e;
                 }
-                checks++;
+                snapshots.incrementAndGet();
               }
             });
-    assertThat(errors).as(rule("14.2", "no thread failed")).isEmpty();
+    noThreadFailed("14.2", errors);
+    assertThat(batches.get())
+        .as(rule("14.2", "the writers wrote while the readers read (" + snapshots + " snapshots)"))
+        .isPositive();
+  }
+
+  /** Keys one batch of 14.2 sets: wide, so that applying it takes a while. */
+  static final int WIDTH = 64;
+
+  /** A batch setting every key to the counter {@code n}. */
+  private static WriteBatch batchOf(List<byte[]> keys, long n) {
+    WriteBatch b = new WriteBatch();
+    for (byte[] k : keys) {
+      b.put(k, counter(n));
+    }
+    return b;
+  }
+
+  /** 14.2: every value read through one snapshot is the counter {@code n} of one batch. */
+  private static void sameBatch(String where, List<byte[]> values, long n) {
+    for (int i = 0; i < values.size(); i++) {
+      if (count(values.get(i)) != n) {
+        throw new AssertionError(
+            rule(
+                "14.2",
+                where
+                    + ": the snapshot saw half a batch: value "
+                    + i
+                    + " of "
+                    + values.size()
+                    + " is from batch "
+                    + count(values.get(i))
+                    + ", the first from batch "
+                    + n
+                    + " (every batch sets all "
+                    + WIDTH
+                    + " keys to its number)"));
+      }
+    }
   }
 
   void required_r14_3_closingASnapshotClosesItsCursors() {

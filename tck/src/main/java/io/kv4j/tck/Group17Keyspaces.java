@@ -78,6 +78,16 @@ final class Group17Keyspaces extends RuleGroup {
     default void required_r17_10_readOnlyOpensExistingKeyspacesOnly() {
       new Group17Keyspaces(this).required_r17_10_readOnlyOpensExistingKeyspacesOnly();
     }
+
+    @Test
+    default void required_r17_11_namesAreExactAndCaseSensitive() {
+      new Group17Keyspaces(this).required_r17_11_namesAreExactAndCaseSensitive();
+    }
+
+    @Test
+    default void required_r17_12_emptyKeyspacesSurviveReopen() {
+      new Group17Keyspaces(this).required_r17_12_emptyKeyspacesSurviveReopen();
+    }
   }
 
   /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
@@ -531,5 +541,128 @@ final class Group17Keyspaces extends RuleGroup {
     assertThat(rw.keyspaces())
         .as(rule("17.10", "the refused calls changed nothing"))
         .containsExactly("users");
+  }
+
+  /**
+   * Names 17.11 tells apart: the same word in three cases, names that are prefixes of others, and
+   * names that differ in {@code _} against {@code -}.
+   */
+  private static final List<String> EXACT_NAMES =
+      List.of("users", "Users", "USERS", "user", "users2", "a", "a_b", "a-b");
+
+  /**
+   * Keys 17.11 writes, by keyspace, beside {@code k}: where a keyspace's key is its name joined to
+   * the key (with {@code _}, {@code -} or nothing between), these meet another keyspace's {@code
+   * k}.
+   */
+  private static final Map<String, List<String>> JOINING_KEYS =
+      Map.of("user", List.of("sk", "s_k", "s-k"), "a", List.of("_b_k", "b_k", "-b-k", "b-k"));
+
+  /**
+   * 17.11: keyspace names are exact: names differing only in case, or one a prefix of another, or
+   * in {@code _} against {@code -}, are different keyspaces, each holding only its own keys, all
+   * listed; dropping one leaves the others.
+   */
+  void required_r17_11_namesAreExactAndCaseSensitive() {
+    require("17.11", Feature.KEYSPACES);
+    Store s = open();
+    Map<String, TreeMap<byte[], byte[]>> models = new LinkedHashMap<>();
+    for (String n : EXACT_NAMES) {
+      Store ks = s.keyspace(n);
+      TreeMap<byte[], byte[]> model = newModel();
+      List<String> keys = new ArrayList<>(List.of("k"));
+      keys.addAll(JOINING_KEYS.getOrDefault(n, List.of()));
+      for (String k : keys) {
+        ks.put(b(k), b(n + "/" + k));
+        model.put(b(k), b(n + "/" + k));
+      }
+      models.put(n, model);
+    }
+    s.put(b("k"), b("default/k"));
+    assertExactKeyspaces(s, models, "after the writes");
+    assertThat(s.dropKeyspace("Users"))
+        .as(rule("17.11", "dropKeyspace(\"Users\") answers true"))
+        .isTrue();
+    models.remove("Users");
+    assertExactKeyspaces(s, models, "after dropping 'Users'");
+    assertThat(s.keyspace("Users").get(b("k")))
+        .as(rule("17.11", "'Users' opened again after its drop is empty (and 'users' unchanged)"))
+        .isNull();
+    assertThat(s.get(b("k"))).as(rule("17.11", "the store's own key k")).isEqualTo(b("default/k"));
+  }
+
+  /** 17.11: each keyspace of {@code models} holds exactly its model, and all are listed. */
+  private void assertExactKeyspaces(
+      Store s, Map<String, TreeMap<byte[], byte[]>> models, String when) {
+    List<String> probes = new ArrayList<>(List.of("k"));
+    JOINING_KEYS.values().forEach(probes::addAll);
+    for (Map.Entry<String, TreeMap<byte[], byte[]>> m : models.entrySet()) {
+      Store ks = s.keyspace(m.getKey());
+      for (String k : probes) {
+        assertThat(ks.get(b(k)))
+            .as(
+                rule(
+                    "17.11",
+                    "key "
+                        + k
+                        + " of keyspace '"
+                        + m.getKey()
+                        + "' "
+                        + when
+                        + " (names that differ in case, by a prefix or in _ and - are different"
+                        + " keyspaces)"))
+            .isEqualTo(m.getValue().get(b(k)));
+      }
+      if (has(Feature.ORDERED_SCAN)) {
+        assertScan("17.11", ks, m.getValue(), KeyRange.all(), "keyspace '" + m.getKey() + "'");
+      }
+      ks.close();
+    }
+    assertThat(s.keyspaces())
+        .as(rule("17.11", "keyspaces() " + when + " lists every name exactly, sorted"))
+        .containsExactlyElementsOf(new java.util.TreeSet<>(models.keySet()));
+  }
+
+  /**
+   * 17.12: a keyspace created and never written, and one whose every key was deleted, outlive a
+   * reopen (listed and empty); so does one created just before a {@code compact()}.
+   */
+  void required_r17_12_emptyKeyspacesSurviveReopen() {
+    require("17.12", Feature.KEYSPACES);
+    require("17.12", Feature.PERSISTENT);
+    Store s = open();
+    s.put(b("k"), b("root"));
+    s.keyspace("empty");
+    Store emptied = s.keyspace("emptied");
+    emptied.put(b("k"), b("v"));
+    emptied.delete(b("k"));
+    s = reopen(s);
+    assertThat(s.keyspaces())
+        .as(
+            rule(
+                "17.12",
+                "after a reopen, a keyspace created and never written ('empty') and one whose keys"
+                    + " were all deleted ('emptied') are listed"))
+        .containsExactly("emptied", "empty");
+    for (String n : List.of("empty", "emptied")) {
+      Store ks = s.keyspace(n);
+      assertThat(ks.get(b("k")))
+          .as(rule("17.12", "keyspace '" + n + "' is empty after a reopen"))
+          .isNull();
+      if (has(Feature.ORDERED_SCAN)) {
+        assertThat(scanAll(ks, KeyRange.all()))
+            .as(rule("17.12", "keyspace '" + n + "' scans empty after a reopen"))
+            .isEmpty();
+      }
+    }
+    s.keyspace("later");
+    s.compact();
+    s = reopen(s);
+    assertThat(s.keyspaces())
+        .as(rule("17.12", "an empty keyspace created before compact() is listed after a reopen"))
+        .containsExactly("emptied", "empty", "later");
+    assertThat(s.get(b("k")))
+        .as(rule("17.12", "the store's own key after the reopens"))
+        .isEqualTo(b("root"));
   }
 }

@@ -241,6 +241,7 @@ final class Group18ConditionalBatches extends RuleGroup {
     int perThread = Math.max(40, env().stressOps() / 5);
     long seed = seed(184);
     AtomicLong retries = new AtomicLong();
+    AtomicLong successes = new AtomicLong();
     List<Throwable> errors =
         runThreads(
             "18.4",
@@ -251,6 +252,8 @@ final class Group18ConditionalBatches extends RuleGroup {
                 int from = rnd.nextInt(accounts);
                 int to = (from + 1 + rnd.nextInt(accounts - 1)) % accounts;
                 long amount = 1 + rnd.nextInt(100);
+                long before = successes.get();
+                long falses = 0;
                 while (true) {
                   byte[] f = s.get(key(from));
                   byte[] g = s.get(key(to));
@@ -267,7 +270,9 @@ final class Group18ConditionalBatches extends RuleGroup {
                     break;
                   }
                   retries.incrementAndGet();
+                  falses = checkFalseStreak("18.4", t, i, falses + 1, successes.get() - before);
                 }
+                successes.incrementAndGet();
               }
             });
     noThreadFailed("18.4", errors);

@@ -464,6 +464,66 @@ abstract class RuleGroup {
     return values[rnd.nextInt(values.length)].clone();
   }
 
+  /**
+   * How many more false answers in a row than other threads' successful writes a retry loop of a
+   * conditional write takes before it fails its rule (13.2, 18.4): on a correct engine a compare
+   * fails only after another thread's write changed what it compares, so the streak never exceeds
+   * those writes; an engine that answers false wrongly is caught at once instead of spinning until
+   * the rule's time limit.
+   */
+  static final int FALSE_STREAK_LIMIT = 1000;
+
+  /**
+   * Checks a retry loop's streak of false answers: {@code falses} attempts in a row of thread
+   * {@code thread}'s operation {@code op} answered false while other threads' writes changed what
+   * it compares {@code othersWon} times. Fails the rule when the streak exceeds {@code othersWon}
+   * by {@link #FALSE_STREAK_LIMIT}: some of those false answers were wrong.
+   *
+   * @return {@code falses}
+   */
+  static long checkFalseStreak(String ruleId, int thread, long op, long falses, long othersWon) {
+    if (falses > othersWon + FALSE_STREAK_LIMIT) {
+      throw new AssertionError(
+          rule(
+              ruleId,
+              "thread "
+                  + thread
+                  + " op #"
+                  + op
+                  + ": "
+                  + falses
+                  + " attempts in a row all answered false, while the other threads' writes"
+                  + " changed what it compares only "
+                  + othersWon
+                  + " times: a conditional write answers false although its condition holds"
+                  + " (a retry loop would spin forever)"));
+    }
+    return falses;
+  }
+
+  /**
+   * How long a contention rule (13.2, 14.2) keeps its threads colliding: {@code factor x stressOps}
+   * milliseconds, at least half a second. A race whose window is a few hundred nanoseconds is met
+   * at random moments, a few times a second on a busy two-core machine, so these rules are bounded
+   * by time, not by a number of operations (which would hold a slow engine for minutes); a soak
+   * that raises {@code stressOps} runs them longer.
+   */
+  static Duration contentionWindow(TckEnvironment env, double factor) {
+    return Duration.ofMillis(Math.max(500, (long) (factor * env.stressOps())));
+  }
+
+  /**
+   * The threads' failures with those of threads stopped by another's failure (a broken barrier)
+   * last, so that {@link #noThreadFailed} names the failure that stopped them.
+   */
+  static List<Throwable> causesFirst(List<Throwable> errors) {
+    List<Throwable> out = new ArrayList<>(errors);
+    out.sort(
+        java.util.Comparator.comparing(
+            e -> e instanceof java.util.concurrent.BrokenBarrierException));
+    return out;
+  }
+
   /** A counter value: {@code n} as 8 big-endian bytes. */
   static byte[] counter(long n) {
     return java.nio.ByteBuffer.allocate(8).putLong(n).array();

@@ -208,7 +208,9 @@ class BrokenEnginesTest {
             "required_r14_1_snapshotIgnoresLaterWrites",
             List.of("read through the snapshot holds its old value")),
         Arguments.of(
-            Defect.LIVE_SNAPSHOT, "required_r14_2_snapshotNeverSeesHalfABatch", List.of("pair ")),
+            Defect.LIVE_SNAPSHOT,
+            "required_r14_2_snapshotNeverSeesHalfABatch",
+            List.of("the snapshot saw half a batch")),
         Arguments.of(
             Defect.GETALL_IN_KEY_ORDER,
             "required_r15_1_getAllReturnsValuesInKeyOrder",
@@ -260,7 +262,111 @@ class BrokenEnginesTest {
         Arguments.of(
             Defect.CONDITIONS_IGNORE_KEYSPACE,
             "required_r18_6_keyspaceConditionsCheckTheirKeyspace",
-            List.of("reads users' key")));
+            List.of("reads users' key")),
+        Arguments.of(
+            Defect.GETALL_AFTER_CLOSE,
+            "required_r10_2_useAfterCloseIsStoreClosedException",
+            List.of("getAll after the store was closed throws StoreClosedException")),
+        Arguments.of(
+            Defect.VERIFY_AFTER_CLOSE_IS_IO_ERROR,
+            "required_r10_2_useAfterCloseIsStoreClosedException",
+            List.of("verify() after the store was closed", "StoreIOException")),
+        Arguments.of(
+            Defect.GETALL_CACHES_ABSENT,
+            "required_r15_2_getAllReadsAfreshAndKeepsNothing",
+            List.of("getAll sees the writes made after an earlier getAll")),
+        Arguments.of(
+            Defect.GETALL_SHARES_DUPLICATES,
+            "required_r15_2_getAllReadsAfreshAndKeepsNothing",
+            List.of("a key asked twice gets two arrays")),
+        Arguments.of(
+            Defect.GETALL_LAZY_VIEW,
+            "required_r15_2_getAllReadsAfreshAndKeepsNothing",
+            List.of("it is not a view over the keys")),
+        Arguments.of(
+            Defect.KEYSPACE_NAMES_IGNORE_CASE,
+            "required_r17_11_namesAreExactAndCaseSensitive",
+            List.of("of keyspace 'users'", "differ in case")),
+        Arguments.of(
+            Defect.EMPTY_KEYSPACE_NOT_LOGGED,
+            "required_r17_12_emptyKeyspacesSurviveReopen",
+            List.of("created and never written")),
+        Arguments.of(
+            Defect.REPLACE_COMPARED_BY_IDENTITY,
+            "required_r13_2_replaceLoopsLoseNoIncrement",
+            List.of("attempts in a row all answered false")),
+        Arguments.of(
+            Defect.CONDITIONS_COMPARED_BY_IDENTITY,
+            "required_r18_4_optimisticTransfersLoseNothing",
+            List.of("attempts in a row all answered false")),
+        Arguments.of(
+            Defect.SPLIT_COMPARE_AND_SET,
+            "required_r13_2_replaceLoopsLoseNoIncrement",
+            List.of("a compare and its write were not atomic")),
+        Arguments.of(
+            Defect.UNLOCKED_SNAPSHOT,
+            "required_r14_2_snapshotNeverSeesHalfABatch",
+            List.of("the snapshot saw half a batch")),
+        Arguments.of(
+            Defect.VERIFY_SEES_WRITES_AS_DAMAGE,
+            "required_r10_13_verifyDuringWritesRaisesNoFalseAlarm",
+            List.of("verify() #", "StoreCorruptedException")));
+  }
+
+  /**
+   * The variants the contention rules catch through a race, each with its rule: they must be caught
+   * in every run, not in practice, so each is run {@value #CONTENTION_RUNS} times (besides its row
+   * in {@link #defects()}) and must fail every time, naming the rule.
+   */
+  static Stream<Arguments> contended() {
+    return Stream.of(
+        Arguments.of(
+            Defect.SPLIT_COMPARE_AND_SET,
+            "required_r13_2_replaceLoopsLoseNoIncrement",
+            "a compare and its write were not atomic"),
+        Arguments.of(
+            Defect.RACY_CONDITIONAL_WRITE,
+            "required_r13_2_replaceLoopsLoseNoIncrement",
+            "a compare and its write were not atomic"),
+        Arguments.of(
+            Defect.UNLOCKED_SNAPSHOT,
+            "required_r14_2_snapshotNeverSeesHalfABatch",
+            "the snapshot saw half a batch"),
+        Arguments.of(
+            Defect.LIVE_SNAPSHOT,
+            "required_r14_2_snapshotNeverSeesHalfABatch",
+            "the snapshot saw half a batch"),
+        Arguments.of(
+            Defect.VERIFY_SEES_WRITES_AS_DAMAGE,
+            "required_r10_13_verifyDuringWritesRaisesNoFalseAlarm",
+            "StoreCorruptedException"));
+  }
+
+  /** How many times {@link #contendedVariant_isCaughtInEveryRun} runs each variant's rule. */
+  static final int CONTENTION_RUNS = 5;
+
+  @ParameterizedTest(name = "{0} is caught by {1} in every run")
+  @MethodSource("contended")
+  void contendedVariant_isCaughtInEveryRun(Defect broken, String ruleMethod, String detail) {
+    String rule = "[" + ruleMethod.replaceAll("required_r(\\d+)_(\\d+)_.*", "$1.$2") + "]";
+    List<String> runs = new java.util.ArrayList<>();
+    for (int run = 1; run <= CONTENTION_RUNS; run++) {
+      Events e = execute(broken, ruleMethod);
+      String message =
+          e.failed().stream()
+              .findFirst()
+              .flatMap(
+                  f ->
+                      f.getRequiredPayload(org.junit.platform.engine.TestExecutionResult.class)
+                          .getThrowable())
+              .map(Throwable::getMessage)
+              .orElse("");
+      runs.add("run " + run + ": " + (message.isEmpty() ? "not caught" : "caught"));
+      assertThat(e.failed().count())
+          .as("%s must fail %s in every run: %s", ruleMethod, broken, runs)
+          .isEqualTo(1);
+      assertThat(message).as("run %d names the rule and the race", run).contains(rule, detail);
+    }
   }
 
   /**

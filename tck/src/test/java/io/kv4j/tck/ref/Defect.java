@@ -181,7 +181,74 @@ public enum Defect {
   /** Conditions read the store as if the batch's own operations were applied (18.3). */
   CONDITIONS_SEE_OWN_WRITES,
   /** Every condition reads the store's own keys, whatever keyspace it names (18.6). */
-  CONDITIONS_IGNORE_KEYSPACE;
+  CONDITIONS_IGNORE_KEYSPACE,
+  /**
+   * {@code getAll} answers from the map, which outlives {@code close()}, without checking that the
+   * store is open: a closed store keeps serving multi-gets (10.2).
+   */
+  GETALL_AFTER_CLOSE,
+  /**
+   * {@code verify()} does not check that the store is open and reads the closed log: after close it
+   * throws {@code StoreIOException} (a closed channel), not {@code StoreClosedException} (10.2).
+   */
+  VERIFY_AFTER_CLOSE_IS_IO_ERROR,
+  /**
+   * {@code getAll} remembers the keys it found absent and answers null for them from then on,
+   * without looking: a key written after an earlier {@code getAll} missed it stays missing (15.2).
+   */
+  GETALL_CACHES_ABSENT,
+  /**
+   * {@code getAll} reads each distinct key once and hands the same array to every position that
+   * asked for it, as a native multi-get that de-duplicates its keys might: changing the array
+   * returned for one position changes the other (15.2).
+   */
+  GETALL_SHARES_DUPLICATES,
+  /**
+   * {@code getAll} returns a lazy view over the caller's key list, reading each value when the
+   * caller reads its position: it keeps the list, sees writes made after it returned, and answers
+   * for other keys when the caller changes the list or its arrays (15.2).
+   */
+  GETALL_LAZY_VIEW,
+  /**
+   * Keyspace names are folded to lower case, as a table or file name on a case-insensitive system
+   * would be: {@code Users} and {@code users} are one keyspace (17.11).
+   */
+  KEYSPACE_NAMES_IGNORE_CASE,
+  /**
+   * Creating a keyspace logs nothing: a keyspace exists in the log only through its keys' records,
+   * so one created and never written is listed until the store closes, then gone (17.12).
+   */
+  EMPTY_KEYSPACE_NOT_LOGGED,
+  /**
+   * {@code replace} and {@code delete(key, expected)} compare the expected array by identity
+   * ({@code ==}), not by content, so they answer false for any present key: a retry loop never
+   * succeeds (13.2 must fail fast, not spin until the rule's time limit).
+   */
+  REPLACE_COMPARED_BY_IDENTITY,
+  /**
+   * {@code writeIf} compares a condition's expected value by identity, not by content, so a
+   * condition on a present key never holds and {@code writeIf} answers false: optimistic
+   * transactions retry forever (18.4 must fail fast, not spin until the rule's time limit).
+   */
+  CONDITIONS_COMPARED_BY_IDENTITY,
+  /**
+   * A conditional write is a {@code get}, a comparison and a {@code put} (or {@code delete}), each
+   * call taking the store's lock on its own, as a default written over the public API would be,
+   * with nothing deliberately in between (a window of some hundred nanoseconds): two writers of one
+   * key can both see the value they expect and both "win" (13.2, which must catch it in every run).
+   */
+  SPLIT_COMPARE_AND_SET,
+  /**
+   * A snapshot copies the map without the store's lock, while a writer may be applying a batch to
+   * it: the copy can hold half a batch (14.2, which must catch it in every run).
+   */
+  UNLOCKED_SNAPSHOT,
+  /**
+   * {@code verify()} reads the log without the store's lock and compares the end of its records
+   * with the file's length read afterwards: a write made during the check is reported as a damaged
+   * tail, {@code StoreCorruptedException} on a healthy store (10.13).
+   */
+  VERIFY_SEES_WRITES_AS_DAMAGE;
 
   /** The exit status of a JVM the {@link #HALTS_ON_HUGE_VALUE} engine killed. */
   public static final int HALT_STATUS = 71;

@@ -134,6 +134,9 @@ final class RefStore implements Store {
   private final List<RefSnapshot> snapshots = new ArrayList<>(); // guarded by cursors' monitor
   private long syncedLength; // the log's length at open or at the last sync, for BACKUP_FROM_...
 
+  /** GETALL_CACHES_ABSENT: the keys a getAll found absent, never forgotten. */
+  private final Set<ByteBuffer> knownAbsent = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   /** For DEADLOCKED_WRITES: a lock held, from first use on, by a thread that never lets it go. */
   private static java.util.concurrent.locks.ReentrantLock neverReleased;
 
@@ -803,7 +806,12 @@ final class RefStore implements Store {
           }
         }
       }
-      if (!matches(current, batch.conditionValue(i))) {
+      byte[] expected = batch.conditionValue(i);
+      if (defect == Defect.CONDITIONS_COMPARED_BY_IDENTITY && expected != null) {
+        if (current != expected) { // the bug: == on arrays, never the batch's
+          return false;
+        }
+      } else if (!matches(current, expected)) {
         return false;
       }
     }
@@ -1163,6 +1171,23 @@ final class RefStore implements Store {
       writeOps(op);
       return true;
     }
+    if (defect == Defect.REPLACE_COMPARED_BY_IDENTITY && expected != null) {
+      synchronized (this) {
+        if (space(space).get(key) != expected) { // the bug: == on arrays, never the caller's
+          return false;
+        }
+        writeOps(op);
+        return true;
+      }
+    }
+    if (defect == Defect.SPLIT_COMPARE_AND_SET) {
+      // The bug: compare-and-set over get and put, as a default written against the API would be.
+      if (!matches(get(space, key), expected)) {
+        return false;
+      }
+      writeOps(op);
+      return true;
+    }
     if (defect == Defect.RACY_CONDITIONAL_WRITE) {
       byte[] current;
       synchronized (this) {
@@ -1210,7 +1235,58 @@ final class RefStore implements Store {
       sorted.sort(map.comparator());
       return Store.super.getAll(sorted);
     }
-    return Store.super.getAll(keys);
+    switch (defect) {
+      case GETALL_AFTER_CLOSE -> {
+        // The bug: answered from the map, which outlives close(), with no check that it is open.
+        List<byte[]> out = new ArrayList<>(keys.size());
+        synchronized (this) {
+          for (byte[] k : keys) {
+            byte[] v = map.get(k);
+            out.add(v == null ? null : v.clone());
+          }
+        }
+        return out;
+      }
+      case GETALL_CACHES_ABSENT -> {
+        List<byte[]> out = new ArrayList<>(keys.size());
+        for (byte[] k : keys) {
+          ByteBuffer id = ByteBuffer.wrap(k.clone());
+          byte[] v = knownAbsent.contains(id) ? null : get(k); // the bug: no write forgets it
+          if (v == null) {
+            knownAbsent.add(id);
+          }
+          out.add(v);
+        }
+        return out;
+      }
+      case GETALL_SHARES_DUPLICATES -> {
+        Map<ByteBuffer, byte[]> read = new java.util.HashMap<>();
+        List<byte[]> out = new ArrayList<>(keys.size());
+        for (byte[] k : keys) {
+          // The bug: one array per distinct key, handed to every position asking for it.
+          out.add(read.computeIfAbsent(ByteBuffer.wrap(k.clone()), x -> get(k)));
+        }
+        return out;
+      }
+      case GETALL_LAZY_VIEW -> {
+        checkOpen();
+        // The bug: a view over the caller's list, each value read when its position is read.
+        return new java.util.AbstractList<>() {
+          @Override
+          public byte[] get(int i) {
+            return RefStore.this.get(keys.get(i));
+          }
+
+          @Override
+          public int size() {
+            return keys.size();
+          }
+        };
+      }
+      default -> {
+        return Store.super.getAll(keys);
+      }
+    }
   }
 
   @Override
@@ -1223,7 +1299,9 @@ final class RefStore implements Store {
     checkOpen();
     requireFeature(Feature.SNAPSHOT_READ);
     TreeMap<byte[], byte[]> frozen = null; // LIVE_SNAPSHOT: null, read the store itself
-    if (defect != Defect.LIVE_SNAPSHOT) {
+    if (defect == Defect.UNLOCKED_SNAPSHOT) {
+      frozen = new TreeMap<>(space(space)); // the bug: copied while a writer may be applying
+    } else if (defect != Defect.LIVE_SNAPSHOT) {
       synchronized (this) {
         checkOpen();
         frozen = new TreeMap<>(space(space)); // O(n): the reference engine favours plainness
@@ -1463,8 +1541,46 @@ final class RefStore implements Store {
 
   /** Re-reads the log and checks its header and every record's checksum. */
   @Override
-  public synchronized void verify() {
-    checkOpen();
+  public void verify() {
+    if (defect == Defect.VERIFY_SEES_WRITES_AS_DAMAGE) {
+      checkOpen();
+      long before;
+      try {
+        before = log.size();
+      } catch (IOException e) {
+        throw new StoreIOException("engine 'ref': cannot size " + logFile + ": " + e, e);
+      }
+      checkLog(); // the bug: without the store's lock, so writes go on meanwhile
+      long after;
+      try {
+        after = log.size();
+      } catch (IOException e) {
+        throw new StoreIOException("engine 'ref': cannot size " + logFile + ": " + e, e);
+      }
+      if (after != before) {
+        throw new StoreCorruptedException(
+            "engine 'ref': "
+                + logFile
+                + " is "
+                + after
+                + " bytes but its records end at "
+                + before
+                + ": a damaged tail",
+            logFile,
+            before);
+      }
+      return;
+    }
+    synchronized (this) {
+      if (defect != Defect.VERIFY_AFTER_CLOSE_IS_IO_ERROR) {
+        checkOpen();
+      }
+      checkLog();
+    }
+  }
+
+  /** What {@link #verify()} checks: the header and every record of the log. */
+  private void checkLog() {
     try {
       ByteBuffer all = readAll(log);
       long size = all.remaining();
@@ -1547,6 +1663,7 @@ final class RefStore implements Store {
   public Store keyspace(String name) {
     checkNamed(name);
     requireFeature(Feature.KEYSPACES);
+    name = folded(name);
     synchronized (this) {
       checkOpen();
       if (!named.containsKey(name) || forgotten.contains(name)) {
@@ -1559,7 +1676,9 @@ final class RefStore implements Store {
                   + keyspaces()
                   + ")");
         }
-        appendRecord(keyspaceRecord(CREATE, name));
+        if (defect != Defect.EMPTY_KEYSPACE_NOT_LOGGED) { // the bug: only its keys' records
+          appendRecord(keyspaceRecord(CREATE, name));
+        }
         forgotten.remove(name); // DROP_KEEPS_KEYS: the old keys are back
         named.computeIfAbsent(name, x -> new TreeMap<>(map.comparator()));
       }
@@ -1594,6 +1713,7 @@ final class RefStore implements Store {
   public boolean dropKeyspace(String name) {
     checkNamed(name);
     requireFeature(Feature.KEYSPACES);
+    name = folded(name);
     synchronized (this) {
       checkWritable();
       for (RefKeyspace h : new ArrayList<>(handles)) {
@@ -1612,6 +1732,13 @@ final class RefStore implements Store {
       named.remove(name);
       return true;
     }
+  }
+
+  /** A keyspace's name as this engine keeps it: as given, or (a defect) in lower case. */
+  private String folded(String name) {
+    return defect == Defect.KEYSPACE_NAMES_IGNORE_CASE
+        ? name.toLowerCase(java.util.Locale.ROOT)
+        : name;
   }
 
   private static void checkNamed(String name) {
