@@ -211,10 +211,7 @@ final class Compactor {
       boolean worked = false;
       try {
         worked = runOnce(Mode.BACKGROUND, null);
-        if (failing) {
-          failing = false;
-          state.taskRecovered(TASK);
-        }
+        worksAgain();
         guard.reap();
       } catch (SimulatedCrash e) {
         worked = false;
@@ -291,11 +288,16 @@ final class Compactor {
       }
     }
     guard.reap();
-    if (failing) { // a full foreground pass worked: so does compaction
+    worksAgain(); // a full foreground pass worked: so does compaction
+    return bytesReclaimed.get() - before;
+  }
+
+  /** A run worked: compaction is no longer failing, and the store's health says so. */
+  private void worksAgain() {
+    if (failing) {
       failing = false;
       state.taskRecovered(TASK);
     }
-    return bytesReclaimed.get() - before;
   }
 
   /** Waits until no background run holds a segment; whether one did. */
