@@ -100,6 +100,169 @@ public final class StoreCopy {
         p.copied, p.bytes, p.resumedFrom, p.skipped, source, target, System.nanoTime() - start);
   }
 
+  /**
+   * Salvages a damaged store into {@code to}: every intact entry {@link
+   * io.kv4j.spi.StoreProvider#salvage(StoreConfig, io.kv4j.spi.SalvageSink) the source's engine}
+   * can read, written in batches (keyspaces into the target's keyspaces of the same name), then the
+   * target is synced. The source is opened by its engine's salvage, read-only, and never written.
+   *
+   * <pre>{@code
+   * try (Store to = Stores.open("hashlog:/data/rescued")) {
+   *   StoreCopy.Salvaged r = StoreCopy.salvage(StoreConfig.parse("hashlog:/data/broken"), to,
+   *       StoreCopy.Options.defaults());
+   *   r.damage().forEach(d -> System.err.println("lost: " + d.describe()));
+   * }
+   * }</pre>
+   *
+   * <p>Entries arrive in the engine's order, not key order, so an interrupted salvage cannot be
+   * resumed: start again into an empty target. {@link Options#resume(boolean) resume} and {@link
+   * Options#verify(boolean) verify} are ignored (there is no intact source to compare with).
+   *
+   * @param from where the damaged store is; its engine must support salvage
+   * @param to the target, empty
+   * @param options batch sizes and progress listener
+   * @return the entries written and every damaged region the source's engine stepped over
+   * @throws IllegalStateException if the target is not empty
+   * @throws UnsupportedOperationException if the source's engine cannot salvage, or the source has
+   *     keyspaces and the target has no {@link Feature#KEYSPACES}
+   * @throws IllegalArgumentException if {@code from} names no installed engine
+   */
+  public static Salvaged salvage(StoreConfig from, Store to, Options options) {
+    Objects.requireNonNull(from, "from");
+    Objects.requireNonNull(to, "to");
+    Objects.requireNonNull(options, "options");
+    requireEmpty(to);
+    long start = System.nanoTime();
+    StoreConfig source = from.toBuilder().readOnly(true).createIfMissing(false).build();
+    SalvageWriter w = new SalvageWriter(to, options, start);
+    List<DamagedRegion> damage;
+    try {
+      damage = List.copyOf(Stores.provider(from.engine()).salvage(source, w::entry));
+      w.flushAll();
+    } finally {
+      w.closeKeyspaces();
+    }
+    to.sync();
+    w.report(true);
+    return new Salvaged(
+        w.entries, w.bytes, List.copyOf(w.spaces.keySet()), damage, System.nanoTime() - start);
+  }
+
+  /** Batches salvaged entries per keyspace into the target. */
+  private static final class SalvageWriter {
+    final Store to;
+    final Options options;
+    final long start;
+    final java.util.Map<String, Store> spaces = new java.util.TreeMap<>();
+    final java.util.Map<String, WriteBatch> pending = new java.util.HashMap<>();
+    final java.util.Map<String, long[]> pendingSize = new java.util.HashMap<>();
+    long entries;
+    long bytes;
+
+    SalvageWriter(Store to, Options options, long start) {
+      this.to = to;
+      this.options = options;
+      this.start = start;
+    }
+
+    void entry(String keyspace, byte[] key, byte[] value) {
+      String name = keyspace == null ? "" : keyspace;
+      Store target = keyspace == null ? to : spaces.get(name);
+      if (target == null) {
+        if (!to.info().has(Feature.KEYSPACES)) {
+          throw new UnsupportedOperationException(
+              "the damaged store has keyspace '"
+                  + keyspace
+                  + "' but target "
+                  + to.info().describe()
+                  + " does not support "
+                  + Feature.KEYSPACES
+                  + "; choose a target engine with keyspaces");
+        }
+        target = to.keyspace(keyspace);
+        spaces.put(name, target);
+      }
+      if (!target.info().has(Feature.ATOMIC_BATCH)) {
+        target.put(key, value);
+        count(key, value);
+        return;
+      }
+      WriteBatch b = pending.computeIfAbsent(name, n -> new WriteBatch());
+      long[] size = pendingSize.computeIfAbsent(name, n -> new long[2]);
+      b.put(key, value);
+      size[0]++;
+      size[1] += key.length + value.length;
+      if (size[0] >= options.batchEntries || size[1] >= options.batchBytes) {
+        flush(name, target);
+      }
+    }
+
+    private void count(byte[] key, byte[] value) {
+      entries++;
+      bytes += key.length + value.length;
+    }
+
+    private void flush(String name, Store target) {
+      WriteBatch b = pending.remove(name);
+      long[] size = pendingSize.remove(name);
+      if (b == null || size[0] == 0) {
+        return;
+      }
+      target.write(b);
+      entries += size[0];
+      bytes += size[1];
+      report(false);
+    }
+
+    void flushAll() {
+      flush("", to);
+      for (var e : spaces.entrySet()) {
+        flush(e.getKey(), e.getValue());
+      }
+    }
+
+    void closeKeyspaces() {
+      for (Store s : spaces.values()) {
+        if (s != to) {
+          s.close();
+        }
+      }
+    }
+
+    void report(boolean done) {
+      if (options.listener != null) {
+        options.listener.progress(
+            new Progress(entries, 0, bytes, -1, System.nanoTime() - start, false, done));
+      }
+    }
+  }
+
+  /**
+   * What a {@link #salvage(StoreConfig, Store, Options) salvage} wrote and what it lost.
+   *
+   * @param entries entries written to the target, over all keyspaces
+   * @param bytes key and value bytes written
+   * @param keyspaces the named keyspaces written to
+   * @param damage every damaged region the source's engine stepped over; empty if it found none
+   * @param elapsedNanos how long it took
+   */
+  public record Salvaged(
+      long entries,
+      long bytes,
+      List<String> keyspaces,
+      List<DamagedRegion> damage,
+      long elapsedNanos) {
+
+    /**
+     * Whether the source had no damage the engine could find.
+     *
+     * @return true if {@link #damage()} is empty
+     */
+    public boolean intact() {
+      return damage.isEmpty();
+    }
+  }
+
   /** The running totals of one copy, over the store's own keys and its keyspaces. */
   private static final class Progressed {
     final Options options;

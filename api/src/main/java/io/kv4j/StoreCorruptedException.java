@@ -1,6 +1,7 @@
 package io.kv4j;
 
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * Stored data failed a check (checksum, magic number, structure) or the location holds something
@@ -9,9 +10,11 @@ import java.nio.file.Path;
  */
 public final class StoreCorruptedException extends StoreException {
   private static final long serialVersionUID = 1L;
+  private static final Path UNKNOWN = Path.of("?");
 
   private final transient Path file;
   private final long offset;
+  private final transient List<DamagedRegion> damage;
 
   /**
    * Creates an exception.
@@ -24,6 +27,7 @@ public final class StoreCorruptedException extends StoreException {
     super(message);
     this.file = file;
     this.offset = offset;
+    this.damage = List.of(DamagedRegion.at(file == null ? UNKNOWN : file, offset, message));
   }
 
   /**
@@ -38,6 +42,25 @@ public final class StoreCorruptedException extends StoreException {
     super(message, cause);
     this.file = file;
     this.offset = offset;
+    this.damage = List.of(DamagedRegion.at(file == null ? UNKNOWN : file, offset, message));
+  }
+
+  /**
+   * Creates an exception for every damaged region a check found; {@link #file()} and {@link
+   * #offset()} are the first region's.
+   *
+   * @param message what is wrong, overall
+   * @param damage the damaged regions, at least one
+   * @throws IllegalArgumentException if {@code damage} is empty
+   */
+  public StoreCorruptedException(String message, List<DamagedRegion> damage) {
+    super(message);
+    if (damage.isEmpty()) {
+      throw new IllegalArgumentException("a corruption report needs at least one damaged region");
+    }
+    this.damage = List.copyOf(damage);
+    this.file = damage.get(0).file();
+    this.offset = damage.get(0).offset();
   }
 
   /**
@@ -56,5 +79,15 @@ public final class StoreCorruptedException extends StoreException {
    */
   public long offset() {
     return offset;
+  }
+
+  /**
+   * Every damaged region the check found, the first being {@link #file()} at {@link #offset()}.
+   * Engines that stop at the first damage report one region; its file is {@code "?"} when unknown.
+   *
+   * @return the regions, at least one (empty only after deserialization)
+   */
+  public List<DamagedRegion> damage() {
+    return damage == null ? List.of() : damage;
   }
 }

@@ -1,5 +1,6 @@
 package io.kv4j.spi;
 
+import io.kv4j.DamagedRegion;
 import io.kv4j.Feature;
 import io.kv4j.Limits;
 import io.kv4j.Store;
@@ -71,4 +72,29 @@ public interface StoreProvider {
    * @throws io.kv4j.StoreIOException if the location cannot be read or created
    */
   Store open(StoreConfig config);
+
+  /**
+   * Reads every intact entry of a damaged store without the checks that make {@link
+   * #open(StoreConfig)} refuse it: the way out when a store will not open or {@link Store#verify()}
+   * fails. Each key's newest intact value goes to {@code sink} once per keyspace and key, in no
+   * particular order; a value is handed over only if its checksum passed, where the format has one.
+   * Reports every damaged region it stepped over.
+   *
+   * <p>Never writes to the store's files and creates none in its directory (it may copy files
+   * elsewhere and work on the copy); like a read-only open, it refuses a store another process has
+   * open for writing where the engine can tell. Salvage cannot know what a damaged region held: a
+   * deletion lost in one may bring back the value it deleted, an overwrite lost in one the value it
+   * replaced. {@link io.kv4j.StoreCopy#salvage StoreCopy.salvage} and {@code kv4j salvage} write
+   * the result to a new store.
+   *
+   * @param config where the store is; the engine options that matter to reading it
+   * @param sink receives the intact entries
+   * @return every damaged region found, empty if the store is intact
+   * @throws UnsupportedOperationException if the engine cannot salvage (the default)
+   * @throws io.kv4j.StoreLockedException if the store is open for writing elsewhere
+   * @throws io.kv4j.StoreIOException if the files cannot be read at all
+   */
+  default List<DamagedRegion> salvage(StoreConfig config, SalvageSink sink) {
+    throw new UnsupportedOperationException("engine '" + id() + "' cannot salvage a damaged store");
+  }
 }
