@@ -36,6 +36,7 @@ import picocli.CommandLine.Spec;
       CompactCommand.class,
       VerifyCommand.class,
       CopyCommand.class,
+      SalvageCommand.class,
       BackupCommand.class,
       BenchCommand.class,
       TckCommand.class

@@ -1,6 +1,7 @@
 package io.kv4j.cli;
 
 import io.kv4j.Cursor;
+import io.kv4j.DamagedRegion;
 import io.kv4j.Entry;
 import io.kv4j.Feature;
 import io.kv4j.KeyRange;
@@ -161,7 +162,14 @@ final class VerifyCommand implements Runnable {
   /** Prints the findings and the verdict; any finding is exit code CORRUPT. */
   private void print(PrintWriter out, String gap, long start) {
     for (StoreCorruptedException x : corrupt) {
-      out.println("CORRUPT " + where(x) + ": " + Main.oneLine(x.getMessage()));
+      if (x.damage().size() > 1) {
+        // The engine's check found several damaged regions: one line each.
+        for (DamagedRegion d : x.damage()) {
+          out.println("CORRUPT " + Main.oneLine(d.describe()));
+        }
+      } else {
+        out.println("CORRUPT " + where(x) + ": " + Main.oneLine(x.getMessage()));
+      }
     }
     for (int i = 0; i < Math.min(MAX_SHOWN, problems.size()); i++) {
       out.println("PROBLEM " + problems.get(i));
@@ -181,7 +189,8 @@ final class VerifyCommand implements Runnable {
     for (String n : notes) {
       out.println("NOTE " + n);
     }
-    int found = corrupt.size() + problems.size();
+    int found =
+        corrupt.stream().mapToInt(x -> Math.max(1, x.damage().size())).sum() + problems.size();
     out.println(
         (found == 0 ? "OK: " : "FAILED: ")
             + Format.count(entries)
