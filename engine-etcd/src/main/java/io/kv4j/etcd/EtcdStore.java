@@ -121,13 +121,28 @@ final class EtcdStore extends AbstractStore {
               Retry.ALWAYS);
       if (Json.number(Json.object(r.get("result")), "TTL") <= 0) {
         lockLost = true;
+        failWrites(LEASE_LOST, null);
+      } else {
+        backgroundRecovered(LEASE_TASK);
       }
     } catch (StoreException | IllegalArgumentException e) {
-      // Unreachable right now (election, member down): the next tick tries again.
+      // Unreachable right now (election, member down): the next tick tries again; until one
+      // works, stats() and verify() say the store is degraded.
+      backgroundFailing(LEASE_TASK, e);
     } catch (IllegalStateException e) {
       // Closed meanwhile: this task is cancelled.
+    } catch (Throwable e) {
+      // Anything else would end the scheduled task silently and let the lease expire unseen: the
+      // store fails, naming the cause, until reopened.
+      lockLost = true;
+      failWrites("its lease keep-alive task failed unexpectedly", e);
     }
   }
+
+  private static final String LEASE_TASK = "lease keep-alive";
+  private static final String LEASE_LOST =
+      "lost the lease holding the store's lock key (it expired while this client was cut off, or"
+          + " it was revoked); close and reopen";
 
   // ---------------------------------------------------------------------------------- keys
 
@@ -150,10 +165,7 @@ final class EtcdStore extends AbstractStore {
 
   private void checkLock() {
     if (root.lockLost) {
-      throw failWrites(
-          "lost the lease holding the store's lock key (it expired while this client was cut off,"
-              + " or it was revoked); close and reopen",
-          null);
+      throw failWrites(LEASE_LOST, null);
     }
   }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kv4j.Store;
 import io.kv4j.StoreIOException;
+import io.kv4j.StoreStats;
 import io.kv4j.Stores;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -13,9 +14,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -216,6 +219,18 @@ class EtcdClusterTest {
                       "kvs")
                   .get(0));
       TestEtcd.post("/v3/lease/revoke", "{\"ID\":\"" + lock.get("lease") + "\"}");
+      // The lease keeper notices by itself, before any write: the store's health says so.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+      while (s.stats().health() != StoreStats.Health.FAILED) {
+        assertThat(System.nanoTime())
+            .as("health FAILED after the lease was revoked")
+            .isLessThan(deadline);
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+      }
+      assertThat(s.stats().problem()).contains("lost the lease");
+      assertThatThrownBy(s::verify)
+          .isInstanceOf(StoreIOException.class)
+          .hasMessageContaining("lost the lease");
       assertThatThrownBy(() -> s.put(b("k"), b("w")))
           .isInstanceOf(StoreIOException.class)
           .hasMessageContaining("lost the lease");
