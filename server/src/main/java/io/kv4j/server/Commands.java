@@ -20,6 +20,7 @@ import java.util.function.Supplier;
  * StoreHealth} (failed writes and reopening).
  */
 final class Commands {
+  private final RespServer server;
   private final Dataset data;
   private final StoreHealth health;
   private final ConnectionCommands connection;
@@ -29,6 +30,7 @@ final class Commands {
   private final Command[] table = new Command[256];
 
   Commands(Store store, RespServer server, Supplier<Store> reopener) {
+    this.server = server;
     this.data = new Dataset(store);
     this.health = new StoreHealth(data, reopener, server.options.reopenIntervalSeconds());
     this.connection = new ConnectionCommands(data, server.options);
@@ -224,8 +226,17 @@ final class Commands {
     return c.quit;
   }
 
-  /** Inside MULTI: keeps a copy of the request for EXEC, or refuses a command MULTI cannot run. */
-  private static void queue(Command c, Session s, Request r, ByteBuf out) {
+  /**
+   * Inside MULTI: keeps a copy of the request for EXEC, or refuses a command MULTI cannot run. The
+   * queue is input waiting to run, so its memory is charged like buffered input: to this client's
+   * {@code client-query-buffer-limit} (with its input buffer) and to the server-wide {@code
+   * total-query-buffer-limit}. A command that would pass either is refused with an error and the
+   * whole transaction is discarded at once (its memory freed; EXEC answers EXECABORT), as Redis
+   * flags a transaction whose command it refused. Once a transaction is doomed, later commands are
+   * answered QUEUED but not kept (Redis does the same: no memory for a transaction that cannot
+   * run).
+   */
+  private void queue(Command c, Session s, Request r, ByteBuf out) {
     if (c.noMulti) {
       Reply.error(
           out,
@@ -236,20 +247,64 @@ final class Commands {
                   ? "a transaction runs in one database"
                   : "it has no keys to lock")
               + ")");
-      s.queueFailed = true;
+      s.abortQueue();
+      return;
+    }
+    if (s.queueFailed) {
+      Reply.simple(out, "QUEUED");
+      return;
+    }
+    long cost = queuedCost(r);
+    long client = server.options.clientQueryBufferLimit();
+    if (s.queuedBytes + s.inputBytes + cost > client) {
+      refuseQueued(
+          s,
+          out,
+          "ERR transaction discarded: its queued commands would pass this client's limit of "
+              + client
+              + " bytes (client-query-buffer-limit)");
+      return;
+    }
+    long total = server.options.totalQueryBufferLimit();
+    if (server.bufferedBytes.get() + cost > total) {
+      refuseQueued(
+          s,
+          out,
+          "ERR transaction discarded: its queued commands would pass the server's limit of "
+              + total
+              + " bytes for all clients' input (total-query-buffer-limit)");
       return;
     }
     byte[][] args = new byte[r.count()][];
     for (int i = 0; i < args.length; i++) {
       args[i] = r.bytes(i);
     }
+    s.chargeQueue(cost);
     s.queued.add(args);
     Reply.simple(out, "QUEUED");
   }
 
+  private void refuseQueued(Session s, ByteBuf out, String message) {
+    server.queryBufferRejections.increment();
+    s.abortQueue();
+    Reply.error(out, message);
+  }
+
+  /**
+   * The heap a queued copy of {@code r} takes: one array of references, one byte array per argument
+   * (16-byte headers, 8-byte alignment) and the list's slot.
+   */
+  static long queuedCost(Request r) {
+    long cost = 16 + 8L * r.count() + 8;
+    for (int i = 0; i < r.count(); i++) {
+      cost += 16 + ((r.length(i) + 7L) & ~7L);
+    }
+    return cost;
+  }
+
   private static void flagTransaction(Session s) {
     if (s.queued != null) {
-      s.queueFailed = true;
+      s.abortQueue();
     }
   }
 

@@ -95,9 +95,10 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
         !(remote instanceof InetSocketAddress a)
             || a.getAddress() == null
             || a.getAddress().isLoopbackAddress();
-    session = new Session(server.clientIds.incrementAndGet(), local);
+    session = new Session(server.clientIds.incrementAndGet(), local, server.bufferedBytes);
     session.remote = String.valueOf(remote);
     session.authenticated = !commands.defaultUserNeedsPassword();
+    session.inputBytes = buf.length;
     server.totalConnections.increment();
     counted = true;
     if (server.connectedClients.incrementAndGet() > server.maxClients) {
@@ -264,7 +265,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     } else {
       long need = (long) pending + n;
       long limit = Math.min(server.options.clientQueryBufferLimit(), Integer.MAX_VALUE - 8);
-      if (need > limit) {
+      if (need + session.queuedBytes > limit) {
         server.queryBufferRejections.increment();
         protocolError(
             "client query buffer over the limit of "
@@ -285,6 +286,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
       byte[] bigger = new byte[(int) want];
       System.arraycopy(buf, r, bigger, 0, pending);
       buf = bigger;
+      session.inputBytes = want;
     }
     r = 0;
     w = pending;
@@ -549,6 +551,9 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     server.bufferedBytes.addAndGet(-charged);
     charged = 0;
     buf = new byte[INITIAL_INPUT];
+    if (session != null) {
+      session.inputBytes = INITIAL_INPUT;
+    }
   }
 
   private void releaseInput() {

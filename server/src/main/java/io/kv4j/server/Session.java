@@ -2,6 +2,7 @@ package io.kv4j.server;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /** Per-connection state visible to commands. Used by one thread at a time (the connection's). */
 final class Session {
@@ -27,6 +28,18 @@ final class Session {
 
   /** Commands queued after MULTI (each a copy of its arguments), or null outside MULTI. */
   List<byte[][]> queued;
+
+  /**
+   * The memory {@link #queued} holds, charged to the server-wide input budget and counted against
+   * this client's query-buffer limit: a transaction is input waiting to run.
+   */
+  long queuedBytes;
+
+  /** The size of the connection's input buffer, which the client limit counts with the queue. */
+  long inputBytes;
+
+  /** The server-wide input budget the queue is charged to. */
+  private final AtomicLong budget;
 
   /** An error was reported while queueing: EXEC answers EXECABORT. */
   boolean queueFailed;
@@ -55,9 +68,10 @@ final class Session {
       ServerOptions.User user,
       boolean authenticated) {}
 
-  Session(long id, boolean local) {
+  Session(long id, boolean local, AtomicLong budget) {
     this.id = id;
     this.local = local;
+    this.budget = budget;
   }
 
   Settings settings() {
@@ -82,5 +96,46 @@ final class Session {
     queued = null;
     queueFailed = false;
     watched = null;
+    releaseQueue();
+  }
+
+  /** Charges {@code bytes} more of queued commands to the budget. */
+  void chargeQueue(long bytes) {
+    queuedBytes += bytes;
+    budget.addAndGet(bytes);
+  }
+
+  /**
+   * Takes the queue's charge out of the session without giving it back (EXEC holds the queue while
+   * it runs, and gives the charge back through {@link #release} when done).
+   */
+  long detachQueueCharge() {
+    long b = queuedBytes;
+    queuedBytes = 0;
+    return b;
+  }
+
+  void release(long bytes) {
+    budget.addAndGet(-bytes);
+  }
+
+  /** Gives the queue's charge back to the budget (the queue is dropped or has run). */
+  void releaseQueue() {
+    if (queuedBytes != 0) {
+      budget.addAndGet(-queuedBytes);
+      queuedBytes = 0;
+    }
+  }
+
+  /**
+   * A transaction that can no longer run: its commands are dropped now (their memory and charge
+   * released), and EXEC will answer EXECABORT.
+   */
+  void abortQueue() {
+    queueFailed = true;
+    if (queued != null && !queued.isEmpty()) {
+      queued = new ArrayList<>();
+    }
+    releaseQueue();
   }
 }

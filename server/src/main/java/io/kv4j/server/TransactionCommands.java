@@ -87,10 +87,19 @@ final class TransactionCommands {
     List<byte[][]> queued = s.queued;
     List<Session.Watch> watched = s.watched;
     boolean aborted = s.queueFailed;
+    long charge = s.detachQueueCharge(); // the queue stays charged until it has run
     s.endMulti();
-    if (aborted) {
-      throw new CommandException("EXECABORT Transaction discarded because of previous errors.");
+    try {
+      if (aborted) {
+        throw new CommandException("EXECABORT Transaction discarded because of previous errors.");
+      }
+      exec(s, queued, watched, out);
+    } finally {
+      s.release(charge);
     }
+  }
+
+  private void exec(Session s, List<byte[][]> queued, List<Session.Watch> watched, ByteBuf out) {
     List<byte[]> keys = new ArrayList<>();
     for (byte[][] args : queued) {
       commands.named(name(args)).addKeys(args, keys);
