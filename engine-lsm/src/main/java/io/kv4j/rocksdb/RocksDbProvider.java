@@ -1,10 +1,12 @@
 package io.kv4j.rocksdb;
 
+import io.kv4j.DamagedRegion;
 import io.kv4j.Feature;
 import io.kv4j.Limits;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.spi.OptionSpec;
+import io.kv4j.spi.SalvageSink;
 import io.kv4j.spi.StoreProvider;
 import java.util.EnumSet;
 import java.util.List;
@@ -152,5 +154,15 @@ public final class RocksDbProvider implements StoreProvider {
   @Override
   public Store open(StoreConfig config) {
     return Opening.open(config);
+  }
+
+  /**
+   * Reads every intact entry of a damaged store from a copy of its files (see {@link Salvage}):
+   * table files past their damaged data blocks, WALs past their damaged records, every lookup
+   * checked, each key's newest version or nothing.
+   */
+  @Override
+  public List<DamagedRegion> salvage(StoreConfig config, SalvageSink sink) {
+    return Salvage.run(config, sink);
   }
 }
