@@ -275,6 +275,8 @@ public final class Main {
             + "  --requirepass-file FILE      same, read from the first line of FILE\n"
             + "  --user NAME:rw|ro:PW         a named user, read-write or read-only (repeatable)\n"
             + "  --protected-mode yes|no      without a password, refuse non-loopback clients (yes)\n"
+            + "  --auth-timeout S             close clients that must authenticate and have not\n"
+            + "                               after S seconds (10; 0 = never)\n"
             + "  --tls-cert-file F --tls-key-file F   serve TLS only (PEM certificate chain and\n"
             + "                               PKCS#8 key)\n"
             + "limits (bytes accept k/m/g suffixes, binary units):\n"

@@ -72,6 +72,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
   private int numberEnd;
 
   private boolean paused;
+  private int authGraces;
   private boolean closing;
   private boolean counted;
   private volatile boolean inactive;
@@ -112,7 +113,29 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     super.channelActive(ctx);
+    int authTimeout = server.options.authTimeoutSeconds();
+    if (!session.authenticated && authTimeout > 0) {
+      ctx.executor().schedule(this::authDeadline, authTimeout, TimeUnit.SECONDS);
+    }
     ctx.read();
+  }
+
+  /**
+   * A client that had to authenticate and has not within {@code --auth-timeout} is closed, so
+   * strangers cannot hold connections and their buffers (a trickle of bytes keeps a partial request
+   * alive for --request-timeout each time). A request of this client still being processed (its
+   * AUTH, perhaps) gets a second more, at most five times.
+   */
+  private void authDeadline() {
+    if (session.authenticated || inactive || closing) {
+      return;
+    }
+    if (serial.busy() && authGraces++ < 5) {
+      ctx.executor().schedule(this::authDeadline, 1, TimeUnit.SECONDS);
+      return;
+    }
+    server.authTimeouts.increment();
+    ctx.close();
   }
 
   private void refuse(String text) {
@@ -408,6 +431,10 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
         protocolError("invalid multibulk length");
         return ERROR;
       }
+      if (number > ServerOptions.UNAUTHENTICATED_MAX_ARGS && !session.authenticated) {
+        protocolError("unauthenticated multibulk length");
+        return ERROR;
+      }
       scan = numberEnd - ri;
       if (number <= 0) {
         return SKIP; // "*0" and "*-1" are ignored, as Redis does
@@ -433,6 +460,11 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
       }
       if (h == ERROR || number < 0 || number > server.options.maxBulkBytes()) {
         protocolError("invalid bulk length");
+        return ERROR;
+      }
+      if (number > ServerOptions.UNAUTHENTICATED_MAX_BULK && !session.authenticated) {
+        // Redis's limit for strangers: they cannot make the server buffer big requests.
+        protocolError("unauthenticated bulk length");
         return ERROR;
       }
       if (number > maxBulk) {

@@ -86,6 +86,7 @@ final class RespServer implements AutoCloseable {
   final LongAdder deniedConnections = new LongAdder();
   final LongAdder timedOutClients = new LongAdder();
   final LongAdder queryBufferRejections = new LongAdder();
+  final LongAdder authTimeouts = new LongAdder();
   final ExecutorService workers;
   private final SslContext ssl;
   private final EventLoopGroup group;

@@ -62,6 +62,10 @@ final class ServerOptions {
     IDLE_TIMEOUT("--timeout", false, 0, 365 * 86400, 0),
     /** Seconds a partly received request may stall before its client is closed (0 = never). */
     REQUEST_TIMEOUT("--request-timeout", false, 0, 365 * 86400, 60),
+    /**
+     * Seconds a client that must authenticate may stay connected without doing so (0 = forever).
+     */
+    AUTH_TIMEOUT("--auth-timeout", false, 0, 86400, 10),
     /** Seconds between attempts to reopen a store that failed its writes (0 = never). */
     REOPEN_INTERVAL("--reopen-interval", false, 0, 86400, 10);
 
@@ -221,6 +225,17 @@ final class ServerOptions {
   /** Limit on the number of arguments of one request (Redis: 1024 * 1024). */
   int maxArgs() {
     return maxArgs;
+  }
+
+  /** Limit on the arguments of a request from a client that has not authenticated (Redis: 10). */
+  static final int UNAUTHENTICATED_MAX_ARGS = 10;
+
+  /** Limit on one argument from a client that has not authenticated (Redis: 16 KiB), bytes. */
+  static final int UNAUTHENTICATED_MAX_BULK = 16 * 1024;
+
+  /** See {@link Setting#AUTH_TIMEOUT}. */
+  int authTimeoutSeconds() {
+    return (int) get(Setting.AUTH_TIMEOUT);
   }
 
   /** Limit on an inline (telnet-style) request line (Redis: 64 KiB), bytes. */

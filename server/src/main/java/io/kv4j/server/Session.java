@@ -20,8 +20,11 @@ final class Session {
 
   /**
    * Whether the client may run commands (false until AUTH when the default user has a password).
+   * Until then its requests are held to Redis's unauthenticated limits (10 arguments of at most 16
+   * KiB) and it has {@code --auth-timeout} seconds to authenticate. Volatile: the event loop reads
+   * it when that deadline passes.
    */
-  boolean authenticated;
+  volatile boolean authenticated;
 
   /** The authenticated named user, or null for the default user. */
   ServerOptions.User user;

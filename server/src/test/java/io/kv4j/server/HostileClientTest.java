@@ -5,6 +5,7 @@ import static io.kv4j.server.ServerOptions.Setting.PORT;
 import static io.kv4j.server.ServerOptions.Setting.THREADS;
 import static io.kv4j.server.ServerOptions.Setting.TOTAL_QUERY_BUFFER_LIMIT;
 import static io.kv4j.server.TestServer.await;
+import static io.kv4j.server.TestServer.closedByServer;
 import static io.kv4j.server.TestServer.info;
 import static io.kv4j.server.TestServer.readLine;
 import static io.kv4j.server.TestServer.send;
@@ -153,6 +154,72 @@ class HostileClientTest {
         await(
             "the budget to be empty after " + end + " and a disconnect",
             () -> "0".equals(info(other, "kv4j_query_buffers_bytes")));
+      }
+    }
+  }
+
+  private static ServerOptions secured() {
+    return options().withRequirePass("pw");
+  }
+
+  @Test
+  void unauthenticatedClient_isHeldToSmallRequests() throws Exception {
+    try (TestServer server = new TestServer("memory:", secured())) {
+      try (Socket s = server.socket()) {
+        send(s, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$16385\r\n");
+        assertThat(readLine(s)).isEqualTo("-ERR Protocol error: unauthenticated bulk length");
+        assertThat(closedByServer(s)).isTrue();
+      }
+      try (Socket s = server.socket()) {
+        send(s, "*11\r\n");
+        assertThat(readLine(s)).isEqualTo("-ERR Protocol error: unauthenticated multibulk length");
+        assertThat(closedByServer(s)).isTrue();
+      }
+      try (Socket s = server.socket()) {
+        // At the limits: answered (NOAUTH), not closed.
+        s.getOutputStream().write(set("k", 16384));
+        send(s, "*10\r\n$6\r\nEXISTS\r\n" + "$1\r\nx\r\n".repeat(9));
+        assertThat(readLine(s)).isEqualTo("-NOAUTH Authentication required.");
+        assertThat(readLine(s)).isEqualTo("-NOAUTH Authentication required.");
+        // Once authenticated (AUTH in the same write as the big request), the usual limits hold.
+        s.getOutputStream().write("AUTH pw\r\n".getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().write(set("big", VALUE));
+        s.getOutputStream().flush();
+        assertThat(readLine(s)).isEqualTo("+OK");
+        assertThat(readLine(s)).isEqualTo("+OK");
+        send(s, "STRLEN big\r\n");
+        assertThat(readLine(s)).isEqualTo(":" + VALUE);
+      }
+    }
+    // Without a password every client is authenticated: no such limit.
+    try (TestServer server = new TestServer("memory:", options());
+        Socket s = server.socket()) {
+      s.getOutputStream().write(set("big", VALUE));
+      s.getOutputStream().flush();
+      assertThat(readLine(s)).isEqualTo("+OK");
+    }
+  }
+
+  @Test
+  void unauthenticatedClient_isClosedAfterTheAuthTimeout() throws Exception {
+    ServerOptions o = secured().with(ServerOptions.Setting.AUTH_TIMEOUT, 1);
+    try (TestServer server = new TestServer("memory:", o);
+        Socket authed = server.socket()) {
+      send(authed, "AUTH pw\r\n");
+      assertThat(readLine(authed)).isEqualTo("+OK");
+      try (Socket silent = server.socket();
+          Socket trickle = server.socket()) {
+        send(trickle, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100\r\nx");
+        // The socket read timeout (30 s) guards these two waits.
+        assertThat(closedByServer(silent)).as("silent client closed").isTrue();
+        assertThat(closedByServer(trickle)).as("trickling client closed").isTrue();
+      }
+      // Connected before both, so past its own deadline too: authenticated, it stays.
+      send(authed, "PING\r\n");
+      assertThat(readLine(authed)).isEqualTo("+PONG");
+      try (Jedis j = new Jedis("127.0.0.1", server.port(), 30_000)) {
+        j.auth("pw");
+        assertThat(info(j, "kv4j_auth_timeouts")).isEqualTo("2");
       }
     }
   }
