@@ -83,7 +83,7 @@ final class Salvage {
   private final Path walDir;
   private final Path copy;
   private final SalvageSink sink;
-  private final Regions regions = new Regions();
+  private final Regions regions;
 
   /** Copy file name to the store's file it came from. */
   private final Map<String, Path> origin = new HashMap<>();
@@ -93,6 +93,7 @@ final class Salvage {
     this.walDir = walDir;
     this.copy = copy;
     this.sink = sink;
+    this.regions = new Regions(copy, dir);
   }
 
   /**
@@ -635,6 +636,21 @@ final class Salvage {
 
       private void finish() {
         register();
+        String meta = scan.verifyChecksum();
+        if (meta != null) {
+          long[] at = TableScan.blockAt(meta);
+          if (scan.losses().stream().noneMatch(l -> l.offset() == at[0])) {
+            regions.add(
+                new Region(
+                    source(fileName(current)),
+                    at[0],
+                    at[1],
+                    keyspace,
+                    0,
+                    null,
+                    meta + " (a block of a table file that holds no entry: nothing lost)"));
+          }
+        }
         scan.close();
         scan = null;
       }
@@ -839,7 +855,7 @@ final class Salvage {
       }
     }
 
-    DamagedRegion toRegion() {
+    DamagedRegion toRegion(String problem) {
       return new DamagedRegion(
           file.toAbsolutePath(),
           Math.max(-1, offset),
@@ -854,7 +870,15 @@ final class Salvage {
   /** The regions found, one per damaged spot (file and offset), in the order found. */
   static final class Regions {
     private final Map<String, Region> byPlace = new LinkedHashMap<>();
+    private final String copy;
+    private final String dir;
     private int unplaced;
+
+    /** Regions of the store in {@code dir}, read from its copy in {@code copy}. */
+    Regions(Path copy, Path dir) {
+      this.copy = copy.toString();
+      this.dir = dir.toString();
+    }
 
     void add(Region r) {
       String place = r.file + "@" + r.offset + "/" + r.keyspace;
@@ -917,7 +941,8 @@ final class Salvage {
     List<DamagedRegion> list() {
       List<DamagedRegion> out = new ArrayList<>();
       for (Region r : byPlace.values()) {
-        out.add(r.toRegion());
+        // RocksDB's messages name the file in the copy, which is gone by now: name the store's.
+        out.add(r.toRegion(r.problem.replace(copy, dir)));
       }
       return List.copyOf(out);
     }
