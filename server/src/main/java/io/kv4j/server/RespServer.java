@@ -207,10 +207,11 @@ final class RespServer implements AutoCloseable {
     if (options.tlsCertFile() == null || options.tlsKeyFile() == null) {
       throw new IllegalArgumentException("TLS needs both --tls-cert-file and --tls-key-file");
     }
+    SslContext context;
     try {
-      return SslContextBuilder.forServer(
-              options.tlsCertFile().toFile(), options.tlsKeyFile().toFile())
-          .build();
+      context =
+          SslContextBuilder.forServer(options.tlsCertFile().toFile(), options.tlsKeyFile().toFile())
+              .build();
     } catch (Exception e) {
       throw new IllegalArgumentException(
           "cannot load TLS certificate "
@@ -221,6 +222,20 @@ final class RespServer implements AutoCloseable {
               + e.getMessage(),
           e);
     }
+    try {
+      TlsHandshake.check(context);
+    } catch (Exception e) {
+      throw new IllegalArgumentException(
+          "TLS certificate "
+              + options.tlsCertFile()
+              + " and key "
+              + options.tlsKeyFile()
+              + " do not work together (does the key belong to the certificate?): a test"
+              + " handshake failed: "
+              + e.getMessage(),
+          e);
+    }
+    return context;
   }
 
   private static ExecutorService newWorkers(int n) {

@@ -206,26 +206,7 @@ class AccessControlTest {
     assumeTrue(RedisToolsIntegrationTest.onPath("openssl"), "openssl not installed");
     Path cert = dir.resolve("cert.pem");
     Path key = dir.resolve("key.pem");
-    ToolRun made =
-        run(
-            List.of(
-                "openssl",
-                "req",
-                "-x509",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-days",
-                "2",
-                "-subj",
-                "/CN=localhost",
-                "-addext",
-                "subjectAltName=IP:127.0.0.1,DNS:localhost",
-                "-keyout",
-                key.toString(),
-                "-out",
-                cert.toString()));
-    assertThat(cert).as("%s", made).exists();
+    selfSigned(cert, key);
     ServerOptions tls =
         ServerOptions.defaults()
             .with(PORT, 0)
@@ -248,5 +229,67 @@ class AccessControlTest {
         assertThat(new String(answer, StandardCharsets.ISO_8859_1)).doesNotContain("PONG");
       }
     }
+  }
+
+  /** Makes a self-signed certificate for 127.0.0.1 and its PKCS#8 key with openssl. */
+  private static void selfSigned(Path cert, Path key) throws Exception {
+    ToolRun made =
+        run(
+            List.of(
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=localhost",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                "-keyout",
+                key.toString(),
+                "-out",
+                cert.toString()));
+    assertThat(cert).as("%s", made).exists();
+    assertThat(key).as("%s", made).exists();
+  }
+
+  @Test
+  void tlsKeyOfAnotherCertificate_isRefusedAtStart() throws Exception {
+    assumeTrue(RedisToolsIntegrationTest.onPath("openssl"), "openssl not installed");
+    Path cert = dir.resolve("cert.pem");
+    Path otherKey = dir.resolve("other-key.pem");
+    selfSigned(cert, dir.resolve("key.pem"));
+    selfSigned(dir.resolve("other-cert.pem"), otherKey);
+    ServerOptions mismatched =
+        ServerOptions.defaults().with(PORT, 0).with(THREADS, 1).withTls(cert, otherKey);
+    try (io.kv4j.Store store = io.kv4j.Stores.open("memory:")) {
+      assertThatThrownBy(() -> RespServer.start(store, mismatched).close())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("TLS certificate " + cert + " and key " + otherKey)
+          .hasMessageContaining("do not work together");
+    }
+    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+    Main.Launch l =
+        Main.launch(
+            new String[] {
+              "--port",
+              "0",
+              "--tls-cert-file",
+              cert.toString(),
+              "--tls-key-file",
+              otherKey.toString(),
+              "memory:"
+            },
+            new java.io.PrintStream(
+                new java.io.ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+            new java.io.PrintStream(err, true, StandardCharsets.UTF_8));
+    String text = err.toString(StandardCharsets.UTF_8);
+    assertThat(l.exitCode()).as(text).isEqualTo(1);
+    assertThat(l.server()).isNull();
+    assertThat(text).startsWith("kv4j-server: TLS certificate ").contains("do not work together");
+    assertThat(text.strip().lines().count()).as(text).isEqualTo(1);
   }
 }
