@@ -286,6 +286,6 @@ public final class TypedStore<K, V> {
 
   @Override
   public String toString() {
-    return "TypedStore[" + store.info().describe() + ", " + keys + " -> " + values + "]";
+    return "TypedStore[" + keys + " -> " + values + "]"; // no store call: safe after close
   }
 }
