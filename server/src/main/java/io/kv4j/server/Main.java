@@ -7,6 +7,10 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -95,12 +99,12 @@ public final class Main {
       err.println("kv4j-server: " + e.getMessage());
       return new Launch(1, null);
     }
-    announce(server, store, options, out, err);
+    announce(server, store, line, out, err);
     return new Launch(0, server);
   }
 
   /** The parsed command line: the options and the store URI. */
-  private record CommandLine(ServerOptions options, String uri) {}
+  private record CommandLine(ServerOptions options, String uri, List<String> warnings) {}
 
   /**
    * Parses the command line; null when it asks for --help.
@@ -109,6 +113,7 @@ public final class Main {
    */
   private static CommandLine parse(String[] args) {
     ServerOptions options = ServerOptions.defaults();
+    List<String> warnings = new ArrayList<>();
     String uri = null;
     Path tlsCert = null;
     Path tlsKey = null;
@@ -118,9 +123,17 @@ public final class Main {
         case "-p" -> options = options.with(ServerOptions.Setting.PORT, integer(args, ++i, a));
         case "--bind", "-b" -> options = options.withBind(value(args, ++i, a));
         case "--requirepass" -> options = options.withRequirePass(value(args, ++i, a));
-        case "--requirepass-file" ->
-            options = options.withRequirePass(firstLine(Path.of(value(args, ++i, a)), a));
+        case "--requirepass-file" -> {
+          Path f = Path.of(value(args, ++i, a));
+          options = options.withRequirePass(firstLine(f, a));
+          privateFile(f, a, warnings);
+        }
         case "--user" -> options = options.withUser(value(args, ++i, a));
+        case "--users-file" -> {
+          Path f = Path.of(value(args, ++i, a));
+          options = usersFile(f, a, options);
+          privateFile(f, a, warnings);
+        }
         case "--protected-mode" -> options = options.withProtectedMode(yesNo(args, ++i, a));
         case "--tls-cert-file" -> tlsCert = file(args, ++i, a);
         case "--tls-key-file" -> tlsKey = file(args, ++i, a);
@@ -150,12 +163,69 @@ public final class Main {
     if (tlsCert != null || tlsKey != null) {
       options = options.withTls(tlsCert, tlsKey);
     }
-    return new CommandLine(options, uri);
+    if (!options.users().isEmpty() && options.requirePassHash() == null) {
+      warnings.add(
+          "kv4j-server: WARNING: ACL users are set but the default user has no password"
+              + " (--requirepass): any client that does not AUTH is the default user and may read"
+              + " and write every key — from loopback, and from anywhere if protected mode is"
+              + " off.");
+    }
+    return new CommandLine(options, uri, List.copyOf(warnings));
+  }
+
+  /**
+   * Adds the users of {@code file}: one {@code NAME:rw|ro:PASSWORD} per line, blank lines and lines
+   * starting with {@code #} skipped. Errors name the line, never its text (it holds a password).
+   */
+  private static ServerOptions usersFile(Path file, String flag, ServerOptions options) {
+    List<String> lines;
+    try {
+      lines = Files.readAllLines(file);
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException(flag + ": cannot read " + file + ": " + e.getMessage());
+    }
+    ServerOptions o = options;
+    int n = 0;
+    for (String line : lines) {
+      n++;
+      String t = line.strip();
+      if (t.isEmpty() || t.startsWith("#")) {
+        continue;
+      }
+      o =
+          o.withUser(
+              line,
+              flag + " " + file + " line " + n,
+              "(the line is not shown: it holds a password)");
+    }
+    return o;
+  }
+
+  /** Warns when a file holding passwords can be read by other users. */
+  private static void privateFile(Path file, String flag, List<String> warnings) {
+    try {
+      Set<PosixFilePermission> p = Files.getPosixFilePermissions(file);
+      if (p.contains(PosixFilePermission.GROUP_READ)
+          || p.contains(PosixFilePermission.OTHERS_READ)) {
+        warnings.add(
+            "kv4j-server: WARNING: "
+                + flag
+                + " "
+                + file
+                + " can be read by other users (chmod 600 it): it holds passwords.");
+      }
+    } catch (UnsupportedOperationException | java.io.IOException e) {
+      // Not a POSIX file system: nothing to say.
+    }
   }
 
   /** Prints the listening line, and the WARNING when the server is reachable without password. */
   private static void announce(
-      RespServer server, Store store, ServerOptions options, PrintStream out, PrintStream err) {
+      RespServer server, Store store, CommandLine line, PrintStream out, PrintStream err) {
+    ServerOptions options = line.options();
+    for (String w : line.warnings()) {
+      err.println(w);
+    }
     if (server.bindsBeyondLoopback() && options.requirePassHash() == null) {
       err.println(
           "kv4j-server: WARNING: listening on "
@@ -274,6 +344,8 @@ public final class Main {
             + "  --requirepass PW             password of the default user (none)\n"
             + "  --requirepass-file FILE      same, read from the first line of FILE\n"
             + "  --user NAME:rw|ro:PW         a named user, read-write or read-only (repeatable)\n"
+            + "  --users-file FILE            users from FILE, one NAME:rw|ro:PW per line\n"
+            + "                               (keeps passwords out of ps; # comments)\n"
             + "  --protected-mode yes|no      without a password, refuse non-loopback clients (yes)\n"
             + "  --auth-timeout S             close clients that must authenticate and have not\n"
             + "                               after S seconds (10; 0 = never)\n"

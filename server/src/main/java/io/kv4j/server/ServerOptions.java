@@ -293,26 +293,36 @@ final class ServerOptions {
    * everything after the second colon).
    */
   ServerOptions withUser(String spec) {
+    return withUser(spec, "--user", "got '" + spec + "'");
+  }
+
+  /**
+   * Adds a named user as {@link #withUser(String)} does; errors start with {@code where} and end
+   * with {@code shown} (what of the line may be shown: a line of a file is not, it holds a
+   * password).
+   */
+  ServerOptions withUser(String spec, String where, String shown) {
     String[] p = spec == null ? new String[0] : spec.split(":", 3);
     if (p.length != 3
         || p[0].isEmpty()
         || p[2].isEmpty()
         || !(p[1].equals("rw") || p[1].equals("ro"))) {
       throw new IllegalArgumentException(
-          "--user wants NAME:rw:PASSWORD or NAME:ro:PASSWORD, got '" + spec + "'");
+          where + " wants NAME:rw:PASSWORD or NAME:ro:PASSWORD, " + shown);
     }
     if (p[0].equals("default")) {
-      throw new IllegalArgumentException("--user default: use --requirepass for the default user");
+      throw new IllegalArgumentException(
+          where + ": user default: use --requirepass for the default user");
     }
     for (User u : users) {
       if (u.name().equals(p[0])) {
-        throw new IllegalArgumentException("--user " + p[0] + " is given twice");
+        throw new IllegalArgumentException(where + ": user " + p[0] + " is given twice");
       }
     }
     for (int i = 0; i < p[0].length(); i++) {
       char ch = p[0].charAt(i);
       if (ch <= ' ' || ch > '~') {
-        throw new IllegalArgumentException("--user name must be printable ASCII: " + p[0]);
+        throw new IllegalArgumentException(where + ": user name must be printable ASCII");
       }
     }
     ServerOptions c = copy();

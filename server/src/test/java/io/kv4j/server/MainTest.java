@@ -168,4 +168,81 @@ class MainTest {
       r.server().store().close();
     }
   }
+
+  private Path privateFile(String name, String text) throws Exception {
+    Path f = dir.resolve(name);
+    java.nio.file.Files.writeString(f, text);
+    java.nio.file.Files.setPosixFilePermissions(
+        f, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    return f;
+  }
+
+  @Test
+  void usersFile_addsUsersWhosePasswordsStayOutOfTheCommandLine() throws Exception {
+    Path users = privateFile("users", "# kv4j users\n\nalice:ro:alice pw\n  \nbob:rw:b:pw\n");
+    Result r =
+        launch("--port", "0", "--requirepass", "root", "--users-file", users.toString(), "memory:");
+    assertThat(r.code()).as(r.err()).isZero();
+    try (redis.clients.jedis.Jedis alice =
+            new redis.clients.jedis.Jedis("127.0.0.1", r.server().port(), 30_000);
+        redis.clients.jedis.Jedis bob =
+            new redis.clients.jedis.Jedis("127.0.0.1", r.server().port(), 30_000)) {
+      assertThat(r.err()).isEmpty();
+      assertThat(bob.auth("bob", "b:pw")).isEqualTo("OK");
+      assertThat(bob.set("k", "v")).isEqualTo("OK");
+      assertThat(alice.auth("alice", "alice pw")).isEqualTo("OK");
+      assertThat(alice.get("k")).isEqualTo("v");
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> alice.set("k", "x"))
+          .hasMessageStartingWith("NOPERM User alice");
+      assertThat(alice.aclUsers()).containsExactly("default", "alice", "bob");
+    } finally {
+      r.server().close();
+      r.server().store().close();
+    }
+  }
+
+  @Test
+  void usersFile_badLineIsNamedWithoutShowingIt() throws Exception {
+    Path users = privateFile("users", "alice:ro:pw1\nbob:admin:secret-pw\n");
+    Result r = launch("--port", "0", "--users-file", users.toString(), "memory:");
+    assertOneLineError(r, 2, "--users-file " + users + " line 2 wants NAME:rw:PASSWORD");
+    assertThat(r.err()).doesNotContain("secret-pw");
+    assertOneLineError(
+        launch("--users-file", dir.resolve("missing").toString(), "memory:"), 2, "cannot read");
+  }
+
+  @Test
+  void usersWithoutRequirepass_warnThatTheDefaultUserIsOpen() throws Exception {
+    Path users = dir.resolve("users");
+    java.nio.file.Files.writeString(users, "alice:ro:pw\n");
+    java.nio.file.Files.setPosixFilePermissions(
+        users, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+    for (String[] args :
+        new String[][] {
+          {"--port", "0", "--user", "alice:ro:pw", "memory:"},
+          {"--port", "0", "--users-file", users.toString(), "memory:"}
+        }) {
+      Result r = launch(args);
+      try {
+        assertThat(r.code()).isZero();
+        assertThat(r.err())
+            .as("%s", String.join(" ", args))
+            .contains("WARNING: ACL users are set but the default user has no password")
+            .contains("may read and write every key");
+      } finally {
+        r.server().close();
+        r.server().store().close();
+      }
+    }
+    Result r =
+        launch("--port", "0", "--requirepass", "x", "--users-file", users.toString(), "memory:");
+    try {
+      assertThat(r.err())
+          .doesNotContain("default user has no password")
+          .contains("WARNING: --users-file " + users + " can be read by other users");
+    } finally {
+      r.server().close();
+      r.server().store().close();
+    }
+  }
 }
