@@ -1,10 +1,12 @@
 package io.kv4j.hashlog;
 
+import io.kv4j.DamagedRegion;
 import io.kv4j.Feature;
 import io.kv4j.Limits;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.spi.OptionSpec;
+import io.kv4j.spi.SalvageSink;
 import io.kv4j.spi.StoreProvider;
 import java.nio.file.Path;
 import java.util.EnumSet;
@@ -150,6 +152,19 @@ public final class HashLogProvider implements StoreProvider {
   @Override
   public Store open(StoreConfig config) {
     return open(config, seededHasher(new SplittableRandom().nextLong()));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>hashlog: every segment of the store and of each keyspace is read record by record, each
+   * record's CRC32C checked, stepping over damage to the next intact record; the newest intact
+   * version of each key wins, a tombstone hiding older ones. Hints are not needed. The unit of loss
+   * is the damaged record (with the bytes up to the next intact one). See {@link Salvage}.
+   */
+  @Override
+  public List<DamagedRegion> salvage(StoreConfig config, SalvageSink sink) {
+    return Salvage.run(config, sink);
   }
 
   static HashLogStore open(StoreConfig config, KeyDir.Hasher hasher) {

@@ -4,6 +4,7 @@ import io.kv4j.Feature;
 import io.kv4j.KeyRange;
 import io.kv4j.Limits;
 import io.kv4j.StoreConfig;
+import io.kv4j.StoreCorruptedException;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
@@ -449,15 +450,25 @@ final class HashLogStore extends AbstractStore {
   /**
    * {@inheritDoc}
    *
-   * <p>hashlog: the files against the manifest, then every record and hint (see {@link Verifier}).
+   * <p>hashlog: the files against the manifest, then every record and hint (see {@link Verifier}),
+   * of the store and of each keyspace; one exception lists every damaged region found.
    */
   @Override
   protected void doVerify() {
-    verifier.verify();
+    List<StoreCorruptedException> found = new ArrayList<>(verifier.check());
     if (keyspaces != null) {
-      for (HashLogStore k : keyspaces.all()) {
-        k.verifier.verify();
+      for (String name : keyspaces.names()) {
+        try {
+          for (StoreCorruptedException e : keyspaces.get(name).verifier.check()) {
+            found.add(Verifier.inKeyspace(e, name));
+          }
+        } catch (StoreCorruptedException e) { // the keyspace does not open
+          found.add(Verifier.inKeyspace(e, name));
+        }
       }
+    }
+    if (!found.isEmpty()) {
+      throw Verifier.merged(found);
     }
   }
 

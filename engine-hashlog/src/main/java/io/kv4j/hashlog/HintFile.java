@@ -233,11 +233,36 @@ final class HintFile {
     if (!RecordCodec.hintCrcMatches(b)) {
       return "hint checksum mismatch";
     }
-    return checkEntries(b, seg);
+    return checkEntries(b, seg.end);
   }
 
-  /** Structural check of every entry against the segment, before anything is delivered. */
-  private static String checkEntries(ByteBuffer b, Segment seg) {
+  /**
+   * Checks a hint read into {@code b} on its own, against no segment file: its header (for segment
+   * {@code segmentId}), its CRC, and every entry within the segment length it describes. For {@link
+   * Salvage}, which reads every segment record by record whatever its hint says, and uses an intact
+   * hint only to tell which records a damaged region of the segment held.
+   *
+   * @return null if the hint is intact, else what is wrong
+   */
+  static String checkAlone(ByteBuffer b, int segmentId) {
+    String bad = RecordCodec.checkFileHeader(b, RecordCodec.HINT_MAGIC, segmentId);
+    if (bad != null) {
+      return bad;
+    }
+    if (b.limit() < RecordCodec.FILE_HEADER + RecordCodec.HINT_TRAILER) {
+      return "hint file truncated";
+    }
+    if (!RecordCodec.hintCrcMatches(b)) {
+      return "hint checksum mismatch";
+    }
+    return checkEntries(b, RecordCodec.hintSegmentLength(b));
+  }
+
+  /**
+   * Structural check of every entry against a segment of {@code segmentEnd} bytes, before anything
+   * is delivered.
+   */
+  private static String checkEntries(ByteBuffer b, long segmentEnd) {
     int count = RecordCodec.hintCount(b);
     int entriesEnd = b.limit() - RecordCodec.HINT_TRAILER;
     int q = RecordCodec.FILE_HEADER;
@@ -252,7 +277,7 @@ final class HintFile {
       q += RecordCodec.HINT_ENTRY_HEADER + k;
       if (q > entriesEnd
           || off < RecordCodec.FILE_HEADER
-          || off + RecordCodec.recordSize(k, 0) + v > seg.end
+          || off + RecordCodec.recordSize(k, 0) + v > segmentEnd
           || k < 1
           || k > RecordCodec.MAX_KEY
           || v > RecordCodec.MAX_VALUE

@@ -44,7 +44,9 @@ import java.util.stream.Stream;
  */
 final class Keyspaces {
   static final String DIR_NAME = "keyspaces";
-  private static final String DROPPING = ".drop-";
+
+  /** The prefix of a dropped keyspace's directory until its deletion finishes. */
+  static final String DROPPING = ".drop-";
 
   /** Opens (read-write: creates if empty) the sub-store of keyspace {@code name} in {@code dir}. */
   interface Opener {
@@ -288,7 +290,8 @@ final class Keyspaces {
     return out;
   }
 
-  private static boolean validName(String n) {
+  /** Whether {@code n} names a keyspace (not the default one). */
+  static boolean validName(String n) {
     try {
       Store.checkKeyspaceName(n);
       return !Store.DEFAULT_KEYSPACE.equals(n);

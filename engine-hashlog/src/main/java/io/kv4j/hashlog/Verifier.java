@@ -1,5 +1,6 @@
 package io.kv4j.hashlog;
 
+import io.kv4j.DamagedRegion;
 import io.kv4j.StoreCorruptedException;
 import io.kv4j.StoreIOException;
 import io.kv4j.spi.StoreDirectory;
@@ -8,7 +9,9 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -18,6 +21,11 @@ import java.util.concurrent.atomic.LongAdder;
  * the records ending exactly at the segment's end, and a valid hint file entry by entry against the
  * records it describes. A damaged or missing hint is not an error: it is only an accelerator,
  * rebuilt at the next read-write open.
+ *
+ * <p><b>Every damaged region</b> is reported, not just the first: a check goes on past each problem
+ * (a segment's invalid records are stepped over to the next valid one, see {@link SegmentScan}),
+ * and {@code verify()} throws one {@link StoreCorruptedException} whose {@code damage()} lists them
+ * all, its message the first problem's followed by the next few ({@link #check}, {@link #merged}).
  *
  * <p><b>A live store</b>: each segment is checked inside the reader guard (a segment compaction
  * retires meanwhile stays mapped until the check leaves it, and one retired before is skipped), and
@@ -63,36 +71,107 @@ final class Verifier {
   }
 
   /**
-   * Verifies everything (see the class comment).
+   * Checks everything (see the class comment) and returns every damage found, one exception per
+   * damaged region, in the order found: the files against the manifest first, then each segment's
+   * header, its invalid stretches (stepped over to the next valid record, {@link SegmentScan}) and
+   * its hint. A segment whose file is shorter than its mapping is not read (a read past a file's
+   * end through a mapping would crash the JVM).
    *
-   * @throws StoreCorruptedException naming the first damage found
+   * @return the damage found, empty if none
    */
-  void verify() {
+  List<StoreCorruptedException> check() {
+    List<StoreCorruptedException> found = new ArrayList<>();
     View view;
     try {
-      view = checkFiles();
+      view = checkFiles(found);
     } catch (IOException e) {
       throw new StoreIOException(state.describe() + ": verify could not read " + dir + ": " + e, e);
     }
     for (Segment g : view.segments) {
+      if (view.unread.contains(g)) {
+        continue;
+      }
       int token = guard.enter(); // first: a segment not retired now stays mapped until exit
       try {
         if (g.retired || g.dropped) {
           continue;
         }
-        if (g == view.newestReadOnly) {
-          verifyNewestReadOnly(g, view.plan);
-        } else {
-          verifySegment(g);
+        List<StoreCorruptedException> here = new ArrayList<>();
+        try {
+          if (g == view.newestReadOnly) {
+            verifyNewestReadOnly(g, view.plan);
+          } else {
+            verifySegment(g, here);
+          }
+        } catch (StoreCorruptedException e) {
+          here.add(e);
         }
-      } catch (StoreCorruptedException e) {
         if (!g.retired) { // compacted away meanwhile: its copies were checked on the way
-          throw e;
+          found.addAll(here);
         }
       } finally {
         guard.exit(token);
       }
     }
+    return found;
+  }
+
+  /** How many damaged regions after the first a merged message describes. */
+  private static final int DESCRIBED = 3;
+
+  /**
+   * One exception for every damage found: the first itself when there is one; else one whose {@link
+   * StoreCorruptedException#damage()} lists every region, whose message is the first damage's
+   * message followed by the next few regions and how many more there are, and whose cause is the
+   * first damage.
+   */
+  static StoreCorruptedException merged(List<StoreCorruptedException> found) {
+    if (found.size() == 1) {
+      return found.get(0);
+    }
+    List<DamagedRegion> all = new ArrayList<>();
+    for (StoreCorruptedException e : found) {
+      all.addAll(e.damage());
+    }
+    StringBuilder m =
+        new StringBuilder(found.get(0).getMessage())
+            .append("; and ")
+            .append(all.size() - 1)
+            .append(" more damaged region")
+            .append(all.size() == 2 ? "" : "s")
+            .append(": ");
+    int shown = Math.min(all.size() - 1, DESCRIBED);
+    for (int i = 1; i <= shown; i++) {
+      m.append(i > 1 ? "; " : "").append(all.get(i).describe());
+    }
+    if (all.size() - 1 > shown) {
+      m.append("; and ").append(all.size() - 1 - shown).append(" more");
+    }
+    StoreCorruptedException e = new StoreCorruptedException(m.toString(), all);
+    e.initCause(found.get(0));
+    return e;
+  }
+
+  /**
+   * The damage of a keyspace's sub-store, its regions naming the keyspace; message and first region
+   * as before.
+   */
+  static StoreCorruptedException inKeyspace(StoreCorruptedException e, String keyspace) {
+    List<DamagedRegion> named = new ArrayList<>();
+    for (DamagedRegion d : e.damage()) {
+      named.add(
+          new DamagedRegion(
+              d.file(),
+              d.offset(),
+              d.length(),
+              keyspace,
+              d.lostEntries(),
+              d.lostKeys(),
+              d.problem()));
+    }
+    StoreCorruptedException k = new StoreCorruptedException(e.getMessage(), named);
+    k.initCause(e);
+    return k;
   }
 
   /** {@link #hintsWrittenDuringCheck} so far. */
@@ -103,42 +182,55 @@ final class Verifier {
   /**
    * What {@link #checkFiles} found: the installed segments, the plan recovery would make of the
    * files now, and for a read-only open its newest segment (judged as recovery judges it), else
-   * null.
+   * null; and the segments not to read, whose files are shorter than their mappings. The plan is
+   * null if the manifest or the files it lists are damaged.
    */
-  private record View(Segment[] segments, Recovery.Plan plan, Segment newestReadOnly) {}
+  private record View(
+      Segment[] segments, Recovery.Plan plan, Segment newestReadOnly, Set<Segment> unread) {}
 
   /**
    * The files against the manifest and the installed segments, with no compaction commit and no
-   * roll meanwhile.
+   * roll meanwhile; what is wrong goes to {@code found}.
    *
    * @return the installed segments, to check record by record
    */
-  private View checkFiles() throws IOException {
+  private View checkFiles(List<StoreCorruptedException> found) throws IOException {
     synchronized (segments.manifestLock) { // no compaction commits meanwhile
       segments.writeLock.lock(); // no rolls meanwhile
       try {
         Segment[] segs = segments.all().clone();
-        Manifest m = Manifest.read(dir);
-        if (m == null && (!readOnly || directory.format() >= 2)) {
-          throw new StoreCorruptedException(
-              "hashlog: the segment manifest " + Manifest.path(dir) + " is missing",
-              Manifest.path(dir),
-              -1);
+        Recovery.Plan plan = null;
+        try {
+          Manifest m = Manifest.read(dir);
+          if (m == null && (!readOnly || directory.format() >= 2)) {
+            throw new StoreCorruptedException(
+                "hashlog: the segment manifest " + Manifest.path(dir) + " is missing",
+                Manifest.path(dir),
+                -1);
+          }
+          plan = Recovery.plan(dir, Recovery.list(dir).segments, m);
+        } catch (StoreCorruptedException e) {
+          found.add(e); // the segments are still read, each on its own
         }
-        Recovery.Plan plan = Recovery.plan(dir, Recovery.list(dir).segments, m);
         // A read-only open installs exactly the segments it loaded, the newest last.
         Segment newest = readOnly && segs.length > 0 ? segs[segs.length - 1] : null;
+        Set<Segment> unread = new HashSet<>();
         for (Segment g : segs) {
           if (g.retired || g.dropped) {
             continue;
           }
-          if (g == newest) {
-            checkNewestLength(g);
-          } else {
-            checkLength(g);
+          try {
+            if (g == newest) {
+              checkNewestLength(g);
+            } else {
+              checkLength(g);
+            }
+          } catch (StoreCorruptedException e) {
+            found.add(e);
+            unread.add(g);
           }
         }
-        return new View(segs, plan, newest);
+        return new View(segs, plan, newest, unread);
       } finally {
         segments.writeLock.unlock();
       }
@@ -190,7 +282,7 @@ final class Verifier {
     }
   }
 
-  private void verifySegment(Segment g) {
+  private void verifySegment(Segment g, List<StoreCorruptedException> found) {
     // Sealed before its end is read: that end is then final, and the hint, once written, describes
     // exactly the records below it. Still active: a hint written while the records are checked
     // describes more of them than this check reads (see the class comment).
@@ -199,23 +291,43 @@ final class Verifier {
     if (end < RecordCodec.FILE_HEADER) {
       return; // a segment whose header is still to be written holds no record
     }
-    Recovery.checkHeader(g);
-    List<long[]> found = new ArrayList<>();
-    int stop =
-        Recovery.scan(
+    try {
+      Recovery.checkHeader(g);
+    } catch (StoreCorruptedException e) {
+      found.add(e); // the records after it are still checked
+    }
+    List<long[]> records = new ArrayList<>();
+    List<SegmentScan.Stretch> bad =
+        SegmentScan.scan(
             g.map,
             RecordCodec.FILE_HEADER,
             end,
-            (type, off, k, v) -> found.add(new long[] {type, off, k, v}),
-            null);
-    if (stop != end) {
-      throw RecordReader.corrupt(g, stop, "invalid record (bad checksum or header)");
+            false,
+            (type, off, k, v) -> records.add(new long[] {type, off, k, v}));
+    for (SegmentScan.Stretch s : bad) {
+      found.add(invalid(g, s, end));
+    }
+    if (!bad.isEmpty()) {
+      return; // the hint describes the records the damage took too
     }
     if (sealed) {
-      checkHint(g, found);
+      checkHint(g, records);
     } else if (g.sealed && Files.exists(HintFile.path(dir, g.id))) {
       hintsWrittenDuringCheck.increment();
     }
+  }
+
+  /** The damage of a stretch of invalid bytes in a segment. */
+  private static StoreCorruptedException invalid(Segment g, SegmentScan.Stretch s, int end) {
+    long lost = SegmentScan.countRecords(g.map, s.from(), s.to());
+    String what =
+        "invalid record (bad checksum or header); "
+            + s.length()
+            + " bytes up to "
+            + (s.to() < end ? "the next valid record at offset " + s.to() : "the segment's end");
+    return new StoreCorruptedException(
+        "hashlog: corrupt record in " + g.path + " at offset " + s.from() + ": " + what,
+        List.of(new DamagedRegion(g.path, s.from(), s.length(), null, lost, null, what)));
   }
 
   /**
@@ -248,7 +360,7 @@ final class Verifier {
     if (fileLen < g.end) {
       throw RecordReader.corrupt(g, fileLen, "the file was cut short below its records");
     }
-    boolean clean = plan.clean && g.id == plan.load.get(plan.load.size() - 1);
+    boolean clean = plan != null && plan.clean && g.id == plan.load.get(plan.load.size() - 1);
     if (g.end < RecordCodec.FILE_HEADER) {
       // The open found no header: created just before a crash, nothing of it was ever data.
       if (clean
