@@ -176,6 +176,11 @@ final class Commands {
     return connection.defaultUserNeedsPassword();
   }
 
+  /** Failed AUTH attempts since the server started. */
+  long authFailures() {
+    return connection.authFailures.count();
+  }
+
   /** A connection closed: forget its transaction. */
   void disconnected(Session s) {
     s.endMulti();

@@ -23,6 +23,7 @@ final class ConnectionCommands {
 
   private final Dataset data;
   private final ServerOptions options;
+  final AuthFailures authFailures = new AuthFailures();
 
   ConnectionCommands(Dataset data, ServerOptions options) {
     this.data = data;
@@ -91,7 +92,7 @@ final class ConnectionCommands {
     ServerOptions.User user = s.user;
     for (; i < r.count(); i++) {
       if (r.is(i, "AUTH") && i + 2 < r.count()) {
-        ServerOptions.User u = login(r.string(i + 1), r.bytes(i + 2));
+        ServerOptions.User u = login(s, r.string(i + 1), r.bytes(i + 2));
         authenticated = true;
         user = u;
         i += 2;
@@ -138,7 +139,7 @@ final class ConnectionCommands {
    * Checks a user name and password; returns the named user, or null for the default user. The
    * default user without --requirepass is Redis's "nopass" user: any password is accepted.
    */
-  private ServerOptions.User login(String name, byte[] password) {
+  private ServerOptions.User login(Session s, String name, byte[] password) {
     if (name.equals("default")) {
       byte[] hash = options.requirePassHash();
       if (hash == null
@@ -152,6 +153,7 @@ final class ConnectionCommands {
         }
       }
     }
+    authFailures.failed(name, s.remote);
     throw new CommandException("WRONGPASS invalid username-password pair or user is disabled.");
   }
 
@@ -165,9 +167,9 @@ final class ConnectionCommands {
             "ERR AUTH <password> called without any password configured for the default user."
                 + " Are you sure your configuration is correct?");
       }
-      s.user = login("default", r.bytes(1));
+      s.user = login(s, "default", r.bytes(1));
     } else {
-      s.user = login(r.string(1), r.bytes(2));
+      s.user = login(s, r.string(1), r.bytes(2));
     }
     s.authenticated = true;
     Reply.ok(out);
@@ -211,10 +213,19 @@ final class ConnectionCommands {
     } else if (r.is(1, "ID") && r.count() == 2) {
       Reply.integer(out, s.id);
     } else if (r.is(1, "SETINFO") && r.count() == 4) {
+      String value = r.string(3);
+      for (int i = 0; i < value.length(); i++) {
+        char c = value.charAt(i);
+        if (c < '!' || c > '~') {
+          // Redis's rule: the value is printed in CLIENT LIST and INFO lines; no CR/LF there.
+          throw new CommandException(
+              "ERR " + r.string(2) + " cannot contain spaces, newlines or special characters.");
+        }
+      }
       if (r.is(2, "LIB-NAME")) {
-        s.libName = r.string(3);
+        s.libName = value;
       } else if (r.is(2, "LIB-VER")) {
-        s.libVersion = r.string(3);
+        s.libVersion = value;
       } else {
         throw new CommandException("ERR Unrecognized option '" + r.string(2) + "'");
       }

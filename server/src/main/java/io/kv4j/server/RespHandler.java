@@ -388,9 +388,12 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void execute() {
-    if (request.count() > 0 && (request.is(0, "POST") || request.is(0, "HOST:"))) {
+    if (request.count() > 0
+        && (request.is(0, "POST") || request.is(0, "HOST:") || request.is(0, "PRI"))) {
       // A browser's HTTP request to this port (cross-protocol scripting): Redis aborts the
-      // connection without a reply, and so do we, before anything later in the input runs.
+      // connection without a reply, and so do we, before anything later in the input runs. PRI
+      // is the first word of the HTTP/2 connection preface ("PRI * HTTP/2.0"); no command has
+      // that name.
       server.securityAttacks.increment();
       StderrLog.print(
           "kv4j-server: possible SECURITY ATTACK detected: an HTTP '"

@@ -173,6 +173,8 @@ final class ServerCommands {
         .append(server.timedOutClients.sum())
         .append("\r\nkv4j_query_buffer_rejections:")
         .append(server.queryBufferRejections.sum())
+        .append("\r\nacl_access_denied_auth:")
+        .append(commands.authFailures())
         .append("\r\nkv4j_auth_timeouts:")
         .append(server.authTimeouts.sum())
         .append("\r\n\r\n");

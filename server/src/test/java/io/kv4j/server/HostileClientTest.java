@@ -223,4 +223,50 @@ class HostileClientTest {
       }
     }
   }
+
+  @Test
+  void failedAuth_isCountedInInfo() throws Exception {
+    try (TestServer server = new TestServer("memory:", secured());
+        Socket s = server.socket()) {
+      send(s, "AUTH wrong\r\nAUTH nobody x\r\nHELLO 3 AUTH default nope\r\nAUTH pw\r\n");
+      for (int i = 0; i < 3; i++) {
+        assertThat(readLine(s)).startsWith("-WRONGPASS");
+      }
+      assertThat(readLine(s)).isEqualTo("+OK");
+      try (Jedis j = new Jedis("127.0.0.1", server.port(), 30_000)) {
+        j.auth("pw");
+        assertThat(info(j, "acl_access_denied_auth")).isEqualTo("3");
+      }
+    }
+  }
+
+  @Test
+  void clientSetinfo_refusesNewlinesAndSpaces() throws Exception {
+    try (TestServer server = new TestServer("memory:", options());
+        Socket s = server.socket()) {
+      send(s, "*4\r\n$6\r\nCLIENT\r\n$7\r\nSETINFO\r\n$8\r\nLIB-NAME\r\n$9\r\nx\r\nid=666\r\n");
+      assertThat(readLine(s))
+          .isEqualTo("-ERR LIB-NAME cannot contain spaces, newlines or special characters.");
+      send(s, "*4\r\n$6\r\nCLIENT\r\n$7\r\nSETINFO\r\n$7\r\nLIB-VER\r\n$3\r\n1 2\r\n");
+      assertThat(readLine(s))
+          .isEqualTo("-ERR LIB-VER cannot contain spaces, newlines or special characters.");
+      send(s, "CLIENT SETINFO LIB-NAME jedis\r\nCLIENT INFO\r\n");
+      assertThat(readLine(s)).isEqualTo("+OK");
+      readLine(s); // the bulk's length
+      assertThat(readLine(s)).contains(" lib-name=jedis ").doesNotContain("666");
+    }
+  }
+
+  @Test
+  void http2Preface_abortsTheConnectionBeforeAnythingRuns() throws Exception {
+    try (TestServer server = new TestServer("memory:", options());
+        Jedis other = new Jedis("127.0.0.1", server.port(), 30_000)) {
+      try (Socket s = server.socket()) {
+        send(s, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\nSET k pwned\r\n");
+        assertThat(TestServer.readToEnd(s)).as("bytes the server wrote back").isEmpty();
+      }
+      assertThat(other.get("k")).isNull();
+      assertThat(info(other, "kv4j_security_attacks")).isEqualTo("1");
+    }
+  }
 }
