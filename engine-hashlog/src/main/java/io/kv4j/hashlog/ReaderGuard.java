@@ -6,6 +6,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Keeps the mappings readers use mapped: a segment retired by compaction is unmapped only after
@@ -54,9 +56,47 @@ final class ReaderGuard {
     readers.exit(token);
   }
 
-  /** Closes the gate and waits for every reader inside to leave (store close). */
-  void close() {
-    readers.close();
+  /**
+   * How long {@link #close} waits for the readers inside. Readers are short calls, and every
+   * background thread is stopped before the close waits, so they leave in microseconds; a count
+   * that stays up is a reader that can no longer leave: a fault on a mapped page (a segment cut
+   * short behind the store's back) that the JVM delivers asynchronously can land between a reader's
+   * entry and its exit and skip the exit.
+   */
+  long closeWaitNanos = TimeUnit.SECONDS.toNanos(10);
+
+  /**
+   * Waits for every reader inside to leave (store close; the store is marked closed, so no reader
+   * enters any more). If one is still counted after {@link #closeWaitNanos}, the mappings are left
+   * to the garbage collector instead of being unmapped ({@link Segments#keepMappings}), so the
+   * close ends and a reader still inside (if there is one) never meets an unmapped page.
+   *
+   * @return whether every reader left in time
+   */
+  boolean close() {
+    long deadline = System.nanoTime() + closeWaitNanos;
+    for (int round = 0; readers.inside() != 0; round++) {
+      if (System.nanoTime() - deadline > 0) {
+        segments.keepMappings();
+        HashLogStore.LOG.log(
+            System.Logger.Level.WARNING,
+            "hashlog: "
+                + readers.inside()
+                + " reader(s) of "
+                + segments.dir
+                + " still counted after "
+                + TimeUnit.NANOSECONDS.toMillis(closeWaitNanos)
+                + " ms at close (a fault on a mapped page can skip a reader's exit); its"
+                + " mappings are left to the garbage collector");
+        return false;
+      }
+      if (round < 1_000) {
+        Thread.onSpinWait();
+      } else {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+      }
+    }
+    return true;
   }
 
   // ---------------------------------------------------------------- cursors and graves

@@ -218,9 +218,24 @@ final class Segments {
 
   // ---------------------------------------------------------------- close
 
+  private volatile boolean keepMappings;
+
   /**
-   * Closes every segment's file and unmaps it; nothing is installed afterwards. Caller made sure no
-   * reader is inside and no background thread runs.
+   * Makes {@link #closeAll} leave the mappings to the garbage collector instead of unmapping them:
+   * for a close that could not be sure every reader has left.
+   */
+  void keepMappings() {
+    keepMappings = true;
+  }
+
+  /** Whether {@link #keepMappings} was called. */
+  boolean mappingsKept() {
+    return keepMappings;
+  }
+
+  /**
+   * Closes every segment's file and unmaps it (unless {@link #keepMappings} was called); nothing is
+   * installed afterwards. Caller made sure no reader is inside and no background thread runs.
    */
   void closeAll() {
     writeLock.lock();
@@ -231,7 +246,9 @@ final class Segments {
         } catch (IOException e) {
           HashLogStore.LOG.log(Level.WARNING, "hashlog: closing " + s.path + " failed", e);
         }
-        Mappings.unmap(s.map);
+        if (!keepMappings) {
+          Mappings.unmap(s.map);
+        }
       }
       table = SegmentTable.EMPTY;
       active = null;
