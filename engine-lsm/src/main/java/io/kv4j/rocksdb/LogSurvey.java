@@ -36,7 +36,9 @@ import java.util.zip.CRC32C;
  * <p><b>What a span cost</b>, for a WAL: the sequence numbers between the last intact write batch
  * before it and the first one after it (each operation of a batch has its own sequence number), so
  * {@link Span#lostOperations()} is exact when intact batches surround the span, and -1 otherwise
- * (at the end of the file, or in a WAL whose records are compressed).
+ * (at the end of the file, or in a WAL whose records are compressed). The span's records as they
+ * are, checksums failed ({@link Span#unverified()}), are kept too: never to be applied, only to
+ * tell which keys the lost writes probably touched.
  */
 final class LogSurvey {
   private static final int BLOCK = RecordLog.BLOCK;
@@ -50,8 +52,11 @@ final class LogSurvey {
    * @param length its length in bytes
    * @param lostOperations write operations (sequence numbers) it held, or -1 if unknown
    * @param problem what was wrong at its start
+   * @param unverified the logical records of the span assembled from their fragments as they are
+   *     (checksums failed or fragments missing): hints at what was lost, never data
    */
-  record Span(long offset, long length, long lostOperations, String problem) {}
+  record Span(
+      long offset, long length, long lostOperations, String problem, List<byte[]> unverified) {}
 
   /** Receives the intact logical records in file order. */
   @FunctionalInterface
@@ -59,11 +64,12 @@ final class LogSurvey {
     /**
      * One intact logical record.
      *
+     * @param offset where its first fragment starts
      * @param type its physical type for records that are not user records (9 and above), or 1 for a
      *     user record (a write batch in a WAL, a version edit in a MANIFEST), whole
      * @param payload its bytes
      */
-    void record(int type, byte[] payload) throws IOException;
+    void record(long offset, int type, byte[] payload) throws IOException;
   }
 
   private final List<Span> damage;
@@ -190,7 +196,7 @@ final class LogSurvey {
         if (torn >= 0 && torn < spanAt) {
           end = spanAt; // cannot happen: a torn tail is found only after the last damage
         }
-        damage.add(new Span(spanAt, end - spanAt, -1, spanWhy));
+        damage.add(new Span(spanAt, end - spanAt, -1, spanWhy, unverified()));
       }
       if (torn < 0 && zeroAt >= 0) {
         torn = zeroAt; // zeros to the end: preallocated space
@@ -232,6 +238,7 @@ final class LogSurvey {
         }
         if (!intact(pos, header, length)) {
           damaged(base + pos, "record checksum mismatch");
+          unverified(type, pos + header, length);
           int next = pos + header + length;
           if (next + HEADER <= n && startsIntactRecord(next, n)) {
             pos = next; // the damage hit the payload: the declared length still holds
@@ -291,6 +298,7 @@ final class LogSurvey {
             if (spanAt < 0) {
               damaged(at, "record fragment without its first fragment");
             }
+            unverified(type, from, length);
             return;
           }
           fragments.append(block, from, length);
@@ -308,7 +316,7 @@ final class LogSurvey {
             compressed |= length > 0 && block[from] != 0; // 0 is kNoCompression
           }
           if (out != null) {
-            out.record(type, Arrays.copyOfRange(block, from, from + length));
+            out.record(at, type, Arrays.copyOfRange(block, from, from + length));
           }
         }
       }
@@ -339,7 +347,7 @@ final class LogSurvey {
       }
       if (spanAt >= 0) {
         long lost = seq >= 0 && nextSequence >= 0 ? Math.max(0, seq - nextSequence) : -1;
-        damage.add(new Span(spanAt, pendingEnd - spanAt, lost, spanWhy));
+        damage.add(new Span(spanAt, pendingEnd - spanAt, lost, spanWhy, unverified()));
         spanAt = -1;
       }
       if (seq >= 0) {
@@ -347,13 +355,15 @@ final class LogSurvey {
       }
       records++;
       if (out != null) {
-        out.record(1, payload);
+        out.record(at, 1, payload);
       }
     }
 
     private void damaged(long at, String why) {
       if (fragments != null) {
         at = Math.min(at, fragmentAt); // the logical record being assembled is lost with it
+        flushUnverified();
+        hint = fragments;
         fragments = null;
       }
       if (zeroAt >= 0) {
@@ -364,6 +374,55 @@ final class LogSurvey {
         spanAt = at;
         spanWhy = why;
       }
+    }
+
+    /** The span's records as they are, assembled by fragment type; kept only for a WAL. */
+    private final List<byte[]> hints = new ArrayList<>();
+
+    private ByteArrayBuilder hint;
+
+    /** A physical record of a damaged span, intact or not: assembled into {@link #hints}. */
+    private void unverified(int type, int from, int length) {
+      if (!wal || from + length > block.length || length < 0) {
+        return;
+      }
+      switch (type) {
+        case 1, 5 -> {
+          flushUnverified();
+          hints.add(Arrays.copyOfRange(block, from, from + length));
+        }
+        case 2, 6 -> {
+          flushUnverified();
+          hint = new ByteArrayBuilder();
+          hint.append(block, from, length);
+        }
+        case 3, 7, 4, 8 -> {
+          if (hint == null) {
+            hint = new ByteArrayBuilder();
+          }
+          hint.append(block, from, length);
+          if (type == 4 || type == 8) {
+            flushUnverified();
+          }
+        }
+        default -> {
+          // a damaged type byte: which record this was cannot be told
+        }
+      }
+    }
+
+    private void flushUnverified() {
+      if (hint != null) {
+        hints.add(hint.toArray());
+        hint = null;
+      }
+    }
+
+    private List<byte[]> unverified() {
+      flushUnverified();
+      List<byte[]> out = List.copyOf(hints);
+      hints.clear();
+      return out;
     }
 
     private long tornAt(long at) {
@@ -402,7 +461,7 @@ final class LogSurvey {
       this.os = os;
     }
 
-    void record(int type, byte[] payload) throws IOException {
+    void record(long offset, int type, byte[] payload) throws IOException {
       if (type != 1) {
         // Recyclable variants carry a log number in an 11-byte header: written without it.
         physical(type == 11 ? 10 : type == 34 ? 33 : type, payload, 0, payload.length);

@@ -6,6 +6,7 @@ import io.kv4j.StoreConfig;
 import io.kv4j.StoreIOException;
 import io.kv4j.spi.SalvageSink;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -159,6 +160,7 @@ final class Salvage {
     surveyWals();
     String manifest = usableManifest();
     if (manifest == null || manifestDamaged(manifest)) {
+      reportWals(0);
       new TablesOnly(copy, origin, regions, sink).run();
       return regions.list();
     }
@@ -219,24 +221,39 @@ final class Salvage {
   // ------------------------------------------------------------------ logs
 
   /**
+   * Keys that a damaged WAL span appears to have written (read from its records as they are,
+   * checksums failed), by column family id, with the place of the span (WAL number, offset); a key
+   * written again by an intact record after the span is dropped from here. Salvage withholds these
+   * keys: their newest version was probably lost, and an older one from a table file would be
+   * stale. A key whose bytes the damage itself changed cannot be recognised, so this narrows the
+   * risk of a stale value rather than closing it.
+   */
+  private final Map<Integer, Map<ByteBuffer, long[]>> suspects = new HashMap<>();
+
+  /**
    * Every WAL read past damage; a damaged one is rewritten in the copy as its intact records. Then
    * the synced-WAL record's sizes: a WAL cut below what was synced of it lost its end.
    */
   private void surveyWals() {
     for (Path wal : RecordLog.walFiles(copy)) {
-      Path src = source(wal.getFileName().toString());
+      String name = wal.getFileName().toString();
+      long number = Long.parseLong(name.substring(0, name.length() - ".log".length()));
+      Path src = source(name);
       try {
         LogSurvey s = LogSurvey.read(wal, true, null);
         for (LogSurvey.Span d : s.damage()) {
-          regions.add(
-              new Region(
-                  src,
-                  d.offset(),
-                  d.length(),
-                  null,
-                  d.lostOperations(),
-                  null,
-                  d.problem() + " (write-ahead log: the writes in this span are lost)"));
+          walDamage.add(new WalSpan(number, src, d));
+          for (byte[] hint : d.unverified()) {
+            WalBatch.readWhatParses(
+                hint,
+                (cf, seq, key, value) ->
+                    suspects
+                        .computeIfAbsent(cf, c -> new HashMap<>())
+                        .put(ByteBuffer.wrap(key), new long[] {number, d.offset()}));
+          }
+        }
+        if (!suspects.isEmpty()) {
+          clearRewritten(wal, number);
         }
         if (!s.damage().isEmpty() && !s.compressed()) {
           LogSurvey.rewrite(wal);
@@ -286,6 +303,61 @@ final class Salvage {
                     + " bytes were on disk (synced); the writes in the missing end are lost"));
       }
     }
+  }
+
+  /** A damaged span of a WAL, reported once the oldest WAL the database needs is known. */
+  private record WalSpan(long number, Path file, LogSurvey.Span span) {}
+
+  private final List<WalSpan> walDamage = new ArrayList<>();
+
+  /**
+   * Reports the WALs' damaged spans. A WAL older than every one the database still needs ({@code
+   * oldest}, from the MANIFEST; 0 if unknown) holds only writes that flushes already put into table
+   * files: its damage costs nothing, and its suspects are dropped.
+   */
+  private void reportWals(long oldest) {
+    for (WalSpan w : walDamage) {
+      LogSurvey.Span d = w.span();
+      boolean obsolete = w.number() < oldest;
+      regions.add(
+          new Region(
+              w.file(),
+              d.offset(),
+              d.length(),
+              null,
+              obsolete ? 0 : d.lostOperations(),
+              null,
+              d.problem()
+                  + (obsolete
+                      ? " (an obsolete write-ahead log: its writes are in table files, nothing"
+                          + " lost)"
+                      : " (write-ahead log: the writes in this span are lost, and the keys they"
+                          + " appear to have written are not salvaged from older versions)")));
+    }
+    for (Map<ByteBuffer, long[]> m : suspects.values()) {
+      m.values().removeIf(at -> at[0] < oldest);
+    }
+  }
+
+  /** Drops the suspects an intact record of this WAL wrote again after their span. */
+  private void clearRewritten(Path wal, long number) throws IOException {
+    LogSurvey.read(
+        wal,
+        true,
+        (offset, type, payload) -> {
+          if (type != 1) {
+            return;
+          }
+          WalBatch.readWhatParses(
+              payload,
+              (cf, seq, key, value) -> {
+                Map<ByteBuffer, long[]> m = suspects.get(cf);
+                long[] at = m == null ? null : m.get(ByteBuffer.wrap(key));
+                if (at != null && (at[0] < number || (at[0] == number && at[1] < offset))) {
+                  m.remove(ByteBuffer.wrap(key));
+                }
+              });
+        });
   }
 
   /**
@@ -359,6 +431,17 @@ final class Salvage {
   /** Opens the copy (with stand-ins for dead table files) and salvages every column family. */
   private void fromDatabase() {
     Copy db = Copy.open(copy);
+    if (db != null) {
+      long oldest;
+      try {
+        oldest = SyncedWals.oldestNeededWal(db.db);
+      } catch (RocksDBException e) {
+        oldest = 0;
+      }
+      reportWals(oldest);
+    } else {
+      reportWals(0);
+    }
     if (db == null) {
       regions.add(
           new Region(
@@ -545,8 +628,15 @@ final class Salvage {
       }
     }
 
-    /** Looks a key up through the database, unless a dead file may hold its newest version. */
+    /**
+     * Looks a key up through the database, unless a dead file may hold its newest version or a
+     * damaged WAL span probably did.
+     */
     private void resolve(ReadOptions checked, byte[] key, long newest) {
+      Map<ByteBuffer, long[]> lostInWal = suspects.get(handle.getID());
+      if (lostInWal != null && lostInWal.containsKey(ByteBuffer.wrap(key))) {
+        return; // lost: counted by the WAL's region
+      }
       for (Dead d : dead) {
         if (d.covers(key) && newest <= d.meta.largestSeqno()) {
           return; // lost: within the dead file's reported range

@@ -26,13 +26,14 @@ import org.rocksdb.TableProperties;
  * {@link #open} reports by throwing.
  *
  * <p><b>Stepping over a bad block.</b> A checked iterator stops at the block; reading continues at
- * the first intact key after it, found in this order: (1) the keys that follow in an unchecked read
- * of the file (used only as candidates, never returned), each confirmed by a checked seek that
- * finds exactly that key; (2) if the unchecked read fails too (a compressed block that no longer
- * decompresses), a checked backward read from the end, when it stops at the same block; (3) else a
- * bisection over the key space between the last intact key and an intact key known to follow, with
- * checked seeks. Every key handed out comes from a checked read; a confirmation can only skip
- * intact keys (they are then counted in the loss), never admit damaged ones.
+ * the first intact key after it. First an intact key known to follow: the first key of an unchecked
+ * read of the rest of the file (used only as a candidate, never returned) that a checked seek finds
+ * exactly, or, if the unchecked read fails too (a compressed block that no longer decompresses),
+ * the smallest key a checked backward read from the end reaches. Then the exact boundary by
+ * bisection over the key space between the last intact key before the block and that key, with
+ * checked seeks: a seek up to the boundary fails on the damaged block itself, one past it does not.
+ * Every key handed out comes from a checked read; an inexact boundary (keys longer than the
+ * bisected prefix) can only count intact keys as lost, never admit damaged ones.
  *
  * <p>No reader has a block cache: an unchecked read must never leave a block where a checked read
  * would find it without its checksum being verified (RocksDB does not check cached blocks again).
@@ -62,8 +63,17 @@ final class TableScan implements AutoCloseable {
   private final Options options;
   private final SstFileReader checked;
   private final ReadOptions verify;
-  private final SstFileReaderIterator it;
-  private final SstFileReaderIterator probe;
+
+  /**
+   * The checked iterators: the scan's and the one that confirms keys. Each is replaced by a fresh
+   * one after a read fails: RocksDB 11.8.1 keeps a table iterator's error after some failed seeks
+   * and reports it again for a later seek to an intact block (seen: a seek that moved from an
+   * intact block onto a damaged one, then a seek to a key three blocks further failed the same
+   * way).
+   */
+  private SstFileReaderIterator it;
+
+  private SstFileReaderIterator probe;
   private final List<Loss> losses = new ArrayList<>();
 
   /** The last key handed out, or null. */
@@ -170,8 +180,12 @@ final class TableScan implements AutoCloseable {
           return;
         }
         previous = at[0];
+        it.close();
+        it = checked.newIterator(verify);
+        runEnd = at[0] >= 0 && at[1] >= 0 ? at[0] + at[1] : -1;
         byte[] after = firstIntactAfter(last, at[0]);
-        losses.add(new Loss(at[0], at[1], last, after, problem));
+        long length = at[0] >= 0 && runEnd > at[0] ? runEnd - at[0] : at[1];
+        losses.add(new Loss(at[0], length, last, after, problem));
         if (after == null) {
           valid = false;
           return;
@@ -182,26 +196,35 @@ final class TableScan implements AutoCloseable {
     valid = true;
   }
 
-  /** The first key after {@code from} (exclusive; null: the start) held by an intact block. */
+  /**
+   * The end of the run of damaged blocks being stepped over: checked seeks that fail on a later
+   * block of the same run (blocks next to each other) move it on.
+   */
+  private long runEnd;
+
+  /**
+   * The first key after {@code from} (exclusive; null: the start) held by an intact block: an
+   * intact key known to follow the damage (from the unchecked read, else from the backward read),
+   * then the exact boundary after the damaged block by bisection between the two. The bisection
+   * matters: an unchecked read of a damaged (above all a compressed) block can yield garbage that
+   * happens to equal a later intact key, and the backward read only finds the last damaged run.
+   */
   private byte[] firstIntactAfter(byte[] from, long badBlock) {
-    byte[] found = probeUnchecked(from);
-    if (found != null) {
-      return found.length == 0 ? null : found;
+    byte[] known = probeUnchecked(from);
+    if (known == null || known.length == 0) {
+      readTail();
+      if (tailFirst == null || !after(tailFirst, from)) {
+        return null; // no intact key after the damage: the rest of the file is lost
+      }
+      known = tailFirst;
     }
-    readTail();
-    if (tailStoppedAt == badBlock) {
-      return tailFirst; // the backward read stopped at this very block
-    }
-    if (tailFirst == null || !after(tailFirst, from)) {
-      return null;
-    }
-    return bisect(from, tailFirst);
+    return bisect(from, known, badBlock);
   }
 
   /**
    * Walks the keys after {@code from} in an unchecked read and returns the first that a checked
    * seek finds exactly; an empty array if the unchecked read ended with no such key; null if it
-   * failed (so it proves nothing).
+   * failed. Either way it proves nothing about the keys before the one it returns.
    */
   private byte[] probeUnchecked(byte[] from) {
     try (Options o = readerOptions();
@@ -237,9 +260,35 @@ final class TableScan implements AutoCloseable {
 
   /** Whether a checked seek to {@code k} finds exactly {@code k}. */
   private boolean intact(byte[] k) {
+    if (seek(k)) {
+      return Arrays.equals(probe.key(), k);
+    }
+    long[] at = failedAt;
+    if (runEnd >= 0 && at[0] == runEnd && at[1] >= 0) {
+      runEnd = at[0] + at[1]; // the next block of the run
+    }
+    return false;
+  }
+
+  /** Where the probe's last seek failed: the block, or -1s (ended without a key, no error). */
+  private long[] failedAt = {-1, -1};
+
+  /**
+   * A checked seek of the probe: true if it is at a key; else {@link #failedAt} says where it
+   * failed, and the probe is replaced by a fresh iterator for the next seek.
+   */
+  private boolean seek(byte[] k) {
     probe.seek(k);
     if (probe.isValid()) {
-      return Arrays.equals(probe.key(), k);
+      return true;
+    }
+    try {
+      probe.status();
+      failedAt = new long[] {-1, -1};
+    } catch (RocksDBException e) {
+      failedAt = blockAt(String.valueOf(e.getMessage()));
+      probe.close();
+      probe = checked.newIterator(verify);
     }
     return false;
   }
@@ -256,38 +305,47 @@ final class TableScan implements AutoCloseable {
         tailFirst = b.key();
         b.prev();
       }
-      try {
-        b.status();
-        tailStoppedAt = -2;
-      } catch (RocksDBException e) {
-        tailStoppedAt = blockAt(String.valueOf(e.getMessage()))[0];
-      }
     }
   }
 
   /**
    * Bisects the key space between {@code from} (exclusive; null: the start) and {@code known} (an
-   * intact key after it) for the smallest key a checked seek can reach: the first intact key after
-   * the damage when only one damaged run lies between them, a later one otherwise.
+   * intact key after it) for the boundary after the damaged block {@code bad}: a checked seek to a
+   * key up to that boundary fails on {@code bad} itself, one past it finds a key or fails on a
+   * later block, so the predicate is monotone. At the boundary a seek finds the first intact key
+   * after the block, or fails on the next damaged block of a run, which is then stepped over the
+   * same way. Keys longer than the bisected prefix make the boundary approximate: a later key may
+   * be returned (the keys skipped count as lost), never an earlier one.
    */
-  private byte[] bisect(byte[] from, byte[] known) {
+  private byte[] bisect(byte[] from, byte[] known, long bad) {
     byte[] lower = from == null ? new byte[0] : from;
-    int width = Math.min(Math.max(lower.length, known.length) + 1, MAX_BISECT_WIDTH);
-    BigInteger lo = number(lower, width);
-    BigInteger hi = number(known, width);
-    byte[] best = known;
-    while (hi.subtract(lo).compareTo(BigInteger.ONE) > 0) {
-      BigInteger mid = lo.add(hi).shiftRight(1);
-      byte[] m = bytes(mid, width);
-      probe.seek(m);
-      if (probe.isValid() && after(probe.key(), from)) {
-        hi = mid;
-        best = probe.key();
-      } else {
-        lo = mid;
+    for (int round = 0; round < 64; round++) {
+      int width = Math.min(Math.max(lower.length, known.length) + 1, MAX_BISECT_WIDTH);
+      BigInteger lo = number(lower, width);
+      BigInteger hi = number(known, width);
+      while (hi.subtract(lo).compareTo(BigInteger.ONE) > 0) {
+        BigInteger mid = lo.add(hi).shiftRight(1);
+        if (!seek(bytes(mid, width)) && failedAt[0] == bad) {
+          lo = mid;
+        } else {
+          hi = mid;
+        }
       }
+      byte[] edge = bytes(hi, width);
+      if (seek(edge)) {
+        return after(probe.key(), from) ? probe.key() : known;
+      }
+      long[] next = failedAt;
+      if (next[0] < 0 || next[0] == bad || Arrays.compareUnsigned(edge, known) >= 0) {
+        return known; // an inexact boundary (long keys): the intact key known to follow is safe
+      }
+      if (runEnd >= 0 && next[0] == runEnd && next[1] >= 0) {
+        runEnd = next[0] + next[1];
+      }
+      bad = next[0];
+      lower = edge;
     }
-    return best;
+    return known;
   }
 
   private static BigInteger number(byte[] key, int width) {

@@ -3,8 +3,6 @@ package io.kv4j.rocksdb;
 import io.kv4j.KeyRange;
 import io.kv4j.spi.SalvageSink;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -375,77 +373,19 @@ final class TablesOnly {
           LogSurvey.read(
               wal,
               true,
-              (type, payload) -> {
+              (offset, type, payload) -> {
                 if (type == 1) {
-                  batch(payload, out);
+                  WalBatch.read(
+                      payload,
+                      (cf, seq, key, value) ->
+                          out.computeIfAbsent(cf, c -> new TreeMap<>(Arrays::compareUnsigned))
+                              .computeIfAbsent(key, k -> new Ops())
+                              .add(seq, value == null, value));
                 }
               });
       if (s.compressed()) {
         throw new IllegalArgumentException(wal.getFileName() + " is compressed");
       }
     }
-  }
-
-  /**
-   * One write batch: sequence number (8 bytes, little-endian), count (4), then records, each a type
-   * byte and varint-length-prefixed fields. The types read: 0x1 put, 0x0 delete, 0x7 single delete
-   * (default column family); 0x5, 0x4, 0x8 the same with a varint32 column family id first; 0x3 log
-   * data and 0xD no-op (no sequence number). Any other type is refused: what it changed cannot be
-   * told.
-   */
-  static void batch(byte[] payload, Map<Integer, TreeMap<byte[], Ops>> out) {
-    ByteBuffer b = ByteBuffer.wrap(payload).order(ByteOrder.LITTLE_ENDIAN);
-    if (payload.length < 12) {
-      throw new IllegalArgumentException("write batch of " + payload.length + " bytes");
-    }
-    long seq = b.getLong();
-    b.getInt();
-    while (b.hasRemaining()) {
-      int tag = b.get() & 0xFF;
-      int cf = 0;
-      switch (tag) {
-        case 0x1, 0x0, 0x7 -> {}
-        case 0x5, 0x4, 0x8 -> cf = (int) varint(b);
-        case 0x3 -> {
-          field(b);
-          continue;
-        }
-        case 0xD -> {
-          continue;
-        }
-        default -> throw new IllegalArgumentException("write batch record type " + tag);
-      }
-      byte[] key = field(b);
-      boolean put = tag == 0x1 || tag == 0x5;
-      byte[] value = put ? field(b) : null;
-      out.computeIfAbsent(cf, c -> new TreeMap<>(Arrays::compareUnsigned))
-          .computeIfAbsent(key, k -> new Ops())
-          .add(seq++, !put, value);
-    }
-  }
-
-  private static byte[] field(ByteBuffer b) {
-    long n = varint(b);
-    if (n > b.remaining()) {
-      throw new IllegalArgumentException("write batch field runs past its end");
-    }
-    byte[] out = new byte[(int) n];
-    b.get(out);
-    return out;
-  }
-
-  private static long varint(ByteBuffer b) {
-    long v = 0;
-    for (int shift = 0; shift <= 35; shift += 7) {
-      if (!b.hasRemaining()) {
-        throw new IllegalArgumentException("write batch varint runs past its end");
-      }
-      int x = b.get() & 0xFF;
-      v |= (long) (x & 0x7F) << shift;
-      if ((x & 0x80) == 0) {
-        return v;
-      }
-    }
-    throw new IllegalArgumentException("write batch varint too long");
   }
 }
