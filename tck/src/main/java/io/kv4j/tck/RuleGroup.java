@@ -29,7 +29,7 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What every rule group ({@code Group01Basics} ... {@code Group17Keyspaces}) uses: the kit it runs
+ * What every rule group ({@code Group01Basics} ... {@code Group19Histories}) uses: the kit it runs
  * for ({@link TckBase}: the engine's config, the rule's temporary directory, the stores it opened,
  * the {@link TckEnvironment} and the engine's hooks), rule-tagged messages, feature assumptions and
  * a {@link TreeMap} model to compare scans with. A group is a plain class made for one rule run;

@@ -61,7 +61,8 @@ public abstract class StoreTck extends TckBase
         Group15MultiGet.Tests,
         Group16Backup.Tests,
         Group17Keyspaces.Tests,
-        Group18ConditionalBatches.Tests {
+        Group18ConditionalBatches.Tests,
+        Group19Histories.Tests {
 
   /** For subclasses. */
   protected StoreTck() {}

@@ -310,8 +310,25 @@ class BrokenEnginesTest {
         Arguments.of(
             Defect.VERIFY_SEES_WRITES_AS_DAMAGE,
             "required_r10_13_verifyDuringWritesRaisesNoFalseAlarm",
-            List.of("verify() #", "StoreCorruptedException")));
+            List.of("verify() #", "StoreCorruptedException")),
+        Arguments.of(Defect.REPLAYED_PUT, R19_1, HISTORY_DETAILS),
+        Arguments.of(Defect.STALE_READ_CACHE, R19_1, HISTORY_DETAILS),
+        Arguments.of(Defect.RACY_CONDITIONAL_WRITE, R19_2, HISTORY_DETAILS),
+        Arguments.of(Defect.HALF_VISIBLE_BATCH, R19_3, HISTORY_DETAILS),
+        Arguments.of(Defect.LIVE_SNAPSHOT, R19_3, HISTORY_DETAILS));
   }
+
+  private static final String R19_1 = "required_r19_1_registersAreLinearizable";
+  private static final String R19_2 = "required_r19_2_conditionalWritesAreLinearizable";
+  private static final String R19_3 = "required_r19_3_batchesAreAtomicToSnapshotReads";
+
+  /** What a history rule's failure holds: the seed, the verdict and the marked operation. */
+  private static final List<String> HISTORY_DETAILS =
+      List.of(
+          "seed=",
+          "the history is not linearizable",
+          "the shortest prefix",
+          "<-- no order explains this answer");
 
   /**
    * The variants the contention rules catch through a race, each with its rule: they must be caught
@@ -339,7 +356,14 @@ class BrokenEnginesTest {
         Arguments.of(
             Defect.VERIFY_SEES_WRITES_AS_DAMAGE,
             "required_r10_13_verifyDuringWritesRaisesNoFalseAlarm",
-            "StoreCorruptedException"));
+            "StoreCorruptedException"),
+        // The history rules (group 19): a lost update, a stale read, a non-atomic compare-and-set,
+        // half a batch seen through a snapshot (from the batch's side and from the snapshot's).
+        Arguments.of(Defect.REPLAYED_PUT, R19_1, "the history is not linearizable"),
+        Arguments.of(Defect.STALE_READ_CACHE, R19_1, "the history is not linearizable"),
+        Arguments.of(Defect.RACY_CONDITIONAL_WRITE, R19_2, "the history is not linearizable"),
+        Arguments.of(Defect.HALF_VISIBLE_BATCH, R19_3, "the history is not linearizable"),
+        Arguments.of(Defect.LIVE_SNAPSHOT, R19_3, "the history is not linearizable"));
   }
 
   /** How many times {@link #contendedVariant_isCaughtInEveryRun} runs each variant's rule. */
@@ -366,6 +390,45 @@ class BrokenEnginesTest {
           .as("%s must fail %s in every run: %s", ruleMethod, broken, runs)
           .isEqualTo(1);
       assertThat(message).as("run %d names the rule and the race", run).contains(rule, detail);
+    }
+  }
+
+  /**
+   * The correct engines — the memory engine and the defect-free {@code ref} — and the history
+   * rules: each must pass in every run (no false alarm), run as often as the broken variants.
+   */
+  static Stream<Arguments> historyControls() {
+    return Stream.of(R19_1, R19_2, R19_3)
+        .flatMap(r -> Stream.of(Arguments.of("memory", r), Arguments.of("ref", r)));
+  }
+
+  @ParameterizedTest(name = "{1} passes on {0} in every run")
+  @MethodSource("historyControls")
+  void historyRule_passesOnCorrectEnginesInEveryRun(String engine, String ruleMethod) {
+    List<String> runs = new java.util.ArrayList<>();
+    for (int run = 1; run <= CONTENTION_RUNS; run++) {
+      Events e =
+          engine.equals("memory")
+              ? EngineTestKit.engine("junit-jupiter")
+                  .selectors(selectMethod(MemoryTckTest.class, ruleMethod))
+                  .configurationParameter(
+                      TckReport.REPORT_DIR, Path.of("target", "kv4j-tck", "controls").toString())
+                  .execute()
+                  .testEvents()
+              : execute(Defect.NONE, ruleMethod, Map.of());
+      String message =
+          e.failed().stream()
+              .findFirst()
+              .flatMap(
+                  f ->
+                      f.getRequiredPayload(org.junit.platform.engine.TestExecutionResult.class)
+                          .getThrowable())
+              .map(Throwable::getMessage)
+              .orElse("");
+      runs.add("run " + run + ": " + (message.isEmpty() ? "passed" : message));
+      assertThat(e.succeeded().count())
+          .as("%s must pass on %s in every run: %s", ruleMethod, engine, runs)
+          .isEqualTo(1);
     }
   }
 

@@ -248,7 +248,23 @@ public enum Defect {
    * with the file's length read afterwards: a write made during the check is reported as a damaged
    * tail, {@code StoreCorruptedException} on a healthy store (10.13).
    */
-  VERIFY_SEES_WRITES_AS_DAMAGE;
+  VERIFY_SEES_WRITES_AS_DAMAGE,
+  /**
+   * A put is applied and acknowledged, and lands once more at its thread's next call, as a
+   * write-behind queue resending its last entry would: a put another thread made to the key in
+   * between, acknowledged, is silently overwritten by this earlier value. One thread alone never
+   * sees it (its own later calls come after the replay), so only a history of several threads shows
+   * the lost update (19.1, which must catch it in every run).
+   */
+  REPLAYED_PUT,
+  /**
+   * {@code get} answers from a cache of the values it read; a write drops its keys from the cache
+   * some 20 microseconds before it takes the store's lock (as a write whose slow path comes after
+   * the drop would), so a reader passing in between caches the old value, and serves it after the
+   * write completed, until the key is written again: a stale read (19.1, which must catch it in
+   * every run). One thread alone never sees it.
+   */
+  STALE_READ_CACHE;
 
   /** The exit status of a JVM the {@link #HALTS_ON_HUGE_VALUE} engine killed. */
   public static final int HALT_STATUS = 71;

@@ -134,6 +134,16 @@ final class RefStore implements Store {
   private final List<RefSnapshot> snapshots = new ArrayList<>(); // guarded by cursors' monitor
   private long syncedLength; // the log's length at open or at the last sync, for BACKUP_FROM_...
 
+  /** REPLAYED_PUT: the calling thread's last put of the store's own keys, to land again. */
+  private final ThreadLocal<WriteBatch> replayed = new ThreadLocal<>();
+
+  /**
+   * STALE_READ_CACHE: the values get read, by key (an empty Optional for absent); a write drops its
+   * keys before it takes the store's lock.
+   */
+  private final Map<ByteBuffer, java.util.Optional<byte[]>> readCache =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   /** GETALL_CACHES_ABSENT: the keys a getAll found absent, never forgotten. */
   private final Set<ByteBuffer> knownAbsent = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -642,9 +652,21 @@ final class RefStore implements Store {
   byte[] get(String space, byte[] key) {
     checkKey(key);
     checkOpen();
+    landReplayedPut();
+    if (defect == Defect.STALE_READ_CACHE && space == null) {
+      java.util.Optional<byte[]> cached = readCache.get(ByteBuffer.wrap(key));
+      if (cached != null) { // the bug: nothing orders this read after a write in flight
+        return cached.map(byte[]::clone).orElse(null);
+      }
+    }
     byte[] v;
     synchronized (this) {
       v = space(space).get(key);
+    }
+    if (defect == Defect.STALE_READ_CACHE && space == null) {
+      readCache.put(
+          ByteBuffer.wrap(key.clone()),
+          java.util.Optional.ofNullable(v == null ? null : v.clone()));
     }
     if (v == null || (v.length == 0 && defect == Defect.EMPTY_VALUE_AS_NULL)) {
       return null;
@@ -661,6 +683,7 @@ final class RefStore implements Store {
   void put(String space, byte[] key, byte[] value) {
     checkKey(key);
     checkValue(value);
+    landReplayedPut();
     if (space != null) {
       writeOps(resolve(space, new WriteBatch().put(key, value)));
       return;
@@ -685,6 +708,26 @@ final class RefStore implements Store {
       return;
     }
     writeOps(new WriteBatch().put(key, value));
+    if (defect == Defect.REPLAYED_PUT) {
+      replayed.set(new WriteBatch().put(key, value)); // copied by the batch
+    }
+  }
+
+  /**
+   * REPLAYED_PUT: lands the calling thread's last put again, over whatever other threads wrote to
+   * its key since; called at the start of the thread's next call.
+   */
+  private void landReplayedPut() {
+    if (defect != Defect.REPLAYED_PUT) {
+      return;
+    }
+    WriteBatch late = replayed.get();
+    if (late != null) {
+      replayed.remove();
+      if (!closed && !info.readOnly()) {
+        writeOps(late);
+      }
+    }
   }
 
   @Override
@@ -695,6 +738,7 @@ final class RefStore implements Store {
   /** A delete in a keyspace (null: the store's own keys). */
   void delete(String space, byte[] key) {
     checkKey(key);
+    landReplayedPut();
     writeOps(resolve(space, new WriteBatch().delete(key)));
   }
 
@@ -735,6 +779,7 @@ final class RefStore implements Store {
       return;
     }
     WriteBatch resolved = space == null && !batch.namesKeyspaces() ? batch : resolve(space, batch);
+    landReplayedPut();
     writeOps(resolved, defect == Defect.RETAINS_BATCH_ARRAYS);
   }
 
@@ -761,6 +806,7 @@ final class RefStore implements Store {
       }
     }
     checkWritable();
+    landReplayedPut();
     WriteBatch ops = resolve(space, batch);
     if (defect == Defect.IGNORED_CONDITIONS) {
       writeOps(ops);
@@ -902,6 +948,16 @@ final class RefStore implements Store {
     if (batch.isEmpty()) {
       return;
     }
+    if (defect == Defect.STALE_READ_CACHE) {
+      for (int i = 0; i < batch.size(); i++) {
+        if (batch.keyspace(i) == null) {
+          // The bug: dropped before the write takes the lock, so a get in between caches the old
+          // value again, and nothing drops it after the write.
+          readCache.remove(ByteBuffer.wrap(batch.key(i)));
+        }
+      }
+      LockSupport.parkNanos(20_000); // the window: a cache dropped ahead of a write's slow path
+    }
     if (defect == Defect.LOST_CONCURRENT_WRITES) {
       TreeMap<byte[], byte[]> copy = new TreeMap<>(map);
       Thread.yield();
@@ -1002,6 +1058,7 @@ final class RefStore implements Store {
   Cursor scan(String space, RefKeyspace owner, KeyRange range) {
     Objects.requireNonNull(range, "range");
     checkOpen();
+    landReplayedPut();
     requireFeature(Feature.ORDERED_SCAN); // as AbstractStore does: no scan without the feature
     if (range.isReverse()) {
       requireFeature(Feature.REVERSE_SCAN);
@@ -1164,6 +1221,7 @@ final class RefStore implements Store {
   /** Compares and writes under the store's lock: the log record and the map change together. */
   private boolean compareAndSet(String space, byte[] key, byte[] expected, byte[] value) {
     checkWritable();
+    landReplayedPut();
     WriteBatch op =
         resolve(
             space, value == null ? new WriteBatch().delete(key) : new WriteBatch().put(key, value));
@@ -1298,6 +1356,7 @@ final class RefStore implements Store {
   Snapshot snapshot(String space, RefKeyspace owner) {
     checkOpen();
     requireFeature(Feature.SNAPSHOT_READ);
+    landReplayedPut();
     TreeMap<byte[], byte[]> frozen = null; // LIVE_SNAPSHOT: null, read the store itself
     if (defect == Defect.UNLOCKED_SNAPSHOT) {
       frozen = new TreeMap<>(space(space)); // the bug: copied while a writer may be applying
