@@ -64,6 +64,15 @@ final class LmdbOpening {
     return new LmdbOpening(config).run();
   }
 
+  /**
+   * Claims a directory for a salvage, which reads it without LMDB: false if it is open in this JVM.
+   * While claimed, opens in this JVM fail as they do beside an open store. Release with {@link
+   * #closed}.
+   */
+  static boolean claimForSalvage(Path directory) {
+    return OPEN_HERE.add(directory);
+  }
+
   /** Forgets a directory opened here, once its environment is closed. */
   static void closed(Path directory) {
     OPEN_HERE.remove(directory);

@@ -1,10 +1,12 @@
 package io.kv4j.lmdb;
 
+import io.kv4j.DamagedRegion;
 import io.kv4j.Feature;
 import io.kv4j.Limits;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.spi.OptionSpec;
+import io.kv4j.spi.SalvageSink;
 import io.kv4j.spi.StoreProvider;
 import java.util.EnumSet;
 import java.util.List;
@@ -149,5 +151,14 @@ public final class LmdbProvider implements StoreProvider {
   @Override
   public Store open(StoreConfig config) {
     return LmdbStore.open(config);
+  }
+
+  /**
+   * Reads every intact entry of a store that may be damaged, from {@code data.mdb} with plain file
+   * reads, never through LMDB (see {@link Salvage} and {@link SalvageWalk}).
+   */
+  @Override
+  public List<DamagedRegion> salvage(StoreConfig config, SalvageSink sink) {
+    return Salvage.run(config, sink);
   }
 }

@@ -47,15 +47,15 @@ import java.util.BitSet;
  * use plus the free pages plus the two meta pages are exactly pages 0..{@code mm_last_pg}.
  */
 final class PageWalk {
-  private static final int P_BRANCH = 0x01;
-  private static final int P_LEAF = 0x02;
-  private static final int P_OVERFLOW = 0x04;
-  private static final int TYPE_MASK = 0x7F;
-  private static final int F_BIGDATA = 0x01;
-  private static final int F_SUBDATA = 0x02; // main database only: a named database's record
-  private static final int DB_RECORD = 48; // sizeof(MDB_db)
-  private static final int NODE_HEADER = 8;
-  private static final int MAX_DEPTH = 32; // LMDB's CURSOR_STACK
+  static final int P_BRANCH = 0x01;
+  static final int P_LEAF = 0x02;
+  static final int P_OVERFLOW = 0x04;
+  static final int TYPE_MASK = 0x7F;
+  static final int F_BIGDATA = 0x01;
+  static final int F_SUBDATA = 0x02; // main database only: a named database's record
+  static final int DB_RECORD = 48; // sizeof(MDB_db)
+  static final int NODE_HEADER = 8;
+  static final int MAX_DEPTH = 32; // LMDB's CURSOR_STACK
 
   private final FileChannel ch;
   private final Path file;
