@@ -8,13 +8,16 @@
 # Environment: N (requests per test, 1000000), D (value bytes, 100), C (clients, 50),
 # P (pipeline depth, 16), R (keyspace for -r, 1000000), ROUNDS (3, interleaved),
 # TESTS (redis-benchmark tests, "set get mset incr"),
-# SERVER_CPU (0) / CLIENT_CPU (1) for taskset, OUT (server/results/<date>).
+# SERVER_CPU (0) / CLIENT_CPU (1) for taskset, OUT (server/results/<date>),
+# TARGETS ("kv4j-memory kv4j-hashlog redis"; also kv4j-hashlog-sync and redis-always: durability
+# sync against appendonly with appendfsync always), KV4J_ARGS (extra kv4j-server options),
+# JAR (the server jar, server/target/kv4j-server.jar).
 # Needs: java 17+, redis-server and redis-benchmark (Debian: redis-server, redis-tools),
 # util-linux taskset (optional). Builds server/target/kv4j-server.jar if it is missing.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-jar="$here/target/kv4j-server.jar"
+jar="${JAR:-$here/target/kv4j-server.jar}"
 N=${N:-1000000}
 D=${D:-100}
 C=${C:-50}
@@ -28,6 +31,8 @@ OUT=${OUT:-$here/results/$(date -u +%Y%m%d-%H%M%S)-d$D-p$P}
 KV4J_PORT=${KV4J_PORT:-6481}
 REDIS_PORT=${REDIS_PORT:-6482}
 JAVA_OPTS=${JAVA_OPTS:--Xms2g -Xmx2g -XX:+UseParallelGC -XX:+AlwaysPreTouch}
+TARGETS=${TARGETS:-kv4j-memory kv4j-hashlog redis}
+KV4J_ARGS=${KV4J_ARGS:-}
 
 for tool in java redis-server redis-benchmark redis-cli; do
   command -v "$tool" >/dev/null || { echo "bench.sh: $tool not found" >&2; exit 1; }
@@ -50,7 +55,7 @@ cleanup() {
 trap cleanup EXIT
 
 wait_ready() {
-  for _ in $(seq 1 200); do
+  for _ in $(seq 1 1200); do
     if redis-cli -p "$1" PING 2>/dev/null | grep -q PONG; then return 0; fi
     sleep 0.1
   done
@@ -67,14 +72,25 @@ stop_server() {
 start_target() { # name
   case "$1" in
     kv4j-memory)
-      "${pin_server[@]}" java $JAVA_OPTS -jar "$jar" --port "$KV4J_PORT" --threads 1 memory: \
+      "${pin_server[@]}" java $JAVA_OPTS -jar "$jar" --port "$KV4J_PORT" --threads 1 $KV4J_ARGS memory: \
         >"$OUT/$1.log" 2>&1 &
       server_pid=$!; port=$KV4J_PORT ;;
     kv4j-hashlog)
       rm -rf "$data/hashlog"
-      "${pin_server[@]}" java $JAVA_OPTS -jar "$jar" --port "$KV4J_PORT" --threads 1 \
+      "${pin_server[@]}" java $JAVA_OPTS -jar "$jar" --port "$KV4J_PORT" --threads 1 $KV4J_ARGS \
         "hashlog:$data/hashlog?durability=buffered" >"$OUT/$1.log" 2>&1 &
       server_pid=$!; port=$KV4J_PORT ;;
+    kv4j-hashlog-sync)
+      rm -rf "$data/hashlog"
+      "${pin_server[@]}" java $JAVA_OPTS -jar "$jar" --port "$KV4J_PORT" --threads 1 $KV4J_ARGS \
+        "hashlog:$data/hashlog?durability=sync" >"$OUT/$1.log" 2>&1 &
+      server_pid=$!; port=$KV4J_PORT ;;
+    redis-always)
+      rm -rf "$data/redis" && mkdir -p "$data/redis"
+      "${pin_server[@]}" redis-server --port "$REDIS_PORT" --save '' --appendonly yes \
+        --appendfsync always --dir "$data/redis" --io-threads 1 --daemonize no \
+        --protected-mode yes --bind 127.0.0.1 >"$OUT/$1.log" 2>&1 &
+      server_pid=$!; port=$REDIS_PORT ;;
     redis)
       "${pin_server[@]}" redis-server --port "$REDIS_PORT" --save '' --appendonly no \
         --io-threads 1 --daemonize no --protected-mode yes --bind 127.0.0.1 \
@@ -107,7 +123,7 @@ hz=$(getconf CLK_TCK)
 
 echo "round,target,test,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms,server_cpu_us_per_req" >"$OUT/results.csv"
 for round in $(seq 1 "$ROUNDS"); do
-  for target in kv4j-memory kv4j-hashlog redis; do
+  for target in $TARGETS; do
     start_target "$target"
     # Warm-up with the same settings (JIT for the JVM; allocator and caches for both).
     "${pin_client[@]}" redis-benchmark $(bench_args "$port" $((N / 5)) set,get) >/dev/null
@@ -138,7 +154,7 @@ for t in sorted({(r['target'], r['test']) for r in rows}):
 print('| target | test | rps (median) | p50 ms | p99 ms | server CPU us/req | rps / redis | p99 / redis |')
 print('|---|---|---:|---:|---:|---:|---:|---:|')
 for (target, test), m in sorted(med.items()):
-    base = med.get(('redis', test))
+    base = med.get(('redis-always' if target.endswith('-sync') else 'redis', test))
     ratio = f"{m['rps'] / base['rps']:.2f}x" if base else '-'
     p99r = f"{m['p99_ms'] / base['p99_ms']:.2f}x" if base and base['p99_ms'] else '-'
     print(f"| {target} | {test} | {m['rps']:,.0f} | {m['p50_ms']:.3f} | {m['p99_ms']:.3f} "

@@ -34,7 +34,21 @@ final class Command {
    */
   final boolean readsOtherKeys;
 
-  Command(String name, int arity, String flags, int firstKey, int lastKey, int step, Handler h) {
+  /**
+   * May run on an event loop: its work is bounded by its request and cannot wait for anything but
+   * the engine's short internal locks (see {@link Commands} for which engines that holds for).
+   */
+  final boolean loop;
+
+  Command(
+      String name,
+      int arity,
+      String flags,
+      int firstKey,
+      int lastKey,
+      int step,
+      Handler h,
+      boolean loop) {
     this.name = name;
     this.arity = arity;
     this.flags = flags.isEmpty() ? new String[0] : flags.split(" ");
@@ -50,6 +64,7 @@ final class Command {
     this.transactionControl =
         List.of("MULTI", "EXEC", "DISCARD", "WATCH", "QUIT", "RESET").contains(name);
     this.readsOtherKeys = List.of("RENAME", "RENAMENX", "COPY", "MSETNX").contains(name);
+    this.loop = loop;
   }
 
   /** The keys {@code args} (a whole request, name first) names, by the key positions above. */

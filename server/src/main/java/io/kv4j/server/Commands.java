@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -29,8 +30,58 @@ final class Commands {
   private final List<Command> all = new ArrayList<>();
   private final Command[] table = new Command[256];
 
+  /** What {@link #execute} did. */
+  static final int DONE = 0;
+
+  static final int QUIT = 1;
+
+  /** Nothing: the command must not run on an event loop; run it again on a worker. */
+  static final int ELSEWHERE = 2;
+
+  /**
+   * Commands that never touch the store and do bounded work: they may run on an event loop whenever
+   * reads may.
+   */
+  private static final Set<String> LOOP_CONNECTION =
+      Set.of(
+          "PING", "ECHO", "QUIT", "HELLO", "AUTH", "CLIENT", "TIME", "MULTI", "DISCARD", "UNWATCH",
+          "RESET", "ACL");
+
+  /** Reads of one key or of the keys a request names. */
+  private static final Set<String> LOOP_READS =
+      Set.of("GET", "MGET", "EXISTS", "TYPE", "STRLEN", "GETRANGE");
+
+  /**
+   * Writes of the keys a request names, no scan and no transaction: on an event loop they first
+   * take their keys' stripe locks without waiting (see {@link #execute}).
+   */
+  private static final Set<String> LOOP_WRITES =
+      Set.of(
+          "SET",
+          "SETNX",
+          "GETSET",
+          "GETDEL",
+          "SETRANGE",
+          "DEL",
+          "UNLINK",
+          "MSET",
+          "APPEND",
+          "INCR",
+          "DECR",
+          "INCRBY",
+          "DECRBY",
+          "INCRBYFLOAT");
+
+  /** Whether the engine's reads and its writes, respectively, may run on an event loop. */
+  private final boolean loopReads;
+
+  private final boolean loopWrites;
+
   Commands(Store store, RespServer server, Supplier<Store> reopener) {
     this.server = server;
+    EngineBlocking blocking = EngineBlocking.of(store, server.options.loopCommands());
+    this.loopReads = server.workers != null && blocking.readsNeverBlock();
+    this.loopWrites = server.workers != null && blocking.writesNeverBlock();
     this.data = new Dataset(store);
     this.health = new StoreHealth(data, reopener, server.options.reopenIntervalSeconds());
     this.connection = new ConnectionCommands(data, server.options);
@@ -107,7 +158,10 @@ final class Commands {
 
   private void add(
       String name, int arity, String flags, int first, int last, int step, Command.Handler h) {
-    Command c = new Command(name, arity, flags, first, last, step, h);
+    boolean loop =
+        (loopReads && (LOOP_CONNECTION.contains(name) || LOOP_READS.contains(name)))
+            || (loopWrites && LOOP_WRITES.contains(name));
+    Command c = new Command(name, arity, flags, first, last, step, h, loop);
     all.add(c);
     int slot = slot(name);
     while (table[slot] != null) {
@@ -162,6 +216,11 @@ final class Commands {
     return Collections.unmodifiableList(all);
   }
 
+  /** The data the commands share (tests hold its stripe locks). */
+  Dataset data() {
+    return data;
+  }
+
   /** The store being served now (it changes when a failed store is reopened). */
   Store store() {
     return data.store();
@@ -194,23 +253,40 @@ final class Commands {
 
   // ---- dispatch ----
 
-  /** Runs one command, writing its reply; returns true when the connection should close. */
-  boolean execute(Session s, Request r, ByteBuf out) {
+  /** What runs on the event loops: "reads+writes", "reads", or "none". */
+  String loopMode() {
+    return loopWrites ? "reads+writes" : loopReads ? "reads" : "none";
+  }
+
+  /** Whether any command may run on an event loop with this engine (see {@link #execute}). */
+  boolean loopEnabled() {
+    return loopReads;
+  }
+
+  /**
+   * Runs one command, writing its reply: {@link #QUIT} when the connection should close, else
+   * {@link #DONE}. On an event loop ({@code onLoop}) a command that may block is not run: the
+   * answer is {@link #ELSEWHERE}, with nothing written and nothing changed, and the caller runs the
+   * request again on a worker. A write takes its keys' stripe locks first, without waiting: when
+   * another thread holds one (a transaction, a FLUSHDB) the write is run elsewhere too, so an event
+   * loop never waits for a lock.
+   */
+  int execute(Session s, Request r, ByteBuf out, boolean onLoop) {
     Command c = lookup(r);
     if (c == null) {
       unknown(r, out);
       flagTransaction(s);
-      return false;
+      return DONE;
     }
     if (!s.authenticated && !c.noAuth) {
       Reply.error(out, "NOAUTH Authentication required.");
-      return false;
+      return DONE;
     }
     int n = r.count();
     if (c.arity > 0 ? n != c.arity : n < -c.arity) {
       Reply.error(out, "ERR wrong number of arguments for '" + r.name() + "' command");
       flagTransaction(s);
-      return false;
+      return DONE;
     }
     if (c.write && s.user != null && s.user.readOnly()) {
       Reply.error(
@@ -221,14 +297,49 @@ final class Commands {
               + c.name.toLowerCase(Locale.ROOT)
               + "' command");
       flagTransaction(s);
-      return false;
+      return DONE;
     }
     if (s.queued != null && !c.transactionControl) {
       queue(c, s, r, out);
-      return false;
+      return DONE;
+    }
+    if (onLoop) {
+      if (!c.loop || !data.isOpen(s.db)) {
+        return ELSEWHERE;
+      }
+      if (c.write) {
+        int held = lockKeys(c, s, r);
+        if (held < 0) {
+          return ELSEWHERE;
+        }
+        try {
+          run(c, s, r, out);
+        } finally {
+          data.locks.unlock(s.stripes, held);
+        }
+        return DONE;
+      }
     }
     run(c, s, r, out);
-    return c.quit;
+    return c.quit ? QUIT : DONE;
+  }
+
+  /**
+   * Takes the stripe locks of every key {@code r} names, without waiting; the number of distinct
+   * stripes held (in {@code s.stripes}), or -1 with none held when one is taken by another thread.
+   * The command's own locking then re-enters them.
+   */
+  private int lockKeys(Command c, Session s, Request r) {
+    int n = r.count();
+    int last = c.lastKey < 0 ? n + c.lastKey : c.lastKey;
+    int count = 0;
+    for (int i = c.firstKey; c.firstKey > 0 && i <= last && i < n; i += c.step) {
+      if (count == s.stripes.length) {
+        s.stripes = java.util.Arrays.copyOf(s.stripes, count * 2);
+      }
+      s.stripes[count++] = data.locks.stripeOfHash(r.hash(i));
+    }
+    return data.locks.tryLockAll(s.stripes, count);
   }
 
   /**

@@ -84,6 +84,11 @@ final class Dataset {
     return s.db == 0 ? store : database(s.db);
   }
 
+  /** Whether database {@code db} is open (the first use of a database opens its keyspace). */
+  boolean isOpen(int db) {
+    return db == 0 || databases.containsKey(db);
+  }
+
   Store database(int db) {
     if (db == 0) {
       return store;

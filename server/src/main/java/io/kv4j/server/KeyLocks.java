@@ -18,11 +18,46 @@ final class KeyLocks {
   }
 
   int stripe(byte[] key) {
-    int h = Arrays.hashCode(key);
+    return stripeOfHash(Arrays.hashCode(key));
+  }
+
+  /** The stripe of a key whose {@link Arrays#hashCode(byte[])} is {@code h}. */
+  int stripeOfHash(int h) {
     h ^= h >>> 16;
     h *= 0x85ebca6b;
     h ^= h >>> 13;
     return h & mask;
+  }
+
+  /**
+   * Locks the first {@code n} stripes of {@code s} (sorted and made distinct in place) if none is
+   * held by another thread, without waiting: the number of distinct stripes now held, or -1 with
+   * none held.
+   */
+  int tryLockAll(int[] s, int n) {
+    if (n > 1) {
+      Arrays.sort(s, 0, n);
+    }
+    int d = 0;
+    for (int i = 0; i < n; i++) {
+      if (i == 0 || s[i] != s[i - 1]) {
+        s[d++] = s[i];
+      }
+    }
+    for (int i = 0; i < d; i++) {
+      if (!locks[s[i]].tryLock()) {
+        unlock(s, i);
+        return -1;
+      }
+    }
+    return d;
+  }
+
+  /** Unlocks the first {@code n} stripes of {@code s}. */
+  void unlock(int[] s, int n) {
+    for (int i = n - 1; i >= 0; i--) {
+      locks[s[i]].unlock();
+    }
   }
 
   ReentrantLock lockFor(byte[] key) {

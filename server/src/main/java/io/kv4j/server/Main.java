@@ -138,6 +138,7 @@ public final class Main {
         case "--tls-cert-file" -> tlsCert = file(args, ++i, a);
         case "--tls-key-file" -> tlsKey = file(args, ++i, a);
         case "--nio" -> options = options.withNativeTransport(false);
+        case "--loop-commands" -> options = options.withLoopCommands(value(args, ++i, a));
         case "--help", "-h" -> {
           return null;
         }
@@ -250,7 +251,9 @@ public final class Main {
             + server.threads
             + " event loop threads, "
             + options.workers()
-            + " workers, maxclients "
+            + " workers, commands on the event loops: "
+            + server.commands.loopMode()
+            + ", maxclients "
             + server.maxClients
             + ")");
     out.flush();
@@ -340,6 +343,9 @@ public final class Main {
             + "  --threads N                  event-loop threads (0 = cores)\n"
             + "  --workers N                  threads that run commands (32; 0 = event loops)\n"
             + "  --nio                        NIO instead of native epoll\n"
+            + "  --loop-commands auto|reads|none  which commands run on the event loops: those\n"
+            + "                               the engine never blocks on (auto), only its reads,\n"
+            + "                               or none (every command on the workers)\n"
             + "access control:\n"
             + "  --requirepass PW             password of the default user (none)\n"
             + "  --requirepass-file FILE      same, read from the first line of FILE\n"

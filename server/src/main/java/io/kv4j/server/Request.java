@@ -68,6 +68,15 @@ final class Request {
     return buf[base + off[i] + j];
   }
 
+  /** {@link Arrays#hashCode(byte[])} of argument {@code i}, without copying it. */
+  int hash(int i) {
+    int h = 1;
+    for (int j = base + off[i], end = j + len[i]; j < end; j++) {
+      h = 31 * h + buf[j];
+    }
+    return h;
+  }
+
   /** A fresh copy of argument {@code i} (the Store API takes byte arrays). */
   byte[] bytes(int i) {
     int from = base + off[i];

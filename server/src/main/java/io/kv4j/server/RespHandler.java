@@ -73,6 +73,18 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
 
   private boolean paused;
   private int authGraces;
+
+  /** Whether commands may run on the event loop (see {@link Commands#execute}). */
+  private final boolean loop;
+
+  /** Reads waiting for the end of the read to go to a worker together; event loop only. */
+  private final java.util.ArrayList<ByteBuf> arrived = new java.util.ArrayList<>(4);
+
+  /** The event loop stopped at a request that must run on a worker; event loop only. */
+  private boolean handedOff;
+
+  private final Runnable continueOnWorker = this::continueOnWorker;
+  private final Runnable readDone = this::readDone;
   private boolean closing;
   private boolean counted;
   private volatile boolean inactive;
@@ -84,6 +96,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     this.commands = server.commands;
     this.maxBulk = Math.min(server.options.maxBulkBytes(), commands.maxArgumentBytes());
     this.serial = new Serial(server.workers, this::failed);
+    this.loop = commands.loopEnabled();
   }
 
   // ---- Netty callbacks, on the event loop ----
@@ -151,6 +164,11 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
       counted = false;
       server.connectedClients.decrementAndGet();
     }
+    for (ByteBuf data : arrived) { // a read cut short by the close
+      server.bufferedBytes.addAndGet(-data.readableBytes());
+      data.release();
+    }
+    arrived.clear();
     serial.execute(this::release);
     super.channelInactive(ctx);
   }
@@ -166,12 +184,43 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
       serial.execute(this::overTotalLimit);
       return;
     }
-    serial.execute(() -> consume(data, n));
+    if (loop && arrived.isEmpty() && serial.enter()) {
+      // Nothing of this connection is queued or running: parse and run here, on the event loop,
+      // as far as the requests allow (see Commands.execute).
+      try {
+        consume(data, n, true);
+        if (handedOff) {
+          handedOff = false;
+          serial.execute(continueOnWorker);
+        }
+      } catch (Throwable t) {
+        failed(t);
+      } finally {
+        serial.leave();
+      }
+      return;
+    }
+    // For a worker: kept until the read is complete, then all of it goes in one task.
+    arrived.add(data);
   }
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
-    serial.execute(this::readDone);
+    if (!arrived.isEmpty()) {
+      ByteBuf[] batch = arrived.toArray(new ByteBuf[0]);
+      arrived.clear();
+      serial.execute(() -> consumeAll(batch));
+    } else if (loop && serial.enter()) {
+      try {
+        readDone();
+      } catch (Throwable t) {
+        failed(t);
+      } finally {
+        serial.leave();
+      }
+    } else {
+      serial.execute(readDone);
+    }
   }
 
   @Override
@@ -225,7 +274,26 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
 
   private volatile boolean writePaused;
 
-  private void consume(ByteBuf data, int n) {
+  /** A worker's task: the input of one read, then what follows a read (see {@link #readDone}). */
+  private void consumeAll(ByteBuf[] batch) {
+    try {
+      for (int i = 0; i < batch.length; i++) {
+        ByteBuf data = batch[i];
+        batch[i] = null;
+        consume(data, data.readableBytes(), false);
+      }
+    } finally {
+      for (ByteBuf data : batch) {
+        if (data != null) { // not consumed: the connection closed part way
+          server.bufferedBytes.addAndGet(-data.readableBytes());
+          data.release();
+        }
+      }
+    }
+    readDone();
+  }
+
+  private void consume(ByteBuf data, int n, boolean onLoop) {
     try {
       if (closing || inactive) {
         return;
@@ -239,16 +307,52 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
       data.release();
       server.bufferedBytes.addAndGet(-n);
     }
-    process();
+    process(onLoop);
   }
 
+  /**
+   * After a read was processed: writes what is left of the replies, flushes, and asks for the next
+   * read unless paused. From a worker this is one task for the event loop, not one per step.
+   */
   private void readDone() {
     if (closing || inactive) {
       return;
     }
+    ByteBuf o = out;
+    out = null;
+    if (o != null && !o.isReadable()) {
+      o.release();
+      o = null;
+    }
+    boolean again = !paused;
+    if (ctx.executor().inEventLoop()) {
+      flushAndRead(o, again);
+    } else {
+      ByteBuf replies = o;
+      ctx.executor().execute(() -> flushAndRead(replies, again));
+    }
+  }
+
+  private void flushAndRead(ByteBuf replies, boolean again) {
+    if (replies != null) {
+      ctx.write(replies);
+    }
     ctx.flush();
-    if (!paused) {
+    if (again) {
       ctx.read();
+    }
+  }
+
+  /** A worker's task: the rest of a read that an event loop handed over (its replies flushed). */
+  private void continueOnWorker() {
+    if (closing || inactive) {
+      return;
+    }
+    process(false);
+    ByteBuf o = out;
+    out = null;
+    if (o != null) {
+      ctx.writeAndFlush(o);
     }
   }
 
@@ -256,10 +360,9 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     if (paused && !closing && !inactive && ctx.channel().isWritable()) {
       paused = false;
       writePaused = false;
-      process();
-      ctx.flush();
-      if (!paused && !closing) {
-        ctx.read();
+      process(false);
+      if (!closing) {
+        readDone();
       }
     }
   }
@@ -316,7 +419,14 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     return true;
   }
 
-  private void process() {
+  /**
+   * Parses and runs the complete requests in the buffer, in order. On an event loop ({@code
+   * onLoop}) it stops at the first request that must run on a worker and sets {@link #handedOff}:
+   * that request and the rest are left in the buffer for {@link #continueOnWorker}. Replies collect
+   * in {@link #out}: written here on an event loop, left for {@link #readDone} on a worker (so a
+   * worker's read costs the event loop one task).
+   */
+  private void process(boolean onLoop) {
     try {
       while (!closing && r < w) {
         if (!ctx.channel().isWritable()) {
@@ -333,8 +443,13 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
           closing = true;
           break;
         }
-        if (state == COMPLETE) {
-          execute();
+        if (state == COMPLETE && !execute(onLoop)) {
+          // Parsed again by the worker: parsing is cheap and the views are only valid now.
+          argc = -1;
+          scan = 0;
+          declared = 0;
+          handedOff = true;
+          break;
         }
         r += scan;
         argc = -1;
@@ -346,7 +461,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
         }
       }
     } finally {
-      if (out != null) {
+      if (out != null && (onLoop || closing || paused)) {
         if (out.isReadable()) {
           ctx.write(out);
         } else {
@@ -387,7 +502,8 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     return out;
   }
 
-  private void execute() {
+  /** Runs the parsed request; false when it must run on a worker instead (nothing was done). */
+  private boolean execute(boolean onLoop) {
     if (request.count() > 0
         && (request.is(0, "POST") || request.is(0, "HOST:") || request.is(0, "PRI"))) {
       // A browser's HTTP request to this port (cross-protocol scripting): Redis aborts the
@@ -403,13 +519,21 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
               + "; connection aborted");
       releaseOut();
       closing = true;
-      return;
+      return true;
+    }
+    int done = commands.execute(session, request, out(), onLoop);
+    if (done == Commands.ELSEWHERE) {
+      server.loopHandoffs.increment();
+      return false;
     }
     server.totalCommands.increment();
-    boolean quit = commands.execute(session, request, out());
-    if (quit) {
+    if (onLoop) {
+      server.loopCommands.increment();
+    }
+    if (done == Commands.QUIT) {
       closing = true;
     }
+    return true;
   }
 
   private void protocolError(String message) {

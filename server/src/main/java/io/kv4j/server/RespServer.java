@@ -87,6 +87,8 @@ final class RespServer implements AutoCloseable {
   final LongAdder timedOutClients = new LongAdder();
   final LongAdder queryBufferRejections = new LongAdder();
   final LongAdder authTimeouts = new LongAdder();
+  final LongAdder loopCommands = new LongAdder();
+  final LongAdder loopHandoffs = new LongAdder();
   final ExecutorService workers;
   private final SslContext ssl;
   private final EventLoopGroup group;

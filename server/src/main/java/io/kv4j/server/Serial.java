@@ -41,6 +41,26 @@ final class Serial implements Executor {
     }
   }
 
+  /**
+   * Claims the connection for the calling thread when none of its tasks is queued or running: the
+   * caller then runs its work here, as a task would, and must call {@link #leave()} after it. False
+   * when the connection is busy (queue the work with {@link #execute} instead).
+   */
+  boolean enter() {
+    return pending.compareAndSet(0, 1);
+  }
+
+  /** Ends what {@link #enter()} began; starts the tasks queued meanwhile, in order. */
+  void leave() {
+    if (pending.decrementAndGet() != 0) {
+      if (pool == null) {
+        drain();
+      } else {
+        submit();
+      }
+    }
+  }
+
   /** Tasks submitted and not yet finished. */
   boolean busy() {
     return pending.get() != 0;

@@ -137,6 +137,10 @@ final class ServerCommands {
         .append("\r\n")
         .append("io_threads_active:")
         .append(server.threads)
+        .append("\r\nkv4j_workers:")
+        .append(server.options.workers())
+        .append("\r\nkv4j_loop_mode:")
+        .append(commands.loopMode())
         .append("\r\n\r\n");
   }
 
@@ -175,6 +179,10 @@ final class ServerCommands {
         .append(server.queryBufferRejections.sum())
         .append("\r\nacl_access_denied_auth:")
         .append(commands.authFailures())
+        .append("\r\nkv4j_loop_commands:")
+        .append(server.loopCommands.sum())
+        .append("\r\nkv4j_loop_handoffs:")
+        .append(server.loopHandoffs.sum())
         .append("\r\nkv4j_auth_timeouts:")
         .append(server.authTimeouts.sum())
         .append("\r\n\r\n");

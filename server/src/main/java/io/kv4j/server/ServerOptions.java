@@ -114,6 +114,7 @@ final class ServerOptions {
   private String bind = "127.0.0.1";
   private final long[] numbers = new long[SETTINGS.length];
   private boolean nativeTransport = true;
+  private String loopCommands = "auto";
   private final int maxArgs = 1024 * 1024;
   private final int maxInlineBytes = 64 * 1024;
   private byte[] requirePassHash;
@@ -137,6 +138,7 @@ final class ServerOptions {
     c.bind = bind;
     System.arraycopy(numbers, 0, c.numbers, 0, numbers.length);
     c.nativeTransport = nativeTransport;
+    c.loopCommands = loopCommands;
     c.requirePassHash = requirePassHash;
     c.users = users;
     c.protectedMode = protectedMode;
@@ -207,6 +209,25 @@ final class ServerOptions {
   ServerOptions withNativeTransport(boolean n) {
     ServerOptions c = copy();
     c.nativeTransport = n;
+    return c;
+  }
+
+  /**
+   * Which commands may run on the event loops instead of the workers: {@code auto} (those the
+   * engine runs without waiting, see {@link EngineBlocking}), {@code reads} (only reads and
+   * connection commands), {@code none} (every command on the workers).
+   */
+  String loopCommands() {
+    return loopCommands;
+  }
+
+  ServerOptions withLoopCommands(String policy) {
+    if (!List.of("auto", "reads", "none").contains(policy)) {
+      throw new IllegalArgumentException(
+          "--loop-commands wants auto, reads or none, got '" + policy + "'");
+    }
+    ServerOptions c = copy();
+    c.loopCommands = policy;
     return c;
   }
 

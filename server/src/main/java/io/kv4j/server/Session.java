@@ -41,6 +41,9 @@ final class Session {
   /** The size of the connection's input buffer, which the client limit counts with the queue. */
   long inputBytes;
 
+  /** Scratch for the stripes of a request's keys (used by the thread running the request). */
+  int[] stripes = new int[8];
+
   /** The server-wide input budget the queue is charged to. */
   private final AtomicLong budget;
 
