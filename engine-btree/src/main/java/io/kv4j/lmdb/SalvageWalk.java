@@ -20,9 +20,9 @@ import java.util.Map;
 
 /**
  * Reads every intact entry of one snapshot of {@code data.mdb} with plain file reads, stepping over
- * damaged pages instead of stopping at the first: the engine of {@code salvage} and of {@code
- * verify()}'s list of damaged regions. LMDB trusts its pages (a damaged one can crash the JVM), so
- * nothing here goes through LMDB. The page layout is {@link PageWalk}'s.
+ * damaged pages and entries instead of stopping at the first: the engine of {@code salvage} and of
+ * {@code verify()}'s list of damaged regions. LMDB trusts its pages (a damaged one can crash the
+ * JVM), so nothing here goes through LMDB. The page layout is {@link PageWalk}'s.
  *
  * <p>Only pages reachable from the snapshot's roots are read: the free-page database, the main
  * database and, in a store of named databases, each database the main one names. Free pages hold
@@ -36,33 +36,34 @@ import java.util.Map;
  *       makes two pointers share it), the depth of each tree's leaves, the records of the named
  *       databases and, when the format is not known, how many values carry a valid checksum frame.
  *   <li><b>claims</b> (only when some page was reached twice): every pointer to such a page; the
- *       one whose key range holds the most of the page's keys keeps it, and with a tie none does.
+ *       one under which more of the page's nodes fit (see below) keeps it; with a tie none does.
  *   <li><b>rescue</b>: hands every intact entry to the sink and records a damaged region for
  *       everything it steps over.
  * </ol>
  *
- * <p>What each pointer must satisfy before its page is used: the page number lies within the
- * snapshot's pages and the file and is not free; the page says it is that page, is a branch or leaf
- * page with a sane node table; a leaf lies at the depth of the tree's other leaves (a branch above
- * it); at least half of its keys lie within the range the pointer's branch entries give it. A page
- * that fails loses its subtree, reported with that range as the lost keys. In a leaf, each entry
- * stands alone: a node that lies outside the page, has flags kv4j never writes, or whose value
- * (inline or in overflow pages) fails its checksum frame loses that one entry. In a store without
- * frames a value cannot be checked; keys must then ascend within the leaf and its range.
+ * <p><b>A pointer</b> is followed only if its page number lies within the snapshot's pages and the
+ * file and is not free, the page is a branch or leaf page (see {@link Page} for what its nodes make
+ * up for), a leaf lies at the depth of most of the tree's leaves (a branch above it), and the page
+ * fits: some of its intact nodes have keys within the range the pointer's branch entries give it (a
+ * damaged pointer that lands on a sibling finds none: sibling ranges are disjoint) and the shape of
+ * the tree's nodes (the free-page list's 8-byte transaction ids and page lists, the list of
+ * keyspaces' 48-byte records). Between two pointers to one page, the one under which more of its
+ * nodes fit keeps it. A pointer that fails loses its subtree, reported with that range as the lost
+ * keys.
  *
- * <p>A page's nodes fill its node area exactly (LMDB keeps them contiguous from {@code mp_upper} to
- * the end of the page, each {@code 8 + key + data} bytes rounded up to even, the data of an
- * overflow value being its 8-byte page number): a page whose nodes do not, with no damaged node to
- * explain it, has a damaged header that may hide entries. Entries lost where the count is not known
- * one by one are counted from the tree's record ({@code md_entries}) when one region of the tree
- * accounts for them.
+ * <p><b>In a leaf</b>, each entry stands alone: a node that lies outside the page, has flags kv4j
+ * never writes, or whose value (inline or in overflow pages) fails its checksum frame loses that
+ * one entry, reported with the range between the intact keys on either side. In a store without
+ * frames a value cannot be checked; keys must then ascend within the leaf and its range. Entries
+ * lost where the count is not known one by one are counted from the tree's record ({@code
+ * md_entries}) when one region of the tree accounts for them; a record whose count disagrees with
+ * pages that were all read whole is itself reported as damaged.
  */
 final class SalvageWalk {
   private static final int MAX_KEY = LmdbProvider.MAX_KEY_SIZE;
   private static final long MAX_VALUE = (long) LmdbProvider.MAX_VALUE_SIZE + ValueFrame.HEADER;
   private static final byte[] OWN = Keyspaces.OWN.getBytes(StandardCharsets.US_ASCII);
 
-  /** What a walk found. */
   /**
    * What a walk found. {@code rootLost}: the main database's root page could not be used, so
    * nothing was found (another snapshot may do better).
@@ -134,11 +135,24 @@ final class SalvageWalk {
 
   /**
    * A tree page, its header checked against its nodes. LMDB keeps a page's nodes contiguous from
-   * {@code mp_upper} to the end of the page, and its node table ({@code mp_ptrs}, from offset 16 to
-   * {@code mp_lower}) lists exactly those nodes. So the count of table slots whose nodes fill the
-   * area exactly is the page's node count, whatever {@code mp_lower} says; where a damaged {@code
-   * mp_lower}, {@code mp_upper} or page number is the only damage, the page is read whole and the
-   * field reported ({@link #notes}).
+   * {@code mp_upper} to the end of the page (each {@code 8 + key + data} bytes rounded up to even,
+   * the data of an overflow value being its 8-byte page number; a branch node has no data), and its
+   * node table ({@code mp_ptrs}, from offset 16 to {@code mp_lower}) lists exactly those nodes. So
+   * when one header field is damaged the nodes still tell the page apart, and it is read whole with
+   * the field reported ({@link #notes}):
+   *
+   * <ul>
+   *   <li>{@code mp_lower}: the count of table slots whose nodes fill the area from {@code
+   *       mp_upper} exactly is the node count;
+   *   <li>{@code mp_upper}: the header's count of nodes fills the area from elsewhere;
+   *   <li>one slot of the node table: without it the other nodes fill the area but for one gap,
+   *       which a node found there fills exactly (and no other slot qualifies);
+   *   <li>the page number: everything else is as it should be;
+   *   <li>the type flags: the page number is right and the nodes fill the area as a branch's or as
+   *       a leaf's, not both.
+   * </ul>
+   *
+   * <p>A page whose nodes fill no such layout is read node by node ({@link #unsettled}).
    */
   private final class Page {
     final long pgno;
@@ -757,14 +771,15 @@ final class SalvageWalk {
       return;
     }
     double fit = fit(t, p, lo, hi);
-    if (fit < 0.5) {
+    if (fit == 0) {
+      // None of its keys belongs there (a sibling's range is disjoint): the pointer is damaged.
       lostBelow(
           t,
           ptrAt,
           ptrLen,
           lo,
           hi,
-          from + " refers to page " + pgno + ", whose keys lie outside the range it covers");
+          from + " refers to page " + pgno + ", none of whose keys lie in the range it covers");
       return;
     }
     int q = (int) pgno;
@@ -871,8 +886,8 @@ final class SalvageWalk {
     int all = 0;
     for (int i = p.branch ? 1 : 0; i < p.n; i++) {
       Node nd = p.node(i);
-      if (nd.problem != null) {
-        continue;
+      if (nd.problem != null || nd.key.length == 0) {
+        continue; // kv4j never writes an empty key: a zeroed node
       }
       all++;
       boolean shaped;
@@ -1209,6 +1224,10 @@ final class SalvageWalk {
         continue;
       }
       byte[] stored;
+      if (nd.key.length == 0) {
+        why[i] = "node " + i + " of page " + p.pgno + " has an empty key, which kv4j never writes";
+        continue;
+      }
       if ((nd.flags & ~PageWalk.F_BIGDATA) != 0) {
         why[i] =
             "node "
@@ -1265,43 +1284,73 @@ final class SalvageWalk {
     }
     byte[] before = lo;
     boolean beforeInclusive = true;
-    for (int i = 0; i < n; i++) {
-      t.seen++;
-      if (why[i] == null) {
-        sink.entry(t.keyspace, nodes[i].key, values[i]);
-        handedOver++;
-        if (runNote[i] != null) {
-          losses.add(
-              new Loss(
-                  p.b.getLong(nodes[i].dataAt) * psize,
-                  MetaPages.HEADER,
-                  t.keyspace,
-                  0,
-                  null,
-                  "node "
-                      + i
-                      + " of page "
-                      + p.pgno
-                      + ": "
-                      + runNote[i]
-                      + "; the value's checksum holds, so it was read"));
-        }
-        t.lastKey = nodes[i].key;
-        before = nodes[i].key;
-        beforeInclusive = false;
+    int run = -1; // the first of a run of lost entries, reported as one region
+    for (int i = 0; i <= n; i++) {
+      if (i < n && why[i] != null) {
+        t.seen++;
+        run = run < 0 ? i : run;
         continue;
       }
-      byte[] after = hi;
-      for (int j = i + 1; j < n; j++) {
-        if (why[j] == null) {
-          after = nodes[j].key;
-          break;
-        }
+      if (run >= 0) {
+        lostRun(
+            t, p, nodes, why, run, i, range(before, beforeInclusive, i < n ? nodes[i].key : hi));
+        run = -1;
       }
-      Node nd = nodes[i];
-      KeyRange keys = range(before, beforeInclusive, after);
-      losses.add(new Loss(p.offset + nd.at, nd.extent, t.keyspace, 1, keys, why[i]));
+      if (i == n) {
+        break;
+      }
+      t.seen++;
+      sink.entry(t.keyspace, nodes[i].key, values[i]);
+      handedOver++;
+      if (runNote[i] != null) {
+        losses.add(
+            new Loss(
+                p.b.getLong(nodes[i].dataAt) * psize,
+                MetaPages.HEADER,
+                t.keyspace,
+                0,
+                null,
+                "node "
+                    + i
+                    + " of page "
+                    + p.pgno
+                    + ": "
+                    + runNote[i]
+                    + "; the value's checksum holds, so it was read"));
+      }
+      t.lastKey = nodes[i].key;
+      before = nodes[i].key;
+      beforeInclusive = false;
     }
+  }
+
+  /**
+   * One region for the lost entries of nodes {@code from..to-1} of a leaf, which lie between the
+   * same intact keys: the bytes of their nodes, their count, the first one's problem.
+   */
+  private void lostRun(
+      Tree t, Page p, Node[] nodes, String[] why, int from, int to, KeyRange keys) {
+    long start = Long.MAX_VALUE;
+    long end = -1;
+    for (int i = from; i < to; i++) {
+      Node nd = nodes[i];
+      boolean inPage = nd.at >= MetaPages.HEADER && nd.at + nd.extent <= psize;
+      long at = inPage ? p.offset + nd.at : p.offset + MetaPages.HEADER + 2L * i;
+      start = Math.min(start, at);
+      end = Math.max(end, at + (inPage ? nd.extent : 2));
+    }
+    String problem =
+        to - from == 1
+            ? why[from]
+            : "nodes "
+                + from
+                + " to "
+                + (to - 1)
+                + " of page "
+                + p.pgno
+                + " are damaged; the first: "
+                + why[from];
+    losses.add(new Loss(start, end - start, t.keyspace, to - from, keys, problem));
   }
 
   /**
