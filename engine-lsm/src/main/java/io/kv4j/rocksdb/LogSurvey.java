@@ -23,15 +23,18 @@ import java.util.zip.CRC32C;
  * <p><b>How it steps over damage.</b> A record whose checksum fails, whose length runs past its
  * block, whose type is unknown, or a zeroed header with data after it, starts a damaged span. The
  * reader resumes at the first intact record after it: at the end the damaged record declares (its
- * length may be intact when the damage hit its payload), else at the start of the next 32 KiB block
- * (records never cross block boundaries, so a block always begins with a record). It does not scan
- * byte by byte for a checksum that happens to match: a value stored in the store may itself hold
- * bytes that look like a record. Fragments of a logical record whose other fragments were damaged
+ * length is intact when the damage hit its payload); else, when the length itself may be damaged,
+ * at the first place further in the 32 KiB block where an intact record begins a logical record
+ * (its checksum over its whole length must match, and in a WAL its sequence number must not go
+ * back); else at the start of the next block (records never cross block boundaries, so a block
+ * always begins with a record). Fragments of a logical record whose other fragments were damaged
  * belong to the damaged span. The span ends at the next record that begins a logical record.
  *
  * <p><b>What is not damage</b>, as in {@link RecordLog}: what a crash leaves at the end of the file
- * (a header or record cut off by the end, a logical record without its last fragment at the end,
- * zeros to the end). Such a torn tail is reported by {@link #tornAt()}.
+ * (a header or record cut off by the end with nothing intact after it, a logical record without its
+ * last fragment at the end, zeros to the end). Such a torn tail is reported by {@link #tornAt()}. A
+ * record whose length runs past the end while intact records follow it is damage: a flipped bit in
+ * a length field, which would otherwise pass for a torn tail and silently end the log there.
  *
  * <p><b>What a span cost</b>, for a WAL: the sequence numbers between the last intact write batch
  * before it and the first one after it (each operation of a batch has its own sequence number), so
@@ -221,20 +224,41 @@ final class LogSurvey {
         int type = block[pos + 6] & 0xFF;
         int length = (block[pos + 4] & 0xFF) | (block[pos + 5] & 0xFF) << 8;
         if (type == 0 && length == 0 && zeros(pos, pos + HEADER)) {
-          if (!zeros(pos, n)) {
-            damaged(base + pos, "zeroed record header followed by non-zero data");
-          } else if (zeroAt < 0 && spanAt < 0) {
-            zeroAt = base + pos; // preallocated space, unless an intact record follows
+          if (zeros(pos, n)) {
+            if (zeroAt < 0 && spanAt < 0) {
+              zeroAt = base + pos; // preallocated space, unless an intact record follows
+            }
+            return -1;
           }
-          return -1; // the rest of the block holds no record to resume at
+          damaged(base + pos, "zeroed record header followed by non-zero data");
+          pos = resync(pos + 1, n);
+          if (pos < 0) {
+            return -1;
+          }
+          continue;
         }
         int header = recyclable(type) ? RECYCLABLE_HEADER : HEADER;
         if (left < header || header + length > left) {
-          if (!full) {
-            return tornAt(base + pos);
+          int next = resync(pos + 1, n);
+          if (!full && next < 0) {
+            return tornAt(base + pos); // what a crash leaves: nothing intact after it
           }
-          damaged(base + pos, "record length " + length + " runs past its block");
-          return -1;
+          damaged(
+              base + pos,
+              "record length "
+                  + length
+                  + (full
+                      ? " runs past its block"
+                      : " runs past the end, yet intact records follow"));
+          if (left >= header) {
+            // The record's bytes up to where reading resumes: a hint of the keys it held.
+            unverified(type, pos + header, (next < 0 ? n : next) - pos - header);
+          }
+          if (next < 0) {
+            return -1;
+          }
+          pos = next;
+          continue;
         }
         if (!intact(pos, header, length)) {
           damaged(base + pos, "record checksum mismatch");
@@ -244,7 +268,11 @@ final class LogSurvey {
             pos = next; // the damage hit the payload: the declared length still holds
             continue;
           }
-          return -1;
+          pos = resync(pos + 1, n); // the damage hit the length
+          if (pos < 0) {
+            return -1;
+          }
+          continue;
         }
         if (!known(type)) {
           damaged(base + pos, "unknown record type " + type);
@@ -253,6 +281,33 @@ final class LogSurvey {
         }
         physical(base + pos, type, pos + header, length);
         pos += header + length;
+      }
+      return -1;
+    }
+
+    /**
+     * The first place from {@code from} on in this block where an intact record starts that begins
+     * a logical record (or is a meta record), with, in a WAL, a sequence number not below the next
+     * one expected; -1 if none. Used where a damaged length leaves no other way to find the next
+     * record: its checksum over its whole length makes a chance match about 1 in 2^32 per place,
+     * though a value that itself holds a whole WAL record could match (a risk taken only here).
+     */
+    private int resync(int from, int n) {
+      for (int q = from; q + HEADER <= n; q++) {
+        int type = block[q + 6] & 0xFF;
+        boolean starts = type == 1 || type == 2 || type == 5 || type == 6;
+        if ((starts || (type >= 9 && known(type))) && startsIntactRecord(q, n)) {
+          if (!starts || !wal || nextSequence < 0) {
+            return q;
+          }
+          int header = recyclable(type) ? RECYCLABLE_HEADER : HEADER;
+          int length = (block[q + 4] & 0xFF) | (block[q + 5] & 0xFF) << 8;
+          if (length >= 8
+              && ByteBuffer.wrap(block, q + header, 8).order(ByteOrder.LITTLE_ENDIAN).getLong()
+                  >= nextSequence) {
+            return q;
+          }
+        }
       }
       return -1;
     }

@@ -45,11 +45,12 @@ import java.util.zip.CRC32C;
  * seq .. seq+count-1}. A MANIFEST's logical records are version edits (not parsed here).
  *
  * <p><b>What counts as damage.</b> A record whose checksum fails while its length fits in the file,
- * a length that runs past a full block, an unknown type, fragments out of order, non-zero bytes
- * after a zeroed header, or any valid record after a bad spot: none of these is made by a crash,
- * which only cuts a file short. They throw {@link StoreCorruptedException} naming file and offset.
- * What a crash can leave — a header or record cut off by the end of the file, a logical record
- * whose last fragment is missing, zeros to the end — is reported as a torn tail ({@link
+ * a length that runs past a full block, or past the end of the file with an intact record after it
+ * in the block (a flipped bit in a length field), an unknown type, fragments out of order, non-zero
+ * bytes after a zeroed header, or any valid record after a bad spot: none of these is made by a
+ * crash, which only cuts a file short. They throw {@link StoreCorruptedException} naming file and
+ * offset. What a crash can leave — a header or record cut off by the end of the file, a logical
+ * record whose last fragment is missing, zeros to the end — is reported as a torn tail ({@link
  * Scan#tornAt()}); the caller decides whether a torn tail is allowed there.
  */
 final class RecordLog {
@@ -179,8 +180,16 @@ final class RecordLog {
           throw damage(base + pos, "record header runs past its block");
         }
         if (header + length > left) {
-          if (!full) {
+          if (!full && !intactRecordAfter(pos + 1, n)) {
             return tail(base + pos, "record cut off by the end of the file");
+          }
+          if (!full) {
+            throw damage(
+                base + pos,
+                "record length "
+                    + length
+                    + " runs past the end of the file, yet intact records"
+                    + " follow (a damaged length, not a torn tail)");
           }
           throw damage(base + pos, "record length " + length + " runs past its block");
         }
@@ -202,6 +211,36 @@ final class RecordLog {
         validEnd = base + pos;
       }
       return null;
+    }
+
+    /**
+     * Whether an intact record that begins a logical record (or a meta record) starts anywhere from
+     * {@code from} on in this block: then a length running past the end is damage, not what a crash
+     * leaves (a crash leaves nothing intact after its torn record).
+     */
+    private boolean intactRecordAfter(int from, int n) {
+      for (int q = from; q + HEADER <= n; q++) {
+        int type = block[q + 6] & 0xFF;
+        if (type != 1 && type != 2 && type != 5 && type != 6 && type < 9) {
+          continue;
+        }
+        int length = (block[q + 4] & 0xFF) | (block[q + 5] & 0xFF) << 8;
+        int header = recyclable(type) ? RECYCLABLE_HEADER : HEADER;
+        if (q + header + length > n) {
+          continue;
+        }
+        int stored =
+            (block[q] & 0xFF)
+                | (block[q + 1] & 0xFF) << 8
+                | (block[q + 2] & 0xFF) << 16
+                | (block[q + 3] & 0xFF) << 24;
+        crc.reset();
+        crc.update(block, q + 6, header - 6 + length);
+        if (mask((int) crc.getValue()) == stored) {
+          return true;
+        }
+      }
+      return false;
     }
 
     private void record(long at, int type, int from, int length) {

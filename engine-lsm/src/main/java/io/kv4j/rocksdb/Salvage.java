@@ -161,7 +161,7 @@ final class Salvage {
     String manifest = usableManifest();
     if (manifest == null || manifestDamaged(manifest)) {
       reportWals(0);
-      new TablesOnly(copy, origin, regions, sink).run();
+      new TablesOnly(copy, origin, regions, sink, suspects).run();
       return regions.list();
     }
     fromDatabase();
@@ -453,7 +453,7 @@ final class Salvage {
               null,
               "RocksDB cannot open the store even with its checks off; read from the table"
                   + " files alone"));
-      new TablesOnly(copy, origin, regions, sink).run();
+      new TablesOnly(copy, origin, regions, sink, suspects).run();
       return;
     }
     try {

@@ -3,6 +3,7 @@ package io.kv4j.rocksdb;
 import io.kv4j.KeyRange;
 import io.kv4j.spi.SalvageSink;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -28,9 +29,9 @@ import org.rocksdb.TableProperties;
  * readable table of its column family that holds it holds the same value, every WAL operation on it
  * is a put of that same value (or, when no table holds it, the newest WAL operation is a put), no
  * table of the column family that holds deletions lacks it (its deletion could be the newer
- * version), and no damaged block of such a table may have held it. Otherwise it is lost, and
- * counted. A table file that cannot be opened at all could hold a newer version of any key: then
- * nothing is handed over.
+ * version), no damaged block of such a table may have held it, and no damaged WAL record appears to
+ * have written it. Otherwise it is lost, and counted. A table file that cannot be opened at all
+ * could hold a newer version of any key: then nothing is handed over.
  *
  * <p>What it cannot know: a table file RocksDB had made obsolete (compacted away) but not yet
  * deleted, whose newer versions were dropped together with their deletions, can bring back a value
@@ -42,11 +43,20 @@ final class TablesOnly {
   private final Salvage.Regions regions;
   private final SalvageSink sink;
 
-  TablesOnly(Path copy, Map<String, Path> origin, Salvage.Regions regions, SalvageSink sink) {
+  /** Keys damaged WAL records appear to have written, by column family id ({@link Salvage}). */
+  private final Map<Integer, Map<ByteBuffer, long[]>> suspects;
+
+  TablesOnly(
+      Path copy,
+      Map<String, Path> origin,
+      Salvage.Regions regions,
+      SalvageSink sink,
+      Map<Integer, Map<ByteBuffer, long[]>> suspects) {
     this.copy = copy;
     this.origin = origin;
     this.regions = regions;
     this.sink = sink;
+    this.suspects = suspects;
   }
 
   /** A readable table file. */
@@ -176,7 +186,12 @@ final class TablesOnly {
           id = n.getKey();
         }
       }
-      family(manifestish, keyspace, e.getValue(), wal.getOrDefault(id, new TreeMap<>()));
+      family(
+          manifestish,
+          keyspace,
+          e.getValue(),
+          wal.getOrDefault(id, new TreeMap<>()),
+          suspects.getOrDefault(id, Map.of()));
     }
   }
 
@@ -192,7 +207,12 @@ final class TablesOnly {
   }
 
   /** One column family: merge the tables' keys and the WAL's, hand over what agrees. */
-  private void family(Path blame, String keyspace, List<Table> tables, TreeMap<byte[], Ops> wal) {
+  private void family(
+      Path blame,
+      String keyspace,
+      List<Table> tables,
+      TreeMap<byte[], Ops> wal,
+      Map<ByteBuffer, long[]> lostInWal) {
     List<Scan> scans = new ArrayList<>();
     List<KeyRange> damaged = new ArrayList<>();
     long lost = 0;
@@ -254,7 +274,10 @@ final class TablesOnly {
           ops = op.getValue();
           op = w.hasNext() ? w.next() : null;
         }
-        byte[] value = agreed(key, tables, holders, values, ops, damaged);
+        byte[] value =
+            lostInWal.containsKey(ByteBuffer.wrap(key))
+                ? Ambiguous.VALUE
+                : agreed(key, tables, holders, values, ops, damaged);
         if (value == Ambiguous.VALUE) {
           lost++;
           KeyRange one = KeyRange.all().gte(key).lte(key);
