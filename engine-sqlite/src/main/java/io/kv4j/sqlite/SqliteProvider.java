@@ -1,10 +1,12 @@
 package io.kv4j.sqlite;
 
+import io.kv4j.DamagedRegion;
 import io.kv4j.Feature;
 import io.kv4j.Limits;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.spi.OptionSpec;
+import io.kv4j.spi.SalvageSink;
 import io.kv4j.spi.StoreProvider;
 import java.util.EnumSet;
 import java.util.List;
@@ -184,5 +186,14 @@ public final class SqliteProvider implements StoreProvider {
   @Override
   public Store open(StoreConfig config) {
     return StoreOpening.open(config, SqliteSettings.from(config));
+  }
+
+  /**
+   * Reads every intact row of a damaged store from a copy of its files, without SQLite (see {@link
+   * Salvage} and the module README's "Salvage").
+   */
+  @Override
+  public List<DamagedRegion> salvage(StoreConfig config, SalvageSink sink) {
+    return Salvage.run(config, sink);
   }
 }
