@@ -127,8 +127,20 @@ final class SalvageWalk {
     }
   }
 
-  /** A named database's record found in the main database. */
-  private record Named(String name, byte[] rawName, MetaPages.Db db, long at, String problem) {}
+  /**
+   * A named database's record found in the main database: its name (null for the store's own keys),
+   * the record and where it lies, what is wrong with its name ({@code problem}, or null) and with
+   * its node's header ({@code note}: the record was read all the same, or null).
+   */
+  private record Named(
+      String name,
+      byte[] rawName,
+      MetaPages.Db db,
+      long at,
+      long nodeAt,
+      int nodeLength,
+      String problem,
+      String note) {}
 
   /** A pointer to a page reached from more than one place. */
   private record Claim(long tree, long parent, int index, double fit) {}
@@ -445,7 +457,12 @@ final class SalvageWalk {
           return new Node(
               i,
               at,
-              "the value of node " + i + " of page " + pgno + " (" + lohi + " bytes) runs past it");
+              "the value of node " + i + " of page " + pgno + " (" + lohi + " bytes) runs past it",
+              key,
+              lohi,
+              flags,
+              dataAt,
+              PageWalk.NODE_HEADER);
         }
       }
       return new Node(i, at, key, lohi, flags, dataAt, (int) extent);
@@ -485,7 +502,8 @@ final class SalvageWalk {
       this(index, at, null, key, lohi, flags, dataAt, extent);
     }
 
-    private Node(
+    /** A damaged node whose key could be read (its data size is what is damaged). */
+    Node(
         int index,
         int at,
         String problem,
@@ -632,22 +650,73 @@ final class SalvageWalk {
     int before = losses.size();
     walk(main);
     finish(main);
-    boolean mainIntact = losses.size() == before;
-    if (!named) {
-      return;
+    boolean mainIntact = losses.subList(before, losses.size()).stream().allMatch(l -> l.lost == 0);
+    if (named) {
+      namedTrees(metaAt, mainIntact);
     }
+  }
+
+  /**
+   * Walks (rescue) the databases the list of keyspaces records, and reports the records it cannot
+   * walk. Without a database named {@value Keyspaces#OWN}, in an otherwise intact list, the one
+   * database whose name is one bit off it is taken for the store's own keys: a flipped bit in a
+   * name is the likeliest damage, and kv4j writes no such keyspace name beside {@value
+   * Keyspaces#OWN}.
+   */
+  private void namedTrees(long metaAt, boolean listIntact) {
     boolean own = false;
+    Named standIn = null;
+    int offByOne = 0;
     for (Named r : records) {
-      if (r.problem != null) {
-        continue; // reported with the list of keyspaces
+      own |= r.problem() == null && Arrays.equals(r.rawName(), OWN);
+      if (oneBitOff(r.rawName(), OWN)) {
+        standIn = r;
+        offByOne++;
       }
-      own |= r.name == null;
-      String label = r.name == null ? "the store's own keys" : "keyspace '" + r.name + "'";
-      Tree t = new Tree(Kind.DATA, r.at, r.name, label, r.db);
+    }
+    if (own || !listIntact || offByOne != 1) {
+      standIn = null;
+    }
+    for (Named r : records) {
+      if (r.note() != null) {
+        losses.add(new Loss(r.nodeAt(), r.nodeLength(), null, 0, null, r.note()));
+      }
+      String keyspace = r.name();
+      if (r == standIn) {
+        keyspace = null;
+        losses.add(
+            new Loss(
+                r.nodeAt(),
+                r.nodeLength(),
+                null,
+                0,
+                null,
+                "the list of keyspaces names no database '"
+                    + Keyspaces.OWN
+                    + "' but one named '"
+                    + new String(r.rawName(), StandardCharsets.ISO_8859_1)
+                    + "', one bit off: its entries were read as the store's own keys"));
+      } else if (r.problem() != null) {
+        losses.add(
+            new Loss(
+                r.nodeAt(),
+                r.nodeLength(),
+                null,
+                Math.max(r.db().entries(), -1),
+                null,
+                "the name of a keyspace (bytes "
+                    + java.util.HexFormat.of().formatHex(r.rawName())
+                    + ") "
+                    + r.problem()
+                    + ": it is damaged, and the keyspace's entries are lost"));
+        continue;
+      }
+      String label = keyspace == null ? "the store's own keys" : "keyspace '" + keyspace + "'";
+      Tree t = new Tree(Kind.DATA, r.at(), keyspace, label, r.db());
       walk(t);
       finish(t);
     }
-    if (!own && mainIntact) {
+    if (!own && standIn == null && listIntact) {
       losses.add(
           new Loss(
               metaAt + MetaPages.MAIN_DB,
@@ -659,6 +728,17 @@ final class SalvageWalk {
                   + Keyspaces.OWN
                   + "', which holds the store's own keys: they are lost"));
     }
+  }
+
+  private static boolean oneBitOff(byte[] a, byte[] b) {
+    if (a.length != b.length) {
+      return false;
+    }
+    int bits = 0;
+    for (int i = 0; i < a.length; i++) {
+      bits += Integer.bitCount((a[i] ^ b[i]) & 0xFF);
+    }
+    return bits == 1;
   }
 
   private Tree freeTree(long metaAt) {
@@ -685,6 +765,30 @@ final class SalvageWalk {
   /** Settles a walked tree's count: its record says how many entries its pages should hold. */
   private void finish(Tree t) {
     long remaining = t.db.entries() - t.seen;
+    int leaves = leafDepth(t);
+    if (t.kind == Kind.DATA
+        && t.unknown.isEmpty()
+        && remaining > 0
+        && leaves >= 0
+        && leaves + 1 < t.db.depth()) {
+      // Fewer levels and fewer entries than the record says (one flipped bit cannot damage both
+      // its counts): the root pointer leads to a page below the root, the rest is out of reach.
+      losses.add(
+          new Loss(
+              t.id + 40,
+              8,
+              t.keyspace,
+              remaining,
+              null,
+              "the record of "
+                  + t.label
+                  + " says its tree is "
+                  + t.db.depth()
+                  + " levels deep, but its root pointer leads to a tree of "
+                  + (leaves + 1)
+                  + ": the pointer is damaged and the entries out of its reach are lost"));
+      return;
+    }
     if (t.kind == Kind.DATA && t.unknown.size() == 1 && remaining >= 0) {
       t.unknown.get(0).lost = remaining;
     } else if (t.unknown.isEmpty() && remaining != 0) {
@@ -1063,24 +1167,33 @@ final class SalvageWalk {
   /** Survey and claims passes over a leaf of the main database, before the format is known. */
   private void mainSurvey(Tree t, Page p, Node[] nodes) {
     for (Node nd : nodes) {
-      if (nd.problem != null) {
+      if (nd.key == null) {
         continue;
       }
-      if (nd.flags == PageWalk.F_SUBDATA && nd.lohi == PageWalk.DB_RECORD) {
+      if (recordNode(p, nd)) {
         MetaPages.Db db = MetaPages.db(p.b, nd.dataAt);
         if (db.isEmpty() || (db.root() >= 2 && db.root() <= lastPage)) {
+          String name =
+              Arrays.equals(nd.key, OWN) ? null : new String(nd.key, StandardCharsets.UTF_8);
           records.add(
               new Named(
-                  Arrays.equals(nd.key, OWN) ? null : new String(nd.key, StandardCharsets.UTF_8),
-                  nd.key,
-                  db,
-                  p.offset + nd.dataAt,
-                  null));
+                  name, nd.key, db, p.offset + nd.dataAt, p.offset + nd.at, nd.extent, null, null));
         }
-      } else {
+      } else if (nd.problem == null) {
         dataNode(t, p, nd);
       }
     }
+  }
+
+  /**
+   * Whether a node of the main database holds a database record: flagged as one (LMDB's {@code
+   * F_SUBDATA}) with room for its 48 bytes. Its size field may be damaged; the record's own checks
+   * follow.
+   */
+  private boolean recordNode(Page p, Node nd) {
+    return (nd.flags & PageWalk.F_SUBDATA) != 0
+        && (nd.flags & PageWalk.F_BIGDATA) == 0
+        && nd.dataAt + PageWalk.DB_RECORD <= psize;
   }
 
   private void dataSurvey(Tree t, Page p, Node[] nodes) {
@@ -1406,27 +1519,28 @@ final class SalvageWalk {
     return false;
   }
 
-  /** A leaf of the main database in a store of named databases: one record per database. */
+  /**
+   * A leaf of the main database in a store of named databases: one record per database, collected
+   * in {@link #records} for {@link #walkAll} to walk (or report).
+   */
   private void namesLeaf(Tree t, Page p, Node[] nodes, byte[] lo, byte[] hi) {
-    boolean broken = false;
+    boolean explained = false;
     for (Node nd : nodes) {
-      broken |= nd.problem != null;
+      explained |=
+          nd.problem != null || nd.flags != PageWalk.F_SUBDATA || nd.lohi != PageWalk.DB_RECORD;
     }
-    layout(t, p, broken, lo, hi);
+    layout(t, p, explained, lo, hi);
     for (int i = 0; i < nodes.length; i++) {
       t.seen++;
       Node nd = nodes[i];
-      String why = nd.problem;
-      MetaPages.Db db = null;
-      if (why == null && (nd.flags != PageWalk.F_SUBDATA || nd.lohi != PageWalk.DB_RECORD)) {
+      boolean record = nd.key != null && recordNode(p, nd);
+      String why = record ? null : nd.problem;
+      if (why == null && !record) {
         why = "node " + i + " of page " + p.pgno + " is not a database record";
       }
+      MetaPages.Db db = why == null ? MetaPages.db(p.b, nd.dataAt) : null;
       if (why == null) {
-        db = MetaPages.db(p.b, nd.dataAt);
         why = recordProblem(db);
-      }
-      if (why == null && t.lastKey != null && Arrays.compareUnsigned(nd.key, t.lastKey) <= 0) {
-        why = "the name in node " + i + " of page " + p.pgno + " is out of order";
       }
       if (why != null) {
         losses.add(
@@ -1439,41 +1553,74 @@ final class SalvageWalk {
                 why + "; the keyspace it records is lost, its name unknown"));
         continue;
       }
-      t.lastKey = nd.key;
-      long at = p.offset + nd.dataAt;
-      if (Arrays.equals(nd.key, OWN)) {
-        records.add(new Named(null, nd.key, db, at, null));
-        continue;
+      String note =
+          nd.flags != PageWalk.F_SUBDATA || nd.lohi != PageWalk.DB_RECORD
+              ? "the header of node "
+                  + i
+                  + " of page "
+                  + p.pgno
+                  + " is damaged (flags 0x"
+                  + Integer.toHexString(nd.flags)
+                  + ", size "
+                  + nd.lohi
+                  + "); its 48-byte database record was read all the same"
+              : null;
+      String recordNote = recordNote(db);
+      if (recordNote != null) {
+        note =
+            (note == null ? "" : note + "; ")
+                + "the database record in node "
+                + i
+                + " of page "
+                + p.pgno
+                + " holds "
+                + recordNote
+                + "; its tree was read all the same";
       }
-      String name = new String(nd.key, StandardCharsets.ISO_8859_1);
-      try {
-        Store.checkKeyspaceName(name);
-        records.add(new Named(name, nd.key, db, at, null));
-      } catch (IllegalArgumentException e) {
-        String problem =
-            "the name of a keyspace (bytes "
-                + java.util.HexFormat.of().formatHex(nd.key)
-                + ") is damaged: its "
-                + db.entries()
-                + " entries are lost";
-        records.add(new Named(null, nd.key, db, at, problem));
-        losses.add(
-            new Loss(p.offset + nd.at, nd.extent, null, Math.max(db.entries(), -1), null, problem));
+      String name =
+          Arrays.equals(nd.key, OWN) ? null : new String(nd.key, StandardCharsets.ISO_8859_1);
+      String problem = null;
+      if (name != null) {
+        try {
+          Store.checkKeyspaceName(name);
+        } catch (IllegalArgumentException e) {
+          problem = "is not a keyspace name";
+        }
       }
+      if (problem == null && t.lastKey != null && Arrays.compareUnsigned(nd.key, t.lastKey) <= 0) {
+        problem = "is out of order";
+      }
+      if (problem == null) {
+        t.lastKey = nd.key;
+      }
+      records.add(
+          new Named(
+              problem == null ? name : null,
+              nd.key,
+              db,
+              p.offset + nd.dataAt,
+              p.offset + nd.at,
+              nd.extent,
+              problem,
+              note));
     }
   }
 
+  /** What makes a database record unusable: a root that is not a page in use. */
   private String recordProblem(MetaPages.Db db) {
-    if (db.flags() != 0) {
-      return "a database record has flags 0x"
-          + Integer.toHexString(db.flags())
-          + " that this store never sets";
-    }
-    if (db.entries() < 0 || (db.isEmpty() && db.entries() != 0)) {
-      return "a database record counts " + db.entries() + " entries";
-    }
     if (!db.isEmpty() && (db.root() < 2 || db.root() > lastPage)) {
       return "a database record's root page " + db.root() + " lies outside pages 2.." + lastPage;
+    }
+    return null;
+  }
+
+  /** What is damaged in a database record besides its root: reported, the tree is read anyway. */
+  private static String recordNote(MetaPages.Db db) {
+    if (db.flags() != 0) {
+      return "flags 0x" + Integer.toHexString(db.flags()) + " that this store never sets";
+    }
+    if (db.entries() < 0) {
+      return "a count of " + db.entries() + " entries";
     }
     return null;
   }
