@@ -166,9 +166,13 @@ public final class Catalogue {
    * A scenario id's place in the catalogue, for sorting rows.
    *
    * @param id a row's scenario
-   * @return its index, or {@link Integer#MAX_VALUE} when unknown
+   * @return its index; -1 for the user's workload ({@link Scenario#YOURS}), first everywhere; or
+   *     {@link Integer#MAX_VALUE} when unknown
    */
   public int order(String id) {
+    if (id.equals(Scenario.YOURS)) {
+      return -1;
+    }
     for (int i = 0; i < scenarios.size(); i++) {
       if (scenarios.get(i).id().equals(id)) {
         return i;
@@ -218,6 +222,9 @@ public final class Catalogue {
         String id = line.substring(1, line.length() - 1).strip();
         if (!id.matches("[a-z0-9][a-z0-9-]*")) {
           throw error(n, "a scenario id is lower-case letters, digits and '-', got '" + id + "'");
+        }
+        if (id.equals(Scenario.YOURS)) {
+          throw error(n, "'" + id + "' is the user's workload (--workload), not a catalogue id");
         }
         if (blocks.containsKey(id)) {
           throw error(n, "scenario '" + id + "' is defined twice");
@@ -292,7 +299,8 @@ public final class Catalogue {
         Integer.parseInt(f.getOrDefault("batch", "0")),
         list(f.getOrDefault("phases", "")),
         choice(f, "long", "no", "yes"),
-        choice(f, "table", "throughput", "own"));
+        choice(f, "table", "throughput", "own"),
+        0);
   }
 
   /** Checks what a scenario's kind needs of it. */
@@ -371,12 +379,14 @@ public final class Catalogue {
   }
 
   static Distribution distribution(String word) {
-    try {
-      return Distribution.valueOf(word.toUpperCase(Locale.ROOT));
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "unknown distribution '" + word + "'; valid: uniform, zipfian, latest", e);
-    }
+    return switch (word.toLowerCase(Locale.ROOT)) {
+      case "uniform" -> Distribution.UNIFORM;
+      case "zipfian" -> Distribution.ZIPFIAN;
+      case "latest" -> Distribution.LATEST;
+      default ->
+          throw new IllegalArgumentException(
+              "unknown distribution '" + word + "'; valid: uniform, zipfian, latest");
+    };
   }
 
   /** True for the second of two words, false for the first (the default). */

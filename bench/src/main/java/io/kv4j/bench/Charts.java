@@ -26,7 +26,9 @@ import org.knowm.xchart.style.Styler;
  * <p>What a chart shows is decided first, as a {@link Plot} (tested without pixels), then drawn:
  * engines sorted by result, best first; engines without numbers (n/a, failed) last, labelled as
  * such and explained in a note on the chart; plain tick labels with thousands separators; a title
- * in words with the scenario id in brackets, so it can be found in the tables.
+ * in words with the scenario id in brackets, so it can be found in the tables. The stores that are
+ * not kv4j engines (peers, raw libraries, instruments) come after the kv4j engines, labelled with
+ * what they are ({@code mapdb (peer)}), and are drawn in grey: reference, not a choice.
  */
 final class Charts {
   private Charts() {}
@@ -41,6 +43,7 @@ final class Charts {
    * @param categories the x labels (engines, best first; those without numbers last, marked)
    * @param series the bars of each category, one series per thread count or percentile
    * @param notes why an engine has no bar, one line each (empty when every engine has numbers)
+   * @param reference per category, true for a store that is not a kv4j engine (drawn grey)
    */
   record Plot(
       String file,
@@ -49,7 +52,17 @@ final class Charts {
       boolean logY,
       List<String> categories,
       List<Series> series,
-      List<String> notes) {}
+      List<String> notes,
+      List<Boolean> reference) {
+    /**
+     * Whether any category is a store that is not a kv4j engine.
+     *
+     * @return true when some bars are drawn grey
+     */
+    boolean hasReference() {
+      return reference.contains(true);
+    }
+  }
 
   /**
    * One series of bars.
@@ -135,7 +148,10 @@ final class Charts {
     int space = label.indexOf(' ');
     String id = space < 0 ? label : label.substring(0, space);
     String phase = space < 0 ? "" : label.substring(space + 1);
-    String words = Catalogue.standard().find(id).map(s -> s.title(phase)).orElse(null);
+    String words =
+        id.equals(Scenario.YOURS)
+            ? "Your workload"
+            : Catalogue.standard().find(id).map(s -> s.title(phase)).orElse(null);
     return words == null ? label : words + " (" + label + ")";
   }
 
@@ -160,15 +176,18 @@ final class Charts {
   }
 
   /**
-   * The categories of a chart: the engines with a number, ordered by {@code key} (lower first),
+   * The categories of a chart: the kv4j engines with a number, ordered by {@code best} (lower
+   * first), then the other stores with a number, ordered alike and tagged ({@code mapdb (peer)}),
    * then the engines without one, marked {@code (n/a)} or {@code (failed)}, with a note each.
+   * {@code reference} gets, per category, whether it is a store that is not a kv4j engine.
    */
   private static List<String> order(
       List<Result> rs,
       java.util.function.Predicate<Result> counts,
       Comparator<String> best,
       List<String> engines,
-      List<String> notes) {
+      List<String> notes,
+      List<Boolean> reference) {
     Set<String> all = new LinkedHashSet<>();
     rs.forEach(r -> all.add(r.engine()));
     List<String> measured = new ArrayList<>();
@@ -180,15 +199,27 @@ final class Charts {
         rest.add(e);
       }
     }
-    measured.sort(best.thenComparing(Comparator.naturalOrder()));
-    engines.addAll(measured);
-    List<String> labels = new ArrayList<>(measured);
+    measured.sort(
+        Comparator.comparing((String e) -> !Engines.role(e).pickable())
+            .thenComparing(best)
+            .thenComparing(Comparator.naturalOrder()));
+    rest.sort(Comparator.comparing((String e) -> !Engines.role(e).pickable()));
+    List<String> labels = new ArrayList<>();
+    for (String e : measured) {
+      Engines.Role role = Engines.role(e);
+      engines.add(e);
+      labels.add(role.pickable() ? e : e + " (" + role.tag() + ")");
+      reference.add(!role.pickable());
+    }
     for (String e : rest) {
+      Engines.Role role = Engines.role(e);
       Result why =
           rs.stream().filter(r -> r.engine().equals(e) && !r.ok()).findFirst().orElse(null);
       boolean na = why == null || why.error().startsWith("n/a");
       engines.add(e);
-      labels.add(e + (na ? " (n/a)" : " (failed)"));
+      String tag = role.pickable() ? "" : role.tag() + ", ";
+      labels.add(e + " (" + tag + (na ? "n/a)" : "failed)"));
+      reference.add(!role.pickable());
       notes.add(e + ": " + (why == null ? "n/a: not measured at this thread count" : reason(why)));
     }
     return labels;
@@ -218,7 +249,8 @@ final class Charts {
     for (int t : ((TreeSet<Integer>) threads).descendingSet()) {
       best = best.thenComparingDouble(e -> -orZero(value(rs, e, t, Result::opsPerSec)));
     }
-    List<String> labels = order(rs, r -> true, best, engines, notes);
+    List<Boolean> reference = new ArrayList<>();
+    List<String> labels = order(rs, r -> true, best, engines, notes, reference);
     List<Series> series = new ArrayList<>();
     for (int t : threads) {
       List<Double> y = new ArrayList<>();
@@ -250,7 +282,8 @@ final class Charts {
         false,
         labels,
         series,
-        notes);
+        notes,
+        reference);
   }
 
   private static double orZero(double v) {
@@ -263,7 +296,8 @@ final class Charts {
     Comparator<String> best =
         Comparator.comparingDouble((String e) -> value(rs, e, threads, Result::p99Us))
             .thenComparingDouble(e -> value(rs, e, threads, Result::p50Us));
-    List<String> labels = order(rs, r -> r.threads() == threads, best, engines, notes);
+    List<Boolean> reference = new ArrayList<>();
+    List<String> labels = order(rs, r -> r.threads() == threads, best, engines, notes, reference);
     String[] names = {"p50", "p99", "p99.9"};
     List<Series> series = new ArrayList<>();
     for (int i = 0; i < names.length; i++) {
@@ -290,7 +324,8 @@ final class Charts {
         true,
         labels,
         series,
-        notes);
+        notes,
+        reference);
   }
 
   private static Plot footprint(List<Result> fp) {
@@ -300,7 +335,8 @@ final class Charts {
         Comparator.comparingDouble(
                 (String e) -> ratio(fp, e, "after-update", Result::amplification))
             .thenComparingDouble(e -> ratio(fp, e, "after-load", Result::amplification));
-    List<String> labels = order(fp, r -> true, best, engines, notes);
+    List<Boolean> reference = new ArrayList<>();
+    List<String> labels = order(fp, r -> true, best, engines, notes, reference);
     List<Series> series = new ArrayList<>();
     for (String phase : List.of("after-load", "after-update")) {
       List<Double> y = new ArrayList<>();
@@ -317,7 +353,8 @@ final class Charts {
         false,
         labels,
         series,
-        notes);
+        notes,
+        reference);
   }
 
   /** A figure of an engine's row of a phase; NaN (sorted last) when there is none. */
@@ -342,7 +379,8 @@ final class Charts {
                 Math.max(
                     nanLast(ratio(rs, e, "uniform", r -> r.figure("worst-disk-per-live"))),
                     nanLast(ratio(rs, e, "zipfian", r -> r.figure("worst-disk-per-live")))));
-    List<String> labels = order(rs, r -> true, best, engines, notes);
+    List<Boolean> reference = new ArrayList<>();
+    List<String> labels = order(rs, r -> true, best, engines, notes, reference);
     List<Series> series = new ArrayList<>();
     for (String phase : List.of("uniform", "zipfian")) {
       for (boolean worst : new boolean[] {false, true}) {
@@ -367,7 +405,8 @@ final class Charts {
         false,
         labels,
         series,
-        notes);
+        notes,
+        reference);
   }
 
   private static double nanLast(double v) {
@@ -383,7 +422,58 @@ final class Charts {
         p.logY() || p.file().equals("footprint") || p.file().equals("churn")
             ? "engine, best (lowest) first"
             : "engine, best (highest) first";
+    if (p.hasReference()) {
+      order += "; grey bars: not kv4j engines, for reference";
+    }
     return p.notes().isEmpty() ? order : order + "; no bar: " + String.join("; ", p.notes());
+  }
+
+  /** The bars of the kv4j engines, one colour per series (XChart's own first colours). */
+  static final java.awt.Color[] KV4J_COLOURS = {
+    new java.awt.Color(0x4E79A7),
+    new java.awt.Color(0xF28E2B),
+    new java.awt.Color(0x59A14F),
+    new java.awt.Color(0xE15759),
+    new java.awt.Color(0x76B7B2),
+    new java.awt.Color(0xEDC948)
+  };
+
+  /** The bars of the stores that are not kv4j engines: greys, one shade per series. */
+  static final java.awt.Color[] REFERENCE_GREYS = {
+    new java.awt.Color(0x8C8C8C), new java.awt.Color(0xB4B4B4), new java.awt.Color(0x6E6E6E)
+  };
+
+  /**
+   * The series as drawn: as planned, or, when some categories are not kv4j engines, each split in
+   * two, the kv4j engines' bars in colour and the others' in grey (named "..., not kv4j"), each
+   * with nulls where the other has its bars.
+   *
+   * @param p the plot
+   * @return the series to draw, with the colour of each
+   */
+  static List<Map.Entry<Series, java.awt.Color>> drawn(Plot p) {
+    List<Map.Entry<Series, java.awt.Color>> out = new ArrayList<>();
+    int i = 0;
+    for (Series ser : p.series()) {
+      if (!p.hasReference()) {
+        out.add(Map.entry(ser, KV4J_COLOURS[i++ % KV4J_COLOURS.length]));
+        continue;
+      }
+      List<Double> mine = new ArrayList<>();
+      List<Double> theirs = new ArrayList<>();
+      for (int c = 0; c < ser.values().size(); c++) {
+        boolean ref = p.reference().get(c);
+        mine.add(ref ? null : ser.values().get(c));
+        theirs.add(ref ? ser.values().get(c) : null);
+      }
+      out.add(Map.entry(new Series(ser.name(), mine), KV4J_COLOURS[i % KV4J_COLOURS.length]));
+      out.add(
+          Map.entry(
+              new Series(ser.name() + ", not kv4j", theirs),
+              REFERENCE_GREYS[i % REFERENCE_GREYS.length]));
+      i++;
+    }
+    return out;
   }
 
   /** Pixels per character of the axis fonts, a little over their average advance. */
@@ -419,7 +509,9 @@ final class Charts {
     c.getStyler().setPlotGridVerticalLinesVisible(false);
     c.getStyler().setYAxisDecimalPattern(TICK_PATTERN);
     c.getStyler().setLocale(Locale.ROOT);
-    c.getStyler().setOverlapped(false);
+    // One series per kind of store: overlapped bars then sit in the middle of their category,
+    // since a category has bars in only one of the two (see drawn).
+    c.getStyler().setOverlapped(p.hasReference() && p.series().size() == 1);
     s.setChartTitleFont(s.getChartTitleFont().deriveFont(13f));
     if (p.logY()) {
       c.getStyler().setYAxisLogarithmic(true);
@@ -427,8 +519,12 @@ final class Charts {
     } else {
       c.getStyler().setYAxisMin(0.0);
     }
-    for (Series ser : p.series()) {
-      c.addSeries(ser.name(), p.categories(), ser.values());
+    for (Map.Entry<Series, java.awt.Color> e : drawn(p)) {
+      Series ser = e.getKey();
+      if (ser.values().stream().allMatch(java.util.Objects::isNull)) {
+        continue; // every category of this kind of store is n/a: no bars, no legend entry
+      }
+      c.addSeries(ser.name(), p.categories(), ser.values()).setFillColor(e.getValue());
     }
     return c;
   }

@@ -95,7 +95,7 @@ final class Churn {
       String phase) {
     long keys = options.keys;
     long target = options.churnRounds * keys;
-    long live = keys * (data.keySize() + data.valueSize());
+    long live = (long) (keys * (data.keySize() + data.meanValueSize()));
     rig.log(
         id,
         String.format(

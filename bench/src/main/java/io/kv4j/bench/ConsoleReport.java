@@ -25,6 +25,9 @@ final class ConsoleReport {
   static String text(Outcome o, Picks.Verdicts v) {
     List<Result> results = o.results();
     StringBuilder b = new StringBuilder();
+    if (v.yours() != null) {
+      yours(b, v);
+    }
     for (Map.Entry<Durability, List<Result>> t : Grouping.byDurability(results, false).entrySet()) {
       b.append("\n== durability ").append(t.getKey()).append(" ==\n");
       table(b, t.getValue());
@@ -65,6 +68,58 @@ final class ConsoleReport {
     return b.toString();
   }
 
+  /**
+   * The user's workload, first: what it is, the kv4j engines that ran it (then those that are not
+   * picked, those that cannot run it and why, then the stores that are not kv4j engines), and the
+   * advice.
+   */
+  private static void yours(StringBuilder b, Picks.Verdicts v) {
+    Picks.Yours y = v.yours();
+    b.append("\n== your workload: ").append(y.description().name()).append(" ==\n");
+    b.append(y.description().describe()).append('\n');
+    List<String[]> rows = new ArrayList<>();
+    rows.add(
+        new String[] {
+          "engine", "threads", "ops/s", "p50", "p99", "p99.9", "CPU µs/op", "disk after the run"
+        });
+    for (List<Result> group : List.of(y.ranked(), y.unranked(), y.peers())) {
+      for (Result r : group) {
+        if (r.ok()) {
+          Result d = y.disk().get(r.engine());
+          rows.add(
+              new String[] {
+                Engines.label(r.engine(), false)
+                    + (group == y.unranked()
+                        ? " (" + AdviceText.unrankedWhy(r.engine()) + ")"
+                        : ""),
+                "" + r.threads(),
+                Format.rate(r),
+                Format.micros(r.p50Us()),
+                Format.micros(r.p99Us()),
+                Format.micros(r.p999Us()),
+                String.format(Locale.ROOT, "%.1f", r.cpuUsPerOp()),
+                d == null ? "-" : Format.mib(d.diskBytes())
+              });
+        }
+      }
+    }
+    if (rows.size() > 1) {
+      b.append(align(rows));
+    }
+    for (List<Result> group : List.of(y.cannot(), y.peers())) {
+      for (Result r : group) {
+        if (!r.ok()) {
+          b.append("cannot run it: ")
+              .append(Engines.label(r.engine(), false))
+              .append(": ")
+              .append(r.error())
+              .append('\n');
+        }
+      }
+    }
+    b.append("advice: ").append(AdviceText.yours(v).replace("**", "")).append('\n');
+  }
+
   /** The thread of a during-churn scenario: "reader", "scanner of 100 keys". */
   private static String who(Scenario s) {
     if (!s.needsOrderedScan()) {
@@ -84,7 +139,7 @@ final class ConsoleReport {
     for (Result r : fp) {
       rows.add(
           new String[] {
-            r.engine(),
+            Engines.label(r.engine(), false),
             r.phase(),
             Format.mib(r.diskBytes()),
             MarkdownReport.apparent(r),
@@ -108,11 +163,18 @@ final class ConsoleReport {
   private static String[] row(Result r) {
     if (!r.ok()) {
       return new String[] {
-        r.engine(), r.label(), r.threads() == 0 ? "" : "" + r.threads(), r.error(), "", "", "", ""
+        Engines.label(r.engine(), false),
+        r.label(),
+        r.threads() == 0 ? "" : "" + r.threads(),
+        r.error(),
+        "",
+        "",
+        "",
+        ""
       };
     }
     return new String[] {
-      r.engine(),
+      Engines.label(r.engine(), false),
       r.label(),
       "" + r.threads(),
       Format.rate(r),

@@ -33,7 +33,7 @@ public final class Data {
   private static final byte PAD = (byte) 0x5f;
 
   private final int keySize;
-  private final int valueSize;
+  private final ValueSizes sizes;
   private final boolean compressible;
   private final byte[] pool;
 
@@ -46,17 +46,33 @@ public final class Data {
    * @param seed seed of the pool
    */
   public Data(int keySize, int valueSize, boolean compressible, long seed) {
-    if (keySize < 8) {
-      throw new IllegalArgumentException("key size must be at least 8 bytes, got " + keySize);
-    }
+    this(keySize, constantSize(valueSize), compressible, seed);
+  }
+
+  private static ValueSizes constantSize(int valueSize) {
     if (valueSize < MIN_VALUE_SIZE) {
       throw new IllegalArgumentException(
           "value size must be at least " + MIN_VALUE_SIZE + " bytes, got " + valueSize);
     }
+    return ValueSizes.constant(valueSize);
+  }
+
+  /**
+   * Creates the data set description with values of varying sizes.
+   *
+   * @param keySize key length in bytes, at least 8
+   * @param sizes the values' sizes
+   * @param compressible whether value payloads compress about 2:1
+   * @param seed seed of the pool
+   */
+  Data(int keySize, ValueSizes sizes, boolean compressible, long seed) {
+    if (keySize < 8) {
+      throw new IllegalArgumentException("key size must be at least 8 bytes, got " + keySize);
+    }
     this.keySize = keySize;
-    this.valueSize = valueSize;
+    this.sizes = sizes;
     this.compressible = compressible;
-    this.pool = new byte[POOL_SLOTS + valueSize];
+    this.pool = new byte[POOL_SLOTS + sizes.max()];
     SplittableRandom r = new SplittableRandom(seed);
     if (compressible) {
       // Runs of 16 random bytes then 16 equal bytes: about 2:1 for any LZ-style compressor.
@@ -83,12 +99,30 @@ public final class Data {
   }
 
   /**
-   * Value length.
+   * Value length: the largest when values vary ({@link #sizes()}).
    *
    * @return bytes
    */
   public int valueSize() {
-    return valueSize;
+    return sizes.max();
+  }
+
+  /**
+   * The values' sizes: one, or a range drawn per write.
+   *
+   * @return the sizes
+   */
+  ValueSizes sizes() {
+    return sizes;
+  }
+
+  /**
+   * The mean value size: what live bytes assume per key.
+   *
+   * @return bytes
+   */
+  double meanValueSize() {
+    return sizes.mean();
   }
 
   /**
@@ -138,7 +172,8 @@ public final class Data {
    *
    * @param index the key index
    * @param slot any int; reduced to the pool size
-   * @param into an array of {@link #valueSize()} bytes
+   * @param into an array of {@link #valueSize()} bytes, or of any size in the range of {@link
+   *     #sizes()}
    */
   public void value(long index, int slot, byte[] into) {
     int s = Math.floorMod(slot, POOL_SLOTS);
@@ -147,7 +182,7 @@ public final class Data {
     into[9] = (byte) (s >>> 16);
     into[10] = (byte) (s >>> 8);
     into[11] = (byte) s;
-    System.arraycopy(pool, s, into, HEADER, valueSize - HEADER);
+    System.arraycopy(pool, s, into, HEADER, into.length - HEADER);
   }
 
   /**
@@ -158,7 +193,7 @@ public final class Data {
    * @return the value
    */
   public byte[] value(long index, int slot) {
-    byte[] v = new byte[valueSize];
+    byte[] v = new byte[sizes.max()];
     value(index, slot, v);
     return v;
   }
@@ -168,15 +203,21 @@ public final class Data {
    *
    * @param index the key index the value was read under
    * @param value the value read, or null
-   * @throws VerificationException if it is null, has the wrong size, or does not match the pool
+   * @throws VerificationException if it is null, has a size values never have, or does not match
+   *     the pool
    */
   public void verify(long index, byte[] value) {
     if (value == null) {
       throw new VerificationException("key " + index + ": value missing (null)");
     }
-    if (value.length != valueSize) {
+    if (value.length < sizes.min() || value.length > sizes.max()) {
       throw new VerificationException(
-          "key " + index + ": value is " + value.length + " bytes, expected " + valueSize);
+          "key "
+              + index
+              + ": value is "
+              + value.length
+              + " bytes, expected "
+              + (sizes.fixed() ? "" + sizes.max() : sizes.min() + ".." + sizes.max()));
     }
     long stored = getLong(value, 0);
     if (stored != index) {
@@ -191,7 +232,7 @@ public final class Data {
       throw new VerificationException(
           "key " + index + ": value header is corrupt (slot " + s + ")");
     }
-    if (!Arrays.equals(value, HEADER, valueSize, pool, s, s + valueSize - HEADER)) {
+    if (!Arrays.equals(value, HEADER, value.length, pool, s, s + value.length - HEADER)) {
       throw new VerificationException("key " + index + ": value payload is corrupt");
     }
   }

@@ -100,7 +100,7 @@ final class Footprint {
     Data data = rig.data();
     long disk = Disk.allocatedBytes(c.path());
     long apparent = Disk.apparentBytes(c.path());
-    long live = wl.liveKeys() * (data.keySize() + data.valueSize());
+    long live = (long) (wl.liveKeys() * (data.keySize() + data.meanValueSize()));
     Map<String, Double> f = new LinkedHashMap<>();
     f.put("apparent-bytes", (double) apparent);
     f.put("writes", (double) wl.writes());

@@ -51,6 +51,24 @@ final class Format {
   }
 
   /**
+   * A percent without needless decimals: {@code 95}, {@code 33.3333}, never {@code 95.0} or a
+   * rounding tail such as {@code 94.99999999999999}.
+   *
+   * @param pct the percent
+   * @return the text, without the sign
+   */
+  static String percent(double pct) {
+    double whole = Math.rint(pct);
+    if (Math.abs(pct - whole) < 1e-7) {
+      return String.format(Locale.ROOT, "%.0f", whole);
+    }
+    return new java.math.BigDecimal(pct)
+        .round(new java.math.MathContext(6))
+        .stripTrailingZeros()
+        .toPlainString();
+  }
+
+  /**
    * Bytes in MiB with one decimal.
    *
    * @param bytes the bytes

@@ -32,7 +32,9 @@ final class Grouping {
   }
 
   /**
-   * Rows in table order: by scenario (catalogue order), phase, threads, then fastest first.
+   * Rows in table order: by scenario (the user's workload first, then catalogue order), phase,
+   * threads, the kv4j engines before the stores that are not (peers, raw libraries), then fastest
+   * first.
    *
    * @param rs the rows
    * @return a sorted copy
@@ -44,6 +46,7 @@ final class Grouping {
         Comparator.comparing((Result r) -> c.order(r.scenario()))
             .thenComparing(Result::phase)
             .thenComparingInt(Result::threads)
+            .thenComparing(r -> !Engines.role(r.engine()).pickable())
             .thenComparing(r -> -r.opsPerSec()));
     return out;
   }

@@ -30,6 +30,9 @@ final class MarkdownReport {
     b.append("# kv4j engine comparison\n\n");
     b.append("Command: `").append(Machine.command(o.options().args)).append("`\n\n");
     b.append(o.environment()).append("\n\n");
+    if (v.yours() != null) {
+      yours(b, v);
+    }
     workload(b, o);
     b.append("\n## What to pick\n\n");
     for (String line : AdviceText.lines(v)) {
@@ -62,17 +65,76 @@ final class MarkdownReport {
     return b.toString();
   }
 
+  /**
+   * The user's workload, first: what it is and where its properties came from, one table of the
+   * kv4j engines that ran it (the picked ones ranked, then the others), the kv4j engines that
+   * cannot run it and why, the stores that are not kv4j engines in italics after them, and the
+   * advice.
+   */
+  private static void yours(StringBuilder b, Picks.Verdicts v) {
+    Picks.Yours y = v.yours();
+    WorkloadDescription w = y.description();
+    b.append("## Your workload: ").append(w.name()).append("\n\n");
+    b.append(w.describe()).append(".\n\n");
+    b.append("Properties from ")
+        .append(String.join(", then ", w.sources()))
+        .append(w.given().isEmpty() ? "" : ": `" + String.join("`, `", w.given()) + "`")
+        .append("; every other one at its default (bench/README.md lists them).\n\n");
+    b.append(
+        "Ranked: the persistent kv4j engines that ran it, fastest first. Latency is per operation"
+            + " of the mix (all kinds together); CPU µs/op is process CPU time per operation;"
+            + " disk is the store's allocated bytes at rest after the run. Stores that are not"
+            + " kv4j engines are listed after them, in italics, for reference only: they are"
+            + " never ranked or advised.\n\n");
+    b.append(
+        "| engine | threads | ops/s | p50 | p99 | p99.9 | CPU µs/op | disk after the run |\n"
+            + "|---|--:|--:|--:|--:|--:|--:|--:|\n");
+    int rank = 0;
+    for (List<Result> group : List.of(y.ranked(), y.unranked(), y.cannot(), y.peers())) {
+      for (Result r : group) {
+        String name = Engines.label(r.engine(), true);
+        if (group == y.ranked()) {
+          name = ++rank + ". " + name;
+        } else if (group == y.unranked()) {
+          name += " (" + AdviceText.unrankedWhy(r.engine()) + ")";
+        }
+        if (!r.ok()) {
+          b.append("| ")
+              .append(name)
+              .append(" | ")
+              .append(r.error().replace("|", "/"))
+              .append(" | | | | | | |\n");
+          continue;
+        }
+        Result d = y.disk().get(r.engine());
+        b.append(
+            String.format(
+                Locale.ROOT,
+                "| %s | %d | %s | %s | %s | %s | %.1f | %s |%n",
+                name,
+                r.threads(),
+                Format.rate(r),
+                Format.micros(r.p50Us()),
+                Format.micros(r.p99Us()),
+                Format.micros(r.p999Us()),
+                r.cpuUsPerOp(),
+                d == null ? "-" : Format.mib(d.diskBytes())));
+      }
+    }
+    b.append("\n**Advice:** ").append(AdviceText.yours(v)).append("\n\n");
+  }
+
   private static void workload(StringBuilder b, Outcome o) {
     Options options = o.options();
     Data data = o.data();
-    b.append("## Workload\n\n");
+    b.append(o.options().workload == null ? "## Workload\n\n" : "## The run\n\n");
     b.append(
         String.format(
             Locale.ROOT,
-            "- %,d keys of %d bytes (8-byte big-endian index + padding), values of %d bytes, %s%n",
+            "- %,d keys of %d bytes (8-byte big-endian index + padding), %s, %s%n",
             options.keys,
             data.keySize(),
-            data.valueSize(),
+            data.sizes(),
             data.compressible() ? "compressible (~2:1)" : "incompressible (random)"));
     b.append(
         String.format(
@@ -82,6 +144,18 @@ final class MarkdownReport {
             options.warmup,
             options.duration,
             options.threads.stream().map(String::valueOf).collect(Collectors.joining(", "))));
+    if (options.workload != null) {
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "- your workload (`%s`): %,d operations per measurement, split among the threads,"
+                  + " after %.1f s of its mix as warm-up (not counted); its zipfian keys are"
+                  + " YCSB's ScrambledZipfianGenerator (a rank among 10^10 items, FNV-hashed onto"
+                  + " the records)%n",
+              Scenario.YOURS,
+              options.workload.operationCount(),
+              options.warmup));
+    }
     if (options.rounds > 1) {
       b.append(
           String.format(
@@ -156,7 +230,7 @@ final class MarkdownReport {
             String.format(
                 Locale.ROOT,
                 "| %s | %s | %d | %s | %s | %s | %s | %.1f | %.0f%% |%n",
-                r.engine(),
+                Engines.label(r.engine(), true),
                 r.label(),
                 r.threads(),
                 Format.rate(r),
@@ -167,7 +241,7 @@ final class MarkdownReport {
                 r.bgCpuShare() * 100));
       } else {
         b.append("| ")
-            .append(r.engine())
+            .append(Engines.label(r.engine(), true))
             .append(" | ")
             .append(r.label())
             .append(" | ")
@@ -212,7 +286,7 @@ final class MarkdownReport {
           String.format(
               Locale.ROOT,
               "| %s | %s | %s | %s | %s | %.2fx | %s |%n",
-              r.engine(),
+              Engines.label(r.engine(), true),
               r.phase(),
               Format.mib(r.diskBytes()),
               apparent(r),

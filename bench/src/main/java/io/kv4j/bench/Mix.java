@@ -73,24 +73,29 @@ public record Mix(List<Step> steps) {
   /**
    * One step of a mix.
    *
-   * @param percent the share of operations, 1..100
+   * @param share the share of operations, in (0, 1]: a percent of the catalogue / 100, or a YCSB
+   *     proportion
    * @param operation what it does
    * @param minLength keys per scan or multiget (the least, for a range); 0 for the others
    * @param maxLength the most keys per scan or multiget; 0 for the others
+   * @param zipfianLengths true when a range's lengths are zipfian (the shortest most frequent, as
+   *     YCSB's {@code scanlengthdistribution=zipfian}), false when uniform
    */
-  public record Step(int percent, Operation operation, int minLength, int maxLength) {
+  public record Step(
+      double share, Operation operation, int minLength, int maxLength, boolean zipfianLengths) {
     /**
      * Checks the values.
      *
-     * @param percent the share of operations, 1..100
+     * @param share the share of operations, in (0, 1]
      * @param operation what it does
      * @param minLength keys per scan or multiget (the least); 0 for the others
      * @param maxLength the most keys per scan or multiget; 0 for the others
+     * @param zipfianLengths true for zipfian lengths of a range
      */
     public Step {
       Objects.requireNonNull(operation, "operation");
-      if (percent < 1 || percent > 100) {
-        throw new IllegalArgumentException("a step's percent must be 1..100, got " + percent);
+      if (!(share > 0 && share <= 1)) {
+        throw new IllegalArgumentException("a step's share must be in (0, 1], got " + share);
       }
       if (operation.hasLength ? minLength < 1 || maxLength < minLength : minLength != 0) {
         throw new IllegalArgumentException(
@@ -100,26 +105,57 @@ public record Mix(List<Step> steps) {
       }
     }
 
+    /**
+     * A step as the catalogue writes it: a whole percent, uniform lengths.
+     *
+     * @param percent the share of operations, 1..100
+     * @param operation what it does
+     * @param minLength keys per scan or multiget (the least); 0 for the others
+     * @param maxLength the most keys per scan or multiget; 0 for the others
+     */
+    public Step(int percent, Operation operation, int minLength, int maxLength) {
+      this(percentShare(percent), operation, minLength, maxLength, false);
+    }
+
+    private static double percentShare(int percent) {
+      if (percent < 1 || percent > 100) {
+        throw new IllegalArgumentException("a step's percent must be 1..100, got " + percent);
+      }
+      return percent / 100.0;
+    }
+
+    /**
+     * The share as a percent.
+     *
+     * @return such as {@code 95.0}
+     */
+    public double percent() {
+      return share * 100;
+    }
+
     @Override
     public String toString() {
       String length =
           !operation.hasLength
               ? ""
-              : minLength == maxLength ? " " + minLength : " " + minLength + "-" + maxLength;
-      return percent + "% " + operation.word + length;
+              : minLength == maxLength
+                  ? " " + minLength
+                  : " " + minLength + "-" + maxLength + (zipfianLengths ? " zipfian" : "");
+      return Format.percent(percent()) + "% " + operation.word + length;
     }
   }
 
   /**
-   * Checks that the percents add up to 100 (or that there are no steps).
+   * Checks that the shares add up to 1 (within 1e-9) or that there are no steps.
    *
    * @param steps the steps
    */
   public Mix {
     steps = List.copyOf(steps);
-    int sum = steps.stream().mapToInt(Step::percent).sum();
-    if (!steps.isEmpty() && sum != 100) {
-      throw new IllegalArgumentException("the percents of a mix must add up to 100, got " + sum);
+    double sum = steps.stream().mapToDouble(Step::share).sum();
+    if (!steps.isEmpty() && Math.abs(sum - 1) > 1e-9) {
+      throw new IllegalArgumentException(
+          "the percents of a mix must add up to 100, got " + Format.percent(sum * 100));
     }
   }
 
@@ -184,20 +220,38 @@ public record Mix(List<Step> steps) {
   }
 
   /**
-   * The step a draw picks: the first whose running sum of percents exceeds it.
+   * The step a percent draw picks: the first whose running sum of percents exceeds it (the draw
+   * stands for the middle of its percent, so rounding of the shares never moves a boundary).
    *
    * @param draw a uniform draw in 0..99
    * @return the step
    */
   public Step pick(int draw) {
-    int sum = 0;
+    if (draw < 0 || draw > 99) {
+      throw new IllegalArgumentException("draw must be 0..99, got " + draw);
+    }
+    return pick((draw + 0.5) / 100);
+  }
+
+  /**
+   * The step a uniform draw picks: the first whose running sum of shares exceeds it; the last step
+   * when rounding leaves the sum just below the draw.
+   *
+   * @param u a uniform draw in [0, 1)
+   * @return the step
+   */
+  public Step pick(double u) {
+    double sum = 0;
     for (Step s : steps) {
-      sum += s.percent();
-      if (draw < sum) {
+      sum += s.share();
+      if (u < sum) {
         return s;
       }
     }
-    throw new IllegalArgumentException("draw must be 0..99, got " + draw);
+    if (steps.isEmpty()) {
+      throw new IllegalStateException("an empty mix has no step to pick");
+    }
+    return steps.get(steps.size() - 1);
   }
 
   @Override

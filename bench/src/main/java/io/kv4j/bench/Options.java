@@ -20,6 +20,19 @@ final class Options {
           "Compares the kv4j engines and the peer stores on the classpath. The default (quick)",
           "profile finishes in a few minutes on 2 cores; --full measures longer and at 8 threads.",
           "",
+          "Your own workload (reported first; the advice ranks kv4j engines only):",
+          "  --workload FILE        YCSB core workload properties (recordcount, operationcount,",
+          "                         threadcount, readproportion, updateproportion,",
+          "                         insertproportion, scanproportion, readmodifywriteproportion,",
+          "                         requestdistribution, min/maxscanlength,",
+          "                         scanlengthdistribution, fieldcount, fieldlength,",
+          "                         fieldlengthdistribution) plus kv4j.keylength and",
+          "                         kv4j.durability; or a shipped one: workloada .. workloadf",
+          "                         (YCSB's A-F). Runs the load, the workload and the footprint;",
+          "                         --scenarios adds others. Several files: later ones win",
+          "  --set PROPERTY=VALUE   set one workload property, after the files (repeatable, the",
+          "                         later wins); alone, it starts from YCSB's defaults",
+          "",
           "  --engines a,b,...      engines to compare (default: every embedded engine found)",
           "  --servers              also measure the server engines (postgres, mysql, redis, etcd) in",
           "                         their own tables (network round trips); an unreachable",
@@ -72,6 +85,11 @@ final class Options {
   long keys = 100_000;
   int keySize = 16;
   int valueSize = 1024;
+  ValueSizes valueSizes;
+  WorkloadDescription workload;
+  final List<String> workloadFiles = new ArrayList<>();
+  final List<String> workloadSets = new ArrayList<>();
+  private final List<String> given = new ArrayList<>();
   boolean compressible;
   Durability durability = Durability.BUFFERED;
   double duration = -1;
@@ -139,8 +157,15 @@ final class Options {
             }
             v = argv[++i];
           }
+          o.given.add(a);
           o.set(a, v);
       }
+    }
+    if (!o.workloadFiles.isEmpty() || !o.workloadSets.isEmpty()) {
+      o.workload();
+    }
+    if (o.valueSizes == null) {
+      o.valueSizes = ValueSizes.constant(o.valueSize);
     }
     if (o.scenarios == null) {
       o.scenarios = o.full ? Catalogue.standard().all() : Catalogue.standard().defaults();
@@ -163,9 +188,57 @@ final class Options {
     return o;
   }
 
+  /**
+   * The user's workload: read and checked, then it sets the keys, sizes, threads and durability
+   * (given with its own properties, never with the flags that would contradict them), and runs
+   * first: after the load, before the footprint and any {@code --scenarios}.
+   */
+  private void workload() {
+    Map<String, String> instead =
+        Map.of(
+            "--keys", "recordcount",
+            "--threads", "threadcount",
+            "--value-size", "fieldcount and fieldlength",
+            "--key-size", "kv4j.keylength",
+            "--durability", "kv4j.durability");
+    for (String flag : given) {
+      if (instead.containsKey(flag)) {
+        throw new IllegalArgumentException(
+            flag
+                + " does not go with --workload/--set: use --set "
+                + instead.get(flag).replace(" and ", "=... --set ")
+                + "=...");
+      }
+    }
+    workload = WorkloadDescription.of(workloadFiles, workloadSets);
+    keys = workload.recordCount();
+    keySize = workload.keyLength();
+    valueSizes = workload.valueSizes();
+    valueSize = valueSizes.max();
+    threads = List.of(workload.threads());
+    durability = workload.durability();
+    List<Scenario> s = new ArrayList<>();
+    Catalogue c = Catalogue.standard();
+    s.add(c.load());
+    s.add(workload.scenario());
+    s.add(c.footprint());
+    if (scenarios != null) {
+      for (Scenario x : scenarios) {
+        if (!s.contains(x)) {
+          s.add(x);
+        }
+      }
+    }
+    scenarios = s;
+  }
+
   private void set(String name, String v) {
     try {
-      if (!setSelection(name, v) && !setSize(name, v) && !setTime(name, v) && !setPlace(name, v)) {
+      if (!setSelection(name, v)
+          && !setSize(name, v)
+          && !setTime(name, v)
+          && !setPlace(name, v)
+          && !setWorkload(name, v)) {
         throw new IllegalArgumentException("unknown option " + name + "\n\n" + USAGE);
       }
     } catch (NumberFormatException e) {
@@ -247,6 +320,18 @@ final class Options {
       case "--churn-max-seconds" -> churnMaxSeconds = seconds(name, v);
       case "--scale-max-seconds" -> scaleMaxSeconds = seconds(name, v);
       case "--scale-read-seconds" -> scaleReadSeconds = seconds(name, v);
+      default -> {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The user's workload: files and properties; false if {@code name} is neither. */
+  private boolean setWorkload(String name, String v) {
+    switch (name) {
+      case "--workload" -> workloadFiles.add(v);
+      case "--set" -> workloadSets.add(v);
       default -> {
         return false;
       }

@@ -71,6 +71,7 @@ final class ResultFiles {
     b.append(",\n  \"keySize\": ").append(o.data().keySize());
     b.append(",\n  \"valueSize\": ").append(o.data().valueSize());
     b.append(",\n  \"compressible\": ").append(o.data().compressible());
+    b.append(",\n  \"yourWorkload\": ").append(yourWorkload(o.options().workload));
     settings(b, o.settings());
     b.append("\n  },\n  \"results\": [");
     int i = 0;
@@ -92,6 +93,25 @@ final class ResultFiles {
       b.append(i++ == 0 ? "\n    " : ",\n    ").append(Format.str(a));
     }
     return b.append("\n  ]\n}\n").toString();
+  }
+
+  /** The user's workload: name, sources, every property's effective value, in words; or null. */
+  private static String yourWorkload(WorkloadDescription w) {
+    if (w == null) {
+      return "null";
+    }
+    Map<String, String> values = w.values();
+    return "{\"name\": "
+        + Format.str(w.name())
+        + ", \"sources\": ["
+        + w.sources().stream().map(Format::str).collect(Collectors.joining(", "))
+        + "], \"properties\": {"
+        + WorkloadDescription.PROPERTIES.keySet().stream()
+            .map(k -> Format.str(k) + ": " + Format.str(values.get(k)))
+            .collect(Collectors.joining(", "))
+        + "}, \"description\": "
+        + Format.str(w.describe())
+        + "}";
   }
 
   private static void settings(StringBuilder b, Map<String, Map<String, String>> settings) {

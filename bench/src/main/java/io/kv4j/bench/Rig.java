@@ -85,6 +85,39 @@ final class Rig {
   }
 
   /**
+   * Measures a timed scenario once on a loaded store: for {@code --duration} after {@code
+   * --warmup}, or, for a scenario of a fixed number of operations (a {@code --workload}), those
+   * operations split among the threads (the first threads take one more when they do not divide),
+   * after {@code --warmup} seconds of the same mix that are not counted.
+   *
+   * @param id the engine (names the threads)
+   * @param s the scenario
+   * @param wl the workload on the store
+   * @param workers the workers so far; more are added as needed
+   * @param threads the thread count
+   * @return what was measured
+   */
+  Window run(String id, Scenario s, Workload wl, List<Workload.Worker> workers, int threads) {
+    LongSupplier[] ops = operations(s, wl, workers, threads);
+    if (s.operations() == 0) {
+      return window(id, ops);
+    }
+    if (options.warmup > 0) {
+      Window warm = Timing.window(id, ops, options.warmup, 0);
+      if (warm.failure().get() != null) {
+        return warm;
+      }
+    }
+    long total = s.operations();
+    return Timing.fixed(
+        id,
+        threads,
+        t ->
+            new Timing.FixedTask(
+                (int) (total / threads + (t < total % threads ? 1 : 0)), i -> ops[t].getAsLong()));
+  }
+
+  /**
    * A window as a row, with a progress line: its numbers, or its failure.
    *
    * @return the row

@@ -161,7 +161,7 @@ final class Rounds {
     settle(l.id());
     Window w;
     try {
-      w = rig.window(l.id(), Rig.operations(s, l.wl(), l.workers(), threads));
+      w = rig.run(l.id(), s, l.wl(), l.workers(), threads);
     } catch (RuntimeException | Error x) {
       w = Window.failed(x);
     }

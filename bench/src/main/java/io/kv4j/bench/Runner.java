@@ -50,7 +50,7 @@ final class Runner {
       out.println("error: " + e.getMessage());
       return 2;
     }
-    Data data = new Data(o.keySize, o.valueSize, o.compressible, o.seed);
+    Data data = new Data(o.keySize, o.valueSizes, o.compressible, o.seed);
     boolean tempRoot = o.dataDir == null;
     Path dataRoot;
     try {
@@ -75,6 +75,15 @@ final class Runner {
   }
 
   private void announce(Options o, List<StoreProvider> engines, Path dataRoot) {
+    if (o.workload != null) {
+      out.println(
+          "your workload "
+              + o.workload.name()
+              + " ("
+              + String.join(", ", o.workload.sources())
+              + "): "
+              + o.workload.describe());
+    }
     out.printf(
         "kv4j-bench: %d engine(s) [%s], %s, %,d keys x %d B values, threads %s, %.1fs per run%s%n",
         engines.size(),

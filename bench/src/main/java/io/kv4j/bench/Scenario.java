@@ -32,6 +32,8 @@ import java.util.Objects;
  *     --full}
  * @param ownTable true when its rows go to a table of their own instead of the durability tables,
  *     the picks and the throughput charts
+ * @param operations for a timed scenario, the operations each measurement makes, split among the
+ *     threads (a {@code --workload}'s {@code operationcount}); 0 to measure for {@code --duration}
  */
 public record Scenario(
     String id,
@@ -49,7 +51,14 @@ public record Scenario(
     int batch,
     List<String> phases,
     boolean longRunning,
-    boolean ownTable) {
+    boolean ownTable,
+    long operations) {
+
+  /**
+   * The id of the user's own workload ({@code --workload}, {@code --set}): not in the catalogue,
+   * first in every table.
+   */
+  public static final String YOURS = "workload";
 
   /** How a scenario is measured: each kind is one procedure of the runner. */
   public enum Kind {
@@ -93,7 +102,13 @@ public record Scenario(
     /** Zipfian 0.99, scrambled (FNV hash) as YCSB's {@code ScrambledZipfianGenerator}. */
     ZIPFIAN,
     /** The newest keys most likely: zipfian back from the newest completed insert (YCSB D). */
-    LATEST
+    LATEST,
+    /**
+     * YCSB's {@code ScrambledZipfianGenerator} exactly: a zipfian rank among 10^10 items,
+     * FNV-hashed onto the loaded keys ({@link Zipfian#YCSB_SCRAMBLED}); {@code
+     * requestdistribution=zipfian} of a {@code --workload}.
+     */
+    YCSB_ZIPFIAN
   }
 
   /**
@@ -156,6 +171,7 @@ public record Scenario(
    * @param phases the phases of its rows
    * @param longRunning true when it runs only when named or with {@code --full}
    * @param ownTable true when its rows go to a table of their own
+   * @param operations operations per measurement, or 0 to measure for {@code --duration}
    */
   public Scenario {
     Objects.requireNonNull(id, "id");
@@ -166,6 +182,10 @@ public record Scenario(
     Objects.requireNonNull(threads, "threads");
     titles = Map.copyOf(titles);
     phases = List.copyOf(phases);
+    if (operations < 0 || (operations > 0 && kind != Kind.TIMED)) {
+      throw new IllegalArgumentException(
+          "only a timed scenario runs a fixed number of operations, got " + operations);
+    }
   }
 
   /**

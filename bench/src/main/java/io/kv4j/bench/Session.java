@@ -2,6 +2,7 @@ package io.kv4j.bench;
 
 import io.kv4j.Durability;
 import io.kv4j.Feature;
+import io.kv4j.Limits;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.bench.Scenario.Kind;
@@ -79,7 +80,7 @@ final class Session {
 
   /** One window of a timed scenario on the loaded store, as a row. */
   private Result timed(Loaded l, Scenario s, int threads) {
-    Window w = rig.window(l.id(), Rig.operations(s, l.wl(), l.workers(), threads));
+    Window w = rig.run(l.id(), s, l.wl(), l.workers(), threads);
     return rig.summarize(l.id(), s.id(), "", threads, l.main().durability(), w);
   }
 
@@ -136,6 +137,11 @@ final class Session {
     if (raw && options.scenarios.stream().anyMatch(Scenario::longRunning)) {
       rig.log(id, "raw baseline: skips " + longIds());
     }
+    String beyond = beyondLimits(p, rig.data());
+    if (beyond != null) {
+      cannot(p, main.durability(), beyond);
+      return null;
+    }
     List<Scenario> duringChurn =
         selected(Kind.DURING_CHURN).stream().filter(s -> !raw).collect(Collectors.toList());
     boolean needLoad =
@@ -146,6 +152,15 @@ final class Session {
     Store store;
     try {
       store = Rig.open(main);
+    } catch (IllegalArgumentException | UnsupportedOperationException e) {
+      Disk.delete(main.path());
+      if (options.workload == null) {
+        throw e;
+      }
+      // The user's workload asks for what the engine refuses (Chronicle Map and SYNC): it cannot
+      // run it, which the workload's section says instead of a failed run.
+      cannot(p, main.durability(), "n/a: refuses the store: " + e.getMessage());
+      return null;
     } catch (RuntimeException | Error e) {
       Disk.delete(main.path());
       throw e;
@@ -175,6 +190,41 @@ final class Session {
         l.close();
       }
     }
+  }
+
+  /**
+   * Why an engine cannot hold the run's keys and values, from the limits it declares; null when it
+   * can.
+   *
+   * @param p the engine
+   * @param data the run's keys and values
+   * @return such as {@code n/a: values up to 2.0 MiB, above its limit of 1.0 MiB}, or null
+   */
+  static String beyondLimits(StoreProvider p, Data data) {
+    Limits l = p.limits();
+    if (data.keySize() > l.maxKeySize()) {
+      return "n/a: keys of "
+          + Format.bytes(data.keySize())
+          + ", above its limit of "
+          + Format.bytes(l.maxKeySize());
+    }
+    if (data.valueSize() > l.maxValueSize()) {
+      return "n/a: values up to "
+          + Format.bytes(data.valueSize())
+          + ", above its limit of "
+          + Format.bytes(l.maxValueSize());
+    }
+    return null;
+  }
+
+  /**
+   * Records that an engine cannot run this run's workload, as an n/a row of the user's workload
+   * when there is one (else of {@code open}), and skips it.
+   */
+  private void cannot(StoreProvider p, Durability d, String why) {
+    rig.log(p.id(), why);
+    rig.add(
+        Result.failed(p.id(), options.workload != null ? Scenario.YOURS : "open", "", 0, d, why));
   }
 
   /**
@@ -316,7 +366,7 @@ final class Session {
       Workload wl = new Workload(store, rig.data(), options.keys(s.keysOption()));
       List<Workload.Worker> workers = new ArrayList<>();
       for (int t : s.threads().counts(options.threads)) {
-        Window w = rig.window(id, Rig.operations(s, wl, workers, t));
+        Window w = rig.run(id, s, wl, workers, t);
         rig.add(rig.summarize(id, s.id(), "", t, d, w));
       }
       rig.clearIfServer(id, store);

@@ -6,7 +6,9 @@ import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.WriteBatch;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -123,12 +125,20 @@ public final class Workload {
     private final SplittableRandom random;
     private final byte[] key;
     private final byte[] value;
+    private final ValueSizes.Drawer sizes;
+    private final Map<Integer, Zipfian> lengthZipfians = new HashMap<>();
 
     Worker(int slot, long seed) {
       this.slot = slot;
       this.random = new SplittableRandom(seed);
       this.key = new byte[data.keySize()];
       this.value = new byte[data.valueSize()];
+      this.sizes = data.sizes().drawer();
+    }
+
+    /** The array the next value is written into: the reused one, or one of a drawn size. */
+    private byte[] nextValue() {
+      return data.sizes().fixed() ? value : new byte[sizes.next(random)];
     }
 
     /**
@@ -145,7 +155,7 @@ public final class Workload {
         throw new IllegalArgumentException(s.id() + " is not a per-operation scenario");
       }
       List<Mix.Step> steps = mix.steps();
-      return step(steps.size() == 1 ? steps.get(0) : mix.pick(random.nextInt(100)), s);
+      return step(steps.size() == 1 ? steps.get(0) : mix.pick(random.nextDouble()), s);
     }
 
     private long step(Mix.Step step, Scenario s) {
@@ -170,18 +180,39 @@ public final class Workload {
       return put(key(d));
     }
 
-    /** A key of a distribution, among the loaded ones ({@code latest}: the newest complete). */
-    private long key(Scenario.Distribution d) {
+    /**
+     * A key of a distribution, among the loaded ones ({@code latest}: the newest complete).
+     *
+     * @param d the distribution
+     * @return the key index
+     */
+    long key(Scenario.Distribution d) {
       return switch (d) {
         case UNIFORM -> random.nextLong(loaded);
         case ZIPFIAN -> zipf.scrambled(random.nextDouble());
         case LATEST -> latestKey();
+        case YCSB_ZIPFIAN -> Zipfian.YCSB_SCRAMBLED.hashedOnto(loaded, random.nextDouble());
       };
     }
 
-    private int length(Mix.Step step) {
+    /**
+     * The keys of a scan or multi-get step: its fixed count, or a draw from its range, uniform or
+     * zipfian (the shortest most frequent, YCSB's ZipfianGenerator(min, max), not scrambled).
+     *
+     * @param step the step
+     * @return the count
+     */
+    int length(Mix.Step step) {
       int min = step.minLength();
-      return min == step.maxLength() ? min : min + random.nextInt(step.maxLength() - min + 1);
+      int span = step.maxLength() - min + 1;
+      if (span == 1) {
+        return min;
+      }
+      if (step.zipfianLengths()) {
+        Zipfian z = lengthZipfians.computeIfAbsent(span, n -> new Zipfian(n, Zipfian.THETA));
+        return min + (int) z.next(random.nextDouble());
+      }
+      return min + random.nextInt(span);
     }
 
     /**
@@ -233,8 +264,9 @@ public final class Workload {
     public long put(long index) {
       data.key(index, key);
       int s = random.nextInt();
-      data.value(index, s, value);
-      store.put(key, value);
+      byte[] v = nextValue();
+      data.value(index, s, v);
+      store.put(key, v);
       writes.increment();
       return s;
     }
@@ -251,8 +283,9 @@ public final class Workload {
       for (int i = from; i < to; i++) {
         data.key(order[i], key);
         int s = random.nextInt();
-        data.value(order[i], s, value);
-        batch.put(key, value); // copies both
+        byte[] v = nextValue();
+        data.value(order[i], s, v);
+        batch.put(key, v); // copies both
         sum += s;
       }
       store.write(batch);

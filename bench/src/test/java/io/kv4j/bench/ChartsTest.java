@@ -211,4 +211,31 @@ class ChartsTest {
     assertThat(Arrays.asList(c.getSeriesMap().get("2 threads").getYData().toArray()))
         .containsExactly(260_000.0, 200.0, 150.0, null);
   }
+
+  @Test
+  void plots_peers_comeAfterTheKv4jEnginesTaggedAndDrawnGrey() {
+    List<Result> rs =
+        List.of(
+            row("chronicle-map", "readrandom", 1, 900, 5),
+            row("hashlog", "readrandom", 1, 500, 10),
+            row("lmdb", "readrandom", 1, 300, 20),
+            na("mapdb", "readrandom", "failed: x"));
+    Charts.Plot p = plot(Charts.plots(rs), "throughput-buffered-readrandom");
+    assertThat(p.categories())
+        .containsExactly("hashlog", "lmdb", "chronicle-map (peer)", "mapdb (peer, failed)");
+    assertThat(p.reference()).containsExactly(false, false, true, true);
+    assertThat(Charts.xTitle(p)).contains("grey bars: not kv4j engines, for reference");
+    List<Map.Entry<Charts.Series, java.awt.Color>> drawn = Charts.drawn(p);
+    assertThat(drawn).hasSize(2);
+    assertThat(drawn.get(0).getKey().values()).containsExactly(500.0, 300.0, null, null);
+    assertThat(drawn.get(1).getKey().values()).containsExactly(null, null, 900.0, null);
+    assertThat(drawn.get(1).getKey().name()).isEqualTo("1 thread, not kv4j");
+    java.awt.Color grey = drawn.get(1).getValue();
+    assertThat(grey.getRed()).as("grey").isEqualTo(grey.getGreen()).isEqualTo(grey.getBlue());
+    assertThat(Charts.drawn(plot(Charts.plots(SCAN), "throughput-buffered-scan")))
+        .as("no peer: the series as planned")
+        .extracting(e -> e.getKey().name())
+        .containsExactly("1 thread", "2 threads");
+    Charts.draw(p); // draws without complaint
+  }
 }

@@ -55,7 +55,7 @@ class ConsoleReportTest {
         .isGreaterThan(text.indexOf("== durability SYNC =="));
     assertThat(text)
         .contains("== network round trips (server engines), durability BUFFERED ==")
-        .contains("- readrandom @1t: hashlog, 500,000 ops/s (only engine measured)")
+        .contains("- readrandom @1t: hashlog, 500,000 ops/s (only kv4j engine measured)")
         .doesNotContain("**");
   }
 }

@@ -49,7 +49,7 @@ class MarkdownReportTest {
             "| engine | scenario | threads | ops/s | p50 | p99 | p99.9 | CPU µs/op | bg |\n"
                 + "|---|---|--:|--:|--:|--:|--:|--:|--:|\n"
                 + "| hashlog | readrandom | 1 | 2,000 | 1.50 µs | 12 µs | 150 µs | 3.3 | 40% |\n"
-                + "| chronicle-map | scan |  | n/a: a / b | | | | | |\n"
+                + "| *chronicle-map* (peer, not a kv4j engine) | scan |  | n/a: a / b | | | | | |\n"
                 + "| hashlog | scan | 1 | 1,000 | 1.50 µs | 12 µs | 150 µs | 3.3 | 40% |\n")
         .contains("![charts/x.png](charts/x.png)")
         .contains("## Conformance\n\nNot run in this report")

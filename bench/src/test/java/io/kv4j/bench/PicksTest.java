@@ -48,7 +48,8 @@ class PicksTest {
     assertThat(ps.get(0).tie()).isFalse();
     assertThat(ps.get(1).tie()).as("500 / 480 is within 1.1").isTrue();
     assertThat(ps.get(0).lowestP99()).as("the winner has the lowest p99").isNull();
-    assertThat(ps.get(0).killSafe()).as("hashlog keeps its writes").isNull();
+    assertThat(ps.get(0).peers()).as("no store but kv4j engines measured").isEmpty();
+    assertThat(ps.get(0).spread()).as("single windows").isEqualTo(Picks.Spread.NO_ROUNDS);
     assertThat(v.wins()).containsExactly(Map.entry("hashlog", 2L));
   }
 
@@ -68,28 +69,33 @@ class PicksTest {
   }
 
   @Test
-  void decide_bufferedWinnerThatLosesWritesToKill_listsTheEnginesThatKeepThem() {
+  void decide_peersFasterThanEveryKv4jEngine_areNeverPickedButKeptAsReference() {
     Picks.Verdicts v =
         decide(
             "hashlog,chronicle-map,lmdb,mvstore",
-            buffered("chronicle-map", "ycsb-a", 500, 5),
-            buffered("mvstore", "ycsb-a", 400, 5),
+            buffered("chronicle-map", "ycsb-a", 500, 1),
+            buffered("mvstore", "ycsb-a", 400, 1),
             buffered("lmdb", "ycsb-a", 150, 5),
             buffered("hashlog", "ycsb-a", 300, 5));
     Picks.Pick p = only(v, Durability.BUFFERED);
-    assertThat(p.winner().engine()).isEqualTo("chronicle-map");
-    assertThat(p.killSafe()).extracting(Result::engine).containsExactly("hashlog", "lmdb");
-    // The kill-safe alternative is a pick too: its caveats come first.
-    assertThat(v.caveats().keySet()).containsExactly("hashlog", "chronicle-map");
+    assertThat(p.winner().engine()).isEqualTo("hashlog");
+    assertThat(p.runnerUp().engine()).as("the next kv4j engine, not a peer").isEqualTo("lmdb");
+    assertThat(p.lowestP99()).as("the peers' lower p99 does not count").isNull();
+    assertThat(p.peers()).extracting(Result::engine).containsExactly("chronicle-map", "mvstore");
+    assertThat(v.wins()).containsExactly(Map.entry("hashlog", 1L));
+    assertThat(v.caveats().keySet()).containsExactly("hashlog");
   }
 
   @Test
-  void decide_lossyWinnerWithNoSafeEngineOrInSync_hasEmptyOrNoAlternative() {
-    Picks.Pick none =
-        only(
-            decide("chronicle-map", buffered("chronicle-map", "ycsb-a", 5, 5)),
-            Durability.BUFFERED);
-    assertThat(none.killSafe()).isEmpty();
+  void decide_onlyPeersMeasured_nothingIsPicked_andInSyncToo() {
+    Picks.Verdicts peersOnly =
+        decide(
+            "chronicle-map,mapdb",
+            buffered("chronicle-map", "ycsb-a", 5, 5),
+            buffered("mapdb", "ycsb-a", 4, 5));
+    assertThat(peersOnly.picks()).isEmpty();
+    assertThat(peersOnly.wins()).isEmpty();
+    assertThat(peersOnly.caveats()).isEmpty();
     Picks.Pick sync =
         only(
             decide(
@@ -97,7 +103,43 @@ class PicksTest {
                 row("mvstore", "durable-put", 1, Durability.SYNC, 900, 5),
                 row("hashlog", "durable-put", 1, Durability.SYNC, 800, 5)),
             Durability.SYNC);
-    assertThat(sync.killSafe()).as("SYNC survives kill -9 for every engine").isNull();
+    assertThat(sync.winner().engine()).isEqualTo("hashlog");
+    assertThat(sync.peers()).extracting(Result::engine).containsExactly("mvstore");
+  }
+
+  @Test
+  void decide_footprint_peersSmallerThanEveryKv4jEngine_areReferenceOnly() {
+    Picks.Verdicts v =
+        decide(
+            "hashlog,lmdb,mapdb",
+            Result.footprint("mapdb", "footprint", "after-update", Durability.BUFFERED, 11, 10),
+            Result.footprint("hashlog", "footprint", "after-update", Durability.BUFFERED, 30, 10),
+            Result.footprint("lmdb", "footprint", "after-update", Durability.BUFFERED, 15, 10));
+    assertThat(v.footprint().smallest().engine()).isEqualTo("lmdb");
+    assertThat(v.footprint().largest().engine()).isEqualTo("hashlog");
+    assertThat(v.footprint().peers()).extracting(Result::engine).containsExactly("mapdb");
+    assertThat(v.caveats().keySet()).containsExactly("lmdb");
+  }
+
+  @Test
+  void spread_roundsThatDoNotOverlap_areBeyond_overlappingWithin_singleWindowsNoRounds() {
+    Result fast = rounds(buffered("hashlog", "readrandom", 300, 1), 290, 310);
+    Result slow = rounds(buffered("lmdb", "readrandom", 200, 1), 150, 280);
+    Result close = rounds(buffered("lmdb", "readrandom", 250, 1), 240, 295);
+    assertThat(Picks.Spread.of(fast, slow)).isEqualTo(Picks.Spread.BEYOND);
+    assertThat(Picks.Spread.of(fast, close))
+        .as("hashlog's slowest round 290 is below lmdb's fastest 295")
+        .isEqualTo(Picks.Spread.WITHIN);
+    assertThat(Picks.Spread.of(fast, buffered("lmdb", "readrandom", 100, 1)))
+        .isEqualTo(Picks.Spread.NO_ROUNDS);
+    assertThat(Picks.Spread.of(fast, null)).isEqualTo(Picks.Spread.NO_ROUNDS);
+    Picks.Pick p = only(decide("hashlog,lmdb", fast, slow), Durability.BUFFERED);
+    assertThat(p.spread()).isEqualTo(Picks.Spread.BEYOND);
+  }
+
+  /** A row as --rounds makes it: the median window, the range and the count of windows. */
+  static Result rounds(Result r, double min, double max) {
+    return r.with(0, 0, Map.of("rounds", 3.0, "ops-per-sec-min", min, "ops-per-sec-max", max));
   }
 
   @Test
@@ -129,6 +171,7 @@ class PicksTest {
     assertThat(v.picks()).isEmpty();
     assertThat(v.nothingRun()).isFalse();
     assertThat(v.caveats().keySet()).containsExactly("lmdb");
+    assertThat(v.footprint().peers()).isEmpty();
     assertThat(v.wins()).as("a footprint is not a win").isEmpty();
   }
 

@@ -24,7 +24,9 @@ import picocli.CommandLine.Unmatched;
 @Command(
     name = "bench",
     description = {
-      "Run the engine comparison (io.kv4j.bench.Main); every argument is passed to it.",
+      "Run the engine comparison (io.kv4j.bench.Main); every argument is passed to it as given.",
+      "Measure your own workload: 'kv4j bench --workload my.properties --set readproportion=0.9'"
+          + " (YCSB core workload properties; shipped: workloada .. workloadf).",
       "'kv4j bench --help' shows the runner's options. The runner is taken from the classpath, or"
           + " from the jar in $KV4J_BENCH_JAR, or from bench/target/kv4j-bench.jar of this"
           + " repository."
