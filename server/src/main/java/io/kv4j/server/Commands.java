@@ -10,6 +10,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -37,6 +38,12 @@ final class Commands {
 
   /** Nothing: the command must not run on an event loop; run it again on a worker. */
   static final int ELSEWHERE = 2;
+
+  /**
+   * Nothing: the connection's kept SETs must be written first ({@link #submitPending}); run the
+   * request again once they are.
+   */
+  static final int WAIT = 3;
 
   /**
    * Commands that never touch the store and do bounded work: they may run on an event loop whenever
@@ -77,12 +84,25 @@ final class Commands {
 
   private final boolean loopWrites;
 
+  /** Whether plain SETs run by workers are written in batches (see {@link #keep}). */
+  private final boolean coalesce;
+
+  /** Where event loops hand plain SETs of database 0 when writes block (SYNC); else null. */
+  private final SetCommitter committer;
+
+  private Command set;
+
   Commands(Store store, RespServer server, Supplier<Store> reopener) {
     this.server = server;
     EngineBlocking blocking = EngineBlocking.of(store, server.options.loopCommands());
     this.loopReads = server.workers != null && blocking.readsNeverBlock();
     this.loopWrites = server.workers != null && blocking.writesNeverBlock();
     this.data = new Dataset(store);
+    this.coalesce = data.atomicBatch;
+    this.committer =
+        coalesce && server.workers != null && blocking.setsToCommitter()
+            ? new SetCommitter(this::writeTogether)
+            : null;
     this.health = new StoreHealth(data, reopener, server.options.reopenIntervalSeconds());
     this.connection = new ConnectionCommands(data, server.options);
     this.flush = new FlushCommands(data, health);
@@ -162,6 +182,9 @@ final class Commands {
         (loopReads && (LOOP_CONNECTION.contains(name) || LOOP_READS.contains(name)))
             || (loopWrites && LOOP_WRITES.contains(name));
     Command c = new Command(name, arity, flags, first, last, step, h, loop);
+    if (name.equals("SET")) {
+      set = c;
+    }
     all.add(c);
     int slot = slot(name);
     while (table[slot] != null) {
@@ -247,6 +270,9 @@ final class Commands {
 
   /** Stops the background threads; does not close the store. */
   void close() {
+    if (committer != null) {
+      committer.close();
+    }
     flush.close();
     health.close();
   }
@@ -273,6 +299,17 @@ final class Commands {
    */
   int execute(Session s, Request r, ByteBuf out, boolean onLoop) {
     Command c = lookup(r);
+    if (c != null && keep(c, s, r, onLoop)) {
+      PendingSets p = s.pending;
+      if (!onLoop && p.full()) {
+        flushPending(s, out);
+      }
+      return DONE;
+    }
+    if (onLoop && s.pending != null && !s.pending.keys.isEmpty()) {
+      return WAIT; // their replies come before this request's
+    }
+    flushPending(s, out); // their replies come before this request's
     if (c == null) {
       unknown(r, out);
       flagTransaction(s);
@@ -437,37 +474,143 @@ final class Commands {
       } else {
         c.handler.run(s, r, out);
       }
-    } catch (CommandException e) {
-      out.writerIndex(mark);
-      Reply.error(out, e.getMessage());
-    } catch (IllegalArgumentException e) {
-      out.writerIndex(mark);
-      Reply.error(out, "ERR " + e.getMessage());
-    } catch (StoreClosedException e) {
-      out.writerIndex(mark);
-      Reply.error(
-          out,
-          health.reopening()
-              ? "LOADING kv4j store is being reopened after a write failure"
-              : "ERR store closed: " + e.getMessage());
-    } catch (StoreIOException e) {
-      out.writerIndex(mark);
-      Reply.error(
-          out,
-          c.write ? StoreHealth.misconf(health.failed(e)) : "ERR engine error: " + e.getMessage());
-    } catch (StoreException e) {
-      out.writerIndex(mark);
-      Reply.error(out, "ERR engine error: " + e.getMessage());
-    } catch (UnsupportedOperationException e) {
-      out.writerIndex(mark);
-      Reply.error(
-          out,
-          data.info.readOnly()
-              ? "READONLY You can't write against a read only kv4j store"
-              : "ERR " + e.getMessage());
     } catch (RuntimeException e) {
       out.writerIndex(mark);
-      Reply.error(out, "ERR internal error: " + e);
+      Reply.error(out, errorText(c, e));
+    }
+  }
+
+  /** The error reply (without the leading '-') for what a command threw. */
+  private String errorText(Command c, RuntimeException e) {
+    if (e instanceof CommandException) {
+      return e.getMessage();
+    } else if (e instanceof IllegalArgumentException) {
+      return "ERR " + e.getMessage();
+    } else if (e instanceof StoreClosedException) {
+      return health.reopening()
+          ? "LOADING kv4j store is being reopened after a write failure"
+          : "ERR store closed: " + e.getMessage();
+    } else if (e instanceof StoreIOException io) {
+      return c.write
+          ? StoreHealth.misconf(health.failed(io))
+          : "ERR engine error: " + e.getMessage();
+    } else if (e instanceof StoreException) {
+      return "ERR engine error: " + e.getMessage();
+    } else if (e instanceof UnsupportedOperationException) {
+      return data.info.readOnly()
+          ? "READONLY You can't write against a read only kv4j store"
+          : "ERR " + e.getMessage();
+    }
+    return "ERR internal error: " + e;
+  }
+
+  // ---- plain SETs of a pipeline, written together ----
+
+  /** Most SETs, and most bytes of their keys and values, written as one batch. */
+  static final int PENDING_SETS = 256;
+
+  static final long PENDING_BYTES = 4L << 20;
+
+  /**
+   * Keeps a plain {@code SET key value} (no option) of a pipeline run by a worker instead of
+   * running it, when the engine writes batches atomically: consecutive ones are written as one
+   * {@link io.kv4j.WriteBatch} by {@link #flushPending} (under all their keys' stripe locks),
+   * before anything else of the connection runs or answers, and at the latest at the end of the
+   * read. On a SYNC engine the batch is forced once where each SET would have been forced alone: a
+   * connection's pipeline shares its fsyncs as connections share them through the engine's group
+   * commit. Each SET is still answered {@code +OK} in its place; an error of the batch answers each
+   * of its SETs (none of them was written: the batch is atomic).
+   *
+   * @return whether the request was kept
+   */
+  private boolean keep(Command c, Session s, Request r, boolean onLoop) {
+    if (!coalesce
+        || (onLoop && (committer == null || s.db != 0))
+        || c != set
+        || r.count() != 3
+        || !s.authenticated
+        || s.queued != null
+        || s.overlay != null
+        || (s.user != null && s.user.readOnly())) {
+      return false;
+    }
+    long size = (long) r.length(1) + r.length(2);
+    if (!data.fits(r.length(1), r.length(2))) {
+      return false; // answered alone, with its own error
+    }
+    PendingSets p = s.pending;
+    if (p == null) {
+      p = s.pending = new PendingSets();
+    }
+    p.keys.add(r.bytes(1));
+    p.values.add(r.bytes(2));
+    p.bytes += size;
+    return true;
+  }
+
+  /** Whether SETs kept on an event loop go to the committer (see {@link SetCommitter}). */
+  boolean commitsOnLoop() {
+    return committer != null;
+  }
+
+  /**
+   * Hands the SETs kept on an event loop to the committer; {@code done} gets, on the committer's
+   * thread, null when they are written or the error text for each; {@code loop} queues the
+   * committer's wake-up after the loop's pass.
+   */
+  void submitPending(Session s, java.util.concurrent.Executor loop, Consumer<String> done) {
+    PendingSets p = s.pending;
+    s.pending = new PendingSets();
+    committer.submit(new SetCommitter.Entry(s, p, done), loop);
+  }
+
+  /** The committer's write: every entry's SETs as one batch, under all their keys' locks. */
+  private String writeTogether(List<SetCommitter.Entry> entries) {
+    List<byte[]> keys = new ArrayList<>();
+    List<byte[]> values = new ArrayList<>();
+    for (SetCommitter.Entry e : entries) {
+      keys.addAll(e.sets().keys);
+      values.addAll(e.sets().values);
+    }
+    try {
+      health.checkWritable();
+      int[] held = data.locks.lockAll(keys.toArray(new byte[0][]));
+      try {
+        data.apply(entries.get(0).session(), keys, values); // all in database 0
+      } finally {
+        data.locks.unlockAll(held);
+      }
+      return null;
+    } catch (RuntimeException e) {
+      return errorText(set, e);
+    }
+  }
+
+  /** Writes the SETs kept by {@link #keep} and answers each of them. */
+  void flushPending(Session s, ByteBuf out) {
+    PendingSets p = s.pending;
+    if (p == null || p.keys.isEmpty()) {
+      return;
+    }
+    int n = p.keys.size();
+    try {
+      health.checkWritable();
+      int[] held = data.locks.lockAll(p.keys.toArray(new byte[0][]));
+      try {
+        data.apply(s, p.keys, p.values);
+      } finally {
+        data.locks.unlockAll(held);
+      }
+      for (int i = 0; i < n; i++) {
+        Reply.ok(out);
+      }
+    } catch (RuntimeException e) {
+      String error = errorText(set, e);
+      for (int i = 0; i < n; i++) {
+        Reply.error(out, error);
+      }
+    } finally {
+      p.clear();
     }
   }
 

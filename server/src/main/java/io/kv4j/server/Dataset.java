@@ -309,6 +309,13 @@ final class Dataset {
     }
   }
 
+  /** Whether a key and a value of these lengths are within the engine's limits. */
+  boolean fits(int keyLength, int valueLength) {
+    return keyLength > 0
+        && keyLength <= info.limits().maxKeySize()
+        && valueLength <= info.limits().maxValueSize();
+  }
+
   /** Inside a transaction the engine checks sizes only at commit: check them when queued. */
   void checkSizes(byte[] key, byte[] value) {
     if (key.length == 0 || key.length > info.limits().maxKeySize()) {

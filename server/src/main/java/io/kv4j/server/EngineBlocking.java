@@ -18,17 +18,21 @@ import io.kv4j.Store;
  *       waits while compaction is far behind (the engine's throttle) or while a segment roll forces
  *       under the writer lock. {@code --loop-commands reads} keeps the writes on the workers, and
  *       {@code none} everything.
- *   <li>Every other engine, and hashlog with {@link Durability#SYNC} (each write waits for its
- *       fsync): commands run on the workers.
+ *   <li>{@code hashlog} with {@link Durability#SYNC}: reads as above; a write waits for its fsync,
+ *       so writes run on the workers, except plain SETs, which the event loops hand to the {@link
+ *       SetCommitter} (one batch, one fsync, for all the connections served meanwhile).
+ *   <li>Every other engine: commands run on the workers.
  * </ul>
  */
 final class EngineBlocking {
   private final boolean reads;
   private final boolean writes;
+  private final boolean committer;
 
-  private EngineBlocking(boolean reads, boolean writes) {
+  private EngineBlocking(boolean reads, boolean writes, boolean committer) {
     this.reads = reads;
     this.writes = writes;
+    this.committer = committer;
   }
 
   /**
@@ -38,11 +42,19 @@ final class EngineBlocking {
   static EngineBlocking of(Store store, String policy) {
     String type = store.getClass().getName();
     boolean memory = type.equals("io.kv4j.memory.MemoryStore");
-    boolean buffered =
-        type.equals("io.kv4j.hashlog.HashLogStore")
-            && store.info().durability() == Durability.BUFFERED;
-    boolean reads = (memory || buffered) && !policy.equals("none");
-    return new EngineBlocking(reads, reads && policy.equals("auto"));
+    boolean hashlog = type.equals("io.kv4j.hashlog.HashLogStore");
+    boolean buffered = hashlog && store.info().durability() == Durability.BUFFERED;
+    boolean reads = (memory || hashlog) && !policy.equals("none");
+    boolean writes = (memory || buffered) && reads && policy.equals("auto");
+    return new EngineBlocking(reads, writes, hashlog && !buffered && reads);
+  }
+
+  /**
+   * Whether plain SETs gathered by the event loops go to one committer thread ({@link
+   * SetCommitter}): writes that wait for an fsync, on an engine whose reads do not wait.
+   */
+  boolean setsToCommitter() {
+    return committer;
   }
 
   boolean readsNeverBlock() {

@@ -83,6 +83,15 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
   /** The event loop stopped at a request that must run on a worker; event loop only. */
   private boolean handedOff;
 
+  /**
+   * The connection's SETs are with the committer ({@link SetCommitter}): nothing more of it runs or
+   * is answered, and nothing more is read, until they are written ({@link #committed}).
+   */
+  private volatile boolean waiting;
+
+  /** A protocol error found while SETs before it wait for the committer: answered after them. */
+  private String deferredError;
+
   private final Runnable continueOnWorker = this::continueOnWorker;
   private final Runnable readDone = this::readDone;
   private boolean closing;
@@ -236,7 +245,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     if (evt instanceof IdleStateEvent) {
       // Not idle while a worker runs this client's commands or while the server stopped reading
       // because the client does not take its replies.
-      if (!serial.busy() && !inactive && !writePaused) {
+      if (!serial.busy() && !inactive && !writePaused && !waiting) {
         long idle = System.nanoTime() - lastReadNanos;
         int limit =
             partial ? server.options.requestTimeoutSeconds() : server.options.idleTimeoutSeconds();
@@ -274,13 +283,17 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
 
   private volatile boolean writePaused;
 
-  /** A worker's task: the input of one read, then what follows a read (see {@link #readDone}). */
+  /**
+   * A worker's task: the input of one read, processed together (so the read's plain SETs make one
+   * batch, see {@link Commands#flushPending}), then what follows a read (see {@link #readDone}).
+   */
   private void consumeAll(ByteBuf[] batch) {
+    boolean added = false;
     try {
       for (int i = 0; i < batch.length; i++) {
         ByteBuf data = batch[i];
         batch[i] = null;
-        consume(data, data.readableBytes(), false);
+        added |= append(data, data.readableBytes());
       }
     } finally {
       for (ByteBuf data : batch) {
@@ -290,24 +303,36 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
         }
       }
     }
+    if (added) {
+      process(false);
+    }
     readDone();
   }
 
   private void consume(ByteBuf data, int n, boolean onLoop) {
+    if (append(data, n)) {
+      process(onLoop);
+    }
+  }
+
+  /**
+   * Appends {@code data} to the input buffer and releases it; false when closing or over a limit.
+   */
+  private boolean append(ByteBuf data, int n) {
     try {
       if (closing || inactive) {
-        return;
+        return false;
       }
       if (!ensureRoom(n)) {
-        return;
+        return false;
       }
       data.readBytes(buf, w, n);
       w += n;
+      return true;
     } finally {
       data.release();
       server.bufferedBytes.addAndGet(-n);
     }
-    process(onLoop);
   }
 
   /**
@@ -324,7 +349,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
       o.release();
       o = null;
     }
-    boolean again = !paused;
+    boolean again = !paused && !waiting;
     if (ctx.executor().inEventLoop()) {
       flushAndRead(o, again);
     } else {
@@ -357,7 +382,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void resume() {
-    if (paused && !closing && !inactive && ctx.channel().isWritable()) {
+    if (paused && !waiting && !closing && !inactive && ctx.channel().isWritable()) {
       paused = false;
       writePaused = false;
       process(false);
@@ -428,7 +453,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
    */
   private void process(boolean onLoop) {
     try {
-      while (!closing && r < w) {
+      while (!closing && !waiting && r < w) {
         if (!ctx.channel().isWritable()) {
           paused = true;
           writePaused = true;
@@ -440,27 +465,34 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
           break;
         }
         if (state == ERROR) {
-          closing = true;
-          break;
+          if (deferredError == null) {
+            closing = true;
+          }
+          break; // else closed once the SETs before it are answered
         }
-        if (state == COMPLETE && !execute(onLoop)) {
-          // Parsed again by the worker: parsing is cheap and the views are only valid now.
+        int done = state == COMPLETE ? execute(onLoop) : Commands.DONE;
+        if (done != Commands.DONE) {
+          // Parsed again later: parsing is cheap and the views are only valid now.
           argc = -1;
           scan = 0;
           declared = 0;
-          handedOff = true;
-          break;
+          handedOff = done == Commands.ELSEWHERE;
+          break; // WAIT: the kept SETs go to the committer below, this request runs after them
         }
         r += scan;
         argc = -1;
         scan = 0;
         declared = 0;
+        if (onLoop && session.pending != null && session.pending.full()) {
+          break;
+        }
         if (out != null && out.readableBytes() >= FLUSH_CHUNK) {
           ctx.write(out);
           out = null;
         }
       }
     } finally {
+      settlePending(onLoop);
       if (out != null && (onLoop || closing || paused)) {
         if (out.isReadable()) {
           ctx.write(out);
@@ -483,6 +515,9 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
 
   /** After processing: closes the connection when asked to, else flushes when paused. */
   private void finish() {
+    if (waiting) {
+      return; // closed or flushed once the committer answered (see committed)
+    }
     if (closing) {
       if (out != null) {
         ctx.write(out);
@@ -502,8 +537,11 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     return out;
   }
 
-  /** Runs the parsed request; false when it must run on a worker instead (nothing was done). */
-  private boolean execute(boolean onLoop) {
+  /**
+   * Runs the parsed request: {@link Commands#DONE}, or {@link Commands#ELSEWHERE} / {@link
+   * Commands#WAIT} when nothing was done (run it on a worker / after the committer).
+   */
+  private int execute(boolean onLoop) {
     if (request.count() > 0
         && (request.is(0, "POST") || request.is(0, "HOST:") || request.is(0, "PRI"))) {
       // A browser's HTTP request to this port (cross-protocol scripting): Redis aborts the
@@ -517,14 +555,23 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
               + "' line from "
               + session.remote
               + "; connection aborted");
+      // What came before this line runs, as in Redis; no reply is sent.
+      if (onLoop && session.pending != null && !session.pending.keys.isEmpty()) {
+        commands.submitPending(session, ctx.executor(), error -> {});
+      } else {
+        flushPending();
+      }
       releaseOut();
       closing = true;
-      return true;
+      return Commands.DONE;
     }
     int done = commands.execute(session, request, out(), onLoop);
     if (done == Commands.ELSEWHERE) {
       server.loopHandoffs.increment();
-      return false;
+      return done;
+    }
+    if (done == Commands.WAIT) {
+      return done;
     }
     server.totalCommands.increment();
     if (onLoop) {
@@ -533,10 +580,104 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     if (done == Commands.QUIT) {
       closing = true;
     }
-    return true;
+    return Commands.DONE;
+  }
+
+  /** Whether SETs kept on this event loop are to go to the committer. */
+  private boolean committing() {
+    return session.pending != null
+        && !session.pending.keys.isEmpty()
+        && commands.commitsOnLoop()
+        && ctx.executor().inEventLoop();
+  }
+
+  /**
+   * At the end of processing: SETs kept on an event loop go to the committer (the connection waits
+   * for them), those kept on a worker are written here.
+   */
+  private void settlePending(boolean onLoop) {
+    PendingSets p = session.pending;
+    if (p == null || p.keys.isEmpty()) {
+      return;
+    }
+    if (onLoop && commands.commitsOnLoop()) {
+      int n = p.keys.size();
+      waiting = true;
+      commands.submitPending(
+          session, ctx.executor(), error -> ctx.executor().execute(() -> onCommitted(error, n)));
+    } else {
+      flushPending();
+    }
+  }
+
+  /** On the event loop: the committer wrote (or failed) this connection's {@code n} SETs. */
+  private void onCommitted(String error, int n) {
+    if (serial.enter()) {
+      try {
+        committed(error, n);
+      } catch (Throwable t) {
+        failed(t);
+      } finally {
+        serial.leave();
+      }
+    } else {
+      serial.execute(() -> committed(error, n));
+    }
+  }
+
+  /** Answers the committed SETs, then goes on with the connection's input. */
+  private void committed(String error, int n) {
+    waiting = false;
+    if (inactive) {
+      return;
+    }
+    ByteBuf o = out();
+    for (int i = 0; i < n; i++) {
+      if (error == null) {
+        Reply.ok(o);
+      } else {
+        Reply.error(o, error);
+      }
+    }
+    if (deferredError != null) {
+      String message = deferredError;
+      deferredError = null;
+      protocolError(message);
+      closing = true;
+      finish();
+      return;
+    }
+    if (closing) {
+      finish();
+      return;
+    }
+    boolean here = loop && ctx.executor().inEventLoop();
+    process(here);
+    if (handedOff) {
+      handedOff = false;
+      serial.execute(continueOnWorker);
+      serial.execute(readDone);
+      return;
+    }
+    readDone();
+  }
+
+  /** Writes the SETs the commands kept back (see {@link Commands#flushPending}), answering them. */
+  private void flushPending() {
+    if (session.pending != null && !session.pending.keys.isEmpty()) {
+      commands.flushPending(session, out());
+    }
   }
 
   private void protocolError(String message) {
+    if (waiting || committing()) {
+      // SETs before it are (or go) to the committer: their answers come first, then this one.
+      if (deferredError == null) {
+        deferredError = message;
+      }
+      return;
+    }
+    flushPending(); // requests before the bad one are answered first
     server.protocolErrors.increment();
     Reply.error(out(), "ERR Protocol error: " + message);
   }

@@ -41,6 +41,9 @@ final class Session {
   /** The size of the connection's input buffer, which the client limit counts with the queue. */
   long inputBytes;
 
+  /** Plain SETs of the pipeline not yet written (see {@link Commands#flushPending}). */
+  PendingSets pending;
+
   /** Scratch for the stripes of a request's keys (used by the thread running the request). */
   int[] stripes = new int[8];
 
