@@ -386,7 +386,41 @@ final class BTreePage {
         out.cellBytes += c.size();
       }
     }
+    if (lenient && out.free != null) {
+      boundaries(d, type, usable, lower, out);
+    }
     return out;
+  }
+
+  /**
+   * Lenient reads only: cells whose pointer was damaged. SQLite packs the content area: each cell
+   * starts where the cell or freeblock below it ends, or at the content area start, after at most 3
+   * bytes of fragments. A cell is tried at each such place that no pointer names; it must not lie
+   * in a freeblock (freed space, where a deleted row's bytes may remain).
+   */
+  private static void boundaries(byte[] d, int type, int usable, int lower, Cells out) {
+    Set<Integer> starts = new HashSet<>();
+    List<Integer> ends = new ArrayList<>();
+    ends.add(lower);
+    for (Cell c : out.cells) {
+      starts.add(c.offset());
+      ends.add(c.offset() + c.size());
+    }
+    for (int[] f : out.free) {
+      ends.add(f[1]);
+    }
+    for (int end : ends) {
+      for (int start = end; start < end + 4 && start + 4 <= usable; start++) {
+        if (!starts.add(start)) {
+          continue;
+        }
+        Cell c = cell(d, type, usable, -1, start, true);
+        if (c != null && !overlaps(out.free, start, start + c.size())) {
+          out.cells.add(c);
+          break;
+        }
+      }
+    }
   }
 
   private static BTreePage broken(long number, byte[] d, int usable, int type, String problem) {

@@ -76,6 +76,9 @@ final class DatabaseCopy implements AutoCloseable {
 
   private final Map<Long, Location> moved;
 
+  /** Pages whose newest version is in a WAL frame damaged beyond repair (see {@link WalLog}). */
+  private final java.util.Set<Long> lost;
+
   private record Location(Path file, long offset) {}
 
   private DatabaseCopy(
@@ -88,7 +91,8 @@ final class DatabaseCopy implements AutoCloseable {
       byte[] header,
       int encoding,
       List<DamagedRegion> damage,
-      Map<Long, Location> moved) {
+      Map<Long, Location> moved,
+      java.util.Set<Long> lost) {
     this.source = source;
     this.ch = ch;
     this.pageSize = pageSize;
@@ -99,6 +103,7 @@ final class DatabaseCopy implements AutoCloseable {
     this.encoding = encoding;
     this.damage = damage;
     this.moved = moved;
+    this.lost = lost;
   }
 
   /**
@@ -184,14 +189,17 @@ final class DatabaseCopy implements AutoCloseable {
       usable = ps;
     }
     DatabaseCopy c =
-        new DatabaseCopy(source, ch, ps, usable, pages, present, h, encoding, damage, moved);
+        new DatabaseCopy(
+            source, ch, ps, usable, pages, present, h, encoding, damage, moved, wal.lost);
     if (reserved != 0 && usable != ps && c.fitsOnlyWithoutReserve()) {
       header.add(
           "reserved bytes per page "
               + reserved
               + " (offset 20) disagree with page 1, whose cells reach the end of the page; read"
               + " as 0");
-      c = new DatabaseCopy(source, ch, ps, ps, pages, present, h, encoding, damage, moved);
+      c =
+          new DatabaseCopy(
+              source, ch, ps, ps, pages, present, h, encoding, damage, moved, wal.lost);
     }
     if (!header.isEmpty()) {
       damage.add(
@@ -338,12 +346,17 @@ final class DatabaseCopy implements AutoCloseable {
     }
   }
 
-  /** A page's bytes (page size), or null if the page is not in the file. */
+  /** A page's bytes (page size), or null if the page is not in the file or {@link #lost}. */
   byte[] read(long page) throws IOException {
-    if (page < 1 || page > present) {
+    if (page < 1 || page > present || lost.contains(page)) {
       return null;
     }
     return WalLog.read(ch, (page - 1) * pageSize, pageSize);
+  }
+
+  /** Whether a page's newest version was in a WAL frame damaged beyond repair. */
+  boolean lost(long page) {
+    return lost.contains(page);
   }
 
   /** Reads {@code len} bytes of a page's content from {@code from}. */

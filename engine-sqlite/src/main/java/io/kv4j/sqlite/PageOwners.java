@@ -222,7 +222,7 @@ final class PageOwners {
   }
 
   boolean inFile(long page) {
-    return page >= 1 && page <= db.present && page < owner.length;
+    return page >= 1 && page <= db.present && page < owner.length && !db.lost(page);
   }
 
   /** The one fitting claim of a page, or {@link #NONE}, {@link #CONTESTED}, {@link #MISFIT}. */
@@ -241,6 +241,9 @@ final class PageOwners {
   String refusal(long page, long who, boolean table) throws IOException {
     if (page < 1 || page > db.pages) {
       return "page " + page + " is outside the database (1.." + db.pages + ")";
+    }
+    if (db.lost(page)) {
+      return "page " + page + ", whose newest version is in a damaged WAL frame";
     }
     if (page > db.present || !inFile(page)) {
       return "page " + page + " lies past the end of the file (cut short)";
@@ -310,6 +313,9 @@ final class PageOwners {
     long lockByte = db.lockBytePage();
     for (long p = 2; p < owner.length; p++) {
       long o = owner[(int) p];
+      if (!inFile(p)) {
+        continue; // its newest version is lost in the WAL
+      }
       if (conflicts.get((int) p)) {
         out.add(p);
         continue;

@@ -44,7 +44,13 @@ final class Verification {
               List<String> lines = new ArrayList<>();
               try (ResultSet rs = c.prepare("PRAGMA integrity_check").executeQuery()) {
                 while (rs.next()) {
-                  lines.add(rs.getString(1));
+                  // SQLite may return several problems in one row, one per line, after a line
+                  // naming the database.
+                  for (String line : rs.getString(1).split("\n")) {
+                    if (!line.isBlank() && !line.startsWith("*** in database")) {
+                      lines.add(line);
+                    }
+                  }
                 }
               }
               if (lines.size() == 1 && "ok".equals(lines.get(0))) {
@@ -175,7 +181,7 @@ final class Verification {
     Map<String, String> keyspaceOf = new HashMap<>();
     Map<String, Long> pageOf = new HashMap<>();
     for (String raw : check.problems()) {
-      String line = raw.startsWith("*** in database") ? raw.substring(raw.indexOf('\n') + 1) : raw;
+      String line = raw;
       Matcher tree = TREE_PAGE.matcher(line);
       Matcher page = PAGE.matcher(line);
       Matcher index = INDEX.matcher(line);

@@ -8,8 +8,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The committed frames of an SQLite write-ahead log, found the way SQLite's own recovery finds them
@@ -68,15 +70,27 @@ final class WalLog {
   /** Damage found in the log, naming the store's log file. */
   final List<DamagedRegion> damage;
 
-  private WalLog(int pageSize, Map<Long, Long> frames, long dbPages, List<DamagedRegion> damage) {
+  /**
+   * Pages whose newest committed version is in a frame that is damaged beyond repair: no older
+   * version may stand in for them.
+   */
+  final Set<Long> lost;
+
+  private WalLog(
+      int pageSize,
+      Map<Long, Long> frames,
+      long dbPages,
+      List<DamagedRegion> damage,
+      Set<Long> lost) {
     this.pageSize = pageSize;
     this.frames = frames;
     this.dbPages = dbPages;
     this.damage = damage;
+    this.lost = lost;
   }
 
   static WalLog empty() {
-    return new WalLog(0, Map.of(), 0, List.of());
+    return new WalLog(0, Map.of(), 0, List.of(), Set.of());
   }
 
   /**
@@ -87,7 +101,8 @@ final class WalLog {
    * @param dbPageSize the database header's page size, or 0 if it is unreadable
    */
   static WalLog read(Path copy, Path source, int dbPageSize) throws IOException {
-    try (FileChannel ch = FileChannel.open(copy, StandardOpenOption.READ)) {
+    try (FileChannel ch =
+        FileChannel.open(copy, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
       long size = ch.size();
       if (size < HEADER) {
         return empty(); // never written, truncated by a checkpoint, or torn before its first frame
@@ -142,13 +157,13 @@ final class WalLog {
                     + (frameBytes > 0 ? (size - HEADER) / frameBytes + " " : "")
                     + "frames can be validated, so the commits it holds (not yet copied into the"
                     + " database file) are lost"));
-        return new WalLog(0, Map.of(), 0, damage);
+        return new WalLog(0, Map.of(), 0, damage, Set.of());
       }
       if (!validPageSize(headerPageSize)) {
         damage.add(
             new DamagedRegion(
                 source, 8, 4, null, -1, null, "WAL header page size " + headerPageSize));
-        return new WalLog(0, Map.of(), 0, damage);
+        return new WalLog(0, Map.of(), 0, damage, Set.of());
       }
       if (dbPageSize > 0 && headerPageSize != dbPageSize) {
         damage.add(
@@ -164,7 +179,7 @@ final class WalLog {
                     + " differs from the database's "
                     + dbPageSize
                     + ": its frames are not applied, the commits it holds are lost"));
-        return new WalLog(0, Map.of(), 0, damage);
+        return new WalLog(0, Map.of(), 0, damage, Set.of());
       }
       return frames(ch, size, headerPageSize, bigEndian, salt1, salt2, seed, source, damage);
     }
@@ -207,52 +222,57 @@ final class WalLog {
     long count = (size - HEADER) / frameBytes;
     Map<Long, Long> pending = new HashMap<>();
     Map<Long, Long> committed = new HashMap<>();
+    Set<Long> lost = new HashSet<>();
+    Set<Long> pendingLost = new HashSet<>();
     long dbPages = 0;
-    long i = 0;
-    for (; i < count; i++) {
+    boolean resynced = false;
+    for (long i = 0; i < count; i++) {
       long off = HEADER + i * frameBytes;
       byte[] f = read(ch, off, (int) frameBytes);
-      ByteBuffer b = ByteBuffer.wrap(f);
-      long pgno = Integer.toUnsignedLong(b.getInt(0));
-      long commit = Integer.toUnsignedLong(b.getInt(4));
-      if (b.getInt(8) != salt1 || b.getInt(12) != salt2 || pgno == 0) {
-        break;
-      }
-      int[] next = s.clone();
-      checksum(f, 0, 8, bigEndian, next);
-      checksum(f, FRAME_HEADER, ps, bigEndian, next);
-      if (next[0] != b.getInt(16) || next[1] != b.getInt(20)) {
-        break;
-      }
-      s[0] = next[0];
-      s[1] = next[1];
-      pending.put(pgno, off + FRAME_HEADER);
-      if (commit != 0) {
-        committed.putAll(pending);
-        pending.clear();
-        dbPages = commit;
-      }
-    }
-    if (i < count) {
-      // The valid part ends here. Later frames of the same generation that commit mean this frame
-      // was damaged after it was written: the commits after it are lost.
-      long later = 0;
-      long laterCommits = 0;
-      for (long j = i + 1; j < count; j++) {
-        long off = HEADER + j * frameBytes;
-        ByteBuffer b = ByteBuffer.wrap(read(ch, off, FRAME_HEADER));
-        if (b.getInt(8) == salt1 && b.getInt(12) == salt2) {
-          later++;
-          if (b.getInt(4) != 0) {
-            laterCommits++;
-          }
+      String repaired = validate(f, ps, bigEndian, salt1, salt2, s);
+      if (repaired == null) {
+        // Not a frame of this log as written: its end, or damage. Damage if frames of this
+        // generation follow, with a commit among them: SQLite would silently drop those commits.
+        long[] later = later(ch, i + 1, count, frameBytes, salt1, salt2);
+        if (later[1] == 0) {
+          break;
         }
-      }
-      if (laterCommits > 0) {
+        ByteBuffer b = ByteBuffer.wrap(f);
+        int[] resume = {b.getInt(16), b.getInt(20)};
+        boolean sameGeneration = b.getInt(8) == salt1 && b.getInt(12) == salt2;
+        if (!resynced
+            && sameGeneration
+            && i + 1 < count
+            && validates(ch, i + 1, frameBytes, ps, bigEndian, salt1, salt2, resume)) {
+          // The frames after it validate against its stored checksum: only this frame's bytes
+          // are damaged. The page it wrote is unknown (an older version must not stand in for
+          // it), the rest of the log is applied.
+          long pgno = Integer.toUnsignedLong(b.getInt(0));
+          damage.add(
+              new DamagedRegion(
+                  source,
+                  off,
+                  frameBytes,
+                  null,
+                  -1,
+                  null,
+                  "WAL frame "
+                      + i
+                      + " fails its checksum and no single flipped bit explains it; the frames"
+                      + " after it validate and are applied, but page "
+                      + pgno
+                      + " as this frame wrote it is lost (its rows are reported with that page)"));
+          pending.remove(pgno);
+          pendingLost.add(pgno);
+          s[0] = resume[0];
+          s[1] = resume[1];
+          resynced = true;
+          continue;
+        }
         damage.add(
             new DamagedRegion(
                 source,
-                HEADER + i * frameBytes,
+                off,
                 frameBytes,
                 null,
                 -1,
@@ -260,15 +280,175 @@ final class WalLog {
                 "WAL frame "
                     + i
                     + " fails its checksum; the "
-                    + later
+                    + later[0]
                     + " frames after it ("
-                    + laterCommits
-                    + (laterCommits == 1 ? " commit" : " commits")
+                    + later[1]
+                    + (later[1] == 1 ? " commit" : " commits")
                     + ") cannot be validated and are not applied: what they wrote is lost (or,"
                     + " after a power loss, was never acknowledged)"));
+        break;
+      }
+      if (!repaired.isEmpty()) {
+        write(ch, off, f); // the copy, corrected
+        damage.add(
+            new DamagedRegion(
+                source,
+                off,
+                frameBytes,
+                null,
+                0,
+                null,
+                "WAL frame " + i + ": " + repaired + "; no commit lost"));
+      }
+      ByteBuffer b = ByteBuffer.wrap(f);
+      long pgno = Integer.toUnsignedLong(b.getInt(0));
+      long commit = Integer.toUnsignedLong(b.getInt(4));
+      pending.put(pgno, off + FRAME_HEADER);
+      pendingLost.remove(pgno);
+      if (commit != 0) {
+        for (long p : pending.keySet()) {
+          lost.remove(p);
+        }
+        committed.putAll(pending);
+        for (long p : pendingLost) {
+          committed.remove(p);
+          lost.add(p);
+        }
+        pending.clear();
+        pendingLost.clear();
+        dbPages = commit;
       }
     }
-    return new WalLog(ps, committed, dbPages, damage);
+    return new WalLog(ps, committed, dbPages, damage, lost);
+  }
+
+  /**
+   * Checks a frame against the log's salts and the running checksum {@code s}, which it advances.
+   * Returns "" if the frame is valid, a description of the one flipped bit that was repaired in
+   * {@code f} (a salt, the stored checksum, or a checksummed byte), or null if the frame is not
+   * valid.
+   */
+  private static String validate(byte[] f, int ps, boolean be, int salt1, int salt2, int[] s) {
+    ByteBuffer b = ByteBuffer.wrap(f);
+    String note = "";
+    long saltDiff = ((long) (b.getInt(8) ^ salt1) << 32) | ((b.getInt(12) ^ salt2) & 0xffffffffL);
+    if (Long.bitCount(saltDiff) == 1) {
+      b.putInt(8, salt1);
+      b.putInt(12, salt2);
+      note = "one flipped bit in its salt repaired";
+    } else if (saltDiff != 0) {
+      return null;
+    }
+    int[] next = s.clone();
+    checksum(f, 0, 8, be, next);
+    checksum(f, FRAME_HEADER, ps, be, next);
+    int stored0 = b.getInt(16);
+    int stored1 = b.getInt(20);
+    long diff = ((long) (next[0] ^ stored0) << 32) | ((next[1] ^ stored1) & 0xffffffffL);
+    if (diff != 0 && note.isEmpty()) {
+      if (Long.bitCount(diff) == 1) {
+        note = "one flipped bit in its stored checksum repaired";
+      } else {
+        int bit = flippedBit(f, ps, be, s, stored0, stored1);
+        if (bit < 0) {
+          return null;
+        }
+        f[bit >>> 3] ^= (byte) (1 << (7 - (bit & 7)));
+        note = "one flipped bit (frame byte " + (bit >>> 3) + ") repaired by its checksum";
+        next = s.clone();
+        checksum(f, 0, 8, be, next);
+        checksum(f, FRAME_HEADER, ps, be, next);
+      }
+    } else if (diff != 0) {
+      return null;
+    }
+    if (Integer.toUnsignedLong(b.getInt(0)) == 0) {
+      return null;
+    }
+    s[0] = next[0];
+    s[1] = next[1];
+    return note;
+  }
+
+  /**
+   * The one bit of a frame's checksummed bytes (its first 8, and its page) whose flip makes the
+   * frame's checksum match, as a bit index into {@code f} (bit 0 = the high bit of byte 0), or -1.
+   * The running sums before each 8-byte step are kept, so each candidate is checked from its own
+   * step on.
+   */
+  private static int flippedBit(
+      byte[] f, int ps, boolean be, int[] seed, int stored0, int stored1) {
+    int steps = 1 + ps / 8;
+    int[] s0 = new int[steps + 1];
+    int[] s1 = new int[steps + 1];
+    s0[0] = seed[0];
+    s1[0] = seed[1];
+    for (int k = 0; k < steps; k++) {
+      int at = k == 0 ? 0 : FRAME_HEADER + (k - 1) * 8;
+      int a = s0[k] + word(f, at, be) + s1[k];
+      s0[k + 1] = a;
+      s1[k + 1] = s1[k] + word(f, at + 4, be) + a;
+    }
+    for (int k = 0; k < steps; k++) {
+      int at = k == 0 ? 0 : FRAME_HEADER + (k - 1) * 8;
+      for (int bit = 0; bit < 64; bit++) {
+        int byteIndex = at + bit / 8;
+        int mask = 1 << (7 - (bit & 7));
+        f[byteIndex] ^= (byte) mask;
+        int x0 = s0[k];
+        int x1 = s1[k];
+        for (int j = k; j < steps; j++) {
+          int pos = j == 0 ? 0 : FRAME_HEADER + (j - 1) * 8;
+          x0 += word(f, pos, be) + x1;
+          x1 += word(f, pos + 4, be) + x0;
+        }
+        f[byteIndex] ^= (byte) mask;
+        if (x0 == stored0 && x1 == stored1) {
+          return byteIndex * 8 + (bit & 7);
+        }
+      }
+    }
+    return -1;
+  }
+
+  /** Frames of this generation after frame {@code from - 1}: {count, commits}. */
+  private static long[] later(
+      FileChannel ch, long from, long count, long frameBytes, int salt1, int salt2)
+      throws IOException {
+    long frames = 0;
+    long commits = 0;
+    for (long j = from; j < count; j++) {
+      ByteBuffer b = ByteBuffer.wrap(read(ch, HEADER + j * frameBytes, FRAME_HEADER));
+      if (b.getInt(8) == salt1 && b.getInt(12) == salt2) {
+        frames++;
+        if (b.getInt(4) != 0) {
+          commits++;
+        }
+      }
+    }
+    return new long[] {frames, commits};
+  }
+
+  /** Whether frame {@code i} validates (unrepaired) against a running checksum {@code s}. */
+  private static boolean validates(
+      FileChannel ch, long i, long frameBytes, int ps, boolean be, int salt1, int salt2, int[] s)
+      throws IOException {
+    byte[] f = read(ch, HEADER + i * frameBytes, (int) frameBytes);
+    ByteBuffer b = ByteBuffer.wrap(f);
+    if (b.getInt(8) != salt1 || b.getInt(12) != salt2) {
+      return false;
+    }
+    int[] next = s.clone();
+    checksum(f, 0, 8, be, next);
+    checksum(f, FRAME_HEADER, ps, be, next);
+    return next[0] == b.getInt(16) && next[1] == b.getInt(20);
+  }
+
+  private static void write(FileChannel ch, long pos, byte[] b) throws IOException {
+    ByteBuffer buf = ByteBuffer.wrap(b);
+    while (buf.hasRemaining()) {
+      ch.write(buf, pos + buf.position());
+    }
   }
 
   static boolean validPageSize(int ps) {
