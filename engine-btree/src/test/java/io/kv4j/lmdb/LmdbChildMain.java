@@ -9,15 +9,16 @@ import java.nio.file.Path;
 
 /**
  * Child-JVM programs for {@link LmdbReadOnlyTest}, {@link LmdbFailurePolicyTest}, {@link
- * LmdbKeyspaceTest} and {@link LmdbLiveWriterTest}.
+ * LmdbKeyspaceTest}, {@link LmdbLiveWriterTest} and {@link LmdbSalvageTest}.
  */
 public final class LmdbChildMain {
   private LmdbChildMain() {}
 
   /**
-   * {@code read <dir> <key>}: opens read-only, prints the value. {@code fill <dir>}: writes 4 KiB
-   * values until a write fails, printing each acknowledged key, then the failure and what the store
-   * does after it.
+   * {@code read <dir> <key>}: opens read-only, prints the value. {@code open <dir>}: opens
+   * read-write and prints OPENED, or LOCKED and why when another process holds it. {@code fill
+   * <dir>}: writes 4 KiB values until a write fails, printing each acknowledged key, then the
+   * failure and what the store does after it.
    *
    * @param args the command and its arguments
    */
@@ -37,6 +38,14 @@ public final class LmdbChildMain {
     }
     if (args[0].equals("churn")) {
       churn(dir);
+      return;
+    }
+    if (args[0].equals("open")) {
+      try (Store s = Stores.open(StoreConfig.builder("lmdb").path(dir).build())) {
+        System.out.println("OPENED " + s.info().describe());
+      } catch (io.kv4j.StoreLockedException e) {
+        System.out.println("LOCKED " + e.getMessage());
+      }
       return;
     }
     StoreConfig c =

@@ -478,8 +478,13 @@ class LmdbSalvageTest {
     }
   }
 
+  /**
+   * A store open in this JVM is refused, nothing is created, and the store keeps its lock against
+   * other processes: closing a channel on kv4j.lock in this JVM would drop the JVM's own lock on it
+   * (POSIX locks belong to the process), so salvage must not open it then.
+   */
   @Test
-  void salvage_storeOpenInThisJvm_isRefusedAndCreatesNothing() throws Exception {
+  void salvage_storeOpenInThisJvm_isRefusedAndKeepsTheStoresLock() throws Exception {
     Path dir = tmp.resolve("store");
     write30(dir);
     try (Store s = Lmdb.open(dir)) {
@@ -488,10 +493,16 @@ class LmdbSalvageTest {
           .isInstanceOf(StoreLockedException.class)
           .hasMessageContaining("open in this JVM");
       assertThat(names(dir)).isEqualTo(names);
-      s.put(b("after"), b("still writable")); // the store's own lock was left alone
-    }
-    try (Store s = Lmdb.open(dir)) {
-      assertThat(Lmdb.s(s.get(b("after")))).isEqualTo("still writable");
+      try (ChildProcess c =
+          ChildProcess.java(LmdbChildMain.class, "open", dir.toString())
+              .jvmOptions("-Xmx64m")
+              .start()) {
+        c.assertSucceeded(Duration.ofMinutes(2));
+        assertThat(c.stdoutLines())
+            .as("another process opening the store: %s", c.describe())
+            .anyMatch(l -> l.startsWith("LOCKED"));
+      }
+      s.put(b("after"), b("still writable"));
     }
     assertThat(salvage(dir).entries()).hasSize(KEYS + 1);
   }
@@ -508,22 +519,10 @@ class LmdbSalvageTest {
   void salvage_largerStoreWithDeletes_neverReturnsDeletedOrStaleEntries() throws Exception {
     Path dir = tmp.resolve("store");
     LmdbDamageMain.write(dir);
-    Map<String, byte[]> values = new LinkedHashMap<>();
-    Map<String, String> spaces = new LinkedHashMap<>();
-    Map<String, byte[]> earlier = new LinkedHashMap<>();
-    for (int i = 0; i < LmdbDamageMain.KEYS; i++) {
-      String k = new String(LmdbDamageMain.key(i), StandardCharsets.UTF_8);
-      spaces.put(k, null);
-      if (LmdbDamageMain.deleted(i)) {
-        earlier.put(k, LmdbDamageMain.value(i));
-      } else {
-        values.put(k, LmdbDamageMain.value(i));
-      }
-    }
-    Written w = new Written(values, spaces, earlier);
+    Written w = damageStore();
     Salvaged intact = salvage(dir);
     assertThat(intact.damage()).isEmpty();
-    assertThat(intact.entries()).hasSize(values.size());
+    assertThat(intact.entries()).hasSize(w.values().size());
     assertHonest(w, intact, "intact");
     Path data = dir.resolve("data.mdb");
     long used = usedBytes(data);
@@ -543,6 +542,200 @@ class LmdbSalvageTest {
         flip(data, at, bit);
       }
     }
+  }
+
+  /**
+   * Each of the 5 low bits of every child pointer of the 3,000-key store's branch pages flipped in
+   * turn (most land on other pages in use or free), then each pointer rewritten to a free page that
+   * holds an older copy of its own leaf (deleted keys among them): salvage never follows a pointer
+   * into a free page or onto a page that is not the pointer's, so it never hands over a deleted key
+   * or an older value; the subtree the pointer led to is reported lost with its key range and
+   * count.
+   */
+  @Test
+  void salvage_damagedBranchPointers_neverLeadToFreePagesOrOtherPages() throws Exception {
+    Path dir = tmp.resolve("store");
+    LmdbDamageMain.write(dir);
+    Written w = damageStore();
+    Path data = dir.resolve("data.mdb");
+    int psize = pageSize(data);
+    ByteBuffer file = ByteBuffer.wrap(Files.readAllBytes(data)).order(ByteOrder.LITTLE_ENDIAN);
+    List<Long> pointers = new ArrayList<>(); // file offsets of child page numbers
+    for (long page : branchPages(file, psize, ownRoot(file, psize))) {
+      int lower = file.getShort((int) (page * psize) + 12) & 0xFFFF;
+      for (int slot = 16; slot < lower; slot += 2) {
+        pointers.add(page * psize + (file.getShort((int) (page * psize) + slot) & 0xFFFF));
+      }
+    }
+    assertThat(pointers).as("child pointers").hasSizeGreaterThan(50);
+    int lostSubtrees = 0;
+    for (long at : pointers) {
+      for (int bit = 0; bit < 5; bit++) {
+        String ctx = "bit " + bit + " of the child pointer at " + at;
+        flip(data, at, bit);
+        Salvaged s = salvage(dir);
+        flip(data, at, bit);
+        assertHonest(w, s, ctx);
+        if (s.entries().size() < w.values().size()) {
+          lostSubtrees++;
+          assertThat(s.damage())
+              .as(ctx)
+              .anyMatch(d -> d.lostEntries() > 0 && d.lostKeys() != null && d.offset() != -1);
+        }
+      }
+    }
+    assertThat(lostSubtrees).as("flips that redirected a pointer").isPositive();
+    // A pointer rewritten to a free page holding an older copy of its own leaf (deleted keys in
+    // it): the copy fits the pointer's key range, only the free-page list tells it apart.
+    List<Long> leaves = new ArrayList<>();
+    for (long page : branchPages(file, psize, ownRoot(file, psize))) {
+      leaves.addAll(children(file, psize, page));
+    }
+    int redirected = 0;
+    for (long page : branchPages(file, psize, ownRoot(file, psize))) {
+      int lower = file.getShort((int) (page * psize) + 12) & 0xFFFF;
+      for (int slot = 16; slot < lower; slot += 2) {
+        int node = (int) (page * psize) + (file.getShort((int) (page * psize) + slot) & 0xFFFF);
+        long leaf = childOf(file, node);
+        long stale = olderCopy(file, psize, leaf, leaves);
+        if (stale < 0) {
+          continue;
+        }
+        String ctx = "the pointer at " + node + " to leaf " + leaf + " set to free page " + stale;
+        byte[] saved = read(data, node, 6);
+        ByteBuffer to = ByteBuffer.allocate(6).order(ByteOrder.LITTLE_ENDIAN);
+        to.putShort((short) stale)
+            .putShort((short) (stale >>> 16))
+            .putShort((short) (stale >>> 32));
+        write(data, node, to.array());
+        Salvaged s = salvage(dir);
+        write(data, node, saved);
+        assertHonest(w, s, ctx);
+        assertThat(s.damage())
+            .as(ctx)
+            .anyMatch(d -> d.problem().contains("refers to page " + stale + ", a page the free"));
+        redirected++;
+      }
+    }
+    assertThat(redirected).as("leaves with an older copy in a free page").isGreaterThan(10);
+  }
+
+  private static long childOf(ByteBuffer file, int node) {
+    return (file.getShort(node) & 0xFFFFL)
+        | (file.getShort(node + 2) & 0xFFFFL) << 16
+        | (file.getShort(node + 4) & 0xFFFFL) << 32;
+  }
+
+  private static List<Long> children(ByteBuffer file, int psize, long branch) {
+    List<Long> out = new ArrayList<>();
+    int at = (int) (branch * psize);
+    int lower = file.getShort(at + 12) & 0xFFFF;
+    for (int slot = 16; slot < lower; slot += 2) {
+      out.add(childOf(file, at + (file.getShort(at + slot) & 0xFFFF)));
+    }
+    return out;
+  }
+
+  /**
+   * A leaf page outside the tree ({@code leaves} are the tree's) whose keys overlap those of {@code
+   * leaf}: an older copy of it, left in a free page. -1 if there is none.
+   */
+  private static long olderCopy(ByteBuffer file, int psize, long leaf, List<Long> leaves) {
+    byte[][] span = keySpan(file, psize, leaf);
+    for (long page = 2; (page + 1) * psize <= file.capacity(); page++) {
+      int at = (int) (page * psize);
+      if (leaves.contains(page)
+          || file.getLong(at) != page
+          || (file.getShort(at + 10) & 0x7F) != 2) {
+        continue;
+      }
+      byte[][] other = keySpan(file, psize, page);
+      if (other != null
+          && Arrays.compareUnsigned(other[0], span[1]) <= 0
+          && Arrays.compareUnsigned(other[1], span[0]) >= 0
+          && new String(other[0], StandardCharsets.UTF_8).startsWith("key-")) {
+        return page;
+      }
+    }
+    return -1;
+  }
+
+  /** The first and last key of a leaf page, or null if it has no node. */
+  private static byte[][] keySpan(ByteBuffer file, int psize, long page) {
+    int at = (int) (page * psize);
+    int lower = file.getShort(at + 12) & 0xFFFF;
+    if (lower <= 16 || lower > psize) {
+      return null;
+    }
+    byte[][] span = new byte[2][];
+    for (int k = 0; k < 2; k++) {
+      int slot = k == 0 ? 16 : lower - 2;
+      int node = at + (file.getShort(at + slot) & 0xFFFF);
+      int ksize = file.getShort(node + 6) & 0xFFFF;
+      span[k] = new byte[Math.min(ksize, 64)];
+      file.get(node + 8, span[k]);
+    }
+    return span;
+  }
+
+  /** The 3,000-key damage-test store as written by {@link LmdbDamageMain#write}. */
+  private static Written damageStore() {
+    Map<String, byte[]> values = new LinkedHashMap<>();
+    Map<String, String> spaces = new LinkedHashMap<>();
+    Map<String, byte[]> earlier = new LinkedHashMap<>();
+    for (int i = 0; i < LmdbDamageMain.KEYS; i++) {
+      String k = new String(LmdbDamageMain.key(i), StandardCharsets.UTF_8);
+      spaces.put(k, null);
+      if (LmdbDamageMain.deleted(i)) {
+        earlier.put(k, LmdbDamageMain.value(i));
+      } else {
+        values.put(k, LmdbDamageMain.value(i));
+      }
+    }
+    return new Written(values, spaces, earlier);
+  }
+
+  /** The root page of the database of the store's own keys (format 4), read from the file. */
+  private static long ownRoot(ByteBuffer file, int psize) {
+    int meta = file.getLong(MetaPages.TXNID) > file.getLong(psize + MetaPages.TXNID) ? 0 : psize;
+    int names = (int) (file.getLong(meta + MetaPages.MAIN_DB + 40) * psize);
+    int lower = file.getShort(names + 12) & 0xFFFF;
+    for (int slot = 16; slot < lower; slot += 2) {
+      int node = names + (file.getShort(names + slot) & 0xFFFF);
+      int ksize = file.getShort(node + 6) & 0xFFFF;
+      byte[] key = new byte[ksize];
+      file.get(node + 8, key);
+      if (Arrays.equals(key, b(Keyspaces.OWN))) {
+        return file.getLong(node + 8 + ksize + 40);
+      }
+    }
+    throw new AssertionError("no database 'default'");
+  }
+
+  /** The branch pages of the tree under {@code root}. */
+  private static List<Long> branchPages(ByteBuffer file, int psize, long root) {
+    List<Long> out = new ArrayList<>();
+    List<Long> level = List.of(root);
+    while (!level.isEmpty()) {
+      List<Long> next = new ArrayList<>();
+      for (long page : level) {
+        int at = (int) (page * psize);
+        if ((file.getShort(at + 10) & 1) == 0) {
+          continue; // a leaf
+        }
+        out.add(page);
+        int lower = file.getShort(at + 12) & 0xFFFF;
+        for (int slot = 16; slot < lower; slot += 2) {
+          int node = at + (file.getShort(at + slot) & 0xFFFF);
+          next.add(
+              (file.getShort(node) & 0xFFFFL)
+                  | (file.getShort(node + 2) & 0xFFFFL) << 16
+                  | (file.getShort(node + 4) & 0xFFFFL) << 32);
+        }
+      }
+      level = next;
+    }
+    return out;
   }
 
   // ---- checksums off ----
