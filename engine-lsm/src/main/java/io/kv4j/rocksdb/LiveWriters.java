@@ -31,14 +31,38 @@ final class LiveWriters {
    * @throws StoreLockedException naming the process, if one holds a lock
    */
   static void refuse(Path dir) {
+    long pid = writer(dir);
+    if (pid != 0) {
+      throw new StoreLockedException(
+          "engine '"
+              + RocksDbProvider.ID
+              + "' at "
+              + dir
+              + ": the store is open for writing (process "
+              + (pid < 0 ? "unknown" : Long.toString(pid))
+              + " holds a lock on its "
+              + DirectoryLock.FILE_NAME
+              + " or LOCK); salvage reads a store nobody writes: close it first",
+          dir);
+    }
+  }
+
+  /**
+   * The process that has a store open for writing.
+   *
+   * @param dir the store directory (real path)
+   * @return its process id, -1 if a lock is held by a process the table does not name, 0 if no lock
+   *     is held or it cannot be told (no {@code /proc/locks})
+   */
+  static long writer(Path dir) {
     if (!Files.isReadable(LOCKS)) {
-      return;
+      return 0;
     }
     List<String> table;
     try {
       table = Files.readAllLines(LOCKS);
     } catch (IOException e) {
-      return; // unreadable: cannot tell
+      return 0; // unreadable: cannot tell
     }
     for (String name : List.of(DirectoryLock.FILE_NAME, "LOCK")) {
       Path f = dir.resolve(name);
@@ -50,23 +74,14 @@ final class LiveWriters {
       } catch (NoSuchFileException e) {
         continue;
       } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-        return; // no unix attributes: cannot tell
+        return 0; // no unix attributes: cannot tell
       }
       long pid = holder(table, major(dev), minor(dev), inode);
       if (pid != 0) {
-        throw new StoreLockedException(
-            "engine '"
-                + RocksDbProvider.ID
-                + "' at "
-                + dir
-                + ": the store is open for writing (process "
-                + (pid < 0 ? "unknown" : Long.toString(pid))
-                + " holds a lock on "
-                + f
-                + "); salvage reads a store nobody writes: close it first",
-            dir);
+        return pid;
       }
     }
+    return 0;
   }
 
   /**

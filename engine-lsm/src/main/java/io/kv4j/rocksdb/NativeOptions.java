@@ -66,6 +66,12 @@ final class NativeOptions implements AutoCloseable {
   private final BloomFilter filter;
   private final Logger logger;
 
+  /**
+   * The directory of a secondary instance ({@link ReadOnlyOpening}), outside the store; deleted by
+   * {@link #close()}, after the database. Null for every other open.
+   */
+  java.nio.file.Path secondary;
+
   /** DB and column family halves of {@link #options}, made by {@link #split()} for the open. */
   DBOptions dbOptions;
 
@@ -252,6 +258,9 @@ final class NativeOptions implements AutoCloseable {
       dbOptions.close();
     }
     closeAll(options, cache, filter, logger);
+    if (secondary != null) {
+      Salvage.deleteTree(secondary);
+    }
   }
 
   /**
@@ -318,6 +327,11 @@ final class NativeOptions implements AutoCloseable {
 
     @Override
     protected void log(InfoLogLevel level, String message) {
+      if (message.startsWith("Error when reading LOG file") && message.contains("No such file")) {
+        // A secondary instance beside a writer that deleted a WAL after a flush: the engine checks
+        // for it and catches up (ReadOnlyOpening), so it is no error of the store.
+        level = InfoLogLevel.DEBUG_LEVEL;
+      }
       System.Logger.Level to =
           switch (level) {
             case DEBUG_LEVEL -> System.Logger.Level.DEBUG;

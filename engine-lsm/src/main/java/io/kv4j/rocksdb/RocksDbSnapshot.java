@@ -14,6 +14,11 @@ import org.rocksdb.Snapshot;
  * multi-gets and iterators all see the sequence number the snapshot pinned. While it is open,
  * flushes and compactions keep every version it can see, so it survives {@code compact()}.
  *
+ * <p>On a read-only store that is a secondary instance ({@link ReadOnlyOpening}) there is no
+ * RocksDB snapshot ({@code snapshot} is null): a secondary refuses iterators on one, and its view
+ * never moves after the open (it is never told to catch up again), so plain read options already
+ * read at the snapshot's point in time.
+ *
  * <p>Native lifetime: {@link AbstractSnapshot} calls {@link #release()} once, after the reads in
  * flight returned and the snapshot's cursors were closed; the store frees the snapshot inside its
  * gate, or, when the store is closing, its close frees every snapshot still registered (after the
@@ -60,7 +65,9 @@ final class RocksDbSnapshot extends AbstractSnapshot {
   /** Releases the snapshot in the database, then its read options; once. */
   void freeNative(RocksDB db) {
     if (freed.compareAndSet(false, true)) {
-      db.releaseSnapshot(snapshot);
+      if (snapshot != null) {
+        db.releaseSnapshot(snapshot);
+      }
       readOptions.close();
     }
   }

@@ -297,8 +297,12 @@ final class RocksDbStore extends AbstractStore {
     Snapshot snap = null;
     boolean ok = false;
     try {
-      snap = db.getSnapshot();
-      ro = new ReadOptions().setSnapshot(snap); // verify_checksums stays on, as for get
+      if (nativeOptions.secondary == null) {
+        snap = db.getSnapshot();
+        ro = new ReadOptions().setSnapshot(snap); // verify_checksums stays on, as for get
+      } else {
+        ro = new ReadOptions(); // a secondary's view stands still: see RocksDbSnapshot
+      }
       RocksDbSnapshot s = new RocksDbSnapshot(this, snap, ro);
       liveSnapshots.add(s);
       ok = true;
