@@ -160,6 +160,45 @@ class LmdbSalvageTest {
     }
   }
 
+  /**
+   * The files around the data: a missing store or data file cannot be salvaged (StoreIOException);
+   * a data file cut short of its meta pages gives no entry and one region saying so; a damaged
+   * identity file is reported and the format told from the data, every entry read.
+   */
+  @Test
+  void salvage_missingOrDamagedFiles_areReportedNeverGuessed() throws Exception {
+    assertThatThrownBy(() -> salvage(tmp.resolve("nothing")))
+        .isInstanceOf(io.kv4j.StoreIOException.class);
+    Path dir = tmp.resolve("store");
+    Written w = write30(dir);
+    Path identity = dir.resolve("kv4j.store");
+    String id = Files.readString(identity);
+    Files.writeString(identity, id.replace("format=4", "format=3")); // checksum no longer holds
+    Salvaged s = salvage(dir);
+    assertHonest(w, s, "damaged identity");
+    assertThat(s.entries()).hasSize(KEYS);
+    assertThat(s.damage())
+        .singleElement()
+        .satisfies(
+            d -> {
+              assertThat(d.file()).isEqualTo(identity.toRealPath());
+              assertThat(d.lostEntries()).isZero();
+            });
+    Files.writeString(identity, id);
+    Path data = dir.resolve("data.mdb");
+    byte[] all = Files.readAllBytes(data);
+    Files.write(data, Arrays.copyOf(all, 100));
+    Salvaged cut = salvage(dir);
+    assertThat(cut.entries()).isEmpty();
+    assertThat(cut.damage())
+        .singleElement()
+        .satisfies(d -> assertThat(d.problem()).contains("no snapshot can be found"));
+    Files.delete(data);
+    assertThatThrownBy(() -> salvage(dir))
+        .isInstanceOf(io.kv4j.StoreIOException.class)
+        .hasMessageContaining("data.mdb");
+  }
+
   // ---- one flipped bit ----
 
   /**
