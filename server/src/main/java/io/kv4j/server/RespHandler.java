@@ -92,6 +92,17 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
   /** A protocol error found while SETs before it wait for the committer: answered after them. */
   private String deferredError;
 
+  /**
+   * Requests one pass of an event loop runs for a connection before it lets the loop serve others
+   * (Redis reads 16 KiB of a client per pass, a few hundred small commands): the rest runs in a
+   * task queued behind the loop's other work ({@link #continueOnLoop}).
+   */
+  static final int LOOP_TURN = 1024;
+
+  /** The event loop stopped after {@link #LOOP_TURN} requests; the rest is queued on the loop. */
+  private boolean yielded;
+
+  private final Runnable continueOnLoop = this::continueOnLoop;
   private final Runnable continueOnWorker = this::continueOnWorker;
   private final Runnable readDone = this::readDone;
   private boolean closing;
@@ -349,7 +360,7 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
       o.release();
       o = null;
     }
-    boolean again = !paused && !waiting;
+    boolean again = !paused && !waiting && !yielded;
     if (ctx.executor().inEventLoop()) {
       flushAndRead(o, again);
     } else {
@@ -365,6 +376,36 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
     ctx.flush();
     if (again) {
       ctx.read();
+    }
+  }
+
+  /** On the event loop, after its other work: the rest of a read it stopped after a turn. */
+  private void continueOnLoop() {
+    yielded = false;
+    if (serial.enter()) {
+      try {
+        if (closing || inactive) {
+          return;
+        }
+        process(true);
+        if (handedOff) {
+          handedOff = false;
+          serial.execute(continueOnWorker);
+          serial.execute(readDone);
+        } else {
+          readDone();
+        }
+      } catch (Throwable t) {
+        failed(t);
+      } finally {
+        serial.leave();
+      }
+    } else {
+      serial.execute(
+          () -> {
+            process(false);
+            readDone();
+          });
     }
   }
 
@@ -452,8 +493,14 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
    * worker's read costs the event loop one task).
    */
   private void process(boolean onLoop) {
+    int ran = 0;
     try {
       while (!closing && !waiting && r < w) {
+        if (onLoop && ran++ == LOOP_TURN) {
+          yielded = true;
+          ctx.executor().execute(continueOnLoop);
+          break;
+        }
         if (!ctx.channel().isWritable()) {
           paused = true;
           writePaused = true;

@@ -228,4 +228,20 @@ class EventLoopCommandTest {
       assertThat(j.get("held")).isEqualTo("v");
     }
   }
+
+  @Test
+  void longPipeline_runsInTurnsOnTheLoopInOrder() throws Exception {
+    int n = 5 * RespHandler.LOOP_TURN + 7;
+    try (TestServer server = new TestServer("memory:", options());
+        Socket s = server.socket();
+        Jedis j = new Jedis("127.0.0.1", server.port(), 30_000)) {
+      send(s, "INCR c\r\n".repeat(n) + "GET c\r\n");
+      for (int i = 1; i <= n; i++) {
+        assertThat(readLine(s)).isEqualTo(":" + i);
+      }
+      assertThat(readLine(s)).isEqualTo("$" + Integer.toString(n).length());
+      assertThat(readLine(s)).isEqualTo(Integer.toString(n));
+      assertThat(Long.parseLong(info(j, "kv4j_loop_commands"))).isGreaterThan(n);
+    }
+  }
 }
