@@ -542,6 +542,15 @@ final class Commands {
     if (p == null) {
       p = s.pending = new PendingSets();
     }
+    if (onLoop) {
+      // Input held until the committer writes it: charged, and run on a worker when over budget.
+      long cost = 32 + size;
+      if (server.bufferedBytes.addAndGet(cost) > server.options.totalQueryBufferLimit()) {
+        server.bufferedBytes.addAndGet(-cost);
+        return false;
+      }
+      p.charged += cost;
+    }
     p.keys.add(r.bytes(1));
     p.values.add(r.bytes(2));
     p.bytes += size;
@@ -568,9 +577,11 @@ final class Commands {
   private String writeTogether(List<SetCommitter.Entry> entries) {
     List<byte[]> keys = new ArrayList<>();
     List<byte[]> values = new ArrayList<>();
+    long charged = 0;
     for (SetCommitter.Entry e : entries) {
       keys.addAll(e.sets().keys);
       values.addAll(e.sets().values);
+      charged += e.sets().charged;
     }
     try {
       health.checkWritable();
@@ -583,6 +594,8 @@ final class Commands {
       return null;
     } catch (RuntimeException e) {
       return errorText(set, e);
+    } finally {
+      server.bufferedBytes.addAndGet(-charged);
     }
   }
 

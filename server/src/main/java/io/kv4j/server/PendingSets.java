@@ -13,6 +13,12 @@ final class PendingSets {
   /** The bytes of their keys and values. */
   long bytes;
 
+  /**
+   * What of them is charged to the server-wide input budget: SETs kept on an event loop wait for
+   * the committer beyond the read that brought them, so they count as buffered input until written.
+   */
+  long charged;
+
   /** Whether no more should be added before they are written. */
   boolean full() {
     return keys.size() >= Commands.PENDING_SETS || bytes >= Commands.PENDING_BYTES;
@@ -22,5 +28,6 @@ final class PendingSets {
     keys.clear();
     values.clear();
     bytes = 0;
+    charged = 0;
   }
 }

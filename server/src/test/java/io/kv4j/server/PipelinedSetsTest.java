@@ -141,6 +141,9 @@ class PipelinedSetsTest {
             "all 200 SETs to be gathered while the committer waits",
             () -> Long.parseLong(TestServer.info(j, "kv4j_loop_commands")) >= loopCommands + 201);
         assertThat(j.get("other")).as("the event loop still answers").isEqualTo("o");
+        assertThat(Long.parseLong(TestServer.info(j, "kv4j_query_buffers_bytes")))
+            .as("SETs waiting for the committer are charged as buffered input")
+            .isGreaterThanOrEqualTo(200L * 32);
         assertThat(first.getInputStream().available()).as("not written yet").isZero();
       } finally {
         lock.unlock();
@@ -156,6 +159,9 @@ class PipelinedSetsTest {
           .as("fsyncs: the first SET's, then one for the 200 gathered meanwhile")
           .isLessThanOrEqualTo(2);
       assertThat(j.dbSize()).isEqualTo(202);
+      TestServer.await(
+          "the charge to be released",
+          () -> "0".equals(TestServer.info(j, "kv4j_query_buffers_bytes")));
     }
   }
 
