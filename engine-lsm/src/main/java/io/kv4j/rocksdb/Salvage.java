@@ -463,16 +463,23 @@ final class Salvage {
         for (Dead d : dead) {
           d.replaced = StandIn.write(copy.resolve(d.name), d.meta.size(), d.meta.smallestKey());
         }
-        db = Copy.open(copy);
-        if (db == null) {
-          throw new StoreIOException(
-              "engine '"
-                  + RocksDbProvider.ID
-                  + "' at "
-                  + dir
-                  + ": the copy did not open again after its dead table files were replaced",
-              (Throwable) null);
+        Copy reopened = Copy.open(copy);
+        if (reopened == null) {
+          // The finally below closes the first database again, which RocksJava makes harmless.
+          regions.add(
+              new Region(
+                  source(Opening.CURRENT),
+                  -1,
+                  -1,
+                  null,
+                  -1,
+                  null,
+                  "RocksDB did not open the store again once its unreadable table files were"
+                      + " replaced by stand-ins; nothing salvaged (without the database the"
+                      + " unreadable tables could hold a newer version of any key)"));
+          return;
         }
+        db = reopened;
       }
       for (int i = 0; i < db.families.size(); i++) {
         String keyspace = Column.keyspaceOf(db.families.get(i).getName());
@@ -550,7 +557,11 @@ final class Salvage {
           KeyRange.all().gte(meta.smallestKey()).lte(meta.largestKey()),
           "table file unreadable ("
               + problem
-              + "): every key in its range is lost unless a newer file or the WAL holds it");
+              + "): every key in its range is lost unless a newer file or the WAL holds it"
+              + (replaced
+                  ? ""
+                  : "; no stand-in of its size could be made, so lookups of other keys of its"
+                      + " column family may fail and count as lost too"));
     }
   }
 
