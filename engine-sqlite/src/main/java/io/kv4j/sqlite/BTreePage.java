@@ -227,12 +227,13 @@ final class BTreePage {
     int cellStart = rawStart == 0 ? 65536 : rawStart;
     long right = interior ? u32(d, h + 8) : 0;
     int ptrEnd = ptrStart + 2 * n;
-    if (ptrEnd > usable) {
+    boolean overrun = ptrEnd > cellStart && cellStart >= ptrStart && cellStart <= usable;
+    if (ptrEnd > usable || (lenient && overrun)) {
       if (!lenient) {
         return broken(number, d, usable, type, "cell count " + n + " does not fit the page");
       }
       // No cell is trusted; every slot up to the content area is tried (see parse).
-      problems.add("cell count " + n + " does not fit the page");
+      problems.add("cell count " + n + " does not fit the page or overruns its content area");
       n = 0;
       ptrEnd = ptrStart;
     }
