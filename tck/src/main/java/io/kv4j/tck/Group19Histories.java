@@ -26,6 +26,15 @@ import org.junit.jupiter.api.Test;
  * checker searches) holds a few hundred operations while the rule runs for {@code stressOps / 2}
  * milliseconds (at least {@value #MIN_SETS} sets of hot keys, at most {@value #MAX_SETS}). A check
  * that does not decide within {@link #CHECK_BUDGET} fails the rule, saying so.
+ *
+ * <p><b>Lanes.</b> The threads are split into lanes of at most {@value #LANE_WIDTH}, each with hot
+ * keys of its own: the store serves every thread at once, but no more than {@value #LANE_WIDTH}
+ * contend for one partition. The search grows exponentially with the operations in flight at once
+ * in a partition, and how many are depends on the machine: on a busy one every operation of a round
+ * overlaps every other. With {@value #LANE_WIDTH} threads a round of rule 19.3 taken at its worst
+ * (three operations per thread, all overlapping) keeps a partition's search in the tens of
+ * thousands of configurations, broken engines included; with eight it reaches the memo's bound
+ * ({@code WorstCaseHistoryTest}).
  */
 final class Group19Histories extends RuleGroup {
   /**
@@ -66,6 +75,9 @@ final class Group19Histories extends RuleGroup {
 
   /** Threads a rule runs at most, whatever {@code stressThreads} says. */
   static final int MAX_THREADS = 16;
+
+  /** Threads that share one lane's hot keys at most; see the class comment. */
+  static final int LANE_WIDTH = 4;
 
   /** Sets of hot keys a rule runs at least, however slow the engine. */
   static final int MIN_SETS = 2;
@@ -286,6 +298,7 @@ final class Group19Histories extends RuleGroup {
     long seed = randomSeed();
     // At most 16: every thread can have an operation in flight, and the search grows with that.
     int threads = Math.min(MAX_THREADS, Math.max(4, env().stressThreads()));
+    int lanes = (threads + LANE_WIDTH - 1) / LANE_WIDTH;
     History history = new History();
     long started = System.nanoTime();
     long deadline = started + contentionWindow(env(), 0.5).toNanos();
@@ -309,7 +322,7 @@ final class Group19Histories extends RuleGroup {
               Client c = new Client(t, seed, s, history);
               try {
                 for (int round = 0; gate.await(round); round++) {
-                  List<byte[]> keys = hotKeys(ruleId, round / roundsPerSet, hot);
+                  List<byte[]> keys = hotKeys(ruleId, round / roundsPerSet, t % lanes, hot);
                   for (int op = 1 + c.rnd.nextInt(3); op > 0; op--) {
                     w.operation(c, keys);
                   }
@@ -324,7 +337,10 @@ final class Group19Histories extends RuleGroup {
             + seed
             + ", "
             + threads
-            + " threads released together in "
+            + " threads in "
+            + lanes
+            + (lanes == 1 ? " lane" : " lanes")
+            + " released together in "
             + (rounds.get() - 1)
             + " rounds of one to three operations each ("
             + what
@@ -332,7 +348,7 @@ final class Group19Histories extends RuleGroup {
             + history.size()
             + " operations on "
             + hot
-            + " hot keys changed every "
+            + " hot keys per lane changed every "
             + roundsPerSet
             + " rounds";
     noThreadFailed(ruleId, causesFirst(errors));
@@ -362,11 +378,11 @@ final class Group19Histories extends RuleGroup {
         + "; the interleaving is the machine's)";
   }
 
-  /** The hot keys of one set: {@code 19.1/s<set>/k<i>}, readable in a timeline. */
-  private static List<byte[]> hotKeys(String ruleId, int set, int hot) {
+  /** The hot keys of one set and lane: {@code 19.1/s<set>/l<lane>/k<i>}, readable in a timeline. */
+  private static List<byte[]> hotKeys(String ruleId, int set, int lane, int hot) {
     List<byte[]> keys = new ArrayList<>();
     for (int i = 0; i < hot; i++) {
-      keys.add((ruleId + "/s" + set + "/k" + i).getBytes(StandardCharsets.US_ASCII));
+      keys.add((ruleId + "/s" + set + "/l" + lane + "/k" + i).getBytes(StandardCharsets.US_ASCII));
     }
     return keys;
   }

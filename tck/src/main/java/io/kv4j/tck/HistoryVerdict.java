@@ -15,6 +15,7 @@ public final class HistoryVerdict {
   private final int partitions;
   private final long elapsedNanos;
   private final String explanation;
+  private long largestSearch;
 
   private HistoryVerdict(
       boolean decided,
@@ -41,6 +42,20 @@ public final class HistoryVerdict {
 
   static HistoryVerdict undecided(int ops, int partitions, long nanos, String text) {
     return new HistoryVerdict(false, false, ops, partitions, nanos, text);
+  }
+
+  /** Sets the largest search's size (configurations in one partition's memo); returns this. */
+  HistoryVerdict largestSearch(long configurations) {
+    this.largestSearch = configurations;
+    return this;
+  }
+
+  /**
+   * The most configurations one partition's search visited: how close the check came to its memo
+   * bound ({@link LinearizabilityCheck#MAX_CONFIGURATIONS}).
+   */
+  long largestSearch() {
+    return largestSearch;
   }
 
   /**

@@ -143,50 +143,57 @@ final class LinearizabilityCheck {
     }
     int partition = 0;
     int largest = 0;
+    long searched = 0;
     for (Map.Entry<Integer, List<Operation>> p : byRoot.entrySet()) {
       partition++;
       List<RegisterModel.Key> keys = keysOf.get(p.getKey());
       LinearizabilityCheck c = new LinearizabilityCheck(keys, p.getValue());
       largest = Math.max(largest, p.getValue().size());
       Outcome o = c.search(c.eventOp.length, deadline);
+      searched = Math.max(searched, c.configurations);
       if (o == Outcome.UNDECIDED) {
         return HistoryVerdict.undecided(
-            all.size(),
-            byRoot.size(),
-            System.nanoTime() - began,
-            "could not decide in "
-                + budget.toMillis()
-                + " ms whether the history of "
-                + all.size()
-                + " operations is linearizable: partition "
-                + partition
-                + " of "
-                + byRoot.size()
-                + " ("
-                + Timeline.keys(keys)
-                + ", "
-                + p.getValue().size()
-                + " operations) was still undecided after "
-                + c.configurations
-                + " configurations (make the history shorter, or give the check more time)");
+                all.size(),
+                byRoot.size(),
+                System.nanoTime() - began,
+                "could not decide in "
+                    + budget.toMillis()
+                    + " ms whether the history of "
+                    + all.size()
+                    + " operations is linearizable: partition "
+                    + partition
+                    + " of "
+                    + byRoot.size()
+                    + " ("
+                    + Timeline.keys(keys)
+                    + ", "
+                    + p.getValue().size()
+                    + " operations) was still undecided after "
+                    + c.configurations
+                    + " configurations (make the history shorter, or give the check more time)")
+            .largestSearch(searched);
       }
       if (o == Outcome.NOT_LINEARIZABLE) {
-        return c.explainFailure(all.size(), byRoot.size(), partition, start, began, deadline);
+        return c.explainFailure(all.size(), byRoot.size(), partition, start, began, deadline)
+            .largestSearch(searched);
       }
     }
     return HistoryVerdict.linearizable(
-        all.size(),
-        byRoot.size(),
-        System.nanoTime() - began,
-        "linearizable: "
-            + all.size()
-            + " operations in "
-            + byRoot.size()
-            + " independent partitions (the largest "
-            + largest
-            + " operations), decided in "
-            + (System.nanoTime() - began) / 1_000_000
-            + " ms");
+            all.size(),
+            byRoot.size(),
+            System.nanoTime() - began,
+            "linearizable: "
+                + all.size()
+                + " operations in "
+                + byRoot.size()
+                + " independent partitions (the largest "
+                + largest
+                + " operations), decided in "
+                + (System.nanoTime() - began) / 1_000_000
+                + " ms (the largest search "
+                + searched
+                + " configurations)")
+        .largestSearch(searched);
   }
 
   private static List<Operation.Cell> cells(Operation o) {
