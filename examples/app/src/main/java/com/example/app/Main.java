@@ -9,9 +9,8 @@ import io.kv4j.WriteBatch;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The README's "Use it" example as a program: {@code java -cp ... com.example.app.Main URI}, for
- * example {@code hashlog:/tmp/app-data}. The lines between the README markers are copied into the
- * README verbatim, and a test checks that they still are.
+ * The README's "Use it" example: {@code java -cp ... com.example.app.Main URI}, for example {@code
+ * hashlog:/tmp/app-data}. README.md shows this file verbatim, and a test checks that it still does.
  */
 public final class Main {
   private Main() {}
@@ -23,7 +22,6 @@ public final class Main {
    */
   public static void main(String[] args) {
     String uri = args.length > 0 ? args[0] : "hashlog:/tmp/kv4j-example?durability=buffered";
-    // README:begin
     try (Store store = Stores.open(uri)) { // e.g. "hashlog:/var/lib/app/data?durability=buffered"
       store.put(utf8("user:1"), utf8("Ada"));
       byte[] v = store.get(utf8("user:1")); // null when absent; byte[0] is a value
@@ -43,7 +41,6 @@ public final class Main {
           KeyRange.all().gte(utf8("a")).lt(utf8("v")).reverse().limit(10),
           e -> System.out.println("reverse: " + new String(e.key(), StandardCharsets.UTF_8)));
     }
-    // README:end
   }
 
   static byte[] utf8(String s) {

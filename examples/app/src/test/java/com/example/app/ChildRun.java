@@ -50,10 +50,17 @@ final class ChildRun {
    */
   static ChildRun run(List<String> command, Path dir, Duration timeout)
       throws IOException, InterruptedException {
+    return run(command, dir, Path.of(""), timeout);
+  }
+
+  /** {@link #run(List, Path, Duration)} in the working directory {@code workDir}. */
+  static ChildRun run(List<String> command, Path dir, Path workDir, Duration timeout)
+      throws IOException, InterruptedException {
     Path out = Files.createTempFile(dir, "child-", ".stdout");
     Path err = Files.createTempFile(dir, "child-", ".stderr");
     Process p =
         new ProcessBuilder(command)
+            .directory(workDir.toAbsolutePath().toFile())
             .redirectOutput(out.toFile())
             .redirectError(err.toFile())
             .start();
