@@ -7,12 +7,16 @@ import io.kv4j.Store;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreStats;
 import io.kv4j.Stores;
+import io.kv4j.WriteBatch;
+import io.kv4j.tck.History;
+import io.kv4j.tck.HistoryVerdict;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -164,6 +168,138 @@ class EtcdClusterTest {
             .isEqualTo(b(e.getValue()));
       }
     }
+  }
+
+  /**
+   * Jepsen's question on the real cluster: while four clients put, get, delete, compare-and-set and
+   * batch-write a few hot keys (and read them through snapshots), the leader is killed and later
+   * restarted; every answer a client got must fit one order of the operations, each taking effect
+   * between its call and its return (the kit's linearizability checker, {@link History}). A call
+   * that failed (the cluster without a leader) is recorded as indeterminate: its effect is
+   * optional, its answer unchecked.
+   */
+  @Test
+  void leaderKilledAndRestartedMidHistory_historyIsLinearizable() throws Exception {
+    Path path = dir.resolve("history");
+    History h = new History();
+    AtomicInteger phase = new AtomicInteger(); // the set of hot keys clients use now
+    AtomicInteger done = new AtomicInteger();
+    AtomicInteger failed = new AtomicInteger();
+    AtomicBoolean run = new AtomicBoolean(true);
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    long seed = System.nanoTime();
+    int victim;
+    int beforeKill;
+    int beforeRestart;
+    try (Store s = open(path, "timeout", "3000", "retry-timeout", "30000")) {
+      List<Thread> clients = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        int id = t;
+        SplittableRandom rnd = new SplittableRandom(seed + id);
+        clients.add(
+            new Thread(
+                () -> {
+                  int n = 0;
+                  while (run.get()) {
+                    List<byte[]> keys = new ArrayList<>();
+                    for (int k = 0; k < 3; k++) {
+                      keys.add(b("h/p" + phase.get() + "/k" + k));
+                    }
+                    byte[] key = keys.get(rnd.nextInt(keys.size()));
+                    byte[] value = b("t" + id + "#" + n++);
+                    int r = rnd.nextInt(100);
+                    try {
+                      if (r < 35) {
+                        h.get(id, s, key);
+                      } else if (r < 60) {
+                        h.put(id, s, key, value);
+                      } else if (r < 65) {
+                        h.delete(id, s, key);
+                      } else if (r < 75) {
+                        byte[] seen = h.get(id, s, key);
+                        if (seen == null) {
+                          h.putIfAbsent(id, s, key, value);
+                        } else {
+                          h.replace(id, s, key, seen, value);
+                        }
+                      } else if (r < 90) {
+                        WriteBatch batch = new WriteBatch();
+                        for (byte[] k : keys) {
+                          batch.put(k, b("t" + id + "#" + n++));
+                        }
+                        h.write(id, s, batch);
+                      } else {
+                        try (History.SnapshotReads snap = h.snapshot(id, s)) {
+                          snap.getAll(keys);
+                        }
+                      }
+                      done.incrementAndGet();
+                    } catch (StoreIOException e) {
+                      failed.incrementAndGet(); // recorded as indeterminate; the client goes on
+                    } catch (Throwable e) {
+                      failure.compareAndSet(null, e);
+                      return;
+                    }
+                  }
+                },
+                "etcd-history-" + t));
+      }
+      clients.forEach(Thread::start);
+      Thread phases =
+          new Thread(
+              () -> {
+                while (run.get()) {
+                  LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250));
+                  phase.incrementAndGet();
+                }
+              },
+              "etcd-history-phases");
+      phases.start();
+      try {
+        assertThat(TestEtcd.waitFor(Duration.ofSeconds(60), () -> done.get() >= 300))
+            .as("300 operations before the kill (%s)", failure.get())
+            .isTrue();
+        victim = leader();
+        beforeKill = done.get();
+        TestEtcd.stop(victim);
+        assertThat(TestEtcd.waitFor(Duration.ofSeconds(90), () -> done.get() >= beforeKill + 300))
+            .as("300 operations after killing leader m%d (%s)", victim, failure.get())
+            .isTrue();
+        beforeRestart = done.get();
+        TestEtcd.start(victim);
+        TestEtcd.awaitHealthy();
+        assertThat(
+                TestEtcd.waitFor(Duration.ofSeconds(90), () -> done.get() >= beforeRestart + 300))
+            .as("300 operations after m%d came back (%s)", victim, failure.get())
+            .isTrue();
+      } finally {
+        run.set(false);
+        for (Thread c : clients) {
+          c.join(60_000);
+        }
+        phases.join(10_000);
+      }
+    }
+    assertThat(failure.get()).as("a client failed otherwise than StoreIOException").isNull();
+    HistoryVerdict v = h.check(Duration.ofSeconds(60));
+    String what =
+        "seed "
+            + seed
+            + ", leader m"
+            + victim
+            + " killed after "
+            + beforeKill
+            + " and restarted after "
+            + beforeRestart
+            + " of "
+            + h.size()
+            + " operations ("
+            + failed.get()
+            + " failed, indeterminate): "
+            + v.explanation();
+    System.out.println("[etcd history] " + what);
+    assertThat(v.decided()).as(what).isTrue();
+    assertThat(v.linearizable()).as(what).isTrue();
   }
 
   @Test
