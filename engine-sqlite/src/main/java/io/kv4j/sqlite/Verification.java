@@ -124,6 +124,7 @@ final class Verification {
               SqliteFiles.sizeOf(SqliteFiles.sideFile(file, "-wal")) > 0
                   || SqliteFiles.sizeOf(SqliteFiles.sideFile(file, "-journal")) > 0;
           DatabaseHeader.check(file, pagesElsewhere, store.describe());
+          checkWal(store, file);
         } catch (IOException e) {
           throw new StoreIOException(
               store.describe() + ": verify cannot read " + file + ": " + e, e);
@@ -136,6 +137,37 @@ final class Verification {
     } finally {
       store.lifecycle().readLock().unlock();
     }
+  }
+
+  /**
+   * The write-ahead log's frames, checked on disk the way SQLite's recovery would read them ({@link
+   * WalLog}): integrity_check reads pages through SQLite's caches and the log's index, never a
+   * frame's checksum, so a damaged frame would be found only by the recovery after a crash, which
+   * would silently drop every commit after it. Called with writers and checkpoints kept out.
+   */
+  private static void checkWal(SqliteStore store, Path file) throws IOException {
+    Path wal = SqliteFiles.sideFile(file, "-wal");
+    if (SqliteFiles.sizeOf(wal) < WalLog.HEADER) {
+      return;
+    }
+    WalLog log = WalLog.check(wal, store.pageSize());
+    if (log.damage.isEmpty()) {
+      return;
+    }
+    List<String> what = new ArrayList<>();
+    for (DamagedRegion r : log.damage) {
+      what.add(r.describe());
+    }
+    throw new StoreCorruptedException(
+        store.describe()
+            + ": the write-ahead log "
+            + wal
+            + " is damaged ("
+            + log.damage.size()
+            + (log.damage.size() == 1 ? " region" : " regions")
+            + "): "
+            + String.join("; ", what),
+        log.damage);
   }
 
   /**

@@ -101,8 +101,26 @@ final class WalLog {
    * @param dbPageSize the database header's page size, or 0 if it is unreadable
    */
   static WalLog read(Path copy, Path source, int dbPageSize) throws IOException {
+    return read(copy, source, dbPageSize, true);
+  }
+
+  /**
+   * Checks the store's own log in place, for {@code verify()}: read only, a frame's flipped bit is
+   * reported but not repaired. The caller keeps writers and checkpoints out meanwhile.
+   *
+   * @param wal the store's log file
+   * @param dbPageSize the database header's page size, or 0 if it is unreadable
+   */
+  static WalLog check(Path wal, int dbPageSize) throws IOException {
+    return read(wal, wal, dbPageSize, false);
+  }
+
+  private static WalLog read(Path copy, Path source, int dbPageSize, boolean repairCopy)
+      throws IOException {
     try (FileChannel ch =
-        FileChannel.open(copy, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        repairCopy
+            ? FileChannel.open(copy, StandardOpenOption.READ, StandardOpenOption.WRITE)
+            : FileChannel.open(copy, StandardOpenOption.READ)) {
       long size = ch.size();
       if (size < HEADER) {
         return empty(); // never written, truncated by a checkpoint, or torn before its first frame
@@ -124,7 +142,17 @@ final class WalLog {
         if (ps > 0) {
           for (boolean be : new boolean[] {magic != MAGIC_LE, magic == MAGIC_LE}) {
             attempt =
-                frames(ch, size, ps, be, salt1, salt2, seed.clone(), source, new ArrayList<>());
+                frames(
+                    ch,
+                    size,
+                    ps,
+                    be,
+                    salt1,
+                    salt2,
+                    seed.clone(),
+                    source,
+                    new ArrayList<>(),
+                    repairCopy);
             if (attempt.dbPages > 0) {
               break;
             }
@@ -181,7 +209,8 @@ final class WalLog {
                     + ": its frames are not applied, the commits it holds are lost"));
         return new WalLog(0, Map.of(), 0, damage, Set.of());
       }
-      return frames(ch, size, headerPageSize, bigEndian, salt1, salt2, seed, source, damage);
+      return frames(
+          ch, size, headerPageSize, bigEndian, salt1, salt2, seed, source, damage, repairCopy);
     }
   }
 
@@ -216,7 +245,8 @@ final class WalLog {
       int salt2,
       int[] s,
       Path source,
-      List<DamagedRegion> damage)
+      List<DamagedRegion> damage,
+      boolean repairCopy)
       throws IOException {
     long frameBytes = FRAME_HEADER + (long) ps;
     long count = (size - HEADER) / frameBytes;
@@ -289,7 +319,9 @@ final class WalLog {
         break;
       }
       if (!repaired.isEmpty()) {
-        write(ch, off, f); // the copy, corrected
+        if (repairCopy) {
+          write(ch, off, f); // the copy, corrected
+        }
         damage.add(
             new DamagedRegion(
                 source,

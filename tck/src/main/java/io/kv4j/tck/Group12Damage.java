@@ -68,6 +68,16 @@ final class Group12Damage extends RuleGroup {
     default void required_r12_6_foreignStoreRefused() throws Exception {
       new Group12Damage(this).required_r12_6_foreignStoreRefused();
     }
+
+    @Test
+    default void required_r12_7_verifyReadsTheFilesOfAnOpenStore() throws Exception {
+      new Group12Damage(this).required_r12_7_verifyReadsTheFilesOfAnOpenStore();
+    }
+
+    @Test
+    default void required_r12_8_lastRecordFlippedIsNoTornTail() throws Exception {
+      new Group12Damage(this).required_r12_8_lastRecordFlippedIsNoTornTail();
+    }
   }
 
   /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
@@ -110,6 +120,151 @@ final class Group12Damage extends RuleGroup {
 
   void required_r12_6_foreignStoreRefused() throws Exception {
     damageRule("12.6", Damage.FOREIGN);
+  }
+
+  void required_r12_8_lastRecordFlippedIsNoTornTail() throws Exception {
+    damageRule("12.8", Damage.FLIP_LAST);
+  }
+
+  /**
+   * 12.7: the data set written with SYNC and synced into a store kept open; a bit flipped in the
+   * middle of the written part of its largest data file; then {@link Store#verify()} and a full
+   * scan must report it. The store stays open, so the damage is seen only by a check that reads the
+   * files as they are now, not a copy of them it keeps in memory.
+   */
+  void required_r12_7_verifyReadsTheFilesOfAnOpenStore() throws Exception {
+    String id = "12.7";
+    require(id, Feature.PERSISTENT);
+    Assumptions.assumeTrue(
+        dataLivesInLocationFiles(),
+        "["
+            + id
+            + "] skipped: engine '"
+            + engine()
+            + "' keeps its data on a server, not in files under the location");
+    long seed = seed(DEFAULT_SEED);
+    String seedNote = "data set seed " + seed + " (replay with -Dkv4j.tck.seed=" + seed + ")";
+    Path location = tempDir.resolve("open-store");
+    Store s = open(config(location, Durability.SYNC));
+    try {
+      if (!s.info().has(Feature.CHECKSUMS)) {
+        Assumptions.abort(
+            "["
+                + id
+                + "] skipped: engine '"
+                + engine()
+                + "' does not declare CHECKSUMS (in this config), so a flipped bit inside a value"
+                + " may be the value");
+      }
+      DamageWorker.write(s, seed, s.info().has(Feature.ATOMIC_BATCH));
+      s.sync();
+      Map<String, Long> files = sizes(location);
+      files.remove(StoreDirectory.IDENTITY_FILE);
+      String largest = null;
+      for (Map.Entry<String, Long> f : files.entrySet()) {
+        if (largest == null || f.getValue() > files.get(largest)) {
+          largest = f.getKey();
+        }
+      }
+      if (largest == null || files.get(largest) == 0) {
+        fail(rule(id, "the open store's directory " + location + " holds no data file: " + files));
+      }
+      Path file = location.resolve(largest);
+      long size = Files.size(file);
+      long at = (Damage.lastNonZeroByte(file, size) + 1) / 2;
+      int old;
+      try (java.nio.channels.FileChannel ch =
+          java.nio.channels.FileChannel.open(
+              file,
+              java.nio.file.StandardOpenOption.READ,
+              java.nio.file.StandardOpenOption.WRITE)) {
+        java.nio.ByteBuffer one = java.nio.ByteBuffer.allocate(1);
+        ch.read(one, at);
+        old = one.get(0) & 0xff;
+        ch.write(java.nio.ByteBuffer.wrap(new byte[] {(byte) (old ^ 0x10)}), at);
+        ch.force(false);
+      }
+      String what =
+          String.format(
+              "%s (the largest data file, %d bytes) with bit 4 of the byte at offset %d flipped"
+                  + " (0x%02x -> 0x%02x) while the store was open",
+              largest, size, at, old, old ^ 0x10);
+      System.out.println("[" + id + "] " + what);
+      String verdict = verifyOrScanReports(id, s, seed, what);
+      System.out.println("[" + id + "] " + verdict);
+    } catch (AssertionError | org.opentest4j.TestAbortedException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw engineThrew(id, "writing the data set", e, "; " + seedNote);
+    } finally {
+      try {
+        s.close();
+      } catch (io.kv4j.StoreException e) {
+        // A store whose files were damaged under it may fail to close cleanly: allowed.
+      }
+    }
+  }
+
+  /**
+   * Rule 12.7's check: {@code verify()}, then (with {@code ORDERED_SCAN}) a full scan against the
+   * data set; one of them must throw {@code StoreCorruptedException}, neither any other exception,
+   * and the scan no wrong value. Returns how it was reported.
+   */
+  private String verifyOrScanReports(String id, Store s, long seed, String what) {
+    try {
+      s.verify();
+    } catch (io.kv4j.StoreCorruptedException e) {
+      return "verify() reported it: " + e.getMessage();
+    } catch (RuntimeException e) {
+      fail(
+          rule(
+              id,
+              what
+                  + ": verify() threw "
+                  + e
+                  + " (damage must be reported as StoreCorruptedException)"));
+    }
+    if (s.info().has(Feature.ORDERED_SCAN)) {
+      DamageWorker.DataSet data = DamageWorker.DataSet.of(seed);
+      try (io.kv4j.Cursor c = s.scan(io.kv4j.KeyRange.all())) {
+        while (c.hasNext()) {
+          io.kv4j.Entry e = c.next();
+          byte[] want = data.live.get(e.key());
+          if (want == null || !java.util.Arrays.equals(want, e.value())) {
+            fail(
+                rule(
+                    id,
+                    what
+                        + ": verify() passed, and a full scan returned key "
+                        + DamageWorker.name(e.key())
+                        + (want == null
+                            ? ", which is not live"
+                            : " with a wrong value: " + data.difference(e.key(), e.value(), want))
+                        + "; the damage must be reported as StoreCorruptedException"));
+          }
+        }
+      } catch (io.kv4j.StoreCorruptedException e) {
+        return "verify() passed; the full scan reported it: " + e.getMessage();
+      } catch (RuntimeException e) {
+        fail(
+            rule(
+                id,
+                what
+                    + ": verify() passed, and a full scan threw "
+                    + e
+                    + " (damage must be reported as StoreCorruptedException)"));
+      }
+    }
+    fail(
+        rule(
+            id,
+            what
+                + ": verify()"
+                + (s.info().has(Feature.ORDERED_SCAN) ? " and a full scan" : "")
+                + " passed on a store whose file was damaged: verify() must check the files as"
+                + " they are on disk, not a copy or cache of them, and report the damage with"
+                + " StoreCorruptedException"));
+    return "unreachable";
   }
 
   /** One damaged copy: its number, the damaged file, what was done, and the files before. */

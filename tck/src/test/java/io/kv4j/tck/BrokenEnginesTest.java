@@ -151,6 +151,11 @@ class BrokenEnginesTest {
             Defect.IGNORES_IDENTITY,
             "required_r12_6_foreignStoreRefused",
             List.of("opened a directory holding a 'tck-foreign' store")),
+        Arguments.of(Defect.VERIFY_DOES_NOTHING, R12_7, List.of(R12_7_DETAIL)),
+        Arguments.of(
+            Defect.LAST_RECORD_AS_TORN_TAIL,
+            R12_8,
+            List.of("data.log with bit 4 of its last non-zero byte", "key d/")),
         Arguments.of(
             Defect.HASNEXT_ADVANCES, "required_r4_9_repeatedHasNextDoesNotAdvance", List.of()),
         Arguments.of(
@@ -318,6 +323,10 @@ class BrokenEnginesTest {
         Arguments.of(Defect.LIVE_SNAPSHOT, R19_3, HISTORY_DETAILS));
   }
 
+  private static final String R12_7 = "required_r12_7_verifyReadsTheFilesOfAnOpenStore";
+  private static final String R12_7_DETAIL = "passed on a store whose file was damaged";
+  private static final String R12_8 = "required_r12_8_lastRecordFlippedIsNoTornTail";
+
   private static final String R19_1 = "required_r19_1_registersAreLinearizable";
   private static final String R19_2 = "required_r19_2_conditionalWritesAreLinearizable";
   private static final String R19_3 = "required_r19_3_batchesAreAtomicToSnapshotReads";
@@ -357,6 +366,11 @@ class BrokenEnginesTest {
             Defect.VERIFY_SEES_WRITES_AS_DAMAGE,
             "required_r10_13_verifyDuringWritesRaisesNoFalseAlarm",
             "StoreCorruptedException"),
+        // Group 12's rules on a store's last record and on an open store: certain, not a race,
+        // but each is looped as well, to prove it.
+        Arguments.of(Defect.VERIFY_DOES_NOTHING, R12_7, R12_7_DETAIL),
+        Arguments.of(
+            Defect.LAST_RECORD_AS_TORN_TAIL, R12_8, "with bit 4 of its last non-zero byte"),
         // The history rules (group 19): a lost update, a stale read, a non-atomic compare-and-set,
         // half a batch seen through a snapshot (from the batch's side and from the snapshot's).
         Arguments.of(Defect.REPLAYED_PUT, R19_1, "the history is not linearizable"),

@@ -68,6 +68,17 @@ public enum Defect {
    * the failed open destroyed the records a repair could have saved.
    */
   SHRINKS_ON_FAILED_OPEN,
+  /**
+   * {@code verify()} checks nothing: it only checks that the store is open. A damaged log is found
+   * at the next open, never while the store is open (12.7).
+   */
+  VERIFY_DOES_NOTHING,
+  /**
+   * A last record that fails its checksum is taken for a torn write and dropped, even after a clean
+   * close (the log's length is the clean-close length, so nothing was torn): the batch it held is
+   * silently lost at open (12.8).
+   */
+  LAST_RECORD_AS_TORN_TAIL,
   /** Damage found at open is reported as IllegalStateException, not StoreCorruptedException. */
   DAMAGE_AS_ILLEGAL_STATE,
   /** Damage found at open makes the open wait forever. */
