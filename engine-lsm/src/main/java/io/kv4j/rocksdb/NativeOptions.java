@@ -77,6 +77,12 @@ final class NativeOptions implements AutoCloseable {
 
   ColumnFamilyOptions cfOptions;
 
+  /**
+   * The listener of RocksDB's background errors of a read-write open ({@link #listen}), or null;
+   * closed after the options, so after the database that calls it.
+   */
+  BackgroundErrors backgroundErrors;
+
   private NativeOptions(Options options, LRUCache cache, BloomFilter filter, Logger logger) {
     this.options = options;
     this.cache = cache;
@@ -248,7 +254,19 @@ final class NativeOptions implements AutoCloseable {
     cfOptions = new ColumnFamilyOptions(options);
   }
 
-  /** Frees the options, then the cache and the filter they referenced. */
+  /**
+   * Registers a {@link BackgroundErrors} listener in {@link #dbOptions} (after {@link #split()}),
+   * for a read-write open: RocksDB's own background errors become the store's health.
+   */
+  void listen() {
+    backgroundErrors = new BackgroundErrors(dbOptions.paranoidChecks());
+    dbOptions.setListeners(List.of(backgroundErrors));
+  }
+
+  /**
+   * Frees the options, then the cache, the filter and the listener they referenced; called once,
+   * after the database was closed (no RocksDB thread calls the listener any more).
+   */
   @Override
   public void close() {
     if (cfOptions != null) {
@@ -258,6 +276,9 @@ final class NativeOptions implements AutoCloseable {
       dbOptions.close();
     }
     closeAll(options, cache, filter, logger);
+    if (backgroundErrors != null) {
+      backgroundErrors.close();
+    }
     if (secondary != null) {
       Salvage.deleteTree(secondary);
     }
@@ -293,6 +314,9 @@ final class NativeOptions implements AutoCloseable {
     }
     if (logger != null) {
       out.add(logger);
+    }
+    if (backgroundErrors != null) {
+      out.add(backgroundErrors);
     }
     return out;
   }

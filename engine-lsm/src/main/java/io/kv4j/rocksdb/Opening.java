@@ -94,6 +94,9 @@ final class Opening {
       }
       opts.options.setCreateIfMissing(create);
       opts.split();
+      if (!readOnly) {
+        opts.listen();
+      }
       if (!readOnly && !mayBeGone.isEmpty()) {
         SyncedWals.checkNeeded(dir, walDir, mayBeGone, SyncedWals.oldestNeededWal(dir, opts));
       }
@@ -115,6 +118,9 @@ final class Opening {
       StoreInfo info = info(config, dir);
       Keyspaces keyspaces = new Keyspaces(families, handles, opts.cfOptions);
       RocksDbStore store = new RocksDbStore(info, sd, opts, db, ro, wo, keyspaces);
+      if (opts.backgroundErrors != null) {
+        opts.backgroundErrors.attach(store);
+      }
       store.startRecorder();
       ok = true;
       return store;

@@ -594,6 +594,30 @@ final class RocksDbStore extends AbstractStore {
     backgroundFailing(task, cause);
   }
 
+  /** {@link #backgroundFailing} with a problem in words, for {@link BackgroundErrors}. */
+  void backgroundFailingNow(String task, String problem) {
+    backgroundFailing(task, new Problem(problem));
+  }
+
+  /** {@link #failWrites}, for {@link BackgroundErrors}. */
+  void failWritesNow(String what, Throwable cause) {
+    failWrites(what, cause);
+  }
+
+  /** A problem RocksDB reported in words: shown as its message alone, without a stack. */
+  private static final class Problem extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    Problem(String message) {
+      super(message, null, false, false);
+    }
+
+    @Override
+    public String toString() {
+      return getMessage();
+    }
+  }
+
   /** {@link #backgroundRecovered}, for {@link WalRecorder}. */
   void backgroundRecoveredNow(String task) {
     backgroundRecovered(task);
@@ -607,12 +631,19 @@ final class RocksDbStore extends AbstractStore {
   /**
    * An error on a write path: an I/O error (disk full, EIO, failed sync) puts the store into the
    * failed state of {@link #failWrites}; RocksDB itself refuses writes after such a background
-   * error until it is reopened. Corruption and closing keep their own exceptions.
+   * error until it is reopened, and so does any error while a background error RocksDB reported
+   * stands ({@link BackgroundErrors}). Corruption and closing keep their own exceptions otherwise.
    */
   RuntimeException writeError(String op, RocksDBException e) {
     Status s = e.getStatus();
     if (s != null && s.getCode() == Status.Code.IOError) {
       return failWrites(op + " at " + dir, e);
+    }
+    BackgroundErrors listener = nativeOptions.backgroundErrors;
+    String standing = listener == null ? null : listener.standing();
+    if (standing != null && (s == null || s.getCode() != Status.Code.ShutdownInProgress)) {
+      // RocksDB refuses writes after a background error it does not retry (whatever its status).
+      return failWrites(op + " at " + dir, new Problem(BackgroundErrors.refusedWrite(standing, e)));
     }
     return Failures.translate(dir, op, e);
   }
