@@ -573,6 +573,34 @@ public abstract class AbstractStore implements Store {
   }
 
   /**
+   * What a log line or a debugger shows of a store: its engine and location as a URI starts ({@code
+   * hashlog:/data/app}; a keyspace handle's location ends in {@code #name}), then, in parentheses,
+   * {@code read-only} and {@code closed} when they hold.
+   *
+   * @return e.g. {@code lmdb:/data/app (read-only, closed)}
+   */
+  @Override
+  public String toString() {
+    String location = info.location();
+    StringBuilder b = new StringBuilder();
+    if (!location.startsWith(info.engine() + ":")) {
+      b.append(info.engine()).append(':');
+    }
+    b.append(location);
+    if (info.readOnly() || closed) {
+      b.append(" (");
+      if (info.readOnly()) {
+        b.append("read-only");
+      }
+      if (closed) {
+        b.append(info.readOnly() ? ", " : "").append("closed");
+      }
+      b.append(')');
+    }
+    return b.toString();
+  }
+
+  /**
    * Whether {@link #close()} was called.
    *
    * @return true once closed

@@ -23,9 +23,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.zip.CRC32C;
 
 /**
@@ -316,6 +319,31 @@ public final class StoreDirectory implements AutoCloseable {
             + "); stores are created only in a missing or empty directory",
         dir.resolve(foreignNames.get(0)),
         -1);
+  }
+
+  /** The message of {@link #foreign}, from "the directory holds" on; group 1 the other engine. */
+  private static final Pattern FOREIGN =
+      Pattern.compile(
+          "the directory holds a '([^']+)' store \\(.*\\), not a '[^']+' one; open it with engine"
+              + " '\\1'",
+          Pattern.DOTALL);
+
+  /**
+   * Whether an {@link #open} failed because the directory holds another engine's store — told by
+   * its identity file, or by files another engine recognises as its own — rather than damaged data.
+   * Both are {@link StoreCorruptedException}s (the open must not go on in either case), but a
+   * caller may want to tell them apart: the data of another engine's store is most likely intact
+   * and opens with that engine, so a tool such as {@code kv4j} reports it with an exit code of its
+   * own.
+   *
+   * @param e an exception from opening a store
+   * @return the id of the engine whose store the directory holds, or empty for any other corruption
+   */
+  public static Optional<String> foreignEngine(StoreCorruptedException e) {
+    Objects.requireNonNull(e, "e");
+    String message = e.getMessage();
+    Matcher m = FOREIGN.matcher(message == null ? "" : message);
+    return m.find() ? Optional.of(m.group(1)) : Optional.empty();
   }
 
   private static StoreCorruptedException foreign(

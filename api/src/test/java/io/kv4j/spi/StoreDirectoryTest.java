@@ -2,6 +2,7 @@ package io.kv4j.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreCorruptedException;
@@ -77,6 +78,35 @@ class StoreDirectoryTest {
     try (StoreDirectory d = StoreDirectory.open(config(dir, true, false), ALPHA)) {
       assertThat(d.isNew()).isFalse();
     }
+  }
+
+  @Test
+  void foreignEngine_tellsAnotherEnginesStoreFromDamage() throws IOException {
+    Path dir = created(tmp.resolve("s"));
+    StoreCorruptedException byIdentity =
+        catchThrowableOfType(
+            StoreCorruptedException.class,
+            () -> StoreDirectory.open(config(dir, true, false), BETA));
+    assertThat(StoreDirectory.foreignEngine(byIdentity)).contains("alpha");
+
+    Path lmdb = Files.createDirectories(tmp.resolve("lmdb"));
+    Files.writeString(lmdb.resolve("data.mdb"), "lmdb");
+    StoreCorruptedException byFiles =
+        catchThrowableOfType(
+            StoreCorruptedException.class,
+            () -> StoreDirectory.open(config(lmdb, true, false), ALPHA));
+    assertThat(StoreDirectory.foreignEngine(byFiles)).contains("lmdb");
+
+    Files.write(dir.resolve("alpha.data"), new byte[0]);
+    StoreCorruptedException damaged =
+        catchThrowableOfType(
+            StoreCorruptedException.class,
+            () -> StoreDirectory.open(config(dir, true, false), ALPHA));
+    assertThat(StoreDirectory.foreignEngine(damaged)).isEmpty();
+    assertThat(
+            StoreDirectory.foreignEngine(
+                new StoreCorruptedException("record checksum fails", dir, 12)))
+        .isEmpty();
   }
 
   @Test
