@@ -37,15 +37,25 @@ final class CompactCommand implements Runnable {
       row(out, "location", store.info().location());
       row(out, "disk before", size(before));
       row(out, "disk after", size(after));
-      row(
-          out,
-          after <= before ? "reclaimed" : "grew",
-          Format.bytes(Math.abs(before - after))
-              + (before > 0
-                  ? String.format(Locale.ROOT, " (%.1f%%)", 100.0 * (before - after) / before)
-                  : ""));
+      row(out, after <= before ? "reclaimed" : "grew", change(before, after));
       row(out, "time", Format.seconds(took));
     }
+  }
+
+  /**
+   * How much the files shrank or grew, and that as a share of their size before: "3.0 MiB (73.9% of
+   * 4.0 MiB)" reclaimed, "356 B (+65.0%)" grew; the row's name says which.
+   */
+  static String change(long before, long after) {
+    long delta = Math.abs(before - after);
+    if (before <= 0) {
+      return Format.bytes(delta);
+    }
+    double percent = 100.0 * delta / before;
+    return after <= before
+        ? String.format(
+            Locale.ROOT, "%s (%.1f%% of %s)", Format.bytes(delta), percent, Format.bytes(before))
+        : String.format(Locale.ROOT, "%s (+%.1f%%)", Format.bytes(delta), percent);
   }
 
   private static String size(long bytes) {

@@ -23,6 +23,13 @@ final class ExitCode {
   /** A check failed: copy verification mismatch, TCK rules failed, a benchmark run failed. */
   static final int CHECK_FAILED = 6;
 
+  /**
+   * The directory holds another engine's store (its identity file, or files that engine
+   * recognises): most likely intact, and opened with that engine; not the corruption of {@link
+   * #CORRUPT}.
+   */
+  static final int WRONG_ENGINE = 7;
+
   /** An unexpected error: a bug in kv4j or an engine. */
   static final int INTERNAL = 10;
 
@@ -36,6 +43,7 @@ final class ExitCode {
           + "  4  store locked by another process%n"
           + "  5  I/O or storage error%n"
           + "  6  check failed: copy verification, TCK rules, benchmark runs%n"
+          + "  7  another engine's store: open it with the engine the message names%n"
           + "  10 internal error (a bug; set KV4J_DEBUG=1 for the stack trace)%n"
           + "  130/143 Ctrl-C / SIGTERM (copy stops between batches: rerun with --resume)%n";
 

@@ -3,6 +3,7 @@ package io.kv4j.cli;
 import io.kv4j.StoreCorruptedException;
 import io.kv4j.StoreException;
 import io.kv4j.StoreLockedException;
+import io.kv4j.spi.StoreDirectory;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import picocli.CommandLine;
@@ -112,6 +113,10 @@ public final class Main implements Runnable {
       code = ExitCode.LOCKED;
       msg = mention(x.getMessage(), x.directory() == null ? null : x.directory().toString());
       msg = "store is locked: " + msg;
+    } else if (e instanceof StoreCorruptedException x
+        && StoreDirectory.foreignEngine(x).isPresent()) {
+      code = ExitCode.WRONG_ENGINE;
+      msg = "another engine's store: " + x.getMessage();
     } else if (e instanceof StoreCorruptedException x) {
       code = ExitCode.CORRUPT;
       msg = "corrupt data: " + x.getMessage() + location(x);

@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -17,7 +18,9 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     description = {
       "Store a value under a key, creating the store if missing.",
-      "The value is the VALUE argument, the bytes of --value-file, or standard input."
+      "The value is the VALUE argument, the bytes of --value-file, or standard input.",
+      "From standard input one trailing newline (\\n or \\r\\n) is dropped, as `echo v |` adds it;",
+      "for the exact bytes of standard input use --value-file /dev/stdin."
     })
 final class PutCommand implements Runnable {
   @Mixin Codec codec;
@@ -38,7 +41,7 @@ final class PutCommand implements Runnable {
   @Option(
       names = {"-f", "--value-file"},
       paramLabel = "FILE",
-      description = "Read the raw value bytes from FILE.")
+      description = "Read the value's exact bytes from FILE (/dev/stdin: standard input, as is).")
   Path valueFile;
 
   @Override
@@ -54,7 +57,7 @@ final class PutCommand implements Runnable {
       } else if (valueFile != null) {
         v = Files.readAllBytes(valueFile);
       } else {
-        v = readStdin();
+        v = dropOneNewline(readStdin());
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read the value: " + e.getMessage(), e);
@@ -62,6 +65,22 @@ final class PutCommand implements Runnable {
     try (Store store = Uris.open(uri, Uris.Mode.CREATE)) {
       store.put(k, v);
     }
+  }
+
+  /**
+   * Standard input as {@code echo v |} or a heredoc gives it ends in a newline the user did not
+   * mean as part of the value; one is dropped ({@code \n}, or {@code \r\n}), never more, so a value
+   * that ends in a blank line keeps it.
+   */
+  static byte[] dropOneNewline(byte[] in) {
+    int n = in.length;
+    if (n > 0 && in[n - 1] == '\n') {
+      n--;
+      if (n > 0 && in[n - 1] == '\r') {
+        n--;
+      }
+    }
+    return n == in.length ? in : Arrays.copyOf(in, n);
   }
 
   @SuppressWarnings("resource") // standard input stays open

@@ -57,6 +57,65 @@ class CommandsTest {
   }
 
   @Test
+  void put_fromStdin_dropsOneTrailingNewline_valueFileKeepsExactBytes() throws Exception {
+    String uri = "hashlog:" + dir.resolve("s");
+    Cli.Run echo = Cli.process(dir, Map.of(), utf8("v\n"), "put", uri, "echoed");
+    assertThat(echo.exit()).as("%s", echo).isZero();
+    Cli.Run crlf = Cli.process(dir, Map.of(), utf8("w\r\n"), "put", uri, "crlf");
+    assertThat(crlf.exit()).as("%s", crlf).isZero();
+    Cli.Run two = Cli.process(dir, Map.of(), utf8("x\n\n"), "put", uri, "two");
+    assertThat(two.exit()).as("%s", two).isZero();
+    Path file = Files.write(dir.resolve("value"), utf8("exact\n"));
+    Cli.Run exact = Cli.process(dir, "put", uri, "file", "--value-file", file.toString());
+    assertThat(exact.exit()).as("%s", exact).isZero();
+    try (Store s = Stores.open(uri + "?read-only=true")) {
+      assertThat(s.get(utf8("echoed"))).isEqualTo(utf8("v"));
+      assertThat(s.get(utf8("crlf"))).isEqualTo(utf8("w"));
+      assertThat(s.get(utf8("two"))).as("only one newline is dropped").isEqualTo(utf8("x\n"));
+      assertThat(s.get(utf8("file"))).isEqualTo(utf8("exact\n"));
+    }
+    assertThat(PutCommand.dropOneNewline(new byte[0])).isEmpty();
+    assertThat(PutCommand.dropOneNewline(utf8("\r"))).isEqualTo(utf8("\r"));
+    assertThat(PutCommand.dropOneNewline(utf8("\n"))).isEmpty();
+  }
+
+  @Test
+  void compact_growth_isReportedAsGrewWithAPlusSign() {
+    assertThat(CompactCommand.change(547, 903)).isEqualTo("356 B (+65.1%)");
+    assertThat(CompactCommand.change(4_235_264, 1_105_920)).isEqualTo("3.0 MiB (73.9% of 4.0 MiB)");
+    assertThat(CompactCommand.change(0, 100)).isEqualTo("100 B");
+  }
+
+  @Test
+  void open_anotherEnginesStore_exitsWrongEngineNotCorrupt() {
+    String path = dir.resolve("s").toString();
+    try (Store s = Stores.open("sqlite:" + path)) {
+      s.put(utf8("k"), utf8("v"));
+    }
+    Cli.Run r = Cli.inProcess("get", "hashlog:" + path, "k");
+    assertThat(r.exit()).as("%s", r).isEqualTo(ExitCode.WRONG_ENGINE).isEqualTo(7);
+    assertThat(r.err())
+        .startsWith("kv4j: error: another engine's store: ")
+        .contains("'sqlite' store", "open it with engine 'sqlite'");
+    Cli.Run verify = Cli.inProcess("verify", "lmdb:" + path);
+    assertThat(verify.exit()).as("%s", verify).isEqualTo(ExitCode.WRONG_ENGINE);
+    Cli.Run right = Cli.inProcess("get", "sqlite:" + path, "k");
+    assertThat(right.exit()).as("%s", right).isZero();
+    assertThat(Cli.inProcess("--help").out()).contains("7  another engine's store");
+  }
+
+  @Test
+  void put_sqlitePathEndingInDotDb_isRefusedWithTheDirectoryHint() {
+    Path file = dir.resolve("local.db");
+    Cli.Run r = Cli.inProcess("put", "sqlite:" + file, "k", "v");
+    assertThat(r.exit()).as("%s", r).isEqualTo(ExitCode.USAGE);
+    assertThat(r.err())
+        .contains("sqlite:DIR takes a directory")
+        .contains("sqlite:" + dir.resolve("local"));
+    assertThat(file).doesNotExist();
+  }
+
+  @Test
   void scan_rangePrefixReverseLimitAndEncodings() {
     String uri = "hashlog:" + dir.resolve("s");
     fill(uri, 20);
@@ -146,7 +205,7 @@ class CommandsTest {
     assertThat(r.exit()).as("%s", r).isZero();
     assertThat(r.out())
         .containsPattern("(?m)^engine +sqlite$")
-        .containsPattern("(?m)^reclaimed +\\S+ \\S+ \\(\\d+\\.\\d%\\)$")
+        .containsPattern("(?m)^reclaimed +\\S+ \\S+ \\(\\d+\\.\\d% of \\S+ \\S+\\)$")
         .containsPattern("(?m)^time +\\d+\\.\\d\\d s$");
     long before = bytesOn(r.out(), "disk before");
     long after = bytesOn(r.out(), "disk after");

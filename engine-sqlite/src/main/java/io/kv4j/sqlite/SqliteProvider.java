@@ -8,8 +8,11 @@ import io.kv4j.StoreConfig;
 import io.kv4j.spi.OptionSpec;
 import io.kv4j.spi.SalvageSink;
 import io.kv4j.spi.StoreProvider;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -185,7 +188,35 @@ public final class SqliteProvider implements StoreProvider {
 
   @Override
   public Store open(StoreConfig config) {
+    refuseDatabaseFilePath(config.path());
     return StoreOpening.open(config, SqliteSettings.from(config));
+  }
+
+  /**
+   * The location is the store's directory, which holds the database file and the identity; a user
+   * who writes {@code sqlite:./local.db}, as for the sqlite3 tool, means a file. Rather than create
+   * a directory of that name, such a path is refused unless it already is a directory.
+   */
+  static void refuseDatabaseFilePath(Path path) {
+    if (path == null || Files.isDirectory(path)) {
+      return;
+    }
+    String name = path.getFileName() == null ? "" : path.getFileName().toString();
+    String lower = name.toLowerCase(Locale.ROOT);
+    if (lower.endsWith(".db") || lower.endsWith(".sqlite") || lower.endsWith(".sqlite3")) {
+      Path parent = path.getParent() == null ? Path.of(".") : path.getParent();
+      Path dir = parent.resolve(name.substring(0, name.lastIndexOf('.')));
+      throw new IllegalArgumentException(
+          "engine 'sqlite' at "
+              + path
+              + ": sqlite:DIR takes a directory, not a database file; the database file inside it"
+              + " is DIR/"
+              + SqliteStore.DB_FILE_NAME
+              + " (next to kv4j's identity file). Use a directory, e.g. sqlite:"
+              + dir
+              + " for "
+              + dir.resolve(SqliteStore.DB_FILE_NAME));
+    }
   }
 
   /**
