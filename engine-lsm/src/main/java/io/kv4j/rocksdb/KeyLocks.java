@@ -1,23 +1,42 @@
 package io.kv4j.rocksdb;
 
 import io.kv4j.WriteBatch;
+import io.kv4j.spi.CallGate;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Striped write locks by key hash, which order conditional writes with every other write of the
- * same key. RocksDB has no compare-and-set on a plain database, so a conditional write reads the
- * key and writes it under its stripe's lock; a plain {@code put} or {@code delete} takes that same
- * lock (one uncontended lock in the common case), and a batch takes the locks of all its keys'
- * stripes in ascending order, so no write lands between a conditional write's read and its write.
- * The store directory's lock makes this process the only writer, so in-process locks suffice.
+ * Orders conditional writes with every other write of the same key, while plain writes pay for that
+ * only when a conditional write is running. RocksDB has no compare-and-set on a plain database, so
+ * a conditional write (and a conditional batch) reads its keys and writes under the stripe locks of
+ * those keys: 1,024 {@link ReentrantLock}s chosen by key hash. The store directory's lock makes
+ * this process the only writer, so in-process locks suffice.
  *
- * <p>A conditional batch takes the stripes of its condition keys and of its operation keys
- * together, in the same ascending order, and holds them from its reads to its write.
+ * <p>Plain writes ({@code put}, {@code delete}, batches) take no stripe in the common case. Two
+ * modes, switched by a count of the conditional writes running:
+ *
+ * <ul>
+ *   <li>None running: a plain write is counted in {@link #unlocked} (one atomic increment of a
+ *       per-thread-stripe counter, {@link CallGate}) and writes without any stripe.
+ *   <li>One or more running: a plain write takes the stripes of its keys, as a conditional write
+ *       does (a put or delete its one stripe, a batch the stripes of all its keys, taken in one
+ *       ascending pass over a bitmap of stripe indices, no sort and no per-key object).
+ * </ul>
+ *
+ * <p>The handshake ({@link #beginConditional()}, {@link #enterUnlocked()}): a conditional write
+ * first raises the count, then waits for every plain write counted in {@link #unlocked} before
+ * ({@link CallGate#awaitEarlier()}), and only then takes its stripes and reads. A plain write is
+ * counted first and reads the count after; both are sequentially consistent atomics, so either the
+ * plain write sees the count raised (and takes its stripes, so it lands wholly before the
+ * conditional write's read or wholly after its write) or the conditional write sees the plain write
+ * counted (and waits until it has landed before reading). No plain write can land between a
+ * conditional write's read and its write.
  *
  * <p>Deadlock freedom: a thread holds either one stripe (put, delete, conditional write) or a set
  * taken in ascending stripe order (batch, conditional batch), and never asks for another stripe
- * while holding one out of that order.
+ * while holding one out of that order; a conditional write waits for unlocked plain writes before
+ * it takes any stripe, and those hold none.
  */
 final class KeyLocks {
   /**
@@ -29,10 +48,62 @@ final class KeyLocks {
 
   private final ReentrantLock[] locks = new ReentrantLock[STRIPES];
 
+  /** The plain writes writing without stripes now; never closed. */
+  private final CallGate unlocked = new CallGate();
+
+  /** The conditional writes running now (between begin and end). */
+  private final AtomicInteger conditional = new AtomicInteger();
+
   KeyLocks() {
     for (int i = 0; i < STRIPES; i++) {
       locks[i] = new ReentrantLock();
     }
+  }
+
+  /**
+   * Lets a plain write proceed without stripes if no conditional write is running.
+   *
+   * @return a token for {@link #exitUnlocked(int)} once the write has landed (or failed), or -1: a
+   *     conditional write is running, take the stripes (nothing to exit)
+   */
+  int enterUnlocked() {
+    if (conditional.get() != 0) {
+      return -1; // read first: while conditional writes run, plain writes do not touch the gate
+    }
+    int token = unlocked.enter(); // the gate is never closed: never -1
+    if (conditional.get() != 0) { // read after being counted: see the class comment
+      unlocked.exit(token);
+      return -1;
+    }
+    return token;
+  }
+
+  /** Ends a plain write that {@link #enterUnlocked()} let through. */
+  void exitUnlocked(int token) {
+    unlocked.exit(token);
+  }
+
+  /**
+   * Starts a conditional write: from now on plain writes take their stripes, and this waits until
+   * every plain write that went ahead without them has landed. Call before taking any stripe, and
+   * {@link #endConditional()} after releasing them.
+   */
+  void beginConditional() {
+    conditional.incrementAndGet();
+    boolean ok = false;
+    try {
+      unlocked.awaitEarlier();
+      ok = true;
+    } finally {
+      if (!ok) {
+        conditional.decrementAndGet();
+      }
+    }
+  }
+
+  /** Ends a conditional write started by {@link #beginConditional()}. */
+  void endConditional() {
+    conditional.decrementAndGet();
   }
 
   /**
@@ -48,7 +119,8 @@ final class KeyLocks {
   }
 
   /**
-   * The lock of a key's stripe; the caller locks and unlocks it.
+   * The lock of a key's stripe; the caller locks and unlocks it (a plain write only when {@link
+   * #enterUnlocked()} refused).
    *
    * @param salt the keyspace's {@link Column#salt}
    * @param key the key

@@ -61,8 +61,9 @@ import org.rocksdb.WriteOptions;
  * then block cache and filter). {@link AbstractStore#close()} closes the user's snapshots and
  * cursors before {@link #doClose()}, so those normally free themselves through the open gate first.
  *
- * <p>Writes: every write takes the stripe lock of its key(s) in {@link KeyLocks}, which orders it
- * with conditional writes and conditional batches reading the same key.
+ * <p>Writes: conditional writes and conditional batches hold the stripe locks of their keys in
+ * {@link KeyLocks} from read to write; plain writes take them only while one runs, which orders
+ * them with the conditional writes reading the same key.
  */
 final class RocksDbStore extends AbstractStore {
   final Path dir;
@@ -568,7 +569,10 @@ final class RocksDbStore extends AbstractStore {
     return keyspaces.get(keyspace);
   }
 
-  /** The stripe lock every write of {@code key} takes, for tests of write ordering. */
+  /**
+   * The stripe lock of {@code key}: conditional writes take it, and plain writes while one runs;
+   * for tests of write ordering.
+   */
   ReentrantLock keyLock(byte[] key) {
     return keyLocks.of(column.salt, key);
   }

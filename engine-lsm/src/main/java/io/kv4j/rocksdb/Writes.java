@@ -13,50 +13,83 @@ import org.rocksdb.RocksDBException;
 
 /**
  * The write path: puts, deletes, batches (also across keyspaces), conditional writes and
- * conditional batches, each under the stripe locks of its (keyspace, key) pairs ({@link KeyLocks})
- * and inside the store's gate.
+ * conditional batches, inside the store's gate. Conditional writes hold the stripe locks of their
+ * (keyspace, key) pairs from read to write; plain writes take them only while a conditional write
+ * runs ({@link KeyLocks}).
  */
 final class Writes {
   private Writes() {}
 
+  /**
+   * Run by a conditional write between its compare and its write, holding its stripe; null except
+   * in tests that race a plain write against that moment.
+   */
+  static volatile Runnable betweenReadAndWrite;
+
   /*
-   * Writes take the stripe lock of their key (KeyLocks), so that a conditional write's read and
-   * write are never split by another write of the same key: one uncontended lock on the plain
-   * write path. The lock is taken outside the gate, so close never waits for a thread that is only
-   * queued for a lock.
+   * Plain writes go without stripes unless a conditional write is running (KeyLocks: the
+   * handshake); then they take the stripe of each key, so that a conditional write's read and
+   * write are never split by another write of the same key. Stripes are taken outside the gate, so
+   * close never waits for a thread that is only queued for a lock.
    */
 
   static void put(RocksDbStore s, byte[] key, byte[] value) {
+    int unlocked = s.keyLocks.enterUnlocked();
+    if (unlocked >= 0) {
+      try {
+        putNow(s, key, value);
+      } finally {
+        s.keyLocks.exitUnlocked(unlocked);
+      }
+      return;
+    }
     ReentrantLock lock = s.keyLocks.of(s.column.salt, key);
     lock.lock();
     try {
-      int l = s.enter();
-      try {
-        s.db.put(s.column.handle, s.writeOptions, key, value);
-      } catch (RocksDBException e) {
-        throw s.writeError("put", e);
-      } finally {
-        s.gate.exit(l);
-      }
+      putNow(s, key, value);
     } finally {
       lock.unlock();
     }
   }
 
+  private static void putNow(RocksDbStore s, byte[] key, byte[] value) {
+    int l = s.enter();
+    try {
+      s.db.put(s.column.handle, s.writeOptions, key, value);
+    } catch (RocksDBException e) {
+      throw s.writeError("put", e);
+    } finally {
+      s.gate.exit(l);
+    }
+  }
+
   static void delete(RocksDbStore s, byte[] key) {
+    int unlocked = s.keyLocks.enterUnlocked();
+    if (unlocked >= 0) {
+      try {
+        deleteNow(s, key);
+      } finally {
+        s.keyLocks.exitUnlocked(unlocked);
+      }
+      return;
+    }
     ReentrantLock lock = s.keyLocks.of(s.column.salt, key);
     lock.lock();
     try {
-      int l = s.enter();
-      try {
-        s.db.delete(s.column.handle, s.writeOptions, key);
-      } catch (RocksDBException e) {
-        throw s.writeError("delete", e);
-      } finally {
-        s.gate.exit(l);
-      }
+      deleteNow(s, key);
     } finally {
       lock.unlock();
+    }
+  }
+
+  private static void deleteNow(RocksDbStore s, byte[] key) {
+    int l = s.enter();
+    try {
+      s.db.delete(s.column.handle, s.writeOptions, key);
+    } catch (RocksDBException e) {
+      throw s.writeError("delete", e);
+    } finally {
+      s.gate.exit(l);
     }
   }
 
@@ -71,24 +104,36 @@ final class Writes {
       Column[] columns = batch.namesKeyspaces() ? s.columns(batch) : null;
       // The native batch is independent of the database: build it before taking any lock.
       try (org.rocksdb.WriteBatch wb = NativeBatches.nativeBatch(batch, s.column, columns, s.dir)) {
-        long[] stripes = s.keyLocks.lock(batch, s.column.salt, columns);
+        int unlocked = s.keyLocks.enterUnlocked();
+        long[] stripes = unlocked >= 0 ? null : s.keyLocks.lock(batch, s.column.salt, columns);
         try {
-          int l = s.enter();
-          try {
-            if (columns != null && anyDropped(columns)) {
-              continue;
-            }
-            s.db.write(s.writeOptions, wb);
+          if (writeNow(s, wb, columns)) {
             return;
-          } catch (RocksDBException e) {
-            throw s.writeError("write batch", e);
-          } finally {
-            s.gate.exit(l);
           }
         } finally {
-          s.keyLocks.unlock(stripes);
+          if (stripes != null) {
+            s.keyLocks.unlock(stripes);
+          } else {
+            s.keyLocks.exitUnlocked(unlocked);
+          }
         }
       }
+    }
+  }
+
+  /** Writes a native batch inside the gate; false if one of its keyspaces was dropped meanwhile. */
+  private static boolean writeNow(RocksDbStore s, org.rocksdb.WriteBatch wb, Column[] columns) {
+    int l = s.enter();
+    try {
+      if (columns != null && anyDropped(columns)) {
+        return false;
+      }
+      s.db.write(s.writeOptions, wb);
+      return true;
+    } catch (RocksDBException e) {
+      throw s.writeError("write batch", e);
+    } finally {
+      s.gate.exit(l);
     }
   }
 
@@ -131,10 +176,11 @@ final class Writes {
    * operations together, one ascending order: {@link KeyLocks}), inside the gate, every condition
    * is read with the store's read options (checksums verified, as by {@code get}) and compared by
    * content; if all hold, the operations go to RocksDB as one native batch through the store's
-   * write options (the durability of {@code write}). Every other write takes the stripe of each key
-   * it writes, and this process is the store's only writer (the directory lock), so nothing can
-   * change a condition key between its read and the batch's write. On false nothing is written and
-   * no keyspace is created.
+   * write options (the durability of {@code write}). While it runs every other write takes the
+   * stripe of each key it writes, plain writes that went ahead without stripes have landed before
+   * it reads ({@link KeyLocks#beginConditional()}), and this process is the store's only writer
+   * (the directory lock), so nothing can change a condition key between its read and the batch's
+   * write. On false nothing is written and no keyspace is created.
    *
    * <p>A condition on a keyspace that does not exist (or is being dropped) holds no key; it is not
    * created. A keyspace an operation names is created only once the conditions held, inside the
@@ -145,6 +191,16 @@ final class Writes {
    * @param operationSpaces the keyspace of each operation, or null if the batch names none
    */
   static boolean writeIf(
+      RocksDbStore s, WriteBatch batch, String[] conditionSpaces, String[] operationSpaces) {
+    s.keyLocks.beginConditional(); // plain writes take their stripes until the end
+    try {
+      return writeIfLocked(s, batch, conditionSpaces, operationSpaces);
+    } finally {
+      s.keyLocks.endConditional();
+    }
+  }
+
+  private static boolean writeIfLocked(
       RocksDbStore s, WriteBatch batch, String[] conditionSpaces, String[] operationSpaces) {
     for (int round = 0; ; round++) {
       long[] stripes = s.keyLocks.lock(batch, s.column.salt, operationSpaces, conditionSpaces);
@@ -241,13 +297,24 @@ final class Writes {
   }
 
   /**
-   * Compare and write under the key's stripe lock, which every write of the key takes ({@link
-   * KeyLocks}): the current value is read with the store's read options (block checksums verified,
-   * as by {@code get}), compared by content, and the write goes through the store's write options
-   * (the same durability as {@code put}). This process is the store's only writer (the directory
-   * lock), so nothing outside these locks can write the key in between.
+   * Compare and write under the key's stripe lock, which every write of the key takes while a
+   * conditional write runs, after every plain write that went without it has landed ({@link
+   * KeyLocks#beginConditional()}): the current value is read with the store's read options (block
+   * checksums verified, as by {@code get}), compared by content, and the write goes through the
+   * store's write options (the same durability as {@code put}). This process is the store's only
+   * writer (the directory lock), so nothing outside these locks can write the key in between.
    */
   static boolean compareAndSet(RocksDbStore s, byte[] key, byte[] expected, byte[] value) {
+    s.keyLocks.beginConditional(); // plain writes take their stripes until the end
+    try {
+      return compareAndSetLocked(s, key, expected, value);
+    } finally {
+      s.keyLocks.endConditional();
+    }
+  }
+
+  private static boolean compareAndSetLocked(
+      RocksDbStore s, byte[] key, byte[] expected, byte[] value) {
     ReentrantLock lock = s.keyLocks.of(s.column.salt, key);
     lock.lock();
     try {
@@ -261,6 +328,10 @@ final class Writes {
         }
         if (expected == null ? current != null : !Arrays.equals(current, expected)) {
           return false;
+        }
+        Runnable pause = betweenReadAndWrite;
+        if (pause != null) {
+          pause.run();
         }
         try {
           if (value == null) {

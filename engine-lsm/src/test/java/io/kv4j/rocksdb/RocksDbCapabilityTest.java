@@ -72,8 +72,10 @@ class RocksDbCapabilityTest {
   }
 
   /**
-   * Every write path waits for the stripe lock of its key, the lock a conditional write holds from
-   * its read to its write: while the test holds it, the write is queued and the key unchanged.
+   * While a conditional write runs, every write path waits for the stripe lock of its key, the lock
+   * the conditional write holds from its read to its write: while the test holds it as a running
+   * conditional write does ({@link KeyLocks#beginConditional()}, then the stripe), the write is
+   * queued and the key unchanged.
    */
   @Test
   void writes_keyLockHeld_waitUntilReleased() throws Exception {
@@ -94,6 +96,7 @@ class RocksDbCapabilityTest {
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
         Runnable w = writes.get(i);
         Thread t;
+        s.keyLocks.beginConditional();
         lock.lock();
         try {
           t =
@@ -112,6 +115,7 @@ class RocksDbCapabilityTest {
               .isEqualTo(before);
         } finally {
           lock.unlock();
+          s.keyLocks.endConditional();
         }
         t.join(DEADLINE_MS);
         assertThat(t.isAlive()).isFalse();
