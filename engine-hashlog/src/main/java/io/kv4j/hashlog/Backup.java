@@ -3,12 +3,10 @@ package io.kv4j.hashlog;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -45,9 +43,6 @@ import java.util.List;
  */
 final class Backup {
   private static final int CHUNK = 1 << 20;
-
-  /** Test hook: runs after the segments were noted and pinned, before any file is copied. */
-  static volatile Runnable notedHook;
 
   private final Path dir;
   private final Segments segments;
@@ -105,10 +100,6 @@ final class Backup {
       guard.exit(token);
     }
     try {
-      Runnable hook = notedHook;
-      if (hook != null) {
-        hook.run();
-      }
       List<Path> written = new ArrayList<>();
       int[] ids = new int[sealed.size()];
       for (int i = 0; i < ids.length; i++) {
@@ -132,16 +123,17 @@ final class Backup {
         force(p);
       }
       Path identity = dir.resolve(StoreDirectory.IDENTITY_FILE);
-      if (Files.exists(identity)) {
-        StoreDirectory.writeAtomically(
-            target.resolve(StoreDirectory.IDENTITY_FILE), Files.readAllBytes(identity));
+      if (segments.storage.exists(identity)) {
+        segments.storage.writeAtomically(
+            target.resolve(StoreDirectory.IDENTITY_FILE), segments.storage.readAll(identity));
       }
       // Ids ascending, as the store's own manifest lists them: segments.all() is in id order.
       // Clean: the copy's newest segment ends exactly at its last whole record. Only a newest
       // segment whose header never reached the disk (a read-only store after such a crash) is
       // left to the copy's open to recreate, as a crash image.
       boolean clean = activeEnd >= RecordCodec.FILE_HEADER;
-      new Manifest(clean, 1, active.id, activeEnd, ids, lengths, new int[0]).write(target);
+      new Manifest(clean, 1, active.id, activeEnd, ids, lengths, new int[0])
+          .write(segments.storage, target);
     } finally {
       compactor.cursorClosed(this);
     }
@@ -151,15 +143,15 @@ final class Backup {
    * Hard-links {@code from} as {@code to} (option {@code backup-hard-links}); false if the file is
    * gone or cannot be linked.
    */
-  private static boolean link(Path from, Path to) throws IOException {
+  private boolean link(Path from, Path to) throws IOException {
     try {
-      Files.createLink(to, from);
+      segments.storage.createLink(to, from);
       return true;
     } catch (NoSuchFileException | UnsupportedOperationException e) {
       return false;
     } catch (FileSystemException e) {
       // EXDEV (another file system), EPERM (links not allowed), EMLINK: copy instead.
-      Files.deleteIfExists(to);
+      segments.storage.deleteIfExists(to);
       return false;
     }
   }
@@ -168,12 +160,12 @@ final class Backup {
    * Copies a file into a file of its own (a sealed segment or hint, which never changes in place);
    * false if it is gone (compacted away meanwhile).
    */
-  private static boolean copyIfPresent(Path from, Path to) throws IOException {
+  private boolean copyIfPresent(Path from, Path to) throws IOException {
     try {
-      Files.copy(from, to);
+      segments.storage.copy(from, to);
       return true;
     } catch (NoSuchFileException e) {
-      Files.deleteIfExists(to);
+      segments.storage.deleteIfExists(to);
       return false;
     }
   }
@@ -184,17 +176,14 @@ final class Backup {
    * guard, so that a store closing meanwhile never unmaps under it.
    */
   private void copyMapped(Segment g, int length, Path to) throws IOException {
-    try (FileChannel out =
-        FileChannel.open(to, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+    try (Storage.File out = segments.storage.open(to, Storage.Mode.CREATE_NEW)) {
       for (int pos = 0; pos < length; ) {
         int n = Math.min(CHUNK, length - pos);
         int token = guard.enter();
         try {
           ByteBuffer src = g.map.duplicate();
           src.limit(pos + n).position(pos);
-          while (src.hasRemaining()) {
-            out.write(src);
-          }
+          out.write(src);
         } finally {
           guard.exit(token);
         }
@@ -203,9 +192,9 @@ final class Backup {
     }
   }
 
-  private static void force(Path p) throws IOException {
-    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
-      ch.force(true);
+  private void force(Path p) throws IOException {
+    try (Storage.File f = segments.storage.open(p, Storage.Mode.READ)) {
+      f.force();
     }
   }
 }

@@ -6,11 +6,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -182,8 +178,7 @@ final class CompactionRun {
 
   /** Writes the survivors of every victim to the temporary output and forces it. */
   private void copy(ByteBuffer buf) throws IOException {
-    try (FileChannel ch =
-        FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+    try (Storage.File ch = segments.storage.open(tmp, Storage.Mode.CREATE_NEW)) {
       buf.put(RecordCodec.segmentHeader(outId, 0, true));
       for (Segment v : victims) {
         copyVictim(ch, buf, v);
@@ -192,14 +187,13 @@ final class CompactionRun {
       writeFully(ch, buf);
       compactor.step(Compactor.Step.OUTPUT_WRITTEN);
       if (keepDurable) {
-        Segments.trace("force", tmp);
-        ch.force(true);
+        ch.force();
       }
       compactor.step(Compactor.Step.OUTPUT_SYNCED);
     }
   }
 
-  private void copyVictim(FileChannel ch, ByteBuffer buf, Segment v) {
+  private void copyVictim(Storage.File ch, ByteBuffer buf, Segment v) {
     boolean drop = dropTombs.get(v);
     ByteBuffer m = v.map;
     Group group = new Group();
@@ -221,7 +215,7 @@ final class CompactionRun {
     // segment skips a cold cache miss per dead record. Without a usable hint, walk the record
     // headers.
     int end =
-        HintFile.read(segments.dir, v, visitor) == null
+        HintFile.read(segments.storage, segments.dir, v, visitor) == null
             ? v.end
             : Recovery.walk(
                 m,
@@ -263,7 +257,7 @@ final class CompactionRun {
   }
 
   /** Copies what is needed of a group's records, in order, and empties it. */
-  private void copyGroup(FileChannel ch, ByteBuffer buf, Segment v, boolean drop, Group g) {
+  private void copyGroup(Storage.File ch, ByteBuffer buf, Segment v, boolean drop, Group g) {
     index.warm(g.hash, 0, g.n);
     for (int i = 0; i < g.n; i++) {
       copyIfNeeded(ch, buf, v, drop, g.type[i], g.off[i], g.key[i], g.valueLength[i], g.hash[i]);
@@ -279,7 +273,7 @@ final class CompactionRun {
    * @param h the key's index hash
    */
   private void copyIfNeeded(
-      FileChannel ch,
+      Storage.File ch,
       ByteBuffer buf,
       Segment v,
       boolean drop,
@@ -345,11 +339,13 @@ final class CompactionRun {
   /** Renames the output into place (or drops it when nothing survived) and writes its hint. */
   private void install() throws IOException {
     if (outEnd > RecordCodec.FILE_HEADER) {
-      Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+      segments.storage.move(tmp, target);
       renamed = true;
       segments.syncDirectory();
       compactor.step(Compactor.Step.OUTPUT_RENAMED);
-      out = Segment.openSealed(outId, target); // forced above, before the rename, or queued
+      out =
+          Segment.openSealed(
+              segments.storage, outId, target); // forced above, before the rename, or queued
       out.forced = keepDurable;
       out.holdsDurable = keepDurable;
       if (!keepDurable) {
@@ -357,13 +353,13 @@ final class CompactionRun {
       }
       out.hintEntries = hints;
       try {
-        HintFile.write(segments.dir, out);
+        HintFile.write(segments.storage, segments.dir, out);
       } catch (IOException e) {
         HashLogStore.LOG.log(Level.WARNING, "hashlog: could not write the hint of " + target, e);
       }
       compactor.step(Compactor.Step.HINT_WRITTEN);
     } else {
-      Files.delete(tmp); // nothing survived: no output file at all
+      segments.storage.deleteIfExists(tmp); // nothing survived: no output file at all
       compactor.step(Compactor.Step.OUTPUT_RENAMED);
       compactor.step(Compactor.Step.HINT_WRITTEN);
     }
@@ -439,9 +435,8 @@ final class CompactionRun {
     long freed = 0;
     for (int i = 0; i < victims.size(); i++) {
       Segment v = victims.get(i);
-      Segments.trace("delete", v.path);
-      Files.deleteIfExists(v.path);
-      Files.deleteIfExists(HintFile.path(segments.dir, v.id));
+      segments.storage.deleteIfExists(v.path);
+      segments.storage.deleteIfExists(HintFile.path(segments.dir, v.id));
       v.deleted = true;
       freed += v.end;
       if (i == 0) {
@@ -455,17 +450,15 @@ final class CompactionRun {
     return freed;
   }
 
-  private static void deleteQuietly(Path p) {
+  private void deleteQuietly(Path p) {
     try {
-      Files.deleteIfExists(p);
+      segments.storage.deleteIfExists(p);
     } catch (IOException e) {
       HashLogStore.LOG.log(Level.WARNING, "hashlog: could not delete " + p, e);
     }
   }
 
-  private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
-    while (b.hasRemaining()) {
-      ch.write(b);
-    }
+  private static void writeFully(Storage.File ch, ByteBuffer b) throws IOException {
+    ch.write(b);
   }
 }

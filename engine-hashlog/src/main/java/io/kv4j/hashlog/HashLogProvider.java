@@ -168,6 +168,11 @@ public final class HashLogProvider implements StoreProvider {
   }
 
   static HashLogStore open(StoreConfig config, KeyDir.Hasher hasher) {
+    return open(config, hasher, Storage.NIO);
+  }
+
+  /** Opens with file operations going to {@code storage} (tests pass a fault-injecting one). */
+  static HashLogStore open(StoreConfig config, KeyDir.Hasher hasher, Storage storage) {
     Path path = config.path();
     Objects.requireNonNull(path, "engine 'hashlog' needs a path (a directory)");
     return HashLogStore.open(
@@ -184,7 +189,8 @@ public final class HashLogProvider implements StoreProvider {
                 config.get(COMPACTION_RATE),
                 config.get(COMPACTION_THREADS)),
             config.get(PRELOAD),
-            config.get(BACKUP_HARD_LINKS)));
+            config.get(BACKUP_HARD_LINKS),
+            storage));
   }
 
   /** A seeded 64-bit hash of the key bytes (8 bytes at a time, murmur-style finaliser). */

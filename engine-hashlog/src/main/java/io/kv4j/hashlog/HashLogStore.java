@@ -57,7 +57,8 @@ final class HashLogStore extends AbstractStore {
       KeyDir.Hasher hasher,
       Compactor.Settings compaction,
       boolean preload,
-      boolean backupHardLinks) {}
+      boolean backupHardLinks,
+      Storage storage) {}
 
   final Path dir;
   private final boolean readOnly;
@@ -84,7 +85,7 @@ final class HashLogStore extends AbstractStore {
     this.readOnly = info.readOnly();
     this.directory = directory;
     this.state = new StoreState(this);
-    this.segments = new Segments(dir);
+    this.segments = new Segments(dir, options.storage());
     this.records = new RecordReader(segments, options.verifyOnRead(), options.hasher());
     this.guard = new ReaderGuard(state, segments);
     this.index = new Index(options.initialKeys(), options.hasher(), records, segments.writeLock);
@@ -147,10 +148,6 @@ final class HashLogStore extends AbstractStore {
       Path real = directory.path();
       if (config.readOnly()) {
         Opening.refuseLiveWriter(real);
-      }
-      Runnable hook = Opening.openHook;
-      if (hook != null) {
-        hook.run();
       }
       Set<Feature> f = EnumSet.copyOf(features);
       if (!options.verifyOnRead()) {

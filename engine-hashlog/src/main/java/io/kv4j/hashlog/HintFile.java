@@ -3,12 +3,9 @@ package io.kv4j.hashlog;
 import io.kv4j.StoreCorruptedException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.zip.CRC32C;
 
 /**
@@ -100,35 +97,31 @@ final class HintFile {
   }
 
   /** Writes the hint of segment {@code seg} (ending at {@code end}) from gathered entries. */
-  static void write(Path dir, int segmentId, int end, Entries e) throws IOException {
+  static void write(Storage storage, Path dir, int segmentId, int end, Entries e)
+      throws IOException {
     CRC32C crc = new CRC32C();
     for (int i = 0; i <= e.last; i++) {
       crc.update(e.chunks[i], 0, e.used[i]);
     }
     Path tmp = dir.resolve(Segment.hintName(segmentId) + ".tmp");
-    try (FileChannel ch =
-        FileChannel.open(
-            tmp,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING,
-            StandardOpenOption.WRITE)) {
+    try (Storage.File ch = storage.open(tmp, Storage.Mode.CREATE_TRUNCATE)) {
       writeFully(ch, RecordCodec.fileHeader(RecordCodec.HINT_MAGIC, segmentId, e.count, end));
       for (int i = 0; i <= e.last; i++) {
         writeFully(ch, ByteBuffer.wrap(e.chunks[i], 0, e.used[i]));
       }
       writeFully(ch, ByteBuffer.allocate(4).putInt(0, (int) crc.getValue()));
     }
-    Files.move(tmp, path(dir, segmentId), StandardCopyOption.ATOMIC_MOVE);
+    storage.move(tmp, path(dir, segmentId));
   }
 
   /**
    * Writes the hint of a sealed segment whose records are all valid: from the entries gathered
    * while it was written if it has them, else by reading its record headers.
    */
-  static void write(Path dir, Segment seg) throws IOException {
+  static void write(Storage storage, Path dir, Segment seg) throws IOException {
     Entries gathered = seg.hintEntries;
     if (gathered != null) {
-      write(dir, seg.id, seg.end, gathered);
+      write(storage, dir, seg.id, seg.end, gathered);
       seg.hintEntries = null;
       return;
     }
@@ -140,13 +133,11 @@ final class HintFile {
         e.add(m, p);
       }
     }
-    write(dir, seg.id, seg.end, e);
+    write(storage, dir, seg.id, seg.end, e);
   }
 
-  private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
-    while (b.hasRemaining()) {
-      ch.write(b);
-    }
+  private static void writeFully(Storage.File ch, ByteBuffer b) throws IOException {
+    ch.write(b);
   }
 
   /**
@@ -155,16 +146,16 @@ final class HintFile {
    *
    * @return null on success, else why the hint was not used
    */
-  static String read(Path dir, Segment seg, Visitor visitor) {
+  static String read(Storage storage, Path dir, Segment seg, Visitor visitor) {
     Path p = path(dir, seg.id);
     ByteBuffer b;
-    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+    try (Storage.File ch = storage.open(p, Storage.Mode.READ)) {
       long size = ch.size();
       if (size > Integer.MAX_VALUE - 64) {
         return "hint file too large";
       }
       b = ByteBuffer.allocate((int) size);
-      while (b.hasRemaining() && ch.read(b) >= 0) {
+      while (b.hasRemaining() && ch.read(b, b.position()) >= 0) {
         // keep reading
       }
       b.flip();

@@ -1,10 +1,8 @@
 package io.kv4j.hashlog;
 
 import io.kv4j.StoreCorruptedException;
-import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.zip.CRC32C;
@@ -88,10 +86,15 @@ final class Manifest {
    * @throws StoreCorruptedException if it is damaged
    */
   static Manifest read(Path dir) throws IOException {
+    return read(Storage.NIO, dir);
+  }
+
+  /** Like {@link #read(Path)}, through {@code storage}. */
+  static Manifest read(Storage storage, Path dir) throws IOException {
     Path p = path(dir);
     byte[] raw;
     try {
-      raw = Files.readAllBytes(p);
+      raw = storage.readAll(p);
     } catch (NoSuchFileException e) {
       return null;
     }
@@ -152,6 +155,11 @@ final class Manifest {
 
   /** Writes this manifest atomically: temporary file, fsync, rename, fsync of the directory. */
   void write(Path dir) throws IOException {
+    write(Storage.NIO, dir);
+  }
+
+  /** Like {@link #write(Path)}, through {@code storage}. */
+  void write(Storage storage, Path dir) throws IOException {
     int n = liveIds.length;
     int r = retired.length;
     ByteBuffer b = ByteBuffer.allocate(HEADER + 8 * n + 4 * r + 4);
@@ -173,7 +181,7 @@ final class Manifest {
     CRC32C crc = new CRC32C();
     crc.update(b.array(), 0, b.capacity() - 4);
     b.putInt(b.capacity() - 4, (int) crc.getValue());
-    StoreDirectory.writeAtomically(path(dir), b.array());
+    storage.writeAtomically(path(dir), b.array());
   }
 
   /** The recorded length of sealed segment {@code id}, or -1 if it is not listed as sealed. */

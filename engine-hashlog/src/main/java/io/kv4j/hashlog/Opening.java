@@ -26,9 +26,6 @@ final class Opening {
   static final StoreDirectory.Layout LAYOUT =
       new StoreDirectory.Layout("hashlog", 2, Recovery::ownsFile, Set.of());
 
-  /** Test hook: runs right after the directory is opened (a test throws an Error from it). */
-  static volatile Runnable openHook;
-
   private final StoreDirectory directory;
   private final Path dir;
   private final Segments segments;
@@ -183,7 +180,7 @@ final class Opening {
       int id = load.get(i);
       Path path = dir.resolve(Segment.fileName(id));
       if (i < load.size() - 1) {
-        Segment seg = Segment.openSealed(id, path, !readOnly);
+        Segment seg = Segment.openSealed(segments.storage, id, path, !readOnly);
         segments.install(seg);
         loadSealed(seg);
       } else {
@@ -270,8 +267,8 @@ final class Opening {
   /** Deletes leftovers of compaction, temporary files and hints of segments not loaded. */
   private void tidyUp(Recovery.Listing files, Recovery.Plan plan) throws IOException {
     for (int id : plan.leftovers) {
-      Files.deleteIfExists(dir.resolve(Segment.fileName(id)));
-      Files.deleteIfExists(HintFile.path(dir, id));
+      segments.storage.deleteIfExists(dir.resolve(Segment.fileName(id)));
+      segments.storage.deleteIfExists(HintFile.path(dir, id));
       leftoversRemoved++;
       HashLogStore.LOG.log(
           Level.INFO,
@@ -279,27 +276,32 @@ final class Opening {
           dir.resolve(Segment.fileName(id)));
     }
     for (Path t : files.temps) {
-      Files.deleteIfExists(t);
+      segments.storage.deleteIfExists(t);
     }
     Set<Integer> loaded = new HashSet<>(plan.load);
     for (int h : files.hints) {
       if (!loaded.contains(h)) {
-        Files.deleteIfExists(HintFile.path(dir, h));
+        segments.storage.deleteIfExists(HintFile.path(dir, h));
       }
     }
   }
 
   /** Opens the newest segment, loads its valid records and decides what its tail is. */
   private void recoverNewest(int id, Path path, Recovery.Plan plan) throws IOException {
-    long fileLen = Files.size(path);
+    long fileLen = segments.storage.size(path);
     if (fileLen > Segments.MAX_SEGMENT) {
       throw new StoreCorruptedException(
           "hashlog: segment " + path + " is larger than 2 GiB", path, Segments.MAX_SEGMENT);
     }
     Segment seg =
         readOnly
-            ? Segment.openSealed(id, path)
-            : Segment.openActive(id, path, (int) Math.max(log.segmentSize, fileLen), (int) fileLen);
+            ? Segment.openSealed(segments.storage, id, path)
+            : Segment.openActive(
+                segments.storage,
+                id,
+                path,
+                (int) Math.max(log.segmentSize, fileLen),
+                (int) fileLen);
     segments.install(seg);
     if (!plan.clean
         && (fileLen < RecordCodec.FILE_HEADER
@@ -317,7 +319,7 @@ final class Opening {
     }
     seg.end = validEnd;
     if (!readOnly) {
-      Files.deleteIfExists(HintFile.path(dir, id)); // the newest segment is active again
+      segments.storage.deleteIfExists(HintFile.path(dir, id)); // the newest segment is active again
       seg.truncateTo(validEnd);
       segments.syncDirectory();
       log.resume(seg);
@@ -341,7 +343,9 @@ final class Opening {
     segments.uninstall(seg);
     seg.closeFile();
     Mappings.unmap(seg.map);
-    Segment fresh = Segment.create(seg.id, seg.path, log.segmentSize, plan.newestPrevious, true);
+    Segment fresh =
+        Segment.create(
+            segments.storage, seg.id, seg.path, log.segmentSize, plan.newestPrevious, true);
     segments.install(fresh);
     fresh.hintEntries = new HintFile.Entries();
     log.resume(fresh);
@@ -365,6 +369,7 @@ final class Opening {
     Recovery.checkHeader(seg);
     String why =
         HintFile.read(
+            segments.storage,
             segments.dir,
             seg,
             (type, off, k, v, key) ->
@@ -402,7 +407,7 @@ final class Opening {
     hintsRebuilt++;
     if (!readOnly) {
       try {
-        HintFile.write(segments.dir, seg);
+        HintFile.write(segments.storage, segments.dir, seg);
       } catch (IOException e) {
         HashLogStore.LOG.log(Level.WARNING, "hashlog: could not write the hint of " + seg.path, e);
       }

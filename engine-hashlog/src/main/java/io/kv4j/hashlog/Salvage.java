@@ -197,7 +197,7 @@ final class Salvage {
     if (plan.load.isEmpty()) {
       return;
     }
-    Segments segments = new Segments(dir);
+    Segments segments = new Segments(dir, Storage.NIO);
     RecordReader reader = new RecordReader(segments, true, hasher);
     KeyDir keys = new KeyDir(1024);
     keys.recovering = true; // as an open: fill the table rather than refuse a key
@@ -421,7 +421,7 @@ final class Salvage {
     Path p = dir.resolve(Segment.fileName(id));
     Segment g;
     try {
-      g = Segment.openSealed(id, p);
+      g = Segment.openSealed(Storage.NIO, id, p);
     } catch (IOException e) {
       lost(p, -1, -1, -1, "the segment file cannot be read: " + e);
       return null;

@@ -2,7 +2,6 @@ package io.kv4j.hashlog;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.nio.file.Files;
 import java.util.ArrayDeque;
 
 /**
@@ -173,7 +172,7 @@ final class Sealer {
       if (r != null) {
         try {
           r.flushBehind();
-        } catch (RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
           // The kernel reports a write-back error once: the seal's fsync would not see it again.
           state.fail("forcing " + r.path + " behind the writer failed", e);
         }
@@ -199,12 +198,12 @@ final class Sealer {
       return;
     }
     try {
-      HintFile.write(segments.dir, s);
+      HintFile.write(segments.storage, segments.dir, s);
     } catch (IOException | RuntimeException e) {
       // A hint only speeds up the next open, which rebuilds a missing one: not a store failure.
       HashLogStore.LOG.log(Level.WARNING, "hashlog: could not write the hint file of " + s.path, e);
       try {
-        Files.deleteIfExists(segments.dir.resolve(Segment.hintName(s.id) + ".tmp"));
+        segments.storage.deleteIfExists(segments.dir.resolve(Segment.hintName(s.id) + ".tmp"));
       } catch (IOException ignored) {
         // Left for the next open, which ignores *.tmp files.
       }

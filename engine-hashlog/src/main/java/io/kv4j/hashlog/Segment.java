@@ -1,13 +1,9 @@
 package io.kv4j.hashlog;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * One log file, {@code seg-<id>.log}, and its memory mapping. Readers read records through the
@@ -37,11 +33,10 @@ import java.nio.file.StandardOpenOption;
  *
  * <p>Both reach the same page cache, so a record is visible to readers once {@link #end} passes it.
  * The active segment is mapped read-write over its whole capacity (which extends the file sparsely
- * to that length; readers never read past {@link #end}). Forces and sealing go through a {@link
- * RandomAccessFile}, whose I/O, unlike a {@link FileChannel}'s, is not aborted (and the descriptor
- * not closed) when the calling thread is interrupted. A sealed segment holds no file descriptor;
- * its mapping stays until the store closes, or until compaction has retired it and no reader can
- * use it.
+ * to that length; readers never read past {@link #end}). Every file operation goes through the
+ * store's {@link Storage}, whose files are not closed when the calling thread is interrupted. A
+ * sealed segment holds no file descriptor; its mapping stays until the store closes, or until
+ * compaction has retired it and no reader can use it.
  *
  * <p>Byte accounting for compaction: {@link #liveBytes} are put records still current, {@link
  * #tombstoneBytes} delete records (needed until no older segment holds their key), and everything
@@ -52,7 +47,8 @@ final class Segment {
   final Path path;
   final MappedByteBuffer map;
   final int capacity;
-  private volatile RandomAccessFile file;
+  private final Storage storage;
+  private volatile Storage.File file;
 
   /** Bytes of valid data (header included); records are only read below it. */
   volatile int end;
@@ -163,7 +159,14 @@ final class Segment {
   volatile boolean deleted;
 
   private Segment(
-      int id, Path path, MappedByteBuffer map, int capacity, RandomAccessFile file, int end) {
+      Storage storage,
+      int id,
+      Path path,
+      MappedByteBuffer map,
+      int capacity,
+      Storage.File file,
+      int end) {
+    this.storage = storage;
     this.id = id;
     this.path = path;
     this.map = map;
@@ -183,8 +186,8 @@ final class Segment {
   }
 
   /** Maps a sealed segment read-only at its file length; closes the descriptor at once. */
-  static Segment openSealed(int id, Path path) throws IOException {
-    return openSealed(id, path, false);
+  static Segment openSealed(Storage storage, int id, Path path) throws IOException {
+    return openSealed(storage, id, path, false);
   }
 
   /**
@@ -192,18 +195,17 @@ final class Segment {
    * BUFFERED mode may still sit unforced in the page cache after a process crash, and a later
    * {@code sync()} must cover it.
    */
-  static Segment openSealed(int id, Path path, boolean force) throws IOException {
-    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+  static Segment openSealed(Storage storage, int id, Path path, boolean force) throws IOException {
+    try (Storage.File ch = storage.open(path, Storage.Mode.READ)) {
       long len = ch.size();
       if (len > Integer.MAX_VALUE) {
         throw new IOException("segment " + path + " is larger than 2 GiB");
       }
       if (force) {
-        Segments.trace("force", path);
-        ch.force(false);
+        ch.force();
       }
-      MappedByteBuffer m = Mappings.map(ch, FileChannel.MapMode.READ_ONLY, len);
-      Segment s = new Segment(id, path, m, (int) len, null, (int) len);
+      MappedByteBuffer m = ch.map(false, len);
+      Segment s = new Segment(storage, id, path, m, (int) len, null, (int) len);
       s.forced = force;
       s.holdsDurable = true; // an earlier session's, or an output its run decides about itself
       return s;
@@ -214,8 +216,9 @@ final class Segment {
    * Opens an existing segment for appending at {@code end}. The mapping covers {@code capacity}
    * bytes, which extends the file (sparse) to that length until {@link #seal} truncates it.
    */
-  static Segment openActive(int id, Path path, int capacity, int end) throws IOException {
-    return openActive(id, path, capacity, end, false, false, 0, false);
+  static Segment openActive(Storage storage, int id, Path path, int capacity, int end)
+      throws IOException {
+    return openActive(storage, id, path, capacity, end, false, false, 0, false);
   }
 
   /**
@@ -224,9 +227,11 @@ final class Segment {
    * existing file (a newest segment whose header never reached the disk) is rewritten in place, so
    * that the file never disappears; otherwise the file must not exist.
    */
-  static Segment create(int id, Path path, int capacity, int previous, boolean replace)
+  static Segment create(
+      Storage storage, int id, Path path, int capacity, int previous, boolean replace)
       throws IOException {
-    return openActive(id, path, capacity, RecordCodec.FILE_HEADER, true, replace, previous, false);
+    return openActive(
+        storage, id, path, capacity, RecordCodec.FILE_HEADER, true, replace, previous, false);
   }
 
   /**
@@ -234,11 +239,14 @@ final class Segment {
    * is first allocated with zeros up to the first {@link #CHUNK} (or its capacity), in one {@code
    * writev(2)}.
    */
-  static Segment createAllocated(int id, Path path, int capacity, int previous) throws IOException {
-    return openActive(id, path, capacity, RecordCodec.FILE_HEADER, true, false, previous, true);
+  static Segment createAllocated(Storage storage, int id, Path path, int capacity, int previous)
+      throws IOException {
+    return openActive(
+        storage, id, path, capacity, RecordCodec.FILE_HEADER, true, false, previous, true);
   }
 
   private static Segment openActive(
+      Storage storage,
       int id,
       Path path,
       int capacity,
@@ -248,15 +256,15 @@ final class Segment {
       int previous,
       boolean allocateFirstChunk)
       throws IOException {
-    if (create && !replace && path.toFile().exists()) {
+    if (create && !replace && storage.exists(path)) {
       throw new IOException("segment file " + path + " already exists");
     }
-    RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw");
+    Storage.File raf = storage.open(path, Storage.Mode.READ_WRITE);
     int allocatedTo = 0;
     try {
       if (create) {
         if (replace) {
-          raf.setLength(0);
+          raf.truncate(0);
         }
         // A new file is empty already. Truncating it anyway (even from 0 to 0) makes ext4 start
         // write-back of all its dirty pages when the descriptor is closed (its auto_da_alloc
@@ -269,14 +277,15 @@ final class Segment {
           // covers it), then the header over its start: a crash between leaves a newest segment
           // with an all-zero header, which recovery recreates (see Recovery).
           allocatedTo = Math.min(capacity, CHUNK);
-          writeZeros(raf.getChannel(), 0, allocatedTo);
+          writeZeros(raf, 0, allocatedTo);
           raf.seek(0);
         }
-        raf.write(RecordCodec.segmentHeader(id, previous, false).array());
+        byte[] header = RecordCodec.segmentHeader(id, previous, false).array();
+        raf.write(header, 0, header.length);
         end = RecordCodec.FILE_HEADER;
       }
-      MappedByteBuffer m = Mappings.map(raf.getChannel(), FileChannel.MapMode.READ_WRITE, capacity);
-      Segment s = new Segment(id, path, m, capacity, raf, end);
+      MappedByteBuffer m = raf.map(true, capacity);
+      Segment s = new Segment(storage, id, path, m, capacity, raf, end);
       s.allocated = Math.max(end, allocatedTo);
       s.holdsDurable = !create; // recovered at open: its records are an earlier session's
       return s;
@@ -286,7 +295,7 @@ final class Segment {
         // A new file that never got its header holds no record, but it may hold most of a chunk
         // of zeros: on a full disk (the usual cause) that is the room the user needs to recover.
         try {
-          Files.deleteIfExists(path);
+          storage.deleteIfExists(path);
         } catch (IOException x) {
           e.addSuppressed(x);
         }
@@ -305,7 +314,7 @@ final class Segment {
    * BUFFERED mode), so that the force at seal, which the writer does, has at most the last step
    * left to write.
    */
-  void flushBehind() {
+  void flushBehind() throws IOException {
     synchronized (mapLock) {
       // Whole pages only: the page the writer is filling would be under write-back, and the
       // writer's next store into it would wait for that I/O (stable pages) under its lock.
@@ -313,7 +322,11 @@ final class Segment {
       if (closed || sealed || upTo <= flushed) {
         return;
       }
-      map.force(flushed, upTo - flushed);
+      Storage.File f = file;
+      if (f == null) {
+        return;
+      }
+      f.force(map, flushed, upTo - flushed);
       flushed = upTo;
     }
   }
@@ -438,14 +451,14 @@ final class Segment {
 
   /** Writes zeros over {@code [from, to)}, one {@code writev(2)} per {@link #CHUNK} it touches. */
   private void writeZeros(int from, int to) throws IOException {
-    RandomAccessFile f = file;
+    Storage.File f = file;
     if (f == null) {
       throw new IOException("segment " + path + " is sealed");
     }
     filePointer = -1; // unknown if the write fails part way
     for (int p = from; p < to; ) {
       int next = (int) Math.min(to, ((long) p & -CHUNK) + CHUNK);
-      writeZeros(f.getChannel(), p, next - p);
+      writeZeros(f, p, next - p);
       p = next;
     }
     filePointer = to;
@@ -456,17 +469,14 @@ final class Segment {
    * kernel writes less), leaving the file offset after them: a single call, so the page cache can
    * give the range one folio (see {@link #CHUNK}).
    */
-  private static void writeZeros(FileChannel ch, long position, int len) throws IOException {
+  private static void writeZeros(Storage.File ch, long position, int len) throws IOException {
     int block = ZERO_BLOCK.capacity();
     ByteBuffer[] srcs = new ByteBuffer[(len + block - 1) / block];
     for (int i = 0; i < srcs.length; i++) {
       srcs[i] = ZERO_BLOCK.duplicate().limit(Math.min(block, len - i * block));
     }
-    ch.position(position);
-    long left = len;
-    while (left > 0) {
-      left -= ch.write(srcs);
-    }
+    ch.seek(position);
+    ch.write(srcs);
   }
 
   /** Writes the staged bytes to the file with one {@code write(2)} (writer only). */
@@ -480,7 +490,7 @@ final class Segment {
   }
 
   private void write(long position, byte[] src, int off, int len) throws IOException {
-    RandomAccessFile f = file;
+    Storage.File f = file;
     if (f == null) {
       throw new IOException("segment " + path + " is sealed");
     }
@@ -498,14 +508,13 @@ final class Segment {
    * @return false if the segment was sealed meanwhile (sealing forced it)
    */
   boolean force() throws IOException {
-    RandomAccessFile f = file;
+    Storage.File f = file;
     if (f == null) {
       return false;
     }
     try {
       holdsDurable = true;
-      Segments.trace("force", path);
-      f.getFD().sync();
+      f.force();
       return true;
     } catch (IOException e) {
       if (sealed || closed) {
@@ -526,14 +535,14 @@ final class Segment {
    * marks the segment sealed. The descriptor stays open for {@link #forceAndClose}.
    */
   synchronized void finish() throws IOException {
-    RandomAccessFile f = file;
+    Storage.File f = file;
     if (f == null || sealed) {
       return;
     }
     staged = 0; // the writer flushes before it raises end: anything staged is not data
     stage = null;
     synchronized (mapLock) {
-      f.setLength(end);
+      f.truncate(end);
       filePointer = -1;
       allocated = end;
       sealed = true;
@@ -542,13 +551,12 @@ final class Segment {
 
   /** Forces a {@link #finish finished} segment and closes its descriptor. */
   synchronized void forceAndClose() throws IOException {
-    RandomAccessFile f = file;
+    Storage.File f = file;
     if (f == null) {
       return;
     }
     holdsDurable = true;
-    Segments.trace("force", path);
-    f.getFD().sync();
+    f.force();
     forced = true;
     file = null;
     f.close();
@@ -559,7 +567,7 @@ final class Segment {
    * forced later, by {@link #forceSealed}.
    */
   synchronized void closeUnforced() throws IOException {
-    RandomAccessFile f = file;
+    Storage.File f = file;
     if (f == null) {
       return;
     }
@@ -574,9 +582,8 @@ final class Segment {
    */
   boolean forceSealed() throws IOException {
     holdsDurable = true;
-    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-      Segments.trace("force", path);
-      ch.force(true);
+    try (Storage.File ch = storage.open(path, Storage.Mode.READ)) {
+      ch.force();
     } catch (java.nio.file.NoSuchFileException e) {
       return false;
     }
@@ -587,7 +594,7 @@ final class Segment {
   /** Cuts the file to {@code length} (after recovery found a torn tail there). */
   synchronized void truncateTo(int length) throws IOException {
     synchronized (mapLock) {
-      file.setLength(length);
+      file.truncate(length);
       filePointer = -1;
       end = length;
       allocated = length;
@@ -596,7 +603,7 @@ final class Segment {
 
   /** Closes without forcing: truncates to the data so the file holds no preallocated tail. */
   synchronized void closeFile() throws IOException {
-    RandomAccessFile f = file;
+    Storage.File f = file;
     if (f == null) {
       return;
     }
@@ -604,7 +611,7 @@ final class Segment {
       closed = true; // no flushBehind or allocation ahead from now on: the caller may unmap
       file = null;
       try {
-        f.setLength(end);
+        f.truncate(end);
       } finally {
         f.close();
       }

@@ -3,7 +3,6 @@ package io.kv4j.hashlog;
 import io.kv4j.Durability;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
@@ -431,12 +430,12 @@ final class SegmentLog {
     Segment old = segments.active;
     seal(old);
     try {
-      HintFile.write(segments.dir, old);
+      HintFile.write(segments.storage, segments.dir, old);
     } catch (IOException e) {
       // A hint only speeds up the next open, which rebuilds a missing one: not a store failure.
       HashLogStore.LOG.log(
           Level.WARNING, "hashlog: could not write the hint file of " + old.path, e);
-      Files.deleteIfExists(segments.dir.resolve(Segment.hintName(old.id) + ".tmp"));
+      segments.storage.deleteIfExists(segments.dir.resolve(Segment.hintName(old.id) + ".tmp"));
     }
   }
 
@@ -460,8 +459,8 @@ final class SegmentLog {
     int previous = prev == null ? 0 : prev.id;
     Segment seg =
         throughMapping
-            ? Segment.createAllocated(id, path, capacity, previous)
-            : Segment.create(id, path, capacity, previous, false);
+            ? Segment.createAllocated(segments.storage, id, path, capacity, previous)
+            : Segment.create(segments.storage, id, path, capacity, previous, false);
     seg.hintEntries = new HintFile.Entries();
     if (throughMapping) {
       seg.storeThroughMapping();

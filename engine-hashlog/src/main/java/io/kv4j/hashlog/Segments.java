@@ -2,14 +2,11 @@ package io.kv4j.hashlog;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 
 /**
  * Which segments make up the store: in memory, the installed segments by id (a {@link SegmentTable}
@@ -26,6 +23,9 @@ final class Segments {
   static final int MAX_SEGMENT = Integer.MAX_VALUE - 4096;
 
   final Path dir;
+
+  /** Where every file operation goes. */
+  final Storage storage;
 
   /** The writer lock (see the class comment). */
   final ReentrantLock writeLock = new ReentrantLock();
@@ -47,8 +47,9 @@ final class Segments {
 
   private long manifestGeneration; // guarded by manifestLock
 
-  Segments(Path dir) {
+  Segments(Path dir, Storage storage) {
     this.dir = dir;
+    this.storage = storage;
   }
 
   /** A record's location: segment id in the high word, offset in the low word; never 0. */
@@ -88,27 +89,9 @@ final class Segments {
     return location(s.id, s.end);
   }
 
-  /**
-   * Test hook: told of every force and deletion of a segment file or the directory, in order
-   * ({@code "force <path>"}, {@code "delete <path>"}), so that a test can check what a power loss
-   * could find after each deletion.
-   */
-  static volatile Consumer<String> durabilityTrace;
-
-  /** Tells the {@link #durabilityTrace} of {@code what} ("force", "delete") done to {@code p}. */
-  static void trace(String what, Path p) {
-    Consumer<String> t = durabilityTrace;
-    if (t != null) {
-      t.accept(what + " " + p);
-    }
-  }
-
   /** Forces the directory: segment files created, renamed or deleted are then durable. */
   void syncDirectory() throws IOException {
-    trace("force", dir);
-    try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-      ch.force(true);
-    }
+    storage.forceDirectory(dir);
   }
 
   // ---------------------------------------------------------------- byte accounting
@@ -190,7 +173,7 @@ final class Segments {
     } finally {
       writeLock.unlock();
     }
-    m.write(dir);
+    m.write(storage, dir);
   }
 
   /**

@@ -398,6 +398,7 @@ final class Verifier {
     Path hint = HintFile.path(dir, g.id);
     String unused =
         HintFile.read(
+            segments.storage,
             dir,
             g,
             (type, off, k, v, key) -> {

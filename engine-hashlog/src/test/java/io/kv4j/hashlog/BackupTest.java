@@ -26,18 +26,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Online backups ({@link Backup}): consistent, openable copies taken while the store works. */
 class BackupTest {
   @TempDir Path root;
-
-  @AfterEach
-  void clearHook() {
-    Backup.notedHook = null;
-  }
 
   private static final int KEYS = 300;
   private static final int PAIR_EVERY = 50;
@@ -170,7 +164,8 @@ class BackupTest {
     Path dir = root.resolve("store");
     Path copy = root.resolve("copy");
     String[] options = {"segment-size", "4096", "compaction-threads", "0"};
-    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, options)) {
+    FaultyStorage storage = new FaultyStorage();
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, storage, options)) {
       for (long i = 0; i < 3000; i++) {
         write(s, i);
       }
@@ -184,14 +179,14 @@ class BackupTest {
       }
       assertThat(files).hasSizeGreaterThan(3);
       AtomicLong pinned = new AtomicLong(-1);
-      Backup.notedHook =
+      // Runs after the backup noted and pinned its segments, before it copies the first file.
+      storage.beforeFirstCopy(
           () -> {
             s.reclaim(); // seals the active segment and compacts every noted segment away
             pinned.set(TestStores.figure(s, "retired-segments-pinned"));
             s.put(bytes("after-noting"), bytes("not in the copy"));
-          };
+          });
       s.backup(copy);
-      Backup.notedHook = null;
       for (Path p : files) {
         assertThat(p).as("compacted away while the backup ran").doesNotExist();
       }
@@ -438,13 +433,14 @@ class BackupTest {
   void backup_whenTheStoreClosesWhileItCopies_failsCleanlyAndLeavesNoCopy() throws IOException {
     Path dir = root.resolve("store");
     Path copy = root.resolve("copy");
-    HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4096");
+    FaultyStorage storage = new FaultyStorage();
+    HashLogStore s = TestStores.open(dir, Durability.BUFFERED, storage, "segment-size", "4096");
     for (long i = 0; i < 1000; i++) {
       write(s, i);
     }
-    Backup.notedHook = s::close; // everything unmapped before the active segment is copied
+    // At the backup's first file: everything unmapped before the active segment is copied.
+    storage.beforeFirstCopy(s::close);
     assertThatThrownBy(() -> s.backup(copy)).isInstanceOf(StoreClosedException.class);
-    Backup.notedHook = null;
     assertThat(copy).doesNotExist();
     try (Stream<Path> left = Files.list(root)) {
       assertThat(left.map(p -> p.getFileName().toString()))

@@ -11,7 +11,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,20 +19,22 @@ import org.junit.jupiter.api.io.TempDir;
  * records a {@code sync()} promised may only be deleted once the output holding its live records,
  * the directory and the newer writes that superseded the rest are forced; a victim never forced may
  * go with nothing forced (BUFFERED promises kill -9 only, which keeps the page cache). The order of
- * forces and deletions is taken from {@link Segments#durabilityTrace}.
+ * forces and deletions is traced by the store's {@link FaultyStorage}.
  */
 class CompactionDurabilityTest {
   @TempDir Path dir;
 
   private final List<String> trace = Collections.synchronizedList(new ArrayList<>());
-
-  @AfterEach
-  void stopTracing() {
-    Segments.durabilityTrace = null;
-  }
+  private final FaultyStorage storage = new FaultyStorage();
 
   private HashLogStore open(Durability d) {
-    return TestStores.open(dir, d, "segment-size", "4KiB", "compaction-threads", "0");
+    return HashLogProvider.open(
+        TestStores.config(dir, d)
+            .option("segment-size", "4KiB")
+            .option("compaction-threads", "0")
+            .build(),
+        HashLogProvider.seededHasher(42),
+        storage);
   }
 
   /** Puts 8 keys (about 2.7 KiB) into the first segment; with {@code sync}, syncs it then. */
@@ -60,11 +61,11 @@ class CompactionDurabilityTest {
   /** Compacts segment 1 with the trace on; returns the output's id. */
   private int compactFirst(HashLogStore s) {
     Set<Integer> before = ids(s);
-    Segments.durabilityTrace = trace::add;
+    storage.trace(trace::add);
     try {
       s.compactor.compactSegments(Set.of(1));
     } finally {
-      Segments.durabilityTrace = null;
+      storage.trace(null);
     }
     Set<Integer> added = ids(s);
     added.removeAll(before);

@@ -481,15 +481,13 @@ class DamageTest {
 
   @Test
   void errorDuringOpen_releasesTheDirectory_andAbsurdIndexCapacityIsAnArgumentError() {
-    Opening.openHook =
+    FaultyStorage failing = new FaultyStorage();
+    failing.beforeEachCall(
         () -> {
           throw new OutOfMemoryError("test: simulated while opening");
-        };
-    try {
-      assertThatThrownBy(() -> open().close()).isInstanceOf(OutOfMemoryError.class);
-    } finally {
-      Opening.openHook = null;
-    }
+        });
+    assertThatThrownBy(() -> TestStores.open(dir, Durability.SYNC, failing, OPTIONS).close())
+        .isInstanceOf(OutOfMemoryError.class);
     try (HashLogStore s = open()) {
       assertThat(s.get(bytes("key-000001"))).isEqualTo(model.get("key-000001"));
     }

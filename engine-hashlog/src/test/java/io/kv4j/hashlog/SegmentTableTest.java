@@ -20,7 +20,7 @@ class SegmentTableTest {
   private Segment segment(int id) throws IOException {
     Path p = tmp.resolve("s-" + id);
     Files.write(p, new byte[] {1});
-    return Segment.openSealed(id, p);
+    return Segment.openSealed(Storage.NIO, id, p);
   }
 
   @Test

@@ -40,6 +40,15 @@ final class TestStores {
     return HashLogProvider.open(b.build(), hasher);
   }
 
+  /** Opens with every file operation going to {@code storage}. */
+  static HashLogStore open(Path dir, Durability d, Storage storage, String... options) {
+    StoreConfig.Builder b = config(dir, d);
+    for (int i = 0; i < options.length; i += 2) {
+      b.option(options[i], options[i + 1]);
+    }
+    return HashLogProvider.open(b.build(), HashLogProvider.seededHasher(42), storage);
+  }
+
   static List<Entry> scan(Store s, KeyRange r) {
     List<Entry> out = new ArrayList<>();
     s.forEach(r, out::add);
