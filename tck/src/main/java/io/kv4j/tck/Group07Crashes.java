@@ -200,7 +200,12 @@ final class Group07Crashes extends RuleGroup {
     }
   }
 
-  private long runAndKill(String ruleId, StoreConfig cfg, long seed, long target) throws Exception {
+  /**
+   * Runs {@link CrashWorker} with {@code cfg} and {@code seed} in a child JVM, kills it with
+   * SIGKILL once it acknowledged {@code target} operations, and returns the last acknowledged
+   * operation (also used by rule 10.14, which checks the image the kill left).
+   */
+  long runAndKill(String ruleId, StoreConfig cfg, long seed, long target) throws Exception {
     long lastAck = -1;
     try (ChildProcess c = child(CrashWorker.class, cfg.toUri(), Long.toString(seed))) {
       Process p = c.process();
@@ -264,6 +269,16 @@ final class Group07Crashes extends RuleGroup {
   private void verifyAcknowledged(
       String ruleId, StoreConfig cfg, long seed, long lastAck, String ctx) {
     Store s = open(cfg);
+    checkAcknowledged(ruleId, s, seed, lastAck, ctx);
+    close(s);
+  }
+
+  /**
+   * Every write {@link CrashWorker} acknowledged up to {@code lastAck} reads back from {@code s}
+   * (the one in flight absent or whole, the later ones absent); also used by rule 10.14 on a crash
+   * image opened read-only.
+   */
+  void checkAcknowledged(String ruleId, Store s, long seed, long lastAck, String ctx) {
     boolean batches = has(Feature.ATOMIC_BATCH);
     for (long n = 0; n <= lastAck + 1; n++) {
       if (CrashWorker.isBatch(n, batches)) {
@@ -316,7 +331,6 @@ final class Group07Crashes extends RuleGroup {
           .as(rule(ruleId, "k/" + n + " was never written; " + ctx))
           .isNull();
     }
-    close(s);
   }
 
   /**

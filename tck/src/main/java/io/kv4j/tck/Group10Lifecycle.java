@@ -102,6 +102,16 @@ final class Group10Lifecycle extends RuleGroup {
     default void required_r10_13_verifyDuringWritesRaisesNoFalseAlarm() throws Exception {
       new Group10Lifecycle(this).required_r10_13_verifyDuringWritesRaisesNoFalseAlarm();
     }
+
+    @Test
+    default void required_r10_14_verifyOnACrashImageRaisesNoFalseAlarm() throws Exception {
+      new Group10Lifecycle(this).required_r10_14_verifyOnACrashImageRaisesNoFalseAlarm();
+    }
+
+    @Test
+    default void required_r10_15_backgroundFailureIsVisible() {
+      new Group10Lifecycle(this).required_r10_15_backgroundFailureIsVisible();
+    }
   }
 
   /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
@@ -444,6 +454,256 @@ final class Group10Lifecycle extends RuleGroup {
           .isEqualTo(last[i]);
     }
   }
+
+  /**
+   * 10.14: a crash image (the directory a SIGKILLed writer left, copied as a filesystem snapshot
+   * would give it) is a healthy store. Opened read-only, {@code verify()} must not throw, every
+   * acknowledged SYNC write reads back, and the open and the check change no file; opened
+   * read-write (recovered), {@code verify()} passes.
+   */
+  void required_r10_14_verifyOnACrashImageRaisesNoFalseAlarm() throws Exception {
+    require("10.14", Feature.PERSISTENT);
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        dataLivesInLocationFiles(),
+        "[10.14] skipped: engine '"
+            + engine()
+            + "' keeps its data on a server, not in files under the location");
+    Group07Crashes crashes = new Group07Crashes(kit);
+    long base = randomSeed();
+    for (int round = 0; round < env().crashRounds(); round++) {
+      long seed = base + round;
+      Durability d = round % 2 == 0 ? Durability.SYNC : Durability.BUFFERED;
+      Path image = tempDir.resolve("crash-image-" + d + "-" + round);
+      StoreConfig cfg = config(image, d);
+      long target = 20 + new SplittableRandom(seed).nextInt(400);
+      long lastAck = crashes.runAndKill("10.14", cfg, seed, target);
+      String ctx =
+          d
+              + " round "
+              + round
+              + ", seed "
+              + seed
+              + " (replay with -Dkv4j.tck.seed="
+              + base
+              + "), last ack "
+              + lastAck;
+      Path copy = tempDir.resolve("crash-image-" + d + "-" + round + "-copy");
+      copyTree(image, copy);
+      Map<String, String> before = fingerprints(copy);
+      Store ro;
+      try {
+        ro = open(config(copy, d).toBuilder().readOnly(true).build());
+      } catch (RuntimeException e) {
+        throw engineThrew("10.14", "opening a copy of the crash image read-only; " + ctx, e);
+      }
+      run("10.14", () -> "verify() of the crash image opened read-only; " + ctx, ro::verify);
+      if (d == Durability.SYNC) {
+        crashes.checkAcknowledged("10.14", ro, seed, lastAck, "read-only, " + ctx);
+      }
+      close(ro);
+      Map<String, String> after = fingerprints(copy);
+      assertThat(changes(before, after))
+          .as(
+              rule(
+                  "10.14",
+                  "the files of the crash image (lock and diagnostic files aside) after a"
+                      + " read-only open and verify(): a read-only open changes nothing; "
+                      + ctx))
+          .isEmpty();
+      Store rw;
+      try {
+        rw = open(cfg);
+      } catch (RuntimeException e) {
+        throw engineThrew("10.14", "opening the crash image read-write; " + ctx, e);
+      }
+      run("10.14", () -> "verify() of the crash image opened read-write; " + ctx, rw::verify);
+      close(rw);
+    }
+  }
+
+  /** Copies the directory tree {@code from} to {@code to}, as a filesystem snapshot would. */
+  private static void copyTree(Path from, Path to) throws IOException {
+    try (Stream<Path> all = Files.walk(from)) {
+      for (Path p : all.toList()) {
+        Path target = to.resolve(from.relativize(p).toString());
+        if (Files.isDirectory(p)) {
+          Files.createDirectories(target);
+        } else if (Files.isRegularFile(p)) {
+          Files.copy(p, target, java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+        }
+      }
+    }
+  }
+
+  /**
+   * Each data file under {@code dir} (the lock files, the engine's included, and the diagnostic
+   * files left out), by path relative to it, with its size and SHA-256.
+   */
+  private Map<String, String> fingerprints(Path dir) throws IOException {
+    Map<String, String> out = new TreeMap<>();
+    try (Stream<Path> all = Files.walk(dir)) {
+      for (Path p : all.filter(Files::isRegularFile).toList()) {
+        String name = dir.relativize(p).toString().replace(java.io.File.separatorChar, '/');
+        if (p.getFileName().toString().equals(DirectoryLock.FILE_NAME)
+            || isDiagnosticFile(name)
+            || isLockFile(name)) {
+          continue;
+        }
+        java.security.MessageDigest sha;
+        try {
+          sha = java.security.MessageDigest.getInstance("SHA-256");
+        } catch (java.security.NoSuchAlgorithmException e) {
+          throw new IllegalStateException("every JVM has SHA-256", e);
+        }
+        out.put(name, Files.size(p) + " bytes, sha-256 " + hex(sha.digest(Files.readAllBytes(p))));
+      }
+    }
+    return out;
+  }
+
+  /** The files created, deleted or changed between two {@link #fingerprints}. */
+  private static List<String> changes(Map<String, String> before, Map<String, String> after) {
+    List<String> out = new ArrayList<>();
+    for (Map.Entry<String, String> e : before.entrySet()) {
+      String now = after.get(e.getKey());
+      if (now == null) {
+        out.add(e.getKey() + " deleted");
+      } else if (!now.equals(e.getValue())) {
+        out.add(e.getKey() + " changed from " + e.getValue() + " to " + now);
+      }
+    }
+    for (Map.Entry<String, String> e : after.entrySet()) {
+      if (!before.containsKey(e.getKey())) {
+        out.add(e.getKey() + " created (" + e.getValue() + ")");
+      }
+    }
+    return out;
+  }
+
+  /**
+   * 10.15: once the engine's background work fails ({@link StoreTck#failBackgroundWork}), the
+   * failure shows: {@code stats().health()} leaves OK within the kit's thread timeout (30 s at
+   * most) while the kit writes and syncs, with a problem text, and does not come back to OK; {@code
+   * verify()} throws a {@link StoreException} (as {@code AbstractStore}'s does for a store that is
+   * not healthy); the data written before reads back.
+   */
+  void required_r10_15_backgroundFailureIsVisible() {
+    Store s = open(Durability.BUFFERED);
+    Map<Integer, byte[]> written = new TreeMap<>();
+    SplittableRandom rnd = new SplittableRandom(seed(1015));
+    for (int i = 0; i < 100; i++) {
+      byte[] v = value(rnd, 1 + rnd.nextInt(300));
+      s.put(key(i), v);
+      written.put(i, v);
+    }
+    s.sync();
+    assertThat(s.stats().health())
+        .as(rule("10.15", "stats().health() before the background work was made to fail"))
+        .isEqualTo(StoreStats.Health.OK);
+    boolean failing = failBackgroundWork(s);
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        failing,
+        "[10.15] skipped: engine '"
+            + engine()
+            + "' has no background work the kit can fail (its TCK subclass does not override"
+            + " StoreTck.failBackgroundWork(Store))");
+    long wait = Math.min(threadTimeout().toNanos(), java.time.Duration.ofSeconds(30).toNanos());
+    long deadline = System.nanoTime() + wait;
+    long[] churned = {0};
+    StoreStats st = s.stats();
+    while (st.health() == StoreStats.Health.OK && System.nanoTime() < deadline) {
+      churn(s, rnd, churned);
+      st = s.stats();
+    }
+    StoreStats seen = st;
+    assertThat(seen.health())
+        .as(
+            rule(
+                "10.15",
+                "stats().health() within "
+                    + java.time.Duration.ofNanos(wait).toSeconds()
+                    + " s of failBackgroundWork, while "
+                    + churned[0]
+                    + " writes and syncs were made: a background failure the health never shows"
+                    + " is silent"))
+        .isNotEqualTo(StoreStats.Health.OK);
+    assertThat(seen.problem())
+        .as(rule("10.15", "the problem text of a " + seen.health() + " store says what failed"))
+        .isNotBlank();
+    assertThat(thrown(s::verify))
+        .as(
+            rule(
+                "10.15",
+                "verify() of a store whose stats() say "
+                    + seen.health()
+                    + " ("
+                    + seen.problem()
+                    + ") throws a StoreException, as AbstractStore's does: it must not pass"
+                    + " silently"))
+        .isInstanceOf(StoreException.class);
+    // The failure stays visible while the kit goes on writing: no flapping back to OK.
+    long until = System.nanoTime() + java.time.Duration.ofMillis(500).toNanos();
+    for (int round = 0; round < 20 || System.nanoTime() < until; round++) {
+      churn(s, rnd, churned);
+      StoreStats now = s.stats();
+      assertThat(now.health())
+          .as(
+              rule(
+                  "10.15",
+                  "stats().health() "
+                      + round
+                      + " rounds of writes after it said "
+                      + seen.health()
+                      + " ("
+                      + seen.problem()
+                      + "): nothing recovered, so it must not say OK again"))
+          .isNotEqualTo(StoreStats.Health.OK);
+    }
+    for (Map.Entry<Integer, byte[]> e : written.entrySet()) {
+      int i = e.getKey();
+      assertThat(
+              call(
+                  "10.15",
+                  () -> "get of key " + i + " written before the failure",
+                  () -> s.get(key(i))))
+          .as(
+              rule(
+                  "10.15",
+                  "key "
+                      + i
+                      + ", written before the background failure, reads back from the "
+                      + s.stats().health()
+                      + " store (reads go on)"))
+          .isEqualTo(e.getValue());
+    }
+  }
+
+  /**
+   * 10.15: one round of work for the background: 16 overwrites of 32 keys, then a sync. The first
+   * {@value #CHURN_BIG_WRITES} writes carry 16 KiB values (32 MiB of garbage: segments to seal and
+   * compact), later ones 100 bytes with a millisecond's pause after the round, so that waiting for
+   * a silent engine does not fill the disk. A write or sync the store refuses (StoreException: it
+   * failed, and must say so in its health, checked next) ends the round.
+   */
+  private static void churn(Store s, SplittableRandom rnd, long[] count) {
+    boolean big = count[0] < CHURN_BIG_WRITES;
+    try {
+      for (int i = 0; i < 16; i++) {
+        s.put(key(1000 + rnd.nextInt(32)), value(rnd, big ? 16 << 10 : 100));
+        count[0]++;
+      }
+      s.sync();
+      count[0]++;
+    } catch (StoreException refused) {
+      // A store failed until reopened refuses writes; its health must say so (checked next).
+    }
+    if (!big) {
+      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+    }
+  }
+
+  /** 10.15: how many of the kit's writes carry 16 KiB values. */
+  private static final long CHURN_BIG_WRITES = 2048;
 
   void required_r10_4_lockReleasedOnClose() {
     require("10.4", Feature.PERSISTENT);

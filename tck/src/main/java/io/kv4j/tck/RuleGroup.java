@@ -135,6 +135,14 @@ abstract class RuleGroup {
     return kit.isDiagnosticFile(fileName);
   }
 
+  boolean isLockFile(String fileName) {
+    return kit.isLockFile(fileName);
+  }
+
+  boolean failBackgroundWork(Store store) {
+    return kit.failBackgroundWork(store);
+  }
+
   List<String> childJvmOptions() {
     return kit.childJvmOptions();
   }

@@ -1,6 +1,7 @@
 package io.kv4j.tck;
 
 import io.kv4j.Durability;
+import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import java.nio.file.Path;
 
@@ -41,7 +42,8 @@ import java.nio.file.Path;
  * pass proves and what it does not.
  *
  * <p>The damage rules (group 12) need to know which files of the store directory are diagnostic
- * logs rather than data: override {@link #isDiagnosticFile(String)}.
+ * logs rather than data: override {@link #isDiagnosticFile(String)}. Rule 10.15 needs a way to make
+ * the engine's background work fail: override {@link #failBackgroundWork(Store)}.
  */
 public abstract class StoreTck extends TckBase
     implements Group01Basics.Tests,
@@ -113,6 +115,42 @@ public abstract class StoreTck extends TckBase
    */
   @Override
   protected boolean isDiagnosticFile(String fileName) {
+    return false;
+  }
+
+  /**
+   * Whether a file of the store directory holds locks and reader slots that every open writes,
+   * read-only opens included, and no data: LMDB's {@code lock.mdb} (its reader table), SQLite's
+   * {@code -shm} (the WAL index, where readers keep their read marks). Rule 10.14 checks that a
+   * read-only open changes no file of a crash image and does not count such a file; the lock file
+   * ({@code kv4j.lock}) and the diagnostic files ({@link #isDiagnosticFile(String)}) are exempt
+   * too. The damage rules still damage it.
+   *
+   * @param fileName the file's path relative to the store directory, with {@code /} between
+   *     directories
+   * @return false (the default): a read-only open writes no file but {@code kv4j.lock}
+   */
+  @Override
+  protected boolean isLockFile(String fileName) {
+    return false;
+  }
+
+  /**
+   * Makes the engine's background work (compaction, sealing, flushing, group commit...) fail from
+   * now on, the way an Error or an I/O failure inside that thread would; returns false when the
+   * engine has no background work the kit can fail, and the rule is then skipped with that reason.
+   * Engines override it in their TCK subclass, from their test tree.
+   *
+   * <p>Rule 10.15 calls it once, on a store it opened with {@code BUFFERED} and wrote to, then
+   * keeps writing and syncing until {@code stats().health()} leaves {@code OK}: the failure must
+   * become visible there and in {@code verify()}.
+   *
+   * @param store the store under test, as {@link io.kv4j.Stores#open} returned it
+   * @return whether the engine's background work now fails (false, the default: it has none the kit
+   *     can fail)
+   */
+  @Override
+  protected boolean failBackgroundWork(Store store) {
     return false;
   }
 }

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The state of one rule run and the engine's hooks: the temporary directory, the stores a rule
  * opened (closed after each rule), the engine's config and {@link TckEnvironment} with its
  * overrides, and the hooks an engine's test may override ({@code dataLivesInLocationFiles}, {@code
- * isDiagnosticFile}, {@code childJvmOptions}). The rules themselves are in the group classes
- * ({@code Group01Basics} ...), which reach this through {@link RuleGroup}.
+ * isDiagnosticFile}, {@code failBackgroundWork}, {@code childJvmOptions}). The rules themselves are
+ * in the group classes ({@code Group01Basics} ...), which reach this through {@link RuleGroup}.
  */
 @ExtendWith(TckReport.class)
 abstract class TckBase {
@@ -216,6 +216,16 @@ abstract class TckBase {
 
   /** See {@link StoreTck#isDiagnosticFile(String)}. */
   protected boolean isDiagnosticFile(String fileName) {
+    return false;
+  }
+
+  /** See {@link StoreTck#isLockFile(String)}. */
+  protected boolean isLockFile(String fileName) {
+    return false;
+  }
+
+  /** See {@link StoreTck#failBackgroundWork(Store)}. */
+  protected boolean failBackgroundWork(Store store) {
     return false;
   }
 

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
 
 import io.kv4j.Durability;
+import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.tck.ref.Defect;
+import io.kv4j.tck.ref.RefProvider;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -40,12 +42,18 @@ class BrokenEnginesTest {
           .option("defect", (defect == null ? Defect.NONE : Defect.valueOf(defect)).option())
           .build();
     }
+
+    @Override
+    protected boolean failBackgroundWork(Store store) {
+      return RefProvider.failBackgroundWork(store);
+    }
   }
 
   /**
    * The time limits shortened for the defects caught by a limit, so that proving it costs seconds:
    * the hang, stall or deadlock is certain, not a race; a tree broken by the unlocked index's race
-   * may make a lookup loop forever, so 8.8 fails in a minute rather than ten.
+   * may make a lookup loop forever, so 8.8 fails in a minute rather than ten; a silent background
+   * failure is waited for 5 s, not 30.
    */
   private static final Map<Defect, Map<String, String>> LIMITS =
       Map.of(
@@ -53,7 +61,8 @@ class BrokenEnginesTest {
           Defect.STALLED_WRITES, Map.of(TckEnvironment.THREAD_TIMEOUT, "5"),
           Defect.DEADLOCKED_WRITES,
               Map.of(TckEnvironment.THREAD_TIMEOUT, "5", TckEnvironment.RULE_TIMEOUT, "10"),
-          Defect.UNLOCKED_INDEX, Map.of(TckEnvironment.THREAD_TIMEOUT, "60"));
+          Defect.UNLOCKED_INDEX, Map.of(TckEnvironment.THREAD_TIMEOUT, "60"),
+          Defect.SILENT_BACKGROUND_FAILURE, Map.of(TckEnvironment.THREAD_TIMEOUT, "5"));
 
   /**
    * Each broken engine, the rule that must catch it, and a fragment its failure message must hold
@@ -316,6 +325,14 @@ class BrokenEnginesTest {
             Defect.VERIFY_SEES_WRITES_AS_DAMAGE,
             "required_r10_13_verifyDuringWritesRaisesNoFalseAlarm",
             List.of("verify() #", "StoreCorruptedException")),
+        Arguments.of(
+            Defect.CRASH_IMAGE_AS_DAMAGE,
+            R10_14,
+            List.of("crash image opened read-only", "StoreCorruptedException")),
+        Arguments.of(
+            Defect.SILENT_BACKGROUND_FAILURE,
+            R10_15,
+            List.of("within 5 s of failBackgroundWork", "is silent")),
         Arguments.of(Defect.REPLAYED_PUT, R19_1, HISTORY_DETAILS),
         Arguments.of(Defect.STALE_READ_CACHE, R19_1, HISTORY_DETAILS),
         Arguments.of(Defect.RACY_CONDITIONAL_WRITE, R19_2, HISTORY_DETAILS),
@@ -327,6 +344,8 @@ class BrokenEnginesTest {
   private static final String R12_7_DETAIL = "passed on a store whose file was damaged";
   private static final String R12_8 = "required_r12_8_lastRecordFlippedIsNoTornTail";
 
+  private static final String R10_14 = "required_r10_14_verifyOnACrashImageRaisesNoFalseAlarm";
+  private static final String R10_15 = "required_r10_15_backgroundFailureIsVisible";
   private static final String R19_1 = "required_r19_1_registersAreLinearizable";
   private static final String R19_2 = "required_r19_2_conditionalWritesAreLinearizable";
   private static final String R19_3 = "required_r19_3_batchesAreAtomicToSnapshotReads";
@@ -366,6 +385,10 @@ class BrokenEnginesTest {
             Defect.VERIFY_SEES_WRITES_AS_DAMAGE,
             "required_r10_13_verifyDuringWritesRaisesNoFalseAlarm",
             "StoreCorruptedException"),
+        // 10.14 and 10.15: certain, not a race (every crash image has an unclean log; the
+        // flusher's failure is injected), looped all the same to prove it.
+        Arguments.of(Defect.CRASH_IMAGE_AS_DAMAGE, R10_14, "StoreCorruptedException"),
+        Arguments.of(Defect.SILENT_BACKGROUND_FAILURE, R10_15, "is silent"),
         // Group 12's rules on a store's last record and on an open store: certain, not a race,
         // but each is looped as well, to prove it.
         Arguments.of(Defect.VERIFY_DOES_NOTHING, R12_7, R12_7_DETAIL),

@@ -275,7 +275,19 @@ public enum Defect {
    * write completed, until the key is written again: a stale read (19.1, which must catch it in
    * every run). One thread alone never sees it.
    */
-  STALE_READ_CACHE;
+  STALE_READ_CACHE,
+  /**
+   * {@code verify()} of a store opened read-only reports a log nobody closed cleanly as damaged:
+   * every crash image, which a read-write open recovers (its unfinished tail is no damage), is
+   * reported as {@code StoreCorruptedException} (10.14, which must catch it in every run).
+   */
+  CRASH_IMAGE_AS_DAMAGE,
+  /**
+   * The background flusher (BUFFERED) swallows its failure: the thread ends, nobody is told, and
+   * {@code stats().health()} stays OK while nothing is flushed any more (10.15, which must catch it
+   * in every run).
+   */
+  SILENT_BACKGROUND_FAILURE;
 
   /** The exit status of a JVM the {@link #HALTS_ON_HUGE_VALUE} engine killed. */
   public static final int HALT_STATUS = 71;

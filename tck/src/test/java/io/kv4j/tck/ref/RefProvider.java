@@ -151,6 +151,17 @@ public class RefProvider implements StoreProvider {
     return List.of(DEFECT);
   }
 
+  /**
+   * Makes the background flusher of a {@code ref} store fail from now on (for the kit's {@code
+   * StoreTck.failBackgroundWork}).
+   *
+   * @param store a store this provider opened
+   * @return whether it has a flusher (opened read-write with BUFFERED), now failing
+   */
+  public static boolean failBackgroundWork(Store store) {
+    return store instanceof RefStore r && r.failBackgroundWork();
+  }
+
   @Override
   public Store open(StoreConfig config) {
     return RefStore.open(config, Defect.of(config.get(DEFECT)), id, features);

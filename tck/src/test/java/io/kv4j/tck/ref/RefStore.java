@@ -87,7 +87,9 @@ import java.util.zip.CRC32C;
  * StoreCorruptedException} and changes nothing — damage is never mistaken for a torn tail. After a
  * crash (clean length -1) the first record that fails its check ends the log: a torn tail,
  * truncated by a read-write open. {@link #compact()} writes the live entries to {@code
- * data.log.compact} and renames it over the log.
+ * data.log.compact} and renames it over the log. With {@code BUFFERED}, a background flusher thread
+ * forces a log that grew every 100 ms; while its flushes fail the store is {@code DEGRADED} and
+ * {@link #verify()} throws {@link StoreIOException} (the kit's rule 10.15).
  */
 final class RefStore implements Store {
   static final String LOG = "data.log";
@@ -129,6 +131,23 @@ final class RefStore implements Store {
   private final List<RefKeyspace> handles = new ArrayList<>();
 
   private volatile boolean closed;
+
+  /**
+   * BUFFERED, read-write: the background flusher, which forces the log every {@link
+   * #FLUSH_INTERVAL_NANOS} when it grew; null otherwise.
+   */
+  private volatile Thread flusher;
+
+  /** Set by {@link RefProvider#failBackgroundWork}: every later background flush fails. */
+  private volatile boolean failBackground;
+
+  /** Why background flushes fail (the store is DEGRADED), or null while they work. */
+  private volatile IOException backgroundFailure;
+
+  /** How often the background flusher forces a log that grew (BUFFERED). */
+  private static final long FLUSH_INTERVAL_NANOS =
+      java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
+
   private final AtomicLong writes =
       new AtomicLong(); // for STALLED_WRITES, DEADLOCKED_WRITES, WRITE_FAILS
   private final List<RefSnapshot> snapshots = new ArrayList<>(); // guarded by cursors' monitor
@@ -311,6 +330,9 @@ final class RefStore implements Store {
         } else {
           s.recover();
           s.racyCount = s.map.size();
+        }
+        if (!readOnly && config.durability() == Durability.BUFFERED) {
+          s.startFlusher();
         }
         ok = true;
         return s;
@@ -1614,9 +1636,79 @@ final class RefStore implements Store {
     }
   }
 
-  /** Re-reads the log and checks its header and every record's checksum. */
+  /**
+   * Starts the background flusher: with BUFFERED, a log that grew is forced within {@link
+   * #FLUSH_INTERVAL_NANOS}, under the store's lock (compaction swaps the log under it).
+   */
+  private void startFlusher() {
+    Thread t = new Thread(this::flushLoop, "ref-flusher " + logFile);
+    t.setDaemon(true);
+    flusher = t;
+    t.start();
+  }
+
+  private void flushLoop() {
+    long flushed = -1;
+    while (!closed) {
+      LockSupport.parkNanos(this, FLUSH_INTERVAL_NANOS);
+      try {
+        synchronized (this) {
+          if (closed) {
+            return;
+          }
+          if (failBackground) {
+            throw new IOException("injected: the background flush of " + logFile + " failed");
+          }
+          long size = log.size();
+          if (size != flushed) {
+            log.force(false);
+            flushed = size;
+          }
+        }
+        backgroundFailure = null; // a flush worked: the store is healthy again
+      } catch (IOException | RuntimeException | Error e) {
+        if (defect == Defect.SILENT_BACKGROUND_FAILURE) {
+          return; // the bug: the thread ends, nobody is told, the health stays OK
+        }
+        // Retried at the next interval; meanwhile the store is DEGRADED and verify() says so.
+        backgroundFailure = e instanceof IOException io ? io : new IOException(e);
+      }
+    }
+  }
+
+  /** For {@link RefProvider#failBackgroundWork}: whether there is a flusher, now failing. */
+  boolean failBackgroundWork() {
+    if (flusher == null) {
+      return false;
+    }
+    failBackground = true;
+    return true;
+  }
+
+  /** What the health reports while background flushes fail, else null. */
+  private String backgroundProblem() {
+    IOException f = backgroundFailure;
+    return f == null ? null : "background flush fails and is retried: " + f.getMessage();
+  }
+
+  /**
+   * Re-reads the log and checks its header and every record's checksum; then throws {@link
+   * StoreIOException} while background flushes fail (the data is intact, the store not healthy).
+   */
   @Override
   public void verify() {
+    verifyLog();
+    IOException f = backgroundFailure;
+    if (f != null) {
+      throw new StoreIOException(
+          "engine 'ref': "
+              + backgroundProblem()
+              + " (the data checked is intact; the store is not healthy)",
+          f);
+    }
+  }
+
+  private void verifyLog() {
     if (defect == Defect.VERIFY_SEES_WRITES_AS_DAMAGE) {
       checkOpen();
       long before;
@@ -1676,8 +1768,18 @@ final class RefStore implements Store {
         throw new StoreCorruptedException(
             "engine 'ref': the header of " + logFile + " is damaged", logFile, 0);
       }
+      // A log opened read-only after a crash (no clean length) was not recovered: its records end
+      // at the last whole one, and what follows is an unfinished write, as the open took it.
+      boolean crashed = info.readOnly() && all.getLong(8) == DIRTY;
+      if (crashed && defect == Defect.CRASH_IMAGE_AS_DAMAGE) {
+        // The bug: a log nobody closed cleanly is reported damaged, though recovery opens it.
+        throw new StoreCorruptedException(
+            "engine 'ref': " + logFile + " was not closed cleanly: its tail may be damaged",
+            logFile,
+            size);
+      }
       long valid = replay(all, new TreeMap<>(map.comparator()), new TreeMap<>(), true);
-      if (valid != size) {
+      if (valid != size && !crashed) {
         throw new StoreCorruptedException(
             "engine 'ref': the record at offset "
                 + valid
@@ -1727,7 +1829,14 @@ final class RefStore implements Store {
           space != null
               ? space(space).size()
               : defect == Defect.RACY_KEY_COUNT ? racyCount : map.size();
-      return new StoreStats(count, true, log.size(), Map.of("open-cursors", open));
+      String problem = backgroundProblem();
+      return new StoreStats(
+          count,
+          true,
+          log.size(),
+          Map.of("open-cursors", open),
+          problem == null ? StoreStats.Health.OK : StoreStats.Health.DEGRADED,
+          problem);
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot size " + logFile, e);
     }
@@ -1850,6 +1959,9 @@ final class RefStore implements Store {
       return;
     }
     closed = true;
+    if (flusher != null) {
+      LockSupport.unpark(flusher); // it sees closed and ends
+    }
     handles.clear(); // they see the store closed
     synchronized (cursors) {
       snapshots.clear(); // their reads now throw StoreClosedException (closed is set)
