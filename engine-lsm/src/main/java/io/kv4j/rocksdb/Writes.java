@@ -102,8 +102,12 @@ final class Writes {
   static void write(RocksDbStore s, WriteBatch batch) {
     while (true) {
       Column[] columns = batch.namesKeyspaces() ? s.columns(batch) : null;
-      // The native batch is independent of the database: build it before taking any lock.
-      try (org.rocksdb.WriteBatch wb = NativeBatches.nativeBatch(batch, s.column, columns, s.dir)) {
+      // Built before taking any lock; it names column families by id, so once built it no longer
+      // reads their handles.
+      try (org.rocksdb.WriteBatch wb = build(s, batch, columns)) {
+        if (wb == null) {
+          continue; // one of its keyspaces was dropped meanwhile: ask for the columns again
+        }
         int unlocked = s.keyLocks.enterUnlocked();
         long[] stripes = unlocked >= 0 ? null : s.keyLocks.lock(batch, s.column.salt, columns);
         try {
@@ -118,6 +122,29 @@ final class Writes {
           }
         }
       }
+    }
+  }
+
+  /**
+   * The native batch for {@code batch}; null if one of its keyspaces was dropped meanwhile. RocksDB
+   * reads a column family's id through its native handle as each record is appended, so a batch
+   * that names a keyspace other than {@code default} is built inside the gate, after checking that
+   * no drop retired its columns: a drop frees a handle only after every call that entered the gate
+   * before it left (building outside, a drop racing the batch let RocksDB read a freed handle and
+   * crash the JVM).
+   */
+  private static org.rocksdb.WriteBatch build(RocksDbStore s, WriteBatch batch, Column[] columns) {
+    if (columns == null && s.column.id == 0) {
+      return NativeBatches.nativeBatch(batch, s.column, null, s.dir); // no handle is read
+    }
+    int l = s.enter();
+    try {
+      if (columns != null && anyDropped(columns)) {
+        return null;
+      }
+      return NativeBatches.nativeBatch(batch, s.column, columns, s.dir);
+    } finally {
+      s.gate.exit(l);
     }
   }
 

@@ -63,6 +63,11 @@ final class Group07Crashes extends RuleGroup {
     default void required_r7_6_syncAcknowledgesOnlyAfterASync() throws Exception {
       new Group07Crashes(this).required_r7_6_syncAcknowledgesOnlyAfterASync();
     }
+
+    @Test
+    default void required_r7_7_crashNeverLeavesHalfAKeyspaceBatch() throws Exception {
+      new Group07Crashes(this).required_r7_7_crashNeverLeavesHalfAKeyspaceBatch();
+    }
   }
 
   /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
@@ -90,7 +95,14 @@ final class Group07Crashes extends RuleGroup {
   void required_r7_3_crashNeverLeavesHalfABatch() throws Exception {
     require("7.3", Feature.PERSISTENT);
     require("7.3", Feature.ATOMIC_BATCH);
-    crashRounds("7.3", null, this::verifyBatchesWhole);
+    batchCrashRounds("7.3", false);
+  }
+
+  void required_r7_7_crashNeverLeavesHalfAKeyspaceBatch() throws Exception {
+    require("7.7", Feature.PERSISTENT);
+    require("7.7", Feature.ATOMIC_BATCH);
+    require("7.7", Feature.KEYSPACE_BATCH);
+    batchCrashRounds("7.7", true);
   }
 
   void required_r7_4_crashedStoreOpensAndKeepsNewWrites() throws Exception {
@@ -333,55 +345,6 @@ final class Group07Crashes extends RuleGroup {
     }
   }
 
-  /**
-   * 7.3: every batch, acknowledged or in flight, is all there (its eight puts with their values and
-   * its delete) or not at all.
-   */
-  private void verifyBatchesWhole(
-      String ruleId, StoreConfig cfg, long seed, long lastAck, String ctx) {
-    Store s = open(cfg);
-    for (long n = 0; n <= lastAck + 1; n++) {
-      if (!CrashWorker.isBatch(n, true)) {
-        continue;
-      }
-      int present = 0;
-      for (int i = 0; i < 8; i++) {
-        byte[] v = s.get(CrashWorker.batchKey(n, i));
-        if (v != null) {
-          assertThat(v)
-              .as(rule(ruleId, "batch " + n + " put b/" + n + "/" + i + " whole; " + ctx))
-              .isEqualTo(CrashWorker.value(seed, n));
-          present++;
-        }
-      }
-      assertThat(present)
-          .as(
-              rule(
-                  ruleId,
-                  "batch "
-                      + n
-                      + " must be all or nothing, found "
-                      + present
-                      + " of 8 keys; "
-                      + ctx))
-          .isIn(0, 8);
-      if (present == 8) {
-        assertThat(s.get(CrashWorker.putKey(n - 3)))
-            .as(
-                rule(
-                    ruleId,
-                    "batch "
-                        + n
-                        + "'s eight puts are there, so its delete of k/"
-                        + (n - 3)
-                        + " must be too (half a batch applied); "
-                        + ctx))
-            .isNull();
-      }
-    }
-    close(s);
-  }
-
   /** 7.4: the crashed store opens, takes puts, deletes and batches, and keeps them. */
   private void verifyUsableAfterCrash(
       String ruleId, StoreConfig cfg, long seed, long lastAck, String ctx) {
@@ -521,5 +484,248 @@ final class Group07Crashes extends RuleGroup {
         + OverwriteWorker.VALUE_LENGTH
         + " bytes, first differing from the acknowledged one at byte "
         + Arrays.mismatch(v, OverwriteWorker.value(seed, thread, acked));
+  }
+
+  /**
+   * Rules 7.3 and 7.7: rounds ({@code SYNC} and {@code BUFFERED} in turn) of a child JVM writing
+   * large batches ({@link BatchCrashWorker}: 64 puts of 16 KiB and 16 deletes each, spanning eight
+   * keyspaces for 7.7), killed with SIGKILL inside a batch: after a few batches, once it says
+   * {@code in n}, the kit waits a seeded fraction (25–75%) of the time the previous batch took,
+   * then kills it. Each batch must then be whole or absent, its deletes included, in every
+   * keyspace. Rounds go on until {@code max(6, 3 × crashRounds)} kills landed while the batch was
+   * in flight (its write had not returned), at most three times as many rounds: a batch too fast
+   * for the kill to land in it is not held against the engine, but it is not counted either.
+   */
+  private void batchCrashRounds(String id, boolean spaces) throws Exception {
+    long base = randomSeed();
+    int need = Math.max(6, 3 * env().crashRounds());
+    int inFlight = 0;
+    int round = 0;
+    for (; inFlight < need && round < 3 * need; round++) {
+      long seed = base + round;
+      Durability dr = round % 2 == 0 ? Durability.SYNC : Durability.BUFFERED;
+      SplittableRandom rnd = new SplittableRandom(seed);
+      long target = 3 + rnd.nextInt(5);
+      double fraction = 0.25 + 0.5 * rnd.nextDouble();
+      StoreConfig cfg = config(tempDir.resolve("batch-crash-" + round), dr);
+      long[] kill = runAndKillInBatch(id, cfg, seed, spaces, target, fraction);
+      long lastAck = kill[0];
+      if (lastAck < kill[1]) {
+        inFlight++;
+      }
+      String ctx =
+          dr
+              + " round "
+              + round
+              + ", seed "
+              + seed
+              + " (replay with -Dkv4j.tck.seed="
+              + base
+              + "), killed "
+              + kill[2] / 1000
+              + " us into batch "
+              + kill[1]
+              + ", last ack "
+              + lastAck;
+      System.out.printf(
+          "[%s] %s round %d: batch %d took %d us; killed %d us into batch %d, %s%n",
+          id,
+          dr,
+          round,
+          kill[1] - 1,
+          kill[3] / 1000,
+          kill[2] / 1000,
+          kill[1],
+          lastAck < kill[1] ? "before its write returned" : "after its write returned");
+      checkBatchesWhole(id, cfg, seed, spaces, lastAck, ctx);
+    }
+    System.out.printf(
+        "[%s] %d rounds, %d of them killed while a batch was in flight (%d wanted)%n",
+        id, round, inFlight, need);
+  }
+
+  /**
+   * Runs {@link BatchCrashWorker} and kills it inside batch {@code target} or a later one: when it
+   * says {@code in n}, after {@code fraction} of the previous batch's duration. Returns the last
+   * acknowledged batch, the batch the kill was aimed at, the delay and the previous batch's
+   * duration in nanoseconds.
+   */
+  private long[] runAndKillInBatch(
+      String id, StoreConfig cfg, long seed, boolean spaces, long target, double fraction)
+      throws Exception {
+    long lastAck = -1;
+    long lastTook = -1;
+    long aimedAt = -1;
+    long delay = 0;
+    long tookBefore = 0;
+    try (ChildProcess c =
+        child(
+            BatchCrashWorker.class,
+            cfg.toUri(),
+            Long.toString(seed),
+            spaces ? "keyspaces" : "plain")) {
+      Process p = c.process();
+      Thread watchdog =
+          new Thread(
+              () -> {
+                try {
+                  if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                    p.toHandle().destroyForcibly(); // keeps the pipes: its output stays readable
+                  }
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
+      watchdog.setDaemon(true);
+      watchdog.start();
+      try {
+        Duration lineWait = Duration.ofSeconds(180); // the watchdog's kill ends a hang first
+        for (String line = readLine(id, c, lineWait);
+            line != null;
+            line = readLine(id, c, lineWait)) {
+          String[] f = line.split(" ");
+          if (f[0].equals("ack")) {
+            lastAck = Long.parseLong(f[1]);
+            lastTook = Long.parseLong(f[2]);
+          } else if (f[0].equals("in") && aimedAt < 0) {
+            long n = Long.parseLong(f[1]);
+            if (n >= target && lastTook > 0) {
+              aimedAt = n;
+              tookBefore = lastTook;
+              delay = (long) (fraction * lastTook);
+              // The kill's moment inside the batch is the point of the rule, not a condition to
+              // wait for: a share of the time the previous batch took.
+              TimeUnit.NANOSECONDS.sleep(delay);
+              p.toHandle().destroyForcibly(); // SIGKILL, through the handle: the pipes stay open
+            }
+          }
+        }
+      } finally {
+        watchdog.interrupt();
+      }
+      if (aimedAt < 0) {
+        await(id, c, Duration.ofSeconds(30));
+        fail(
+            rule(
+                id,
+                "the child JVM stopped after "
+                    + lastAck
+                    + " acknowledged batches, before being killed; seed "
+                    + seed
+                    + "; "
+                    + c.describe()));
+      }
+    }
+    return new long[] {lastAck, aimedAt, delay, tookBefore};
+  }
+
+  /**
+   * After the kill: every acknowledged batch whole; the one in flight whole or absent; none later.
+   * Whole means its 64 puts with their values and its 16 deletes (of the first 16 keys of the batch
+   * two before it), each in its keyspace.
+   */
+  private void checkBatchesWhole(
+      String id, StoreConfig cfg, long seed, boolean spaces, long lastAck, String ctx) {
+    Store s = open(cfg);
+    Store[] in = new Store[BatchCrashWorker.KEYSPACES];
+    for (int k = 0; k < in.length; k++) {
+      String ks = BatchCrashWorker.keyspace(spaces, k);
+      in[k] = ks == null ? s : s.keyspace(ks);
+    }
+    int n = (int) lastAck + 3;
+    boolean[] applied = new boolean[n];
+    int lasting = BatchCrashWorker.PUTS - BatchCrashWorker.DELETES; // keys no later batch deletes
+    for (int m = 0; m < n; m++) {
+      int present = 0;
+      List<String> where = new ArrayList<>();
+      for (int i = BatchCrashWorker.DELETES; i < BatchCrashWorker.PUTS; i++) {
+        byte[] v = in[i % in.length].get(BatchCrashWorker.key(m, i));
+        if (v != null) {
+          assertThat(v)
+              .as(rule(id, "batch " + m + " put c/" + m + "/" + i + " whole; " + ctx))
+              .isEqualTo(BatchCrashWorker.value(seed, m, i));
+          present++;
+          String ks = BatchCrashWorker.keyspace(spaces, i);
+          if (!where.contains(ks == null ? "default" : ks)) {
+            where.add(ks == null ? "default" : ks);
+          }
+        }
+      }
+      if (present != 0 && present != lasting) {
+        fail(
+            rule(
+                id,
+                "batch "
+                    + m
+                    + " is half applied after kill -9: "
+                    + present
+                    + " of its "
+                    + lasting
+                    + " puts that no later batch deletes are there"
+                    + (spaces ? " (in keyspaces " + where + " only)" : "")
+                    + ", the others absent (half a batch applied); "
+                    + ctx));
+      }
+      applied[m] = present == lasting;
+      if (m <= lastAck && !applied[m]) {
+        fail(rule(id, "acknowledged batch " + m + " is absent after kill -9; " + ctx));
+      }
+      if (m == lastAck + 2 && applied[m]) {
+        fail(rule(id, "batch " + m + " was never written, yet its puts are there; " + ctx));
+      }
+    }
+    // The first keys of batch m: put by it, deleted by batch m + 2.
+    for (int m = 0; m < n; m++) {
+      boolean deletedLater = m + 2 < n && applied[m + 2];
+      boolean want = applied[m] && !deletedLater;
+      int wrong = 0;
+      for (int i = 0; i < BatchCrashWorker.DELETES; i++) {
+        byte[] v = in[i % in.length].get(BatchCrashWorker.key(m, i));
+        if (v != null) {
+          assertThat(v)
+              .as(rule(id, "batch " + m + " put c/" + m + "/" + i + " whole; " + ctx))
+              .isEqualTo(BatchCrashWorker.value(seed, m, i));
+        }
+        if ((v != null) != want) {
+          wrong++;
+        }
+      }
+      if (wrong == 0) {
+        continue;
+      }
+      if (!applied[m]) {
+        fail(
+            rule(
+                id,
+                "batch "
+                    + m
+                    + " is half applied after kill -9: its other puts are absent, but "
+                    + wrong
+                    + " of c/"
+                    + m
+                    + "/0.."
+                    + (BatchCrashWorker.DELETES - 1)
+                    + " are there (half a batch applied); "
+                    + ctx));
+      }
+      fail(
+          rule(
+              id,
+              "batch "
+                  + (m + 2)
+                  + "'s puts are "
+                  + (deletedLater ? "all there" : "absent")
+                  + ", but "
+                  + (deletedLater ? BatchCrashWorker.DELETES - wrong : wrong)
+                  + " of its "
+                  + BatchCrashWorker.DELETES
+                  + " deletes (of c/"
+                  + m
+                  + "/0.."
+                  + (BatchCrashWorker.DELETES - 1)
+                  + ") took effect (half a batch applied); "
+                  + ctx));
+    }
+    close(s);
   }
 }

@@ -114,6 +114,9 @@ class BrokenEnginesTest {
             Defect.HALF_DURABLE_BATCH,
             "required_r7_3_crashNeverLeavesHalfABatch",
             List.of("half a batch applied")),
+        Arguments.of(Defect.BATCH_AS_RECORDS, R7_3, List.of("half a batch applied")),
+        Arguments.of(
+            Defect.KEYSPACE_PARTS_LOGGED_APART, R7_7, List.of("in keyspaces", "half a batch")),
         Arguments.of(
             Defect.SHORT_LOG_AS_TORN_TAIL,
             "required_r12_1_fileTruncatedToHalf",
@@ -340,6 +343,8 @@ class BrokenEnginesTest {
         Arguments.of(Defect.LIVE_SNAPSHOT, R19_3, HISTORY_DETAILS));
   }
 
+  private static final String R7_3 = "required_r7_3_crashNeverLeavesHalfABatch";
+  private static final String R7_7 = "required_r7_7_crashNeverLeavesHalfAKeyspaceBatch";
   private static final String R12_7 = "required_r12_7_verifyReadsTheFilesOfAnOpenStore";
   private static final String R12_7_DETAIL = "passed on a store whose file was damaged";
   private static final String R12_8 = "required_r12_8_lastRecordFlippedIsNoTornTail";
@@ -389,6 +394,9 @@ class BrokenEnginesTest {
         // flusher's failure is injected), looped all the same to prove it.
         Arguments.of(Defect.CRASH_IMAGE_AS_DAMAGE, R10_14, "StoreCorruptedException"),
         Arguments.of(Defect.SILENT_BACKGROUND_FAILURE, R10_15, "is silent"),
+        // Crash atomicity: the kill is timed to land inside a large batch, round after round.
+        Arguments.of(Defect.BATCH_AS_RECORDS, R7_3, "half a batch applied"),
+        Arguments.of(Defect.KEYSPACE_PARTS_LOGGED_APART, R7_7, "half a batch applied"),
         // Group 12's rules on a store's last record and on an open store: certain, not a race,
         // but each is looped as well, to prove it.
         Arguments.of(Defect.VERIFY_DOES_NOTHING, R12_7, R12_7_DETAIL),

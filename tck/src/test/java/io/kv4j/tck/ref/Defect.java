@@ -144,6 +144,17 @@ public enum Defect {
    */
   HALF_DURABLE_BATCH,
   /**
+   * A batch is logged as one record per operation, each appended (and with SYNC synced) on its own:
+   * a kill between two of them leaves half a batch (7.3, whose kill is timed to land inside a large
+   * batch).
+   */
+  BATCH_AS_RECORDS,
+  /**
+   * A batch spanning keyspaces is logged as one record per keyspace, each appended on its own: a
+   * kill between two of them leaves the batch applied in some keyspaces only (7.7).
+   */
+  KEYSPACE_PARTS_LOGGED_APART,
+  /**
    * A put of a value over 8 MiB halts the JVM (exit 71), as a native allocator's abort would: the
    * kit's report must still name the rule that was running (9.2, run in a child JVM).
    */

@@ -545,6 +545,29 @@ final class RefStore implements Store {
           pending.write(record(deletes).array());
         }
       }
+      if (defect == Defect.BATCH_AS_RECORDS && ops.size() > 1) {
+        // The bug: one record per operation, each appended (and with SYNC synced) on its own.
+        for (int i = 0; i < ops.size(); i++) {
+          WriteBatch one = new WriteBatch();
+          copyOp(ops, i, one);
+          appendRecord(record(one));
+        }
+        return;
+      }
+      if (defect == Defect.KEYSPACE_PARTS_LOGGED_APART) {
+        // The bug: one record per keyspace the batch names, each appended on its own.
+        Map<String, WriteBatch> parts = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < ops.size(); i++) {
+          String ks = ops.keyspace(i);
+          copyOp(ops, i, parts.computeIfAbsent(ks == null ? "" : ks, x -> new WriteBatch()));
+        }
+        if (parts.size() > 1) {
+          for (WriteBatch part : parts.values()) {
+            appendRecord(record(part));
+          }
+          return;
+        }
+      }
       appendRecord(rec);
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot append to " + logFile, e);
