@@ -84,7 +84,7 @@ class VerifyTest {
   }
 
   @Test
-  void verifyAndGet_storeOfAnotherEngine_exit3NamingBothEnginesAndCreateNothing() throws Exception {
+  void verifyAndGet_storeOfAnotherEngine_exit7NamingBothEnginesAndCreateNothing() throws Exception {
     Path store = dir.resolve("hl");
     try (Store s = Stores.open("hashlog:" + store)) {
       s.put("k".getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8));
@@ -94,10 +94,10 @@ class VerifyTest {
       before = l.sorted().toList();
     }
     Cli.Run verify = Cli.inProcess("verify", "sqlite:" + store);
-    assertThat(verify.exit()).as("%s", verify).isEqualTo(ExitCode.CORRUPT);
+    assertThat(verify.exit()).as("%s", verify).isEqualTo(ExitCode.WRONG_ENGINE);
     assertThat(verify.err()).contains("'hashlog' store").contains("kv4j copy --from hashlog:");
     Cli.Run put = Cli.inProcess("put", "sqlite:" + store, "k2", "v2");
-    assertThat(put.exit()).as("%s", put).isEqualTo(ExitCode.CORRUPT);
+    assertThat(put.exit()).as("%s", put).isEqualTo(ExitCode.WRONG_ENGINE);
     try (var l = Files.list(store)) {
       assertThat(l.sorted().toList()).as("no sqlite file beside the hashlog one").isEqualTo(before);
     }
