@@ -108,6 +108,7 @@ final class HashLogStore extends AbstractStore {
         new Keyspaces(
             s.dir,
             config.readOnly(),
+            options.storage(),
             (name, sub) -> {
               StoreConfig c =
                   config.readOnly()

@@ -4,14 +4,12 @@ import io.kv4j.Store;
 import io.kv4j.StoreClosedException;
 import io.kv4j.StoreCorruptedException;
 import io.kv4j.StoreIOException;
-import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -53,18 +51,17 @@ final class Keyspaces {
     HashLogStore open(String name, Path dir);
   }
 
-  /** Test hook: runs in a drop after the rename (the drop is durable), before the deletion. */
-  static volatile Runnable droppedHook;
-
   private final Path storeDir;
   private final Path dir;
   private final boolean readOnly;
   private final Opener opener;
+  private final Storage storage;
   private final Map<String, HashLogStore> open = new TreeMap<>();
   private boolean closed;
 
-  Keyspaces(Path storeDir, boolean readOnly, Opener opener) {
+  Keyspaces(Path storeDir, boolean readOnly, Storage storage, Opener opener) {
     this.storeDir = storeDir;
+    this.storage = storage;
     this.dir = storeDir.resolve(DIR_NAME);
     this.readOnly = readOnly;
     this.opener = opener;
@@ -120,7 +117,7 @@ final class Keyspaces {
       if (n.startsWith(DROPPING) && validName(n.substring(DROPPING.length()))) {
         if (!readOnly) {
           deleteTree(p);
-          StoreDirectory.syncDirectory(dir);
+          storage.forceDirectory(dir);
         }
       } else if (!validName(n) || !Files.isDirectory(p)) {
         throw new StoreCorruptedException(
@@ -165,10 +162,10 @@ final class Keyspaces {
     if (!readOnly && !Files.isDirectory(sub)) {
       try {
         boolean fresh = !Files.isDirectory(dir);
-        Files.createDirectories(sub);
-        StoreDirectory.syncDirectory(dir);
+        storage.createDirectories(sub);
+        storage.forceDirectory(dir);
         if (fresh) {
-          StoreDirectory.syncDirectory(storeDir);
+          storage.forceDirectory(storeDir);
         }
       } catch (IOException e) {
         throw new StoreIOException(
@@ -203,19 +200,15 @@ final class Keyspaces {
     Path gone = dir.resolve(DROPPING + name);
     try {
       deleteTree(gone); // a leftover of an earlier drop whose deletion failed
-      Files.move(sub, gone, StandardCopyOption.ATOMIC_MOVE);
-      StoreDirectory.syncDirectory(dir);
+      storage.move(sub, gone);
+      storage.forceDirectory(dir);
     } catch (IOException | UncheckedIOException e) {
       throw new StoreIOException(
           "engine 'hashlog' at " + storeDir + ": cannot drop keyspace '" + name + "': " + e, e);
     }
-    Runnable hook = droppedHook;
-    if (hook != null) {
-      hook.run();
-    }
     try {
       deleteTree(gone);
-      StoreDirectory.syncDirectory(dir);
+      storage.forceDirectory(dir);
     } catch (IOException | UncheckedIOException e) {
       // Dropped durably (renamed); the next read-write open deletes the rest.
       HashLogStore.LOG.log(Level.WARNING, "hashlog: could not delete dropped " + gone, e);
@@ -233,14 +226,14 @@ final class Keyspaces {
       return;
     }
     Path into = target.resolve(DIR_NAME);
-    Files.createDirectory(into);
+    storage.createDirectories(into);
     for (String name : names) {
       Path t = into.resolve(name);
-      Files.createDirectory(t);
+      storage.createDirectories(t);
       get(name).doBackup(t);
-      StoreDirectory.syncDirectory(t);
+      storage.forceDirectory(t);
     }
-    StoreDirectory.syncDirectory(into);
+    storage.forceDirectory(into);
   }
 
   /** Syncs the open sub-stores (the closed ones have nothing unsynced). */
@@ -300,13 +293,13 @@ final class Keyspaces {
     }
   }
 
-  private static void deleteTree(Path p) throws IOException {
+  private void deleteTree(Path p) throws IOException {
     if (!Files.exists(p)) {
       return;
     }
     try (Stream<Path> s = Files.walk(p)) {
       for (Path q : (Iterable<Path>) s.sorted(Comparator.reverseOrder())::iterator) {
-        Files.deleteIfExists(q);
+        storage.deleteIfExists(q);
       }
     }
   }

@@ -49,6 +49,8 @@ final class FaultyStorage implements Storage {
   private volatile Consumer<String> trace;
   private volatile Runnable beforeEachCall;
   private volatile Runnable beforeFirstCopy;
+  private volatile String deletingUnder;
+  private volatile Runnable beforeDeleting;
 
   /** A file's durable content (shared by its names: hard links, a rename). */
   private static final class Node {
@@ -96,6 +98,15 @@ final class FaultyStorage implements Storage {
    */
   void beforeFirstCopy(Runnable r) {
     beforeFirstCopy = r;
+  }
+
+  /**
+   * Runs {@code r} once, before the first deletion of a path containing {@code fragment}, outside
+   * this storage's lock (a crash test blocks in it).
+   */
+  void beforeDeleting(String fragment, Runnable r) {
+    deletingUnder = fragment;
+    beforeDeleting = r;
   }
 
   private void called() {
@@ -203,6 +214,10 @@ final class FaultyStorage implements Storage {
   @Override
   public synchronized void move(Path from, Path to) throws IOException {
     called();
+    if (Files.isDirectory(from)) {
+      real.move(from, to); // directories (a keyspace dropped) are not modelled
+      return;
+    }
     countWrite(to);
     Node n = node(from);
     real.move(from, to);
@@ -211,10 +226,29 @@ final class FaultyStorage implements Storage {
   }
 
   @Override
-  public synchronized boolean deleteIfExists(Path file) throws IOException {
+  public boolean deleteIfExists(Path file) throws IOException {
+    String under = deletingUnder;
+    if (under != null && file.toString().contains(under)) {
+      Runnable r;
+      synchronized (this) {
+        r = beforeDeleting;
+        beforeDeleting = null;
+        deletingUnder = null;
+      }
+      if (r != null) {
+        r.run();
+      }
+    }
+    return delete0(file);
+  }
+
+  private synchronized boolean delete0(Path file) throws IOException {
     called();
     if (!Files.exists(file)) {
       return false;
+    }
+    if (Files.isDirectory(file)) {
+      return real.deleteIfExists(file); // directories are not modelled
     }
     node(file); // its durable content, should the deletion not be durable
     traced("delete", file);
@@ -314,6 +348,9 @@ final class FaultyStorage implements Storage {
     for (Map.Entry<Path, Dir> e : dirs.entrySet()) {
       if (!e.getKey().startsWith(r)) {
         continue;
+      }
+      if (!Files.isDirectory(e.getKey())) {
+        continue; // renamed or deleted (a dropped keyspace): not modelled
       }
       Path out = into.resolve(r.relativize(e.getKey()).toString());
       Files.createDirectories(out);

@@ -30,7 +30,8 @@ final class KeyspaceCrashChild {
     Durability d = Durability.valueOf(args[1]);
     PrintStream out =
         new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true);
-    try (Store s = TestStores.open(dir, d, "segment-size", "64KiB")) {
+    FaultyStorage storage = new FaultyStorage();
+    try (Store s = TestStores.open(dir, d, storage, "segment-size", "64KiB")) {
       if (args[2].equals("drop")) {
         Store gone = s.keyspace("gone");
         Store kept = s.keyspace("kept");
@@ -38,13 +39,15 @@ final class KeyspaceCrashChild {
           gone.put(key(i), value("gone", i));
           kept.put(key(i), value("kept", i));
         }
-        Keyspaces.droppedHook =
+        // After the drop's rename (and the directory's force), before its first deletion.
+        storage.beforeDeleting(
+            Keyspaces.DROPPING + "gone",
             () -> {
               out.println("renamed");
               while (true) {
                 java.util.concurrent.locks.LockSupport.park(); // until SIGKILL
               }
-            };
+            });
         s.dropKeyspace("gone");
         return;
       }
