@@ -1,6 +1,7 @@
 package com.example.app;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kv4j.Stores;
@@ -50,6 +51,9 @@ class ReadmeUseItTest {
 
   @TempDir Path dir;
 
+  /** The child Mavens' local repository, shared by the tests so that it is filled once. */
+  @TempDir static Path shared;
+
   /** The files of the README's project, by path, as the README shows them. */
   static Map<String, String> project() throws IOException {
     Map<String, String> files = new LinkedHashMap<>();
@@ -77,34 +81,72 @@ class ReadmeUseItTest {
 
   @Test
   void readmeProject_buildsAndRunsWithMavenOnThePath_unmodified() throws Exception {
+    Path data = dir.resolve("data");
+    ChildRun r =
+        maven(
+            project(),
+            // The README's run line, word for word after the options maven() adds.
+            "-q",
+            "compile",
+            "exec:java",
+            "-Dexec.args=hashlog:" + data);
+    assertTrue(
+        r.stdout().contains("user:1 = Ada\nuser:2\nuser:3\nreverse: user:3\nreverse: user:2\n"),
+        "the program's output: " + r);
+    assertTrue(Files.isDirectory(data), "the store at " + data);
+  }
+
+  /**
+   * The README's pom with the lmdb engine added, as its comment invites: {@code exec:java} ends
+   * without waiting for jnr-ffi's finalizer thread (which ignores interrupts), because the pom sets
+   * {@code cleanupDaemonThreads} to false. Without it exec:java warns that the thread "will linger"
+   * after waiting 15 s for it.
+   */
+  @Test
+  void readmePom_withLmdbAdded_execJavaDoesNotWaitForJnrFfisThread() throws Exception {
+    Map<String, String> files = new LinkedHashMap<>(project());
+    String hashlog =
+        "<dependency><groupId>io.kv4j</groupId><artifactId>kv4j-engine-hashlog</artifactId>"
+            + "</dependency>";
+    String pom = files.get("pom.xml");
+    assertTrue(pom.contains(hashlog), "the README's pom adds hashlog as: " + hashlog);
+    files.put(
+        "pom.xml",
+        pom.replace(
+            hashlog, hashlog + "\n    " + hashlog.replace("engine-hashlog", "engine-btree")));
+    Path data = dir.resolve("lmdb-data");
+    ChildRun r = maven(files, "compile", "exec:java", "-Dexec.args=lmdb:" + data);
+    assertTrue(r.stdout().contains("user:1 = Ada\n"), "the program's output: " + r);
+    assertFalse(
+        r.stdout().contains("will linger") || r.stdout().contains("was interrupted but is still"),
+        "exec:java waited for a thread of the program (cleanupDaemonThreads): " + r.stdout());
+  }
+
+  /**
+   * Writes {@code files} into a fresh project directory and runs the Maven on the PATH there with
+   * {@code args}, against this build's kv4j artifacts; fails with Maven's whole output unless it
+   * exits 0.
+   */
+  private ChildRun maven(Map<String, String> files, String... args) throws Exception {
     assumeCheckout();
     String mvn = onPath("mvn");
     Assumptions.assumeTrue(mvn != null, "no mvn on the PATH to build the README's project with");
-    Path project = dir.resolve("my-app");
-    for (Map.Entry<String, String> e : project().entrySet()) {
+    Path project = Files.createTempDirectory(dir, "my-app-");
+    for (Map.Entry<String, String> e : files.entrySet()) {
       Path p = project.resolve(e.getKey());
       Files.createDirectories(p.getParent());
       Files.writeString(p, e.getValue(), StandardCharsets.UTF_8);
     }
-    Path repo = dir.resolve("repo");
-    installThisBuild(repo);
-    Path settings = dir.resolve("settings.xml");
-    Files.writeString(settings, settings(buildRepository()), StandardCharsets.UTF_8);
-
-    Path data = dir.resolve("data");
+    Path repo = shared.resolve("repo");
+    Path settings = shared.resolve("settings.xml");
+    if (!Files.isDirectory(repo)) {
+      installThisBuild(repo);
+      Files.writeString(settings, settings(buildRepository()), StandardCharsets.UTF_8);
+    }
     List<String> command =
         new ArrayList<>(
-            List.of(
-                mvn,
-                "-B",
-                "-s",
-                settings.toString(),
-                "-Dmaven.repo.local=" + repo,
-                // The README's run line, word for word after the options above.
-                "-q",
-                "compile",
-                "exec:java",
-                "-Dexec.args=hashlog:" + data));
+            List.of(mvn, "-B", "-s", settings.toString(), "-Dmaven.repo.local=" + repo));
+    command.addAll(List.of(args));
     List<String> offline = new ArrayList<>(command);
     offline.addAll(1, List.of("-o", "-Daether.offline.protocols=file"));
     ChildRun r = ChildRun.run(offline, dir, project, Duration.ofSeconds(300));
@@ -123,10 +165,7 @@ class ReadmeUseItTest {
             + r
             + "\n--- its whole output:\n"
             + r.stdout());
-    assertTrue(
-        r.stdout().contains("user:1 = Ada\nuser:2\nuser:3\nreverse: user:3\nreverse: user:2\n"),
-        "the program's output: " + r);
-    assertTrue(Files.isDirectory(data), "the store at " + data);
+    return r;
   }
 
   private static void assumeCheckout() {
@@ -194,13 +233,16 @@ class ReadmeUseItTest {
         version,
         CHECKOUT.resolve("api/pom.xml"),
         Path.of(Stores.class.getProtectionDomain().getCodeSource().getLocation().toURI()));
-    Class<?> hashlog = Stores.provider("hashlog").getClass();
-    install(
-        repo,
-        "kv4j-engine-hashlog",
-        version,
-        CHECKOUT.resolve("engine-hashlog/pom.xml"),
-        Path.of(hashlog.getProtectionDomain().getCodeSource().getLocation().toURI()));
+    for (String[] engine :
+        new String[][] {{"hashlog", "engine-hashlog"}, {"lmdb", "engine-btree"}}) {
+      Class<?> provider = Stores.provider(engine[0]).getClass();
+      install(
+          repo,
+          "kv4j-" + engine[1],
+          version,
+          CHECKOUT.resolve(engine[1]).resolve("pom.xml"),
+          Path.of(provider.getProtectionDomain().getCodeSource().getLocation().toURI()));
+    }
   }
 
   private static String version() throws IOException {
