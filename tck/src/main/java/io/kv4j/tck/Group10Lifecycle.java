@@ -605,8 +605,9 @@ final class Group10Lifecycle extends RuleGroup {
         failing,
         "[10.15] skipped: engine '"
             + engine()
-            + "' has no background work the kit can fail (its TCK subclass does not override"
-            + " StoreTck.failBackgroundWork(Store))");
+            + "' has no background work the kit can fail: failBackgroundWork(Store) returned"
+            + " false (an engine with a compactor, flusher or sealer overrides"
+            + " StoreTck.failBackgroundWork in its TCK test to make it fail)");
     long wait = Math.min(threadTimeout().toNanos(), java.time.Duration.ofSeconds(30).toNanos());
     long deadline = System.nanoTime() + wait;
     long[] churned = {0};
