@@ -42,6 +42,11 @@ final class Group16Backup extends RuleGroup {
     default void required_r16_4_backupWithoutFeatureIsRefused() {
       new Group16Backup(this).required_r16_4_backupWithoutFeatureIsRefused();
     }
+
+    @Test
+    default void required_r16_5_backupIsOnePointInTimeAcrossKeyspaces() throws Exception {
+      new Group16Backup(this).required_r16_5_backupIsOnePointInTimeAcrossKeyspaces();
+    }
   }
 
   /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */
@@ -204,5 +209,115 @@ final class Group16Backup extends RuleGroup {
     assertThat(Files.exists(tempDir.resolve("b")))
         .as(rule("16.4", "a refused backup creates nothing"))
         .isFalse();
+  }
+
+  /** The keyspaces rule 16.5's batches span, and the one its other writer writes. */
+  private static final String[] SPACES = {"backup-a", "backup-b", "backup-c"};
+
+  /**
+   * 16.5: three backups taken while one thread writes batches setting a counter key to the same
+   * number in two keyspaces, and two other threads put without pause into the store's own keys and
+   * a third keyspace. Every backup must succeed and hold both keyspaces at one point in time: the
+   * two counters equal, and between the batches acknowledged before the backup started and those
+   * begun after it returned.
+   */
+  void required_r16_5_backupIsOnePointInTimeAcrossKeyspaces() throws Exception {
+    require("16.5", Feature.BACKUP);
+    require("16.5", Feature.KEYSPACE_BATCH);
+    Store s = open();
+    byte[] counterKey = b("counter");
+    Store third = s.keyspace(SPACES[2]); // exists before any backup: every copy must list it
+    third.put(key(0), counter(0));
+    AtomicLong acked = new AtomicLong(0); // the highest batch number whose write returned
+    AtomicBoolean stop = new AtomicBoolean();
+    int backups = 3;
+    long[][] window = new long[backups][2];
+    List<Throwable> errors =
+        runThreads(
+            "16.5",
+            4,
+            t -> {
+              if (t == 0) {
+                for (long i = 1; !stop.get() || i < 200; i++) {
+                  byte[] n = counter(i);
+                  WriteBatch b =
+                      new WriteBatch()
+                          .put(SPACES[0], counterKey, n)
+                          .put(SPACES[0], key(i % 64), n)
+                          .put(SPACES[1], key(i % 64), n)
+                          .put(SPACES[1], counterKey, n);
+                  s.write(b);
+                  acked.set(i);
+                }
+                return;
+              }
+              if (t < 3) {
+                Store into = t == 1 ? s : third;
+                for (long i = 0; !stop.get() || i < 200; i++) {
+                  into.put(key(i % 500), counter(i));
+                }
+                return;
+              }
+              try {
+                for (int k = 0; k < backups; k++) {
+                  long from = acked.get() + 100;
+                  while (acked.get() < from) {
+                    Thread.onSpinWait();
+                  }
+                  window[k][0] = acked.get();
+                  s.backup(tempDir.resolve("backup-spaces-" + k));
+                  window[k][1] = acked.get() + 1; // at most the batch in flight when it returned
+                }
+              } finally {
+                stop.set(true);
+              }
+            });
+    assertThat(errors)
+        .as(
+            rule(
+                "16.5",
+                "no thread failed: a backup() taken while other threads write succeeds, and the"
+                    + " writes go on"))
+        .isEmpty();
+    for (int k = 0; k < backups; k++) {
+      Path target = tempDir.resolve("backup-spaces-" + k);
+      Store copy = open(config(target, Durability.BUFFERED));
+      long a = count(copy.keyspace(SPACES[0]).get(counterKey));
+      long b = count(copy.keyspace(SPACES[1]).get(counterKey));
+      String where =
+          "backup #"
+              + (k + 1)
+              + " (started after batch "
+              + window[k][0]
+              + " was acknowledged, returned before batch "
+              + (window[k][1] + 1)
+              + " began)";
+      assertThat(b)
+          .as(
+              rule(
+                  "16.5",
+                  where
+                      + " holds counter "
+                      + a
+                      + " in '"
+                      + SPACES[0]
+                      + "' and "
+                      + b
+                      + " in '"
+                      + SPACES[1]
+                      + "', which every batch sets to the same number: the backup must be one"
+                      + " point in time across keyspaces"))
+          .isEqualTo(a);
+      assertThat(a)
+          .as(rule("16.5", where + " holds every batch acknowledged before it started"))
+          .isGreaterThanOrEqualTo(window[k][0]);
+      assertThat(a)
+          .as(rule("16.5", where + " holds no batch begun after it returned"))
+          .isLessThanOrEqualTo(window[k][1]);
+      assertThat(copy.keyspaces())
+          .as(rule("16.5", where + " lists the three keyspaces"))
+          .contains(SPACES);
+      close(copy);
+    }
   }
 }

@@ -256,6 +256,7 @@ class BrokenEnginesTest {
             Defect.BACKUP_WITHOUT_KEYSPACES,
             "required_r17_9_backupHoldsEveryKeyspace",
             List.of("the backup lists the store's keyspaces")),
+        Arguments.of(Defect.BACKUP_KEYSPACES_ONE_BY_ONE, R16_5, List.of(R16_5_DETAIL)),
         Arguments.of(
             Defect.COMPACT_FORGETS_KEYSPACES,
             "required_r17_2_keyspacesSurviveReopen",
@@ -345,6 +346,9 @@ class BrokenEnginesTest {
 
   private static final String R7_3 = "required_r7_3_crashNeverLeavesHalfABatch";
   private static final String R7_7 = "required_r7_7_crashNeverLeavesHalfAKeyspaceBatch";
+  private static final String R16_5 = "required_r16_5_backupIsOnePointInTimeAcrossKeyspaces";
+  private static final String R16_5_DETAIL =
+      "the backup must be one point in time across keyspaces";
   private static final String R12_7 = "required_r12_7_verifyReadsTheFilesOfAnOpenStore";
   private static final String R12_7_DETAIL = "passed on a store whose file was damaged";
   private static final String R12_8 = "required_r12_8_lastRecordFlippedIsNoTornTail";
@@ -397,6 +401,9 @@ class BrokenEnginesTest {
         // Crash atomicity: the kill is timed to land inside a large batch, round after round.
         Arguments.of(Defect.BATCH_AS_RECORDS, R7_3, "half a batch applied"),
         Arguments.of(Defect.KEYSPACE_PARTS_LOGGED_APART, R7_7, "half a batch applied"),
+        // A backup taken keyspace by keyspace while batches span them: caught when the copy's
+        // counters differ (20 ms between its keyspaces, two gaps in each of three backups).
+        Arguments.of(Defect.BACKUP_KEYSPACES_ONE_BY_ONE, R16_5, R16_5_DETAIL),
         // Group 12's rules on a store's last record and on an open store: certain, not a race,
         // but each is looped as well, to prove it.
         Arguments.of(Defect.VERIFY_DOES_NOTHING, R12_7, R12_7_DETAIL),

@@ -180,6 +180,12 @@ public enum Defect {
    * is looked at: a bad value in a later keyspace leaves the earlier ones applied (17.6).
    */
   KEYSPACE_BY_KEYSPACE_BATCH,
+  /**
+   * A backup copies the store's own keys, then each keyspace in turn, taking the store's lock for
+   * each copy only: batches spanning keyspaces written in between are in some keyspaces of the copy
+   * and not others (16.5).
+   */
+  BACKUP_KEYSPACES_ONE_BY_ONE,
   /** A backup holds the store's own keys only, no keyspace (17.9). */
   BACKUP_WITHOUT_KEYSPACES,
   /**

@@ -1532,6 +1532,10 @@ final class RefStore implements Store {
         }
       }
       Files.createDirectories(dest);
+      if (defect == Defect.BACKUP_KEYSPACES_ONE_BY_ONE) {
+        backupKeyspacesOneByOne(own, dest);
+        return;
+      }
       synchronized (this) {
         checkOpen();
         Path identity = own.resolve(StoreDirectory.IDENTITY_FILE);
@@ -1565,6 +1569,36 @@ final class RefStore implements Store {
     } catch (IOException e) {
       throw new StoreIOException("engine 'ref': cannot back up to " + dest, e);
     }
+  }
+
+  /**
+   * The bug of {@link Defect#BACKUP_KEYSPACES_ONE_BY_ONE}: the store's own keys, then each
+   * keyspace, each copied under the lock on its own, with writers let in between.
+   */
+  private void backupKeyspacesOneByOne(Path own, Path dest) throws IOException {
+    TreeMap<byte[], byte[]> keys;
+    List<String> names;
+    synchronized (this) {
+      checkOpen();
+      Path identity = own.resolve(StoreDirectory.IDENTITY_FILE);
+      if (Files.exists(identity)) {
+        Files.copy(identity, dest.resolve(StoreDirectory.IDENTITY_FILE));
+      }
+      keys = new TreeMap<>(map);
+      names = new ArrayList<>(liveSpaces().keySet());
+    }
+    TreeMap<String, TreeMap<byte[], byte[]>> spaces = new TreeMap<>();
+    for (String name : names) {
+      LockSupport.parkNanos(20_000_000); // as a copy of the previous keyspace's files would take
+      synchronized (this) {
+        TreeMap<byte[], byte[]> m = named.get(name);
+        if (m != null) {
+          spaces.put(name, new TreeMap<>(m));
+        }
+      }
+    }
+    writeLog(dest.resolve(LOG), keys, spaces);
+    StoreDirectory.syncDirectory(dest);
   }
 
   @Override
