@@ -1,9 +1,22 @@
 package io.kv4j.rocksdb;
 
 import io.kv4j.Durability;
+import io.kv4j.Store;
 import io.kv4j.StoreConfig;
+import io.kv4j.StoreException;
 import io.kv4j.tck.StoreTck;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.HashSet;
+import java.util.Random;
+import java.util.Set;
+import java.util.stream.Stream;
 
 /** The whole kv4j compatibility kit against the rocksdb engine with its default options. */
 class RocksDbTckTest extends StoreTck {
@@ -16,5 +29,67 @@ class RocksDbTckTest extends StoreTck {
   @Override
   protected boolean isDiagnosticFile(String fileName) {
     return fileName.equals("LOG") || fileName.startsWith("LOG.old.");
+  }
+
+  /**
+   * Makes RocksDB's own compaction fail on real damage, as {@code RocksDbBackgroundErrorTest} does,
+   * away from the kit's keys: 2,000 keys written to a keyspace of their own are compacted into a
+   * table file of that keyspace alone, 16 bytes of its data blocks are inverted, and a second
+   * compaction reads them and fails on the block checksum (RocksDB reports it as a background
+   * error; the {@code compact()} call's own exception is expected and dropped). The kit's keys live
+   * in the store's own column family, never read from the damaged file.
+   */
+  @Override
+  protected boolean failBackgroundWork(Store store) {
+    RocksDbStore s = (RocksDbStore) store;
+    try {
+      Store ks = store.keyspace("tck-background-damage");
+      Random r = new Random(1015);
+      byte[] v = new byte[200];
+      for (int i = 0; i < 2_000; i++) {
+        r.nextBytes(v);
+        ks.put(("d" + i).getBytes(StandardCharsets.UTF_8), v);
+      }
+      Set<Path> before = tables(s.dir);
+      ks.compact(); // flushes the keyspace's memtable into a table file of its own
+      Set<Path> made = tables(s.dir);
+      made.removeAll(before);
+      if (made.isEmpty()) {
+        throw new AssertionError("compact() made no table file of the keyspace in " + s.dir);
+      }
+      for (Path table : made) {
+        invertDataBytes(table);
+      }
+      try {
+        ks.compact(); // rewrites the bottommost file: reads the damaged block
+      } catch (StoreException expected) {
+        // the same failure, seen by the caller of compact(); the rule checks the health
+      }
+      return true;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static Set<Path> tables(Path dir) throws IOException {
+    try (Stream<Path> files = Files.list(dir)) {
+      return new HashSet<>(files.filter(p -> p.getFileName().toString().endsWith(".sst")).toList());
+    }
+  }
+
+  /** Inverts 16 bytes a third into a table file: inside its data blocks. */
+  private static void invertDataBytes(Path table) throws IOException {
+    try (FileChannel ch =
+        FileChannel.open(table, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      long at = ch.size() / 3;
+      ByteBuffer b = ByteBuffer.allocate(16);
+      ch.read(b, at);
+      b.flip();
+      for (int i = 0; i < b.limit(); i++) {
+        b.put(i, (byte) ~b.get(i));
+      }
+      ch.write(b, at);
+      ch.force(false);
+    }
   }
 }
