@@ -73,6 +73,14 @@ final class RocksDbStore extends AbstractStore {
   final ReadOptions readOptions;
   final WriteOptions writeOptions;
   final CallGate gate;
+
+  /**
+   * Run by a conditional write on this store between its compare and its write, holding its stripe;
+   * null except in tests that race a plain write against that moment (per store, so no other store
+   * in the JVM ever runs it).
+   */
+  volatile Runnable betweenReadAndWrite;
+
   final Set<RocksDbCursor> liveCursors;
   final Set<RocksDbSnapshot> liveSnapshots;
   final KeyLocks keyLocks;

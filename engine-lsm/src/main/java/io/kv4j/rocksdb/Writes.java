@@ -20,12 +20,6 @@ import org.rocksdb.RocksDBException;
 final class Writes {
   private Writes() {}
 
-  /**
-   * Run by a conditional write between its compare and its write, holding its stripe; null except
-   * in tests that race a plain write against that moment.
-   */
-  static volatile Runnable betweenReadAndWrite;
-
   /*
    * Plain writes go without stripes unless a conditional write is running (KeyLocks: the
    * handshake); then they take the stripe of each key, so that a conditional write's read and
@@ -356,7 +350,7 @@ final class Writes {
         if (expected == null ? current != null : !Arrays.equals(current, expected)) {
           return false;
         }
-        Runnable pause = betweenReadAndWrite;
+        Runnable pause = s.betweenReadAndWrite;
         if (pause != null) {
           pause.run();
         }

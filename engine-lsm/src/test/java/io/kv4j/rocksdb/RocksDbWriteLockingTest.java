@@ -114,7 +114,7 @@ class RocksDbWriteLockingTest {
         CountDownLatch resume = new CountDownLatch(1);
         AtomicReference<Boolean> answer = new AtomicReference<>();
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
-        Writes.betweenReadAndWrite =
+        s.betweenReadAndWrite =
             () -> {
               paused.countDown();
               try {
@@ -142,7 +142,7 @@ class RocksDbWriteLockingTest {
               .isEqualTo(b("v0"));
         } finally {
           resume.countDown();
-          Writes.betweenReadAndWrite = null;
+          s.betweenReadAndWrite = null;
         }
         cas.join(DEADLINE.toMillis());
         w.join(DEADLINE.toMillis());
