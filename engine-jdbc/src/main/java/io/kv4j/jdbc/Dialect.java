@@ -42,6 +42,13 @@ abstract class Dialect {
   /** Whether DDL runs inside transactions (PostgreSQL) rather than committing on its own. */
   abstract boolean transactionalDdl();
 
+  /**
+   * Whether a {@code DELETE} of an absent key locks that key until the commit, so that no other
+   * session can insert it meanwhile: InnoDB's gap lock does; PostgreSQL locks only rows that exist.
+   * Where it does not, a batch's deletes first insert the key (see {@link TableWrites#apply}).
+   */
+  abstract boolean deleteLocksAbsentKey();
+
   /** Quotes an identifier. */
   abstract String quote(String identifier);
 

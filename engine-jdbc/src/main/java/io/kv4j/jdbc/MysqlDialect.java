@@ -88,6 +88,11 @@ final class MysqlDialect extends Dialect {
 
   /** Every DDL statement commits implicitly (and the open transaction before it). */
   @Override
+  boolean deleteLocksAbsentKey() {
+    return true; // InnoDB locks the gap where an absent key would be, at REPEATABLE READ
+  }
+
+  @Override
   boolean transactionalDdl() {
     return false;
   }

@@ -78,6 +78,11 @@ final class PostgresDialect extends Dialect {
   }
 
   @Override
+  boolean deleteLocksAbsentKey() {
+    return false; // row locks only: a DELETE that finds no row locks nothing
+  }
+
+  @Override
   boolean transactionalDdl() {
     return true;
   }
