@@ -12,16 +12,11 @@ import io.kv4j.StoreStats;
 import io.kv4j.StoreStats.Health;
 import io.kv4j.Stores;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.rocksdb.BackgroundErrorReason;
@@ -58,28 +53,6 @@ class RocksDbBackgroundErrorTest {
     }
   }
 
-  private static List<Path> tables(Path dir) throws IOException {
-    try (Stream<Path> files = Files.list(dir)) {
-      return files.filter(p -> p.getFileName().toString().endsWith(".sst")).sorted().toList();
-    }
-  }
-
-  /** Inverts 16 bytes a third into the file: inside its data blocks, before index and footer. */
-  private static void flipDataBytes(Path table) throws IOException {
-    try (FileChannel ch =
-        FileChannel.open(table, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      long at = ch.size() / 3;
-      ByteBuffer b = ByteBuffer.allocate(16);
-      ch.read(b, at);
-      b.flip();
-      for (int i = 0; i < b.limit(); i++) {
-        b.put(i, (byte) ~b.get(i));
-      }
-      ch.write(b, at);
-      ch.force(false);
-    }
-  }
-
   /**
    * Builds a store of at least three table files over the same keys (automatic compaction held back
    * until reopen), reopens it with compaction due at four files, and damages one of the three live
@@ -92,11 +65,11 @@ class RocksDbBackgroundErrorTest {
         s.sync();
       }
     } // close flushes what the memtable still holds
-    List<Path> before = tables(dir);
+    List<Path> before = TableFiles.list(dir);
     assertThat(before.size()).as("table files %s", before).isGreaterThanOrEqualTo(3);
     Store s = Stores.open(config(dir, before.size() + 1));
     assertThat(s.stats().health()).isEqualTo(Health.OK);
-    flipDataBytes(before.get(before.size() / 2));
+    TableFiles.invertDataBytes(before.get(before.size() / 2));
     return s;
   }
 

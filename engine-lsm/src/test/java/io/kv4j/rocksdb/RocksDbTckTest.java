@@ -7,16 +7,11 @@ import io.kv4j.StoreException;
 import io.kv4j.tck.StoreTck;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.HashSet;
 import java.util.Random;
 import java.util.Set;
-import java.util.stream.Stream;
 
 /** The whole kv4j compatibility kit against the rocksdb engine with its default options. */
 class RocksDbTckTest extends StoreTck {
@@ -50,15 +45,15 @@ class RocksDbTckTest extends StoreTck {
         r.nextBytes(v);
         ks.put(("d" + i).getBytes(StandardCharsets.UTF_8), v);
       }
-      Set<Path> before = tables(s.dir);
+      Set<Path> before = new HashSet<>(TableFiles.list(s.dir));
       ks.compact(); // flushes the keyspace's memtable into a table file of its own
-      Set<Path> made = tables(s.dir);
+      Set<Path> made = new HashSet<>(TableFiles.list(s.dir));
       made.removeAll(before);
       if (made.isEmpty()) {
         throw new AssertionError("compact() made no table file of the keyspace in " + s.dir);
       }
       for (Path table : made) {
-        invertDataBytes(table);
+        TableFiles.invertDataBytes(table);
       }
       try {
         ks.compact(); // rewrites the bottommost file: reads the damaged block
@@ -68,28 +63,6 @@ class RocksDbTckTest extends StoreTck {
       return true;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
-    }
-  }
-
-  private static Set<Path> tables(Path dir) throws IOException {
-    try (Stream<Path> files = Files.list(dir)) {
-      return new HashSet<>(files.filter(p -> p.getFileName().toString().endsWith(".sst")).toList());
-    }
-  }
-
-  /** Inverts 16 bytes a third into a table file: inside its data blocks. */
-  private static void invertDataBytes(Path table) throws IOException {
-    try (FileChannel ch =
-        FileChannel.open(table, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      long at = ch.size() / 3;
-      ByteBuffer b = ByteBuffer.allocate(16);
-      ch.read(b, at);
-      b.flip();
-      for (int i = 0; i < b.limit(); i++) {
-        b.put(i, (byte) ~b.get(i));
-      }
-      ch.write(b, at);
-      ch.force(false);
     }
   }
 }
