@@ -463,11 +463,7 @@ final class Group10Lifecycle extends RuleGroup {
    */
   void required_r10_14_verifyOnACrashImageRaisesNoFalseAlarm() throws Exception {
     require("10.14", Feature.PERSISTENT);
-    org.junit.jupiter.api.Assumptions.assumeTrue(
-        dataLivesInLocationFiles(),
-        "[10.14] skipped: engine '"
-            + engine()
-            + "' keeps its data on a server, not in files under the location");
+    requireDataInLocationFiles("10.14");
     Group07Crashes crashes = new Group07Crashes(kit);
     long base = randomSeed();
     for (int round = 0; round < env().crashRounds(); round++) {
@@ -751,11 +747,7 @@ final class Group10Lifecycle extends RuleGroup {
 
   void required_r10_7_corruptLocationIsReported() throws IOException {
     require("10.7", Feature.PERSISTENT);
-    org.junit.jupiter.api.Assumptions.assumeTrue(
-        dataLivesInLocationFiles(),
-        "[10.7] skipped: engine '"
-            + engine()
-            + "' keeps its data on a server, not in files under the location");
+    requireDataInLocationFiles("10.7");
     Store s = open();
     for (int i = 0; i < 100; i++) {
       s.put(key(i), b("value " + i));

@@ -135,13 +135,7 @@ final class Group12Damage extends RuleGroup {
   void required_r12_7_verifyReadsTheFilesOfAnOpenStore() throws Exception {
     String id = "12.7";
     require(id, Feature.PERSISTENT);
-    Assumptions.assumeTrue(
-        dataLivesInLocationFiles(),
-        "["
-            + id
-            + "] skipped: engine '"
-            + engine()
-            + "' keeps its data on a server, not in files under the location");
+    requireDataInLocationFiles(id);
     long seed = seed(DEFAULT_SEED);
     String seedNote = "data set seed " + seed + " (replay with -Dkv4j.tck.seed=" + seed + ")";
     Path location = tempDir.resolve("open-store");
@@ -276,13 +270,7 @@ final class Group12Damage extends RuleGroup {
 
   private void damageRule(String id, Damage damage) throws Exception {
     require(id, Feature.PERSISTENT);
-    Assumptions.assumeTrue(
-        dataLivesInLocationFiles(),
-        "["
-            + id
-            + "] skipped: engine '"
-            + engine()
-            + "' keeps its data on a server, not in files under the location");
+    requireDataInLocationFiles(id);
     long seed = seed(DEFAULT_SEED);
     String seedNote = "data set seed " + seed + " (replay with -Dkv4j.tck.seed=" + seed + ")";
     Path pristine = tempDir.resolve("pristine");

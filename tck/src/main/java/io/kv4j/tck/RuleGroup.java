@@ -79,6 +79,17 @@ abstract class RuleGroup {
     kit.require(rule, f);
   }
 
+  /** Skips the rule, saying why, for an engine whose data lives on a server, not in files. */
+  void requireDataInLocationFiles(String rule) {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        dataLivesInLocationFiles(),
+        "["
+            + rule
+            + "] skipped: engine '"
+            + engine()
+            + "' keeps its data on a server, not in files under the location");
+  }
+
   Store open() {
     return kit.open();
   }
