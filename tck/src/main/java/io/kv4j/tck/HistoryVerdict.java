@@ -15,7 +15,7 @@ public final class HistoryVerdict {
   private final int partitions;
   private final long elapsedNanos;
   private final String explanation;
-  private long largestSearch;
+  private final long largestSearch;
 
   private HistoryVerdict(
       boolean decided,
@@ -23,31 +23,30 @@ public final class HistoryVerdict {
       int operations,
       int partitions,
       long elapsedNanos,
-      String explanation) {
+      String explanation,
+      long largestSearch) {
     this.decided = decided;
     this.linearizable = linearizable;
     this.operations = operations;
     this.partitions = partitions;
     this.elapsedNanos = elapsedNanos;
     this.explanation = explanation;
+    this.largestSearch = largestSearch;
   }
 
-  static HistoryVerdict linearizable(int ops, int partitions, long nanos, String text) {
-    return new HistoryVerdict(true, true, ops, partitions, nanos, text);
+  static HistoryVerdict linearizable(
+      int ops, int partitions, long nanos, String text, long largestSearch) {
+    return new HistoryVerdict(true, true, ops, partitions, nanos, text, largestSearch);
   }
 
-  static HistoryVerdict notLinearizable(int ops, int partitions, long nanos, String text) {
-    return new HistoryVerdict(true, false, ops, partitions, nanos, text);
+  static HistoryVerdict notLinearizable(
+      int ops, int partitions, long nanos, String text, long largestSearch) {
+    return new HistoryVerdict(true, false, ops, partitions, nanos, text, largestSearch);
   }
 
-  static HistoryVerdict undecided(int ops, int partitions, long nanos, String text) {
-    return new HistoryVerdict(false, false, ops, partitions, nanos, text);
-  }
-
-  /** Sets the largest search's size (configurations in one partition's memo); returns this. */
-  HistoryVerdict largestSearch(long configurations) {
-    this.largestSearch = configurations;
-    return this;
+  static HistoryVerdict undecided(
+      int ops, int partitions, long nanos, String text, long largestSearch) {
+    return new HistoryVerdict(false, false, ops, partitions, nanos, text, largestSearch);
   }
 
   /**

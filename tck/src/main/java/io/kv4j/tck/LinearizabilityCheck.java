@@ -153,47 +153,47 @@ final class LinearizabilityCheck {
       searched = Math.max(searched, c.configurations);
       if (o == Outcome.UNDECIDED) {
         return HistoryVerdict.undecided(
-                all.size(),
-                byRoot.size(),
-                System.nanoTime() - began,
-                "could not decide in "
-                    + budget.toMillis()
-                    + " ms whether the history of "
-                    + all.size()
-                    + " operations is linearizable: partition "
-                    + partition
-                    + " of "
-                    + byRoot.size()
-                    + " ("
-                    + Timeline.keys(keys)
-                    + ", "
-                    + p.getValue().size()
-                    + " operations) was still undecided after "
-                    + c.configurations
-                    + " configurations (make the history shorter, or give the check more time)")
-            .largestSearch(searched);
-      }
-      if (o == Outcome.NOT_LINEARIZABLE) {
-        return c.explainFailure(all.size(), byRoot.size(), partition, start, began, deadline)
-            .largestSearch(searched);
-      }
-    }
-    return HistoryVerdict.linearizable(
             all.size(),
             byRoot.size(),
             System.nanoTime() - began,
-            "linearizable: "
+            "could not decide in "
+                + budget.toMillis()
+                + " ms whether the history of "
                 + all.size()
-                + " operations in "
+                + " operations is linearizable: partition "
+                + partition
+                + " of "
                 + byRoot.size()
-                + " independent partitions (the largest "
-                + largest
-                + " operations), decided in "
-                + (System.nanoTime() - began) / 1_000_000
-                + " ms (the largest search "
-                + searched
-                + " configurations)")
-        .largestSearch(searched);
+                + " ("
+                + Timeline.keys(keys)
+                + ", "
+                + p.getValue().size()
+                + " operations) was still undecided after "
+                + c.configurations
+                + " configurations (make the history shorter, or give the check more time)",
+            searched);
+      }
+      if (o == Outcome.NOT_LINEARIZABLE) {
+        return c.explainFailure(
+            all.size(), byRoot.size(), partition, start, began, deadline, searched);
+      }
+    }
+    return HistoryVerdict.linearizable(
+        all.size(),
+        byRoot.size(),
+        System.nanoTime() - began,
+        "linearizable: "
+            + all.size()
+            + " operations in "
+            + byRoot.size()
+            + " independent partitions (the largest "
+            + largest
+            + " operations), decided in "
+            + (System.nanoTime() - began) / 1_000_000
+            + " ms (the largest search "
+            + searched
+            + " configurations)",
+        searched);
   }
 
   private static List<Operation.Cell> cells(Operation o) {
@@ -213,7 +213,13 @@ final class LinearizabilityCheck {
 
   /** The verdict for this partition, which cannot be linearized: its shortest failing prefix. */
   private HistoryVerdict explainFailure(
-      int total, int partitions, int partition, long start, long began, long deadline) {
+      int total,
+      int partitions,
+      int partition,
+      long start,
+      long began,
+      long deadline,
+      long searched) {
     List<Integer> returns = new ArrayList<>();
     for (int e = 0; e < eventOp.length; e++) {
       if (!eventCall[e]) {
@@ -275,7 +281,8 @@ final class LinearizabilityCheck {
             + culprit.id()
             + " its answer.\n"
             + Timeline.render(prefix, ops, culprit, pending, start);
-    return HistoryVerdict.notLinearizable(total, partitions, System.nanoTime() - began, text);
+    return HistoryVerdict.notLinearizable(
+        total, partitions, System.nanoTime() - began, text, searched);
   }
 
   /** One call or return in the search's list. */
