@@ -10,8 +10,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The child JVM of rules 7.3 and 7.7: writes large batches one after another until it is killed.
- * Before batch n it prints {@code in n}; after {@code write} returned, {@code ack n <nanos>} (how
- * long the write took), so that the parent can time its SIGKILL to land inside a batch.
+ * Before batch n it prints {@code in n <written>}; after {@code write} returned, {@code ack n
+ * <nanos> <bytes>}: how long the write took and how many bytes this process handed to write calls
+ * meanwhile (see {@link WriteProgress}; -1 where the system does not say), so that the parent can
+ * aim its SIGKILL inside a batch by the engine's progress, or by time.
  *
  * <p>Batch n puts {@link #PUTS} keys {@code c/n/i} (values of 16 KiB, some empty) and deletes the
  * first {@link #DELETES} keys of batch n − 2. With keyspaces (rule 7.7), operation i goes to
@@ -52,12 +54,15 @@ public final class BatchCrashWorker {
           System.exit(3);
         }
         WriteBatch b = batch(seed, n, spaces);
-        out.println("in " + n);
+        long before = WriteProgress.ofThisProcess();
+        out.println("in " + n + " " + before);
         out.flush();
         long start = System.nanoTime();
         s.write(b);
         long took = System.nanoTime() - start;
-        out.println("ack " + n + " " + took);
+        long after = WriteProgress.ofThisProcess();
+        long bytes = before < 0 || after < 0 ? -1 : after - before;
+        out.println("ack " + n + " " + took + " " + bytes);
         out.flush();
       }
     }

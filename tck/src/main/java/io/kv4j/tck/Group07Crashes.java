@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -490,11 +491,13 @@ final class Group07Crashes extends RuleGroup {
    * Rules 7.3 and 7.7: rounds ({@code SYNC} and {@code BUFFERED} in turn) of a child JVM writing
    * large batches ({@link BatchCrashWorker}: 64 puts of 16 KiB and 16 deletes each, spanning eight
    * keyspaces for 7.7), killed with SIGKILL inside a batch: after a few batches, once it says
-   * {@code in n}, the kit waits a seeded fraction (25–75%) of the time the previous batch took,
-   * then kills it. Each batch must then be whole or absent, its deletes included, in every
-   * keyspace. Rounds go on until {@code max(6, 3 × crashRounds)} kills landed while the batch was
-   * in flight (its write had not returned), at most three times as many rounds: a batch too fast
-   * for the kill to land in it is not held against the engine, but it is not counted either.
+   * {@code in n}, the kit waits until the child has written a seeded fraction (25–75%) of the bytes
+   * the previous batch wrote (where the system reports them and the engine writes through write
+   * calls; else that fraction of the time the previous batch took), then kills it. Each batch must
+   * then be whole or absent, its deletes included, in every keyspace. Rounds go on until {@code
+   * max(6, 3 × crashRounds)} kills landed while the batch was in flight (its write had not
+   * returned), at most three times as many rounds: a batch too fast for the kill to land in it is
+   * not held against the engine, but it is not counted either.
    */
   private void batchCrashRounds(String id, boolean spaces) throws Exception {
     long base = randomSeed();
@@ -508,9 +511,9 @@ final class Group07Crashes extends RuleGroup {
       long target = 3 + rnd.nextInt(5);
       double fraction = 0.25 + 0.5 * rnd.nextDouble();
       StoreConfig cfg = config(tempDir.resolve("batch-crash-" + round), dr);
-      long[] kill = runAndKillInBatch(id, cfg, seed, spaces, target, fraction);
-      long lastAck = kill[0];
-      if (lastAck < kill[1]) {
+      BatchKill kill = runAndKillInBatch(id, cfg, seed, spaces, target, fraction);
+      long lastAck = kill.lastAck();
+      if (kill.inFlight()) {
         inFlight++;
       }
       String ctx =
@@ -521,22 +524,19 @@ final class Group07Crashes extends RuleGroup {
               + seed
               + " (replay with -Dkv4j.tck.seed="
               + base
-              + "), killed "
-              + kill[2] / 1000
-              + " us into batch "
-              + kill[1]
+              + "), "
+              + kill.describe()
               + ", last ack "
               + lastAck;
       System.out.printf(
-          "[%s] %s round %d: batch %d took %d us; killed %d us into batch %d, %s%n",
+          "[%s] %s round %d: batch %d took %d us; %s, %s%n",
           id,
           dr,
           round,
-          kill[1] - 1,
-          kill[3] / 1000,
-          kill[2] / 1000,
-          kill[1],
-          lastAck < kill[1] ? "before its write returned" : "after its write returned");
+          kill.aimedAt() - 1,
+          kill.previousNanos() / 1000,
+          kill.describe(),
+          kill.inFlight() ? "before its write returned" : "after its write returned");
       checkBatchesWhole(id, cfg, seed, spaces, lastAck, ctx);
     }
     System.out.printf(
@@ -544,20 +544,56 @@ final class Group07Crashes extends RuleGroup {
         id, round, inFlight, need);
   }
 
+  /** Below this many bytes written per batch, an engine writes through a mapping: aim by time. */
+  private static final long MIN_AIM_BYTES = 256 << 10;
+
   /**
-   * Runs {@link BatchCrashWorker} and kills it inside batch {@code target} or a later one: when it
-   * says {@code in n}, after {@code fraction} of the previous batch's duration. Returns the last
-   * acknowledged batch, the batch the kill was aimed at, the delay and the previous batch's
-   * duration in nanoseconds.
+   * Where a kill of {@link BatchCrashWorker} landed: the last acknowledged batch, the batch the
+   * kill was aimed at, the time from its {@code in} line to the kill, the previous batch's
+   * duration, and (aimed by bytes) the bytes the child had written of the aimed batch at the kill
+   * and the bytes the previous batch wrote, else -1 and -1.
    */
-  private long[] runAndKillInBatch(
+  private record BatchKill(
+      long lastAck,
+      long aimedAt,
+      long delayNanos,
+      long previousNanos,
+      long writtenAtKill,
+      long previousBytes) {
+
+    boolean inFlight() {
+      return lastAck < aimedAt;
+    }
+
+    String describe() {
+      String into =
+          writtenAtKill >= 0
+              ? "after "
+                  + writtenAtKill / 1024
+                  + " KiB of its writes (the previous batch wrote "
+                  + previousBytes / 1024
+                  + " KiB), "
+                  + delayNanos / 1000
+                  + " us"
+              : delayNanos / 1000 + " us (aimed by time)";
+      return "killed " + into + " into batch " + aimedAt;
+    }
+  }
+
+  /**
+   * Runs {@link BatchCrashWorker} and kills it inside batch {@code target} or a later one, once it
+   * says {@code in n}: where the system reports a process's written bytes ({@link WriteProgress})
+   * and the engine writes its batches through write calls, when the child has written {@code
+   * fraction} of the bytes the previous batch wrote (a moment between two of the engine's writes,
+   * however busy the machine); else after {@code fraction} of the time the previous batch took.
+   */
+  private BatchKill runAndKillInBatch(
       String id, StoreConfig cfg, long seed, boolean spaces, long target, double fraction)
       throws Exception {
     long lastAck = -1;
     long lastTook = -1;
-    long aimedAt = -1;
-    long delay = 0;
-    long tookBefore = 0;
+    long lastBytes = -1;
+    BatchKill kill = null;
     try (ChildProcess c =
         child(
             BatchCrashWorker.class,
@@ -565,6 +601,7 @@ final class Group07Crashes extends RuleGroup {
             Long.toString(seed),
             spaces ? "keyspaces" : "plain")) {
       Process p = c.process();
+      Optional<WriteProgress> progress = WriteProgress.of(p.pid());
       Thread watchdog =
           new Thread(
               () -> {
@@ -587,23 +624,45 @@ final class Group07Crashes extends RuleGroup {
           if (f[0].equals("ack")) {
             lastAck = Long.parseLong(f[1]);
             lastTook = Long.parseLong(f[2]);
-          } else if (f[0].equals("in") && aimedAt < 0) {
+            lastBytes = Long.parseLong(f[3]);
+          } else if (f[0].equals("in") && kill == null) {
             long n = Long.parseLong(f[1]);
+            long before = Long.parseLong(f[2]);
             if (n >= target && lastTook > 0) {
-              aimedAt = n;
-              tookBefore = lastTook;
-              delay = (long) (fraction * lastTook);
-              // The kill's moment inside the batch is the point of the rule, not a condition to
-              // wait for: a share of the time the previous batch took.
-              TimeUnit.NANOSECONDS.sleep(delay);
+              long start = System.nanoTime();
+              long written = -1;
+              if (progress.isPresent() && before >= 0 && lastBytes >= MIN_AIM_BYTES) {
+                // The kill's moment inside the batch is the point of the rule, not a condition to
+                // wait for: a share of the bytes the previous batch wrote. The deadline only ends
+                // the wait for an engine that stopped writing through write calls.
+                long goal = before + (long) (fraction * lastBytes);
+                long deadline = start + Math.max(10 * lastTook, TimeUnit.SECONDS.toNanos(1));
+                long now = before;
+                while (now >= 0 && now < goal && System.nanoTime() < deadline) {
+                  Thread.onSpinWait();
+                  now = progress.get().written();
+                }
+                written = Math.max(0, now - before);
+              } else {
+                TimeUnit.NANOSECONDS.sleep((long) (fraction * lastTook));
+              }
               p.toHandle().destroyForcibly(); // SIGKILL, through the handle: the pipes stay open
+              kill =
+                  new BatchKill(
+                      -1,
+                      n,
+                      System.nanoTime() - start,
+                      lastTook,
+                      written,
+                      written >= 0 ? lastBytes : -1);
             }
           }
         }
       } finally {
         watchdog.interrupt();
+        progress.ifPresent(WriteProgress::close);
       }
-      if (aimedAt < 0) {
+      if (kill == null) {
         await(id, c, Duration.ofSeconds(30));
         fail(
             rule(
@@ -616,7 +675,13 @@ final class Group07Crashes extends RuleGroup {
                     + c.describe()));
       }
     }
-    return new long[] {lastAck, aimedAt, delay, tookBefore};
+    return new BatchKill(
+        lastAck,
+        kill.aimedAt(),
+        kill.delayNanos(),
+        kill.previousNanos(),
+        kill.writtenAtKill(),
+        kill.previousBytes());
   }
 
   /**
