@@ -7,10 +7,13 @@ import io.kv4j.Durability;
 import io.kv4j.tck.ChildProcess;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The process runs out of file descriptors while a store is written (rolls, seals, compaction
@@ -28,10 +31,22 @@ final class DescriptorExhaustionTest {
   /** What the child reported. */
   private record Outcome(int acked, String failure) {}
 
-  @ParameterizedTest
-  @EnumSource(Durability.class)
-  void writes_whenDescriptorsRunOut_failTheStoreCleanly_andKeepEveryAcknowledgedWrite(Durability d)
-      throws Exception {
+  /**
+   * Each durability, {@code -Dkv4j.test.descriptorRounds} times (default once): a hunt for load
+   * dependence runs it many times inside the module's full run, beside CPU hogs and memory
+   * pressure.
+   */
+  static Stream<Arguments> rounds() {
+    int rounds = Integer.getInteger("kv4j.test.descriptorRounds", 1);
+    return IntStream.rangeClosed(1, rounds)
+        .boxed()
+        .flatMap(r -> Stream.of(Durability.values()).map(d -> Arguments.of(d, r)));
+  }
+
+  @ParameterizedTest(name = "{0}, round {1}")
+  @MethodSource("rounds")
+  void writes_whenDescriptorsRunOut_failTheStoreCleanly_andKeepEveryAcknowledgedWrite(
+      Durability d, int round) throws Exception {
     Path dir = tmp.resolve("store");
     Outcome o = run(dir, d, "hog");
     try (HashLogStore s = TestStores.open(dir, d)) {
