@@ -131,6 +131,7 @@ final class Compactor {
   private long paceNext; // guarded by this
 
   private final AtomicLong runs = new AtomicLong();
+  private final AtomicLong passes = new AtomicLong(); // background passes, worked or not
   private final AtomicLong bytesWritten = new AtomicLong();
   private final AtomicLong bytesReclaimed = new AtomicLong();
 
@@ -211,7 +212,11 @@ final class Compactor {
       boolean worked = false;
       try {
         worked = runOnce(Mode.BACKGROUND, null);
-        worksAgain();
+        if (worked) {
+          // Only a pass that compacted shows compaction works: one that found nothing to do (the
+          // failing segments never chosen again, say) says nothing about it.
+          worksAgain();
+        }
         guard.reap();
       } catch (SimulatedCrash e) {
         worked = false;
@@ -241,7 +246,13 @@ final class Compactor {
           pending = false;
         }
       }
+      passes.incrementAndGet();
     }
+  }
+
+  /** Background passes ended so far, whether they compacted anything or not (tests). */
+  long passes() {
+    return passes.get();
   }
 
   // ---------------------------------------------------------------- cursors and throttle

@@ -7,7 +7,9 @@ import io.kv4j.Durability;
 import io.kv4j.StoreIOException;
 import io.kv4j.StoreStats;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
@@ -72,6 +74,52 @@ final class BackgroundFailureTest {
       assertThat(s.stats().problem()).isNull();
       s.verify();
     }
+  }
+
+  @Test
+  void compaction_failsOnADamagedSegment_storeStaysDegradedThroughPassesThatFindNothing()
+      throws Exception {
+    Path dir = tmp.resolve("damaged");
+    byte[] live = new byte[300];
+    Arrays.fill(live, (byte) 0x5A);
+    // Written with no compaction: the first segment ends up garbage but for one value, the
+    // newer ones hold no garbage.
+    try (HashLogStore s =
+        TestStores.open(dir, Durability.SYNC, "segment-size", "65536", "compaction-threads", "0")) {
+      s.put(TestStores.bytes("live"), live);
+      churn(s, 2);
+    }
+    // Invert one byte of the live value (in the first segment): compaction, copying it, finds it.
+    Path first = dir.resolve(Segment.fileName(1));
+    byte[] file = Files.readAllBytes(first);
+    int at = indexOf(file, live);
+    assertThat(at).as("the live value in %s", first).isPositive();
+    file[at + 100] ^= (byte) 0xFF;
+    Files.write(first, file);
+
+    try (HashLogStore s =
+        TestStores.open(
+            dir, Durability.SYNC, "segment-size", "65536", "compaction-garbage-threshold", "0.2")) {
+      // The first pass takes the damaged segment and fails; it is never chosen again, and
+      // nothing else is above the threshold: the passes after it find nothing to compact, which
+      // is not compaction working again. (The store takes no writes: nothing else wakes it.)
+      await("three background passes", () -> s.compactor.passes() >= 3);
+      StoreStats st = s.stats();
+      assertThat(st.health())
+          .as("after passes that compacted nothing: %s", st.figures())
+          .isEqualTo(StoreStats.Health.DEGRADED);
+      assertThat(st.problem()).contains("background compaction", "bad checksum");
+      assertThat(TestStores.figure(s, "compaction-runs")).isZero();
+    }
+  }
+
+  private static int indexOf(byte[] in, byte[] what) {
+    for (int i = 0; i + what.length <= in.length; i++) {
+      if (Arrays.equals(in, i, i + what.length, what, 0, what.length)) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   @Test
