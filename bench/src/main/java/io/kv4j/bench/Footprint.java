@@ -46,6 +46,13 @@ final class Footprint {
   static final List<String> BACKGROUND_FIGURES =
       List.of("running-flushes", "flush-pending", "running-compactions", "compaction-pending");
 
+  /**
+   * The {@code stats()} figures of an LSM store's compaction state (the rocksdb engine and {@code
+   * rocksdb-raw}), recorded at the phase boundary ({@code boundary-} prefix) and at rest.
+   */
+  static final List<String> COMPACTION_FIGURES =
+      List.of("level0-files", "pending-compaction-bytes");
+
   /** Longest wait for an engine's background work before a footprint is measured anyway. */
   static final long QUIESCE_MAX_NS = TimeUnit.SECONDS.toNanos(300);
 
@@ -82,6 +89,9 @@ final class Footprint {
    */
   Result measure(String id, Store store, StoreConfig c, Workload wl, String phase) {
     store.sync();
+    // The phase boundary, before any background work is waited for: what the last writes left.
+    long boundaryBytes = Disk.allocatedBytes(c.path());
+    Map<String, Number> boundary = store.stats().figures();
     Quiesce q =
         quiesce(
             () -> store.stats().figures(),
@@ -106,19 +116,46 @@ final class Footprint {
     f.put("writes", (double) wl.writes());
     f.put("settle-seconds", q.seconds());
     f.put("settled", q.settled() ? 1.0 : 0.0);
+    f.put("boundary-bytes", (double) boundaryBytes);
+    Map<String, Number> atRest = store.stats().figures();
+    for (String k : COMPACTION_FIGURES) {
+      if (boundary.get(k) != null) {
+        f.put("boundary-" + k, boundary.get(k).doubleValue());
+      }
+      if (atRest.get(k) != null) {
+        f.put(k, atRest.get(k).doubleValue());
+      }
+    }
     Result r =
         Result.footprint(id, scenario, phase, c.durability(), disk, live).with(disk, live, f);
     rig.log(
         id,
         String.format(
-            "footprint %s: %.2fx (%s allocated, %s apparent, %,d writes; at rest after %.1f s)",
+            "footprint %s: %.2fx (%s allocated, %s apparent, %,d writes; at rest after %.1f s;"
+                + " at the boundary %s allocated%s)",
             phase,
             r.amplification(),
             Format.mib(disk),
             Format.mib(apparent),
             wl.writes(),
-            q.seconds()));
+            q.seconds(),
+            Format.mib(boundaryBytes),
+            compaction(boundary)));
     return r;
+  }
+
+  /** The compaction state for the log line, such as ", 3 level0-files, 1.2 MiB pending". */
+  private static String compaction(Map<String, Number> figures) {
+    StringBuilder b = new StringBuilder();
+    Number l0 = figures.get("level0-files");
+    Number pending = figures.get("pending-compaction-bytes");
+    if (l0 != null) {
+      b.append(", ").append(l0.longValue()).append(" level-0 files");
+    }
+    if (pending != null) {
+      b.append(", ").append(Format.mib(pending.longValue())).append(" compaction pending");
+    }
+    return b.toString();
   }
 
   /**

@@ -8,6 +8,7 @@ import io.kv4j.WriteBatch;
 import io.kv4j.spi.StoreProvider;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.function.Consumer;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -70,30 +71,54 @@ final class Loads {
   }
 
   /**
-   * A {@code batch-load} scenario on a fresh store of its own; with {@code footprint} (a non-null
-   * {@code footprint}, for a persistent, local engine), the footprint after that load, then after
-   * {@value Footprint#FIXED_UPDATES_PER_KEY} x {@code --keys} zipfian single-put updates on one
-   * thread: the same writes in the same order for every engine, unlike the timed scenarios, whose
-   * count depends on the engine's speed. Engines without atomic batches get an n/a row.
+   * A {@code batch-load} scenario on a fresh store of its own, at the scenario's batch size;
+   * engines without atomic batches get an n/a row. See {@link #freshBatchLoad}.
    *
    * @param p the engine
    * @param s the scenario
    * @param footprint measures the footprints, or null when footprint is not selected
    */
   void batchStore(StoreProvider p, Scenario s, Footprint footprint) {
-    String id = p.id();
-    Durability d = s.durability(rig.options().durability);
     if (!p.features().contains(Feature.ATOMIC_BATCH)) {
-      rig.add(Result.failed(id, s.id(), "", 1, d, "n/a: no atomic batches"));
+      Durability d = s.durability(rig.options().durability);
+      rig.add(Result.failed(p.id(), s.id(), "", 1, d, "n/a: no atomic batches"));
       return;
     }
+    freshBatchLoad(p, s, s.batch(), "", footprint, rig::add);
+  }
+
+  /**
+   * One batched load on a fresh store of its own, deleted afterwards; with {@code footprint} (a
+   * non-null {@code footprint}, for a persistent, local engine), the footprint after that load,
+   * then after {@value Footprint#FIXED_UPDATES_PER_KEY} x {@code --keys} zipfian single-put updates
+   * on one thread: the same writes in the same order for every engine, unlike the timed scenarios,
+   * whose count depends on the engine's speed. The footprint rows are added to the run's; the
+   * load's row goes to {@code row} first.
+   *
+   * @param p the engine, with atomic batches
+   * @param s the scenario
+   * @param size puts per batch
+   * @param phase the row's phase
+   * @param footprint measures the footprints, or null for none
+   * @param row takes the load's row
+   * @return the load's row
+   */
+  Result freshBatchLoad(
+      StoreProvider p,
+      Scenario s,
+      int size,
+      String phase,
+      Footprint footprint,
+      Consumer<Result> row) {
+    String id = p.id();
+    Durability d = s.durability(rig.options().durability);
     boolean footprints = footprint != null && Footprint.applies(p);
     StoreConfig c = rig.config(p, s.storeName(), d);
     try (Store store = Rig.open(c)) {
       rig.clearIfServer(id, store);
       Workload wl = new Workload(store, rig.data(), rig.options().keys);
-      Result r = batchLoad(id, s, wl, c.durability());
-      rig.add(r);
+      Result r = batchLoad(id, s, size, phase, wl, c.durability());
+      row.accept(r);
       if (r.ok() && footprints) {
         rig.add(footprint.measure(id, store, c, wl, Footprint.AFTER_BATCH_LOAD));
         long n = Footprint.FIXED_UPDATES_PER_KEY * rig.options().keys;
@@ -105,21 +130,22 @@ final class Loads {
         rig.add(footprint.measure(id, store, c, wl, Footprint.AFTER_FIXED_UPDATES));
       }
       rig.clearIfServer(id, store);
+      return r;
     } finally {
       Disk.delete(c.path());
     }
   }
 
   /**
-   * The batched load, timed on this thread: every key once in the loads' order, {@link
-   * Scenario#batch()} puts per {@link WriteBatch} (building the batch included, as a caller's code
-   * would). The row counts puts (ops/s, CPU per put); its latencies are per batch.
+   * The batched load, timed on this thread: every key once in the loads' order, {@code size} puts
+   * per {@link WriteBatch} (building the batch included, as a caller's code would). The row counts
+   * puts (ops/s, CPU per put); its latencies are per batch.
    *
    * @return the row
    */
-  Result batchLoad(String id, Scenario s, Workload wl, Durability d) {
+  private Result batchLoad(
+      String id, Scenario s, int size, String phase, Workload wl, Durability d) {
     long[] order = order();
-    int size = s.batch();
     int batches = (order.length + size - 1) / size;
     rig.log(id, s.id() + ": " + order.length + " keys in " + batches + " batches of " + size);
     Workload.Worker w = wl.worker(rig.options().seed);
@@ -137,17 +163,17 @@ final class Loads {
       }
     } catch (RuntimeException e) {
       rig.log(id, s.id() + " FAILED: " + e);
-      return Result.failed(id, s.id(), "", 1, d, Rows.describe(e));
+      return Result.failed(id, s.id(), phase, 1, d, Rows.describe(e));
     }
     long wall = System.nanoTime() - t0;
     long fg = Timing.threadCpu() - fg0;
     long process = Timing.processCpu() - cpu0;
     Timing.Blackhole.consume(sink);
     if (order.length == 0) {
-      return Result.failed(id, s.id(), "", 1, d, "no operation completed");
+      return Result.failed(id, s.id(), phase, 1, d, "no operation completed");
     }
     Result r =
-        Rows.measured(id, s.id(), "", 1, d, hist, order.length, wall, fg, process, Double.NaN);
+        Rows.measured(id, s.id(), phase, 1, d, hist, order.length, wall, fg, process, Double.NaN);
     rig.progress().result(r, "puts/s; latency per batch of " + size);
     return r;
   }

@@ -57,6 +57,9 @@ final class Options {
           "                         taking turns window by window (the order rotating each",
           "                         round), all stores open together; rows give the median",
           "                         window, results.csv the min and max (default 1)",
+          "  --batch-sizes a,b,...  fillbatch: puts per batch, each size its own rows, e.g.",
+          "                         100,1000,10000 (default 1000); with it or --rounds N the",
+          "                         engines take turns, ABBA, after an uncounted load each",
           "  --single-op-count N    inserts and reads of single-op (default 5000)",
           "  --churn-rounds N       churn: overwrites of the whole data set per phase (default 20)",
           "  --churn-max-seconds S  churn: cap per phase; rounds done are reported (default 120)",
@@ -95,6 +98,7 @@ final class Options {
   double duration = -1;
   double warmup = -1;
   int rounds = 1;
+  List<Integer> batchSizes = List.of();
   int singleOpCount = 5000;
   int churnRounds = 20;
   double churnMaxSeconds = 120;
@@ -286,6 +290,7 @@ final class Options {
       case "--value-size" -> valueSize = (int) positive(name, Integer.parseInt(v));
       case "--single-op-count" -> singleOpCount = (int) positive(name, Integer.parseInt(v));
       case "--churn-rounds" -> churnRounds = (int) positive(name, Integer.parseInt(v));
+      case "--batch-sizes" -> batchSizes = BatchRounds.sizes(csv(v));
       case "--scale-keys" -> {
         scaleKeys = positive(name, Long.parseLong(v.replace("_", "")));
         if (scaleKeys > Integer.MAX_VALUE) {

@@ -79,6 +79,7 @@ final class Rounds {
         session.failed(p.id(), e);
       }
     }
+    session.batchRounds(rest);
   }
 
   /** Every selected timed scenario of the main store, the able engines taking turns. */
@@ -158,7 +159,7 @@ final class Rounds {
    * is recorded as the engine's row and the engine is marked {@code out} for the scenario.
    */
   private Window turn(Session.Loaded l, Scenario s, int threads, boolean[] out, int e) {
-    settle(l.id());
+    settle(rig, l.id());
     Window w;
     try {
       w = rig.run(l.id(), s, l.wl(), l.workers(), threads);
@@ -177,8 +178,11 @@ final class Rounds {
    * Waits until the process has used under a tenth of one core over 100 ms, for at most 10 s: the
    * previous window's background work (an engine's compaction or flushes, GC) then ends before the
    * next engine's window starts, instead of being charged to it.
+   *
+   * @param rig logs a wait that ran out
+   * @param next the engine to measure next
    */
-  private void settle(String next) {
+  static void settle(Rig rig, String next) {
     long deadline = System.nanoTime() + SETTLE_MAX_NS;
     while (true) {
       long c0 = Timing.processCpu();

@@ -42,13 +42,32 @@ final class Session {
       new Rounds(rig, this).run(engines);
       return;
     }
+    List<StoreProvider> rest = new ArrayList<>();
     for (StoreProvider p : engines) {
       rig.progress().nextEngine();
       try {
-        runEngine(p);
+        if (runEngine(p)) {
+          rest.add(p);
+        }
       } catch (RuntimeException | Error e) {
         failed(p.id(), e);
       }
+    }
+    batchRounds(rest);
+  }
+
+  /**
+   * The batch-load scenario with the engines taking turns ({@link BatchRounds}), if it applies and
+   * is selected: after everything else, so each load is a fresh store in a JVM that has run.
+   *
+   * @param engines the engines that were not skipped
+   */
+  void batchRounds(List<StoreProvider> engines) {
+    if (!BatchRounds.applies(options) || engines.isEmpty()) {
+      return;
+    }
+    for (Scenario s : selected(Kind.BATCH_LOAD)) {
+      new BatchRounds(rig, loads).run(engines, s, footprint());
     }
   }
 
@@ -58,10 +77,11 @@ final class Session {
     rig.add(Result.failed(id, "open", "", 0, options.durability, Rows.describe(e)));
   }
 
-  private void runEngine(StoreProvider p) {
+  /** An engine's scenarios; false if it was skipped. */
+  private boolean runEngine(StoreProvider p) {
     Loaded l = load(p);
     if (l == null) {
-      return;
+      return false;
     }
     if (l.store() != null) {
       try {
@@ -76,6 +96,7 @@ final class Session {
       }
     }
     standalone(p);
+    return true;
   }
 
   /** One window of a timed scenario on the loaded store, as a row. */
@@ -316,7 +337,11 @@ final class Session {
         continue;
       }
       switch (s.kind()) {
-        case BATCH_LOAD -> loads.batchStore(p, s, footprint());
+        case BATCH_LOAD -> {
+          if (!BatchRounds.applies(options)) {
+            loads.batchStore(p, s, footprint());
+          }
+        }
         case SINGLE_OP -> singleOp(p, s);
         case TIMED -> freshTimed(p, s);
         case CHURN -> new Churn(rig, s, load).run(p);

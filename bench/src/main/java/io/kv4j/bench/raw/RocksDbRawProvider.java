@@ -218,6 +218,10 @@ public final class RocksDbRawProvider extends RawProvider {
       try {
         f.put("sst-bytes", db.getLongProperty("rocksdb.live-sst-files-size"));
         f.put("compaction-pending", db.getLongProperty("rocksdb.compaction-pending"));
+        f.put("level0-files", Long.parseLong(db.getProperty("rocksdb.num-files-at-level0")));
+        f.put(
+            "pending-compaction-bytes",
+            db.getLongProperty("rocksdb.estimate-pending-compaction-bytes"));
         f.put("running-compactions", db.getLongProperty("rocksdb.num-running-compactions"));
         f.put("running-flushes", db.getLongProperty("rocksdb.num-running-flushes"));
         f.put("flush-pending", db.getLongProperty("rocksdb.mem-table-flush-pending"));
