@@ -349,9 +349,11 @@ final class Commands {
         if (held < 0) {
           return ELSEWHERE;
         }
+        s.keysLocked = true;
         try {
           run(c, s, r, out);
         } finally {
+          s.keysLocked = false;
           data.locks.unlock(s.stripes, held);
         }
         return DONE;

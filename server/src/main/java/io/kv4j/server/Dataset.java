@@ -199,7 +199,7 @@ final class Dataset {
    * @return the value the change was applied to (null when absent)
    */
   byte[] update(Session s, byte[] key, Change change) {
-    ReentrantLock l = locks.lockFor(key);
+    ReentrantLock l = locks.lockFor(s, key);
     try {
       if (s.overlay != null || !conditional) {
         byte[] old = get(s, key);
@@ -215,7 +215,9 @@ final class Dataset {
       }
       return compareAndSet(s, key, change);
     } finally {
-      l.unlock();
+      if (l != null) {
+        l.unlock();
+      }
     }
   }
 

@@ -27,14 +27,16 @@ final class KeyCommands {
     long n = 0;
     for (int i = 1; i < r.count(); i++) {
       byte[] key = r.bytes(i);
-      ReentrantLock l = data.locks.lockFor(key);
+      ReentrantLock l = data.locks.lockFor(s, key);
       try {
         if (data.contains(s, key)) {
           data.delete(s, key);
           n++;
         }
       } finally {
-        l.unlock();
+        if (l != null) {
+          l.unlock();
+        }
       }
     }
     Reply.integer(out, n);

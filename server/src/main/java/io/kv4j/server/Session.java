@@ -47,6 +47,13 @@ final class Session {
   /** Scratch for the stripes of a request's keys (used by the thread running the request). */
   int[] stripes = new int[8];
 
+  /**
+   * The running request's keys' stripe locks are held by its thread (an event loop took them all
+   * before running it, see {@link Commands#execute}), so its single-key writes need not lock again:
+   * {@link KeyLocks#lockFor(Session, byte[])}.
+   */
+  boolean keysLocked;
+
   /** The server-wide input budget the queue is charged to. */
   private final AtomicLong budget;
 

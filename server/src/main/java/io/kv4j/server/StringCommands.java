@@ -52,11 +52,13 @@ final class StringCommands {
     byte[] key = r.bytes(1);
     byte[] value = r.bytes(2);
     if (!nx && !xx && !get) {
-      ReentrantLock l = data.locks.lockFor(key);
+      ReentrantLock l = data.locks.lockFor(s, key);
       try {
         data.put(s, key, value);
       } finally {
-        l.unlock();
+        if (l != null) {
+          l.unlock();
+        }
       }
       Reply.ok(out);
       return;
