@@ -173,6 +173,12 @@ public final class HashLogProvider implements StoreProvider {
 
   /** Opens with file operations going to {@code storage} (tests pass a fault-injecting one). */
   static HashLogStore open(StoreConfig config, KeyDir.Hasher hasher, Storage storage) {
+    return open(config, hasher, storage, HintReplay.Sizes.BY_HEAP);
+  }
+
+  /** Opens with the given storage and hint replay sizes (tests pass small ones). */
+  static HashLogStore open(
+      StoreConfig config, KeyDir.Hasher hasher, Storage storage, HintReplay.Sizes replay) {
     Path path = config.path();
     Objects.requireNonNull(path, "engine 'hashlog' needs a path (a directory)");
     return HashLogStore.open(
@@ -190,7 +196,8 @@ public final class HashLogProvider implements StoreProvider {
                 config.get(COMPACTION_THREADS)),
             config.get(PRELOAD),
             config.get(BACKUP_HARD_LINKS),
-            storage));
+            storage,
+            replay));
   }
 
   /** A seeded 64-bit hash of the key bytes (8 bytes at a time, murmur-style finaliser). */

@@ -58,7 +58,8 @@ final class HashLogStore extends AbstractStore {
       Compactor.Settings compaction,
       boolean preload,
       boolean backupHardLinks,
-      Storage storage) {}
+      Storage storage,
+      HintReplay.Sizes replaySizes) {}
 
   final Path dir;
   private final boolean readOnly;
@@ -92,7 +93,7 @@ final class HashLogStore extends AbstractStore {
     this.log = new SegmentLog(segments, index, state, info.durability(), options.segmentSize());
     this.compactor = new Compactor(segments, index, log, guard, state, options.compaction());
     log.compactWith(compactor);
-    this.opening = new Opening(directory, segments, index, log, readOnly);
+    this.opening = new Opening(directory, segments, index, log, readOnly, options.replaySizes());
     this.verifier = new Verifier(directory, segments, records, guard, state, readOnly);
     this.preloader = new Preloader(segments, guard, state);
     this.backupHardLinks = options.backupHardLinks();

@@ -39,11 +39,16 @@ final class HintReplay implements KeyDir.KeySource {
    */
   static final int MAX_BATCH = 1 << 19;
 
-  /** Test hook: entries per batch instead of {@link #batchFor}'s (0: by the heap). */
-  static volatile int testBatch;
-
-  /** Test hook: the key pool's limit in bytes (0: by the heap; never below one longest key). */
-  static volatile int testPool;
+  /**
+   * A store's batch and key-pool sizes, from its open options: production takes {@link #BY_HEAP};
+   * tests pass small ones to split a replay into many batches.
+   *
+   * @param batch entries per batch instead of {@link #batchFor}'s (0: by the heap)
+   * @param pool the key pool's limit in bytes (0: by the heap; never below one longest key)
+   */
+  record Sizes(int batch, int pool) {
+    static final Sizes BY_HEAP = new Sizes(0, 0);
+  }
 
   /** Fewest entries in one batch, whatever the heap. */
   static final int MIN_BATCH = 1 << 10;
@@ -81,11 +86,11 @@ final class HintReplay implements KeyDir.KeySource {
    *     the first arrays
    * @param maxHeap the JVM's maximum heap
    */
-  HintReplay(Index index, Segments segments, long expected, long maxHeap) {
+  HintReplay(Index index, Segments segments, long expected, long maxHeap, Sizes sizes) {
     this.index = index;
     this.segments = segments;
-    this.batch = batchFor(maxHeap);
-    int forTests = testPool;
+    this.batch = sizes.batch() > 0 ? sizes.batch() : batchFor(maxHeap);
+    int forTests = sizes.pool();
     // Room for at least one entry of the longest key, whatever the heap.
     this.poolLimit =
         forTests > 0
@@ -99,10 +104,6 @@ final class HintReplay implements KeyDir.KeySource {
   /** Entries per batch for a JVM of this maximum heap (see the class comment). */
   static int batchFor(long maxHeap) {
     long perEntry = 2L * LONGS * Long.BYTES + 20; // entries, scratch, a short key in the pool
-    int forTests = testBatch;
-    if (forTests > 0) {
-      return forTests;
-    }
     return (int) Math.max(MIN_BATCH, Math.min(MAX_BATCH, maxHeap / 16 / perEntry));
   }
 

@@ -32,6 +32,7 @@ final class Opening {
   private final Index index;
   private final SegmentLog log;
   private final boolean readOnly;
+  private final HintReplay.Sizes replaySizes;
 
   /** Figures of the open, for stats. */
   long truncatedTailBytes;
@@ -40,13 +41,19 @@ final class Opening {
   int leftoversRemoved;
 
   Opening(
-      StoreDirectory directory, Segments segments, Index index, SegmentLog log, boolean readOnly) {
+      StoreDirectory directory,
+      Segments segments,
+      Index index,
+      SegmentLog log,
+      boolean readOnly,
+      HintReplay.Sizes replaySizes) {
     this.directory = directory;
     this.dir = directory.path();
     this.segments = segments;
     this.index = index;
     this.log = log;
     this.readOnly = readOnly;
+    this.replaySizes = replaySizes;
   }
 
   /** Keys the index was sized for at open from the hints ({@link #presize}), or 0; for stats. */
@@ -144,7 +151,7 @@ final class Opening {
     long maxHeap = Runtime.getRuntime().maxMemory();
     long expected = presize(load, maxHeap);
     index.recovering(true);
-    replay = new HintReplay(index, segments, expected, maxHeap);
+    replay = new HintReplay(index, segments, expected, maxHeap, replaySizes);
     try {
       loadAll(plan);
     } finally {

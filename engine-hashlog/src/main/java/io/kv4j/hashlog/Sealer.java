@@ -16,9 +16,6 @@ import java.util.ArrayDeque;
  *   <li><b>Allocation ahead</b> (BUFFERED): the active segment's file is allocated a megabyte ahead
  *       of the writer's stores through the mapping, and each new page touched, so that the writer
  *       meets neither the {@code write(2)} of the allocation nor a page fault.
- *   <li><b>Flush behind</b> ({@link SegmentLog#legacyBuffered} only): what the writer wrote is
- *       forced a megabyte at a time, so that the force a seal does before the next segment is
- *       created has little left to write.
  * </ul>
  *
  * <p>{@link #drain} waits for the queue to empty (close, explicit compaction).
@@ -30,11 +27,7 @@ final class Sealer {
   private final ArrayDeque<Segment> queue = new ArrayDeque<>(); // guarded by this
   private Segment current; // being processed; guarded by this
   private boolean stopping; // guarded by this
-  private Segment behind; // active segment to force behind the writer; guarded by this
   private Segment ahead; // active segment to allocate ahead of the writer; guarded by this
-
-  /** BUFFERED: data written since the last flush-behind before the writer asks for another. */
-  static final int FLUSH_STEP = 1 << 20;
 
   private Thread thread;
 
@@ -53,17 +46,6 @@ final class Sealer {
     s.sealing = true;
     queue.addLast(s);
     notifyAll();
-  }
-
-  /**
-   * Asks the thread to force what was written to the active segment since its last flush
-   * (BUFFERED), so that the seal, which holds the writer lock, finds little left to write.
-   */
-  synchronized void flushBehind(Segment active) {
-    if (behind != active) {
-      behind = active;
-      notifyAll();
-    }
   }
 
   /**
@@ -144,22 +126,19 @@ final class Sealer {
   private void loop() {
     while (true) {
       Segment s;
-      Segment r;
       Segment a;
       synchronized (this) {
-        while (queue.isEmpty() && behind == null && ahead == null && !stopping) {
+        while (queue.isEmpty() && ahead == null && !stopping) {
           try {
             wait();
           } catch (InterruptedException e) {
             // Only stop() ends this thread, after the queue is empty.
           }
         }
-        r = behind;
-        behind = null;
         a = ahead;
         ahead = null;
-        s = r != null || a != null ? null : queue.pollFirst();
-        if (r == null && a == null && s == null) {
+        s = a != null ? null : queue.pollFirst();
+        if (a == null && s == null) {
           notifyAll();
           return;
         }
@@ -167,15 +146,6 @@ final class Sealer {
       }
       if (a != null) {
         a.allocateAhead();
-        continue;
-      }
-      if (r != null) {
-        try {
-          r.flushBehind();
-        } catch (IOException | RuntimeException e) {
-          // The kernel reports a write-back error once: the seal's fsync would not see it again.
-          state.fail("forcing " + r.path + " behind the writer failed", e);
-        }
         continue;
       }
       try {

@@ -92,9 +92,8 @@ final class Segment {
   private static final ByteBuffer ZERO_BLOCK =
       ByteBuffer.allocateDirect(64 << 10).asReadOnlyBuffer();
 
-  private volatile int flushed; // data below this was forced by flushBehind (BUFFERED mode)
   // Taken by whatever writes the file or stores through the mapping outside the writer's own
-  // appends (flushBehind, allocation ahead) and by whatever cuts or closes the file: a store into a
+  // appends (allocation ahead) and by whatever cuts or closes the file: a store into a
   // page a truncation removed would be a SIGBUS.
   private final Object mapLock = new Object();
   // Guarded by the store's write lock.
@@ -301,33 +300,6 @@ final class Segment {
         }
       }
       throw e;
-    }
-  }
-
-  /** Whether at least {@code step} bytes were written since the last {@link #flushBehind}. */
-  boolean flushDue(int step) {
-    return end - flushed >= step && !sealed;
-  }
-
-  /**
-   * Forces the whole pages written so far, off the writer's path (the sealer thread calls this in
-   * BUFFERED mode), so that the force at seal, which the writer does, has at most the last step
-   * left to write.
-   */
-  void flushBehind() throws IOException {
-    synchronized (mapLock) {
-      // Whole pages only: the page the writer is filling would be under write-back, and the
-      // writer's next store into it would wait for that I/O (stable pages) under its lock.
-      int upTo = end & -4096;
-      if (closed || sealed || upTo <= flushed) {
-        return;
-      }
-      Storage.File f = file;
-      if (f == null) {
-        return;
-      }
-      f.force(map, flushed, upTo - flushed);
-      flushed = upTo;
     }
   }
 
@@ -608,7 +580,7 @@ final class Segment {
       return;
     }
     synchronized (mapLock) {
-      closed = true; // no flushBehind or allocation ahead from now on: the caller may unmap
+      closed = true; // no allocation ahead from now on: the caller may unmap
       file = null;
       try {
         f.truncate(end);

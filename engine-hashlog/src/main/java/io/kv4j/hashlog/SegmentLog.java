@@ -45,8 +45,13 @@ final class SegmentLog {
   /** Values above this size are where the mid-write test hook pauses. */
   private static final int HOOKED_VALUE = 64 << 10;
 
-  /** Test hook: runs in the middle of writing a large value (crash tests block in it). */
-  static volatile Runnable midWriteHook;
+  /**
+   * Test point of this store (null in production): runs in the middle of writing a value above 64
+   * KiB, half of it in the file, so that a crash test kills the process there. A field of the store
+   * rather than a fault of the {@link Storage}: in BUFFERED the value is stored through the
+   * mapping, which makes no call through the storage.
+   */
+  volatile Runnable midWrite;
 
   private final Segments segments;
   private final Index index;
@@ -55,24 +60,14 @@ final class SegmentLog {
   /** Size of a new active segment. */
   final int segmentSize;
 
-  /** SYNC: a write returns once forced. BUFFERED: once in the page cache (see class comment). */
-  private final boolean forceEachWrite;
-
   /**
-   * Test switch for same-JVM comparisons: a BUFFERED store opened while this is set writes as
-   * before issue #27 (one {@code write(2)} per record, the active segment forced a megabyte at a
-   * time behind the writer, every segment forced when sealed, compaction forcing the log before it
-   * deletes). Read once, when the store opens.
+   * SYNC: a write returns once forced, segments are forced as they are sealed, and a compaction run
+   * forces the log before it deletes its victims. BUFFERED: a write returns once in the page cache
+   * and records are stored through the mapping (see the class comment).
    */
-  static volatile boolean legacyBuffered;
+  final boolean forceEachWrite;
 
-  /**
-   * Whether segments are forced as they are sealed and a compaction run forces the log before it
-   * deletes its victims: always in SYNC; in BUFFERED only with {@link #legacyBuffered}.
-   */
-  final boolean forcesSeals;
-
-  /** BUFFERED (not {@link #legacyBuffered}): records are stored through the mapping. */
+  /** BUFFERED: records are stored through the mapping. */
   private final boolean throughMapping;
 
   final GroupCommit commit;
@@ -90,8 +85,7 @@ final class SegmentLog {
     this.state = state;
     this.segmentSize = segmentSize;
     this.forceEachWrite = durability == Durability.SYNC;
-    this.forcesSeals = forceEachWrite || legacyBuffered;
-    this.throughMapping = !forcesSeals;
+    this.throughMapping = !forceEachWrite;
     this.commit = new GroupCommit(segments, state);
     this.sealer = new Sealer(this, segments, state);
   }
@@ -254,7 +248,7 @@ final class SegmentLog {
     }
     int v = value == null ? 0 : value.length;
     if (v > 0) {
-      Runnable hook = midWriteHook;
+      Runnable hook = midWrite;
       if (hook != null && v > HOOKED_VALUE) {
         // Test hook: leave half a record in the file, then let the test kill the process.
         s.put(p, value, 0, v / 2);
@@ -338,17 +332,10 @@ final class SegmentLog {
     segments.writeLock.lock();
   }
 
-  /**
-   * BUFFERED: asks the sealer to allocate the active segment ahead of the writer (or, in {@link
-   * #legacyBuffered}, to force it behind the writer every megabyte).
-   */
+  /** BUFFERED: asks the sealer to allocate the active segment ahead of the writer. */
   private void keepFlushed(Segment s) {
-    if (throughMapping) {
-      if (s.allocationDue()) {
-        sealer.allocateAhead(s);
-      }
-    } else if (!forceEachWrite && s.flushDue(Sealer.FLUSH_STEP)) {
-      sealer.flushBehind(s);
+    if (throughMapping && s.allocationDue()) {
+      sealer.allocateAhead(s);
     }
   }
 
@@ -390,10 +377,9 @@ final class SegmentLog {
 
   /**
    * Seals the active segment; the caller then creates the next one. The segment is truncated and
-   * forced here, before any newer segment exists, so that a power loss never finds a newer segment
-   * next to an unforced older one (recovery cuts a torn tail only in the newest). In BUFFERED mode
-   * the sealer has forced all but the last megabyte behind the writer ({@link
-   * Segment#flushBehind}), so this force is short. The hint, the slow part, goes to the {@link
+   * forced here (SYNC), before any newer segment exists, so that a power loss never finds a newer
+   * segment next to an unforced older one (recovery cuts a torn tail only in the newest); in
+   * BUFFERED it is closed unforced, for the next sync. The hint, the slow part, goes to the {@link
    * Sealer} when {@code mayDefer} and it is not behind; else it is written here too, which also
    * holds writers back. Caller holds the writer lock.
    *
@@ -411,11 +397,11 @@ final class SegmentLog {
   }
 
   /**
-   * Ends writing to {@code old}: truncated to its data and, if this log {@link #forcesSeals},
-   * forced; else closed unforced, for the next sync to force (see the class comment).
+   * Ends writing to {@code old}: truncated to its data and, in SYNC, forced; in BUFFERED closed
+   * unforced, for the next sync to force (see the class comment).
    */
   private void seal(Segment old) throws IOException {
-    if (forcesSeals) {
+    if (forceEachWrite) {
       old.seal();
       commit.durableUpTo(Segments.location(old.id, old.end));
     } else {

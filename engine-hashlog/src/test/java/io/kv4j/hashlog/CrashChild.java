@@ -1,7 +1,6 @@
 package io.kv4j.hashlog;
 
 import io.kv4j.Durability;
-import io.kv4j.Store;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -21,7 +20,7 @@ final class CrashChild {
    * Small values below key {@code big}, 64 MiB values from it on. Without {@code tear} the parent
    * kills the child once the first big write is acknowledged, so the kill often lands inside a
    * later big write; with it, the child stops half-way through writing the first big value (test
-   * hook) and the parent kills it there, leaving a torn record of known size.
+   * point of the store) and the parent kills it there, leaving a torn record of known size.
    */
   static byte[] value(int i, int big) {
     int len = i >= big ? 64 << 20 : (i * 37) % 700;
@@ -37,16 +36,16 @@ final class CrashChild {
     boolean tear = Boolean.parseBoolean(args[3]);
     PrintStream out =
         new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true);
-    if (tear) {
-      SegmentLog.midWriteHook =
-          () -> {
-            out.println("torn");
-            while (true) {
-              java.util.concurrent.locks.LockSupport.park(); // until SIGKILL
-            }
-          };
-    }
-    try (Store s = TestStores.open(dir, d, "segment-size", "1MiB")) {
+    try (HashLogStore s = TestStores.open(dir, d, "segment-size", "1MiB")) {
+      if (tear) {
+        s.log.midWrite =
+            () -> {
+              out.println("torn");
+              while (true) {
+                java.util.concurrent.locks.LockSupport.park(); // until SIGKILL
+              }
+            };
+      }
       for (int i = 0; ; i++) {
         s.put(key(i), value(i, big));
         out.println("ack " + i);

@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,10 +29,13 @@ class HintReplayTest {
 
   private static final int[] BATCHES = {1, 2, 3, 7, 64, 0};
 
-  @AfterEach
-  void resetHook() {
-    HintReplay.testBatch = 0;
-    HintReplay.testPool = 0;
+  /** Opens read-only with the given hint replay sizes. */
+  private HashLogStore openReadOnly(KeyDir.Hasher hasher, int batch, int pool) {
+    return HashLogProvider.open(
+        TestStores.config(dir, Durability.BUFFERED).readOnly(true).build(),
+        hasher,
+        Storage.NIO,
+        new HintReplay.Sizes(batch, pool));
   }
 
   @Test
@@ -53,10 +55,7 @@ class HintReplayTest {
     String ctx = "seed " + seed;
     Snapshot logOrder = null;
     for (int batch : BATCHES) {
-      HintReplay.testBatch = batch;
-      try (HashLogStore s =
-          HashLogProvider.open(
-              TestStores.config(dir, Durability.BUFFERED).readOnly(true).build(), hasher)) {
+      try (HashLogStore s = openReadOnly(hasher, batch, 0)) {
         Snapshot now = Snapshot.of(s);
         assertThat(now.content).as(ctx + ", batch " + batch).isEqualTo(model);
         assertThat(TestStores.figure(s, "hint-entries-replayed"))
@@ -150,11 +149,7 @@ class HintReplayTest {
       }
       assertThat(s.segments().length).as("seed " + seed).isGreaterThan(5);
     }
-    HintReplay.testPool = 1;
-    try (HashLogStore s =
-        HashLogProvider.open(
-            TestStores.config(dir, Durability.BUFFERED).readOnly(true).build(),
-            HashLogProvider.seededHasher(42))) {
+    try (HashLogStore s = openReadOnly(HashLogProvider.seededHasher(42), 0, 1)) {
       assertThat(Snapshot.of(s).content).as("seed " + seed).isEqualTo(model);
       assertThat(TestStores.figure(s, "hint-entries-replayed")).isGreaterThan(100);
     }
@@ -174,13 +169,16 @@ class HintReplayTest {
   void reopen_writable_afterReplay_writesAndReopensAgain() {
     long seed = new SplittableRandom().nextLong();
     TreeMap<String, String> model = fill(seed, HashLogProvider.seededHasher(42));
-    HintReplay.testBatch = 5;
-    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "4KiB")) {
+    try (HashLogStore s =
+        HashLogProvider.open(
+            TestStores.config(dir, Durability.BUFFERED).option("segment-size", "4KiB").build(),
+            HashLogProvider.seededHasher(42),
+            Storage.NIO,
+            new HintReplay.Sizes(5, 0))) {
       s.put(TestStores.bytes("after"), TestStores.bytes("reopen"));
       model.put("after", "reopen");
       s.compact();
     }
-    HintReplay.testBatch = 0;
     try (HashLogStore s =
         HashLogProvider.open(
             StoreConfig.builder("hashlog").path(dir).readOnly(true).build(),

@@ -7,10 +7,8 @@ import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
@@ -21,19 +19,14 @@ import java.util.stream.Stream;
  * windows of {@code overwrite} (uniform puts), {@code ycsb-a} (zipfian 0.99 scrambled, 50% gets,
  * 50% puts) or {@code readrandom} (uniform gets, every value checked).
  *
- * <ul>
- *   <li>{@code ab <scenario> <threads> <seconds> <rounds>}: the same-JVM A/B. Two stores are loaded
- *       alike, one opened with {@link SegmentLog#legacyBuffered} (the BUFFERED write path before
- *       issue #27: one {@code write(2)} per record, every byte forced behind the writer and at each
- *       seal, every compaction run forcing the log), one with the current path; each round runs a
- *       window on each, in alternating order, and prints both rates and new/old. Both stores'
- *       background threads run throughout, as in the bench's {@code --rounds}.
- *   <li>{@code profile <scenario> <threads> <seconds> <rounds>}: the current path alone, printing
- *       per window the rate, process CPU per operation (and the sealer's and compactor's share),
- *       minor page faults per operation and the throttle's waits; run it under JFR or perf.
- * </ul>
+ * <p>{@code profile <scenario> <threads> <seconds> <rounds>}: prints per window the rate, process
+ * CPU per operation (and the sealer's and compactor's share), minor page faults per operation and
+ * the throttle's waits; run it under JFR or perf. (Its {@code ab} mode compared, in the same JVM, a
+ * store opened with the older BUFFERED write path: one {@code write(2)} per record, forced behind
+ * the writer and at each seal. That path is deleted; to measure it, build the git tag {@code
+ * hashlog-legacy-buffered} and run the two builds in turn.)
  *
- * Engine options may follow as {@code key=value}. On a loaded machine only the ratios and shares
+ * <p>Engine options may follow as {@code key=value}. On a loaded machine only the ratios and shares
  * mean anything, not the rates.
  */
 final class UpdateDriver {
@@ -55,90 +48,10 @@ final class UpdateDriver {
       options[(i - 5) * 2] = kv[0];
       options[(i - 5) * 2 + 1] = kv[1];
     }
-    if (mode.equals("ab")) {
-      ab(scenario, threads, seconds, rounds, options);
-    } else {
-      profile(scenario, threads, seconds, rounds, options);
+    if (!mode.equals("profile")) {
+      throw new IllegalArgumentException("mode: profile (the A/B mode is gone, see the comment)");
     }
-  }
-
-  static void ab(String scenario, int threads, double seconds, int rounds, String[] options)
-      throws Exception {
-    Path oldDir = Files.createTempDirectory("hashlog-ab-old");
-    Path newDir = Files.createTempDirectory("hashlog-ab-new");
-    HashLogStore old = null;
-    HashLogStore current = null;
-    try {
-      SegmentLog.legacyBuffered = true;
-      old = TestStores.open(oldDir, Durability.BUFFERED, options);
-      SegmentLog.legacyBuffered = false;
-      current = TestStores.open(newDir, Durability.BUFFERED, options);
-      load(old);
-      load(current);
-      // One uncounted window each: JIT, first touches of the heap and the mappings.
-      run(old, scenario, threads, seconds, new long[1]);
-      run(current, scenario, threads, seconds, new long[1]);
-      List<Double> ratios = new ArrayList<>();
-      List<Double> cpuRatios = new ArrayList<>();
-      String oldName = oldDir.getFileName().toString();
-      String newName = newDir.getFileName().toString();
-      long[] oldOps = new long[2];
-      long[] newOps = new long[2];
-      long oldBg0 = storeCpu(oldName);
-      long newBg0 = storeCpu(newName);
-      long oldOpsTotal = 0;
-      long newOpsTotal = 0;
-      for (int r = 0; r < rounds; r++) {
-        double o;
-        double n;
-        if (r % 2 == 0) {
-          o = run(old, scenario, threads, seconds, oldOps);
-          n = run(current, scenario, threads, seconds, newOps);
-        } else {
-          n = run(current, scenario, threads, seconds, newOps);
-          o = run(old, scenario, threads, seconds, oldOps);
-        }
-        oldOpsTotal += oldOps[0];
-        newOpsTotal += newOps[0];
-        double oc = oldOps[1] / 1e3 / oldOps[0];
-        double nc = newOps[1] / 1e3 / newOps[0];
-        ratios.add(n / o);
-        cpuRatios.add(nc / oc);
-        System.out.printf(
-            "round %d %s %d threads: old %,.0f ops/s, new %,.0f ops/s, new/old %.2f;"
-                + " caller CPU us/op old %.2f, new %.2f%n",
-            r + 1, scenario, threads, o, n, n / o, oc, nc);
-      }
-      System.out.printf(
-          "background CPU us/op (sealer and compactor, over all rounds): old %.2f, new %.2f%n",
-          (storeCpu(oldName) - oldBg0) / 1e3 / oldOpsTotal,
-          (storeCpu(newName) - newBg0) / 1e3 / newOpsTotal);
-      double[] c = cpuRatios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-      System.out.printf(
-          "%s %d threads: caller CPU per op new/old median %.2f (min %.2f, max %.2f)%n",
-          scenario, threads, c[c.length / 2], c[0], c[c.length - 1]);
-      double[] sorted = ratios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-      System.out.printf(
-          "%s %d threads: new/old median %.2f (min %.2f, max %.2f) over %d rounds%n",
-          scenario,
-          threads,
-          sorted[sorted.length / 2],
-          sorted[0],
-          sorted[sorted.length - 1],
-          sorted.length);
-      System.out.println("old: " + old.stats().figures());
-      System.out.println("new: " + current.stats().figures());
-    } finally {
-      SegmentLog.legacyBuffered = false;
-      if (old != null) {
-        old.close();
-      }
-      if (current != null) {
-        current.close();
-      }
-      deleteTree(oldDir);
-      deleteTree(newDir);
-    }
+    profile(scenario, threads, seconds, rounds, options);
   }
 
   static void profile(String scenario, int threads, double seconds, int rounds, String[] options)
@@ -314,19 +227,6 @@ final class UpdateDriver {
   }
 
   /** CPU time so far of the background threads of the store in directory {@code name}. */
-  static long storeCpu(String name) {
-    ThreadMXBean b = ManagementFactory.getThreadMXBean();
-    long sum = 0;
-    for (ThreadInfo t : b.getThreadInfo(b.getAllThreadIds())) {
-      if (t != null
-          && t.getThreadName().startsWith("kv4j-hashlog")
-          && t.getThreadName().contains(name)) {
-        sum += Math.max(0, b.getThreadCpuTime(t.getThreadId()));
-      }
-    }
-    return sum;
-  }
-
   static long processCpuNanos() {
     return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
         .getProcessCpuTime();
