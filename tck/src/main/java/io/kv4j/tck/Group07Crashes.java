@@ -69,6 +69,12 @@ final class Group07Crashes extends RuleGroup {
     default void required_r7_7_crashNeverLeavesHalfAKeyspaceBatch() throws Exception {
       new Group07Crashes(this).required_r7_7_crashNeverLeavesHalfAKeyspaceBatch();
     }
+
+    @Test
+    default void required_r7_8_crashAfterACleanCloseKeepsEveryWrite() throws Exception {
+      new Group07CleanCloseCrash((TckBase) this)
+          .required_r7_8_crashAfterACleanCloseKeepsEveryWrite();
+    }
   }
 
   /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */

@@ -337,6 +337,13 @@ class BrokenEnginesTest {
             Defect.SILENT_BACKGROUND_FAILURE,
             R10_15,
             List.of("within 5 s of failBackgroundWork", "is silent")),
+        Arguments.of(
+            Defect.ALIASED_VALUES,
+            "required_r15_2_getAllReadsAfreshAndKeepsNothing",
+            List.of("two arrays")),
+        Arguments.of(Defect.GARBAGE_LOG_AS_NEW_STORE, R10_7, List.of(R10_7_DETAIL)),
+        Arguments.of(Defect.CLEAN_MARKER_KEPT_ON_REOPEN, R7_8, List.of(R7_8_DETAIL)),
+        Arguments.of(Defect.TRANSIENT_KEY_COUNT, R8_5, List.of(R8_5_DETAIL)),
         Arguments.of(Defect.REPLAYED_PUT, R19_1, HISTORY_DETAILS),
         Arguments.of(Defect.STALE_READ_CACHE, R19_1, HISTORY_DETAILS),
         Arguments.of(Defect.RACY_CONDITIONAL_WRITE, R19_2, HISTORY_DETAILS),
@@ -352,6 +359,13 @@ class BrokenEnginesTest {
   private static final String R12_7 = "required_r12_7_verifyReadsTheFilesOfAnOpenStore";
   private static final String R12_7_DETAIL = "passed on a store whose file was damaged";
   private static final String R12_8 = "required_r12_8_lastRecordFlippedIsNoTornTail";
+
+  private static final String R10_7 = "required_r10_7_corruptLocationIsReported";
+  private static final String R10_7_DETAIL = "intact and every data file";
+  private static final String R7_8 = "required_r7_8_crashAfterACleanCloseKeepsEveryWrite";
+  private static final String R7_8_DETAIL = "crashed after a clean close and a reopen must open";
+  private static final String R8_5 = "required_r8_5_exactKeyCountUnderConcurrentWriters";
+  private static final String R8_5_DETAIL = "live keys at every read";
 
   private static final String R10_14 = "required_r10_14_verifyOnACrashImageRaisesNoFalseAlarm";
   private static final String R10_15 = "required_r10_15_backgroundFailureIsVisible";
@@ -409,6 +423,12 @@ class BrokenEnginesTest {
         Arguments.of(Defect.VERIFY_DOES_NOTHING, R12_7, R12_7_DETAIL),
         Arguments.of(
             Defect.LAST_RECORD_AS_TORN_TAIL, R12_8, "with bit 4 of its last non-zero byte"),
+        // An exact key count right only when no write is in flight: read while writers run.
+        Arguments.of(Defect.TRANSIENT_KEY_COUNT, R8_5, R8_5_DETAIL),
+        // A crash after a clean close, and garbage data under an intact identity: certain, looped
+        // to prove it.
+        Arguments.of(Defect.CLEAN_MARKER_KEPT_ON_REOPEN, R7_8, R7_8_DETAIL),
+        Arguments.of(Defect.GARBAGE_LOG_AS_NEW_STORE, R10_7, R10_7_DETAIL),
         // The history rules (group 19): a lost update, a stale read, a non-atomic compare-and-set,
         // half a batch seen through a snapshot (from the batch's side and from the snapshot's).
         Arguments.of(Defect.REPLAYED_PUT, R19_1, "the history is not linearizable"),

@@ -304,7 +304,26 @@ public enum Defect {
    * {@code stats().health()} stays OK while nothing is flushed any more (10.15, which must catch it
    * in every run).
    */
-  SILENT_BACKGROUND_FAILURE;
+  SILENT_BACKGROUND_FAILURE,
+  /**
+   * A log whose header is garbage (bad magic or a header checksum that fails) is taken for a log
+   * that was being created when a crash came, and started afresh as an empty store: the identity
+   * file is intact, so {@code StoreDirectory} opens the directory, and the data is silently gone
+   * (10.7, whose second case keeps the identity file and overwrites only the data files).
+   */
+  GARBAGE_LOG_AS_NEW_STORE,
+  /**
+   * The clean-close marker (the header's clean length) is left as it was when a cleanly closed log
+   * is reopened for writing: after more writes and a crash, the log is longer than the marker says
+   * and the next open reports damage where there is none (7.8, a crash after a clean close).
+   */
+  CLEAN_MARKER_KEPT_ON_REOPEN,
+  /**
+   * The exact key count is kept apart from the map: each put is counted as a new key before the
+   * write takes the lock and corrected after it, so the count is right whenever no write is in
+   * flight and too high while overwrites run (8.5, which reads it while writers run).
+   */
+  TRANSIENT_KEY_COUNT;
 
   /** The exit status of a JVM the {@link #HALTS_ON_HUGE_VALUE} engine killed. */
   public static final int HALT_STATUS = 71;

@@ -111,6 +111,9 @@ final class RefStore implements Store {
 
   private final Defect defect;
   private int racyCount; // RACY_KEY_COUNT: updated with a plain read-yield-write outside the lock
+  // TRANSIENT_KEY_COUNT: puts counted before the write, corrected after it
+  private final java.util.concurrent.atomic.AtomicLong transientCount =
+      new java.util.concurrent.atomic.AtomicLong();
   private final Object logLock = new Object(); // SPLIT_LOCKS: the log's own lock
   private final StoreInfo info;
   private final StoreDirectory directory; // null for the defects that bypass it
@@ -330,6 +333,7 @@ final class RefStore implements Store {
         } else {
           s.recover();
           s.racyCount = s.map.size();
+          s.transientCount.set(s.map.size());
         }
         if (!readOnly && config.durability() == Durability.BUFFERED) {
           s.startFlusher();
@@ -367,13 +371,24 @@ final class RefStore implements Store {
     }
     byte[] magic = new byte[MAGIC.length];
     all.get(magic);
-    if (!Arrays.equals(magic, MAGIC) && !Arrays.equals(magic, MAGIC_BEFORE_KEYSPACES)) {
-      throw damage("is not a ref log (bad magic)", 0, size);
-    }
+    boolean magicOk = Arrays.equals(magic, MAGIC) || Arrays.equals(magic, MAGIC_BEFORE_KEYSPACES);
     long clean = all.getLong();
     CRC32C hc = new CRC32C();
     hc.update(all.array(), 0, 16);
-    if (all.getInt() != (int) hc.getValue()) {
+    boolean headerOk = all.getInt() == (int) hc.getValue();
+    if ((!magicOk || !headerOk) && defect == Defect.GARBAGE_LOG_AS_NEW_STORE && !info.readOnly()) {
+      // The bug: a garbage header taken for a log whose creation a crash interrupted.
+      log.truncate(0);
+      writeFully(log, header(DIRTY), 0);
+      log.force(true);
+      log.position(HEADER);
+      syncedLength = HEADER;
+      return;
+    }
+    if (!magicOk) {
+      throw damage("is not a ref log (bad magic)", 0, size);
+    }
+    if (!headerOk) {
       throw damage("has a header that fails its checksum", 0, size);
     }
     boolean strict = clean != DIRTY && defect != Defect.SHORT_LOG_AS_TORN_TAIL;
@@ -413,6 +428,11 @@ final class RefStore implements Store {
     }
     if (valid != size) {
       log.truncate(valid); // a torn tail: the store was not closed cleanly
+    }
+    if (defect == Defect.CLEAN_MARKER_KEPT_ON_REOPEN && clean != DIRTY) {
+      // The bug: the marker of the last clean close stays while the log grows again.
+      log.position(valid);
+      return;
     }
     writeFully(log, header(DIRTY), 0);
     log.force(true);
@@ -1060,12 +1080,24 @@ final class RefStore implements Store {
       }
       return;
     }
+    int counted = 0;
+    if (defect == Defect.TRANSIENT_KEY_COUNT) {
+      // The bug: every put counted as a new key before the write, corrected after it.
+      for (int i = 0; i < batch.size(); i++) {
+        counted += batch.keyspace(i) == null && !batch.isDelete(i) ? 1 : 0;
+      }
+      transientCount.addAndGet(counted);
+      Thread.yield();
+    }
     int delta;
     synchronized (this) {
       int before = map.size();
       append(batch);
       applyTo(map, batch, retainsArrays);
       delta = map.size() - before;
+    }
+    if (defect == Defect.TRANSIENT_KEY_COUNT) {
+      transientCount.addAndGet(delta - counted);
     }
     if (defect == Defect.RACY_KEY_COUNT) {
       int c = racyCount;
@@ -1885,7 +1917,9 @@ final class RefStore implements Store {
       long count =
           space != null
               ? space(space).size()
-              : defect == Defect.RACY_KEY_COUNT ? racyCount : map.size();
+              : defect == Defect.RACY_KEY_COUNT
+                  ? racyCount
+                  : defect == Defect.TRANSIENT_KEY_COUNT ? transientCount.get() : map.size();
       String problem = backgroundProblem();
       return new StoreStats(
           count,
