@@ -191,17 +191,24 @@ final class Group13ConditionalWrites extends RuleGroup {
    * RoundGate}), replace the value they read with the next one (putIfAbsent in the first round).
    * Exactly one must answer true: two winners are a compare and write that were not atomic, none a
    * false answer to a condition that held. Runs for {@code 2 x stressOps} ms ({@link
-   * #contentionWindow}; at most {@code 10 x stressOps} rounds): a compare and a write a hundred
-   * nanoseconds apart meet in about one round in a thousand on a busy two-core machine.
+   * #contentionWindow}; at least 50 rounds, at most {@code 10 x stressOps}): a compare and a write
+   * a hundred nanoseconds apart meet in about one round in a thousand on a busy two-core machine.
    */
+  private static final int MIN_ROUNDS = 50;
+
   private void oneWinnerPerRound(Store s, byte[] k) throws Exception {
     int threads = env().stressThreads();
     int rounds = Math.max(500, env().stressOps() * 10);
     long deadline = System.nanoTime() + contentionWindow(env(), 2).toNanos();
-    RoundGate gate =
-        new RoundGate(threads, () -> System.nanoTime() - deadline > 0, threadTimeout());
     AtomicIntegerArray winners = new AtomicIntegerArray(rounds);
     AtomicInteger done = new AtomicInteger();
+    // At least MIN_ROUNDS rounds however late the threads start on a busy machine: a window that
+    // passed before the first round would check nothing.
+    RoundGate gate =
+        new RoundGate(
+            threads,
+            () -> done.get() >= MIN_ROUNDS && System.nanoTime() - deadline > 0,
+            threadTimeout());
     List<Throwable> errors =
         runThreads(
             "13.2",

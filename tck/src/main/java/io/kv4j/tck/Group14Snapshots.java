@@ -146,7 +146,10 @@ final class Group14Snapshots extends RuleGroup {
             t -> {
               if (t < writers) {
                 try {
-                  for (long n = 1; System.nanoTime() - deadline < 0 && !failed.get(); n++) {
+                  // At least MIN_BATCHES however late the writers start on a busy machine.
+                  for (long n = 1;
+                      (n <= MIN_BATCHES || System.nanoTime() - deadline < 0) && !failed.get();
+                      n++) {
                     s.write(batchOf(keys, n * writers + t)); // a number no other writer writes
                     batches.incrementAndGet();
                   }
@@ -186,6 +189,9 @@ final class Group14Snapshots extends RuleGroup {
         .as(rule("14.2", "the writers wrote while the readers read (" + snapshots + " snapshots)"))
         .isPositive();
   }
+
+  /** Batches each writer of 14.2 writes however late it starts. */
+  private static final int MIN_BATCHES = 20;
 
   /** Keys one batch of 14.2 sets: wide, so that applying it takes a while. */
   static final int WIDTH = 64;
