@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
@@ -278,5 +279,57 @@ final class HintFile {
       }
     }
     return q != entriesEnd ? "hint has trailing bytes" : null;
+  }
+
+  /**
+   * The records the segments {@code load} of {@code dir} hold (the newest last), from their hints'
+   * headers and the lengths of the segments (see {@link Opening#presize}); 0 if no hint header is
+   * usable.
+   */
+  static long estimateEntries(Storage storage, Path dir, List<Integer> load) throws IOException {
+    long entries = 0;
+    long hintedBytes = 0;
+    long unhintedBytes = 0;
+    for (int i = 0; i < load.size(); i++) {
+      int id = load.get(i);
+      Path p = dir.resolve(Segment.fileName(id));
+      long length;
+      try {
+        length = storage.size(p);
+      } catch (IOException e) {
+        throw Recovery.reading(p, e);
+      }
+      int count = i < load.size() - 1 ? hintedEntries(storage, dir, id, length) : -1;
+      if (count >= 0) {
+        entries += count;
+        hintedBytes += length;
+      } else {
+        unhintedBytes += length;
+      }
+    }
+    if (entries > 0 && unhintedBytes > 0) {
+      entries += (long) (unhintedBytes * ((double) entries / hintedBytes));
+    }
+    return entries;
+  }
+
+  /**
+   * The entry count of segment {@code id}'s hint if its header is valid and describes a segment of
+   * {@code length} bytes with a plausible count, else -1.
+   */
+  private static int hintedEntries(Storage storage, Path dir, int id, long length) {
+    ByteBuffer h;
+    try {
+      h = Recovery.readHeader(storage, path(dir, id));
+    } catch (IOException e) {
+      return -1; // missing or unreadable: only an estimate; the hint is checked when loaded
+    }
+    if (RecordCodec.checkFileHeader(h, RecordCodec.HINT_MAGIC, id) != null
+        || RecordCodec.hintSegmentLength(h) != length) {
+      return -1;
+    }
+    int count = RecordCodec.hintCount(h);
+    long smallest = RecordCodec.recordSize(1, 0);
+    return count >= 0 && count <= length / smallest ? count : -1;
   }
 }

@@ -123,10 +123,21 @@ final class Opening {
 
   /** Recovers the store's files into the segments and the index (see the class comment). */
   void recover() throws IOException {
-    Recovery.Listing files = Recovery.list(dir);
+    Storage storage = segments.storage;
+    Recovery.Listing files;
+    try {
+      files = Recovery.list(storage, dir);
+    } catch (IOException e) {
+      throw Recovery.reading(dir, e);
+    }
     List<Integer> ids = files.segments;
-    Manifest manifest = Manifest.read(dir);
     Path mp = Manifest.path(dir);
+    Manifest manifest;
+    try {
+      manifest = Manifest.read(storage, dir);
+    } catch (IOException e) {
+      throw Recovery.reading(mp, e);
+    }
     if (manifest == null && directory.format() >= 2 && !directory.isNew()) {
       throw new StoreCorruptedException(
           "hashlog: the segment manifest "
@@ -146,7 +157,7 @@ final class Opening {
           dir,
           -1);
     }
-    Recovery.Plan plan = Recovery.plan(dir, ids, manifest);
+    Recovery.Plan plan = Recovery.plan(storage, dir, ids, manifest);
     List<Integer> load = plan.load;
     long maxHeap = Runtime.getRuntime().maxMemory();
     long expected = presize(load, maxHeap);
@@ -186,13 +197,17 @@ final class Opening {
     for (int i = 0; i < load.size(); i++) {
       int id = load.get(i);
       Path path = dir.resolve(Segment.fileName(id));
-      if (i < load.size() - 1) {
-        Segment seg = Segment.openSealed(segments.storage, id, path, !readOnly);
-        segments.install(seg);
-        loadSealed(seg);
-      } else {
-        replay.flush(); // in log order: the hints' entries before the newest segment's records
-        recoverNewest(id, path, plan);
+      try {
+        if (i < load.size() - 1) {
+          Segment seg = Segment.openSealed(segments.storage, id, path, !readOnly);
+          segments.install(seg);
+          loadSealed(seg);
+        } else {
+          replay.flush(); // in log order: the hints' entries before the newest segment's records
+          recoverNewest(id, path, plan);
+        }
+      } catch (IOException e) {
+        throw Recovery.reading(path, e); // a hint that cannot be read is rebuilt, not thrown
       }
     }
     replay.finish();
@@ -214,7 +229,7 @@ final class Opening {
    * @return the estimate of entries (whether or not reserved)
    */
   long presize(List<Integer> load, long maxHeap) throws IOException {
-    long keys = estimateKeys(dir, load);
+    long keys = HintFile.estimateEntries(segments.storage, dir, load);
     if (worthReserving(keys, maxHeap) && index.reserve(keys)) {
       presizedKeys = keys;
     }
@@ -224,51 +239,6 @@ final class Opening {
   /** Whether a table for {@code keys} keys is worth reserving at once (see {@link #presize}). */
   static boolean worthReserving(long keys, long maxHeap) {
     return keys > 0 && KeyDir.initialBytes(keys) <= maxHeap / 2;
-  }
-
-  /**
-   * The records the segments {@code load} of {@code dir} hold (the newest last), from their hints'
-   * headers and the lengths of the segments (see {@link #presize}); 0 if no hint header is usable.
-   */
-  static long estimateKeys(Path dir, List<Integer> load) throws IOException {
-    long entries = 0;
-    long hintedBytes = 0;
-    long unhintedBytes = 0;
-    for (int i = 0; i < load.size(); i++) {
-      int id = load.get(i);
-      long length = Files.size(dir.resolve(Segment.fileName(id)));
-      int count = i < load.size() - 1 ? hintedEntries(dir, id, length) : -1;
-      if (count >= 0) {
-        entries += count;
-        hintedBytes += length;
-      } else {
-        unhintedBytes += length;
-      }
-    }
-    if (entries > 0 && unhintedBytes > 0) {
-      entries += (long) (unhintedBytes * ((double) entries / hintedBytes));
-    }
-    return entries;
-  }
-
-  /**
-   * The entry count of segment {@code id}'s hint if its header is valid and describes a segment of
-   * {@code length} bytes with a plausible count, else -1.
-   */
-  private static int hintedEntries(Path dir, int id, long length) throws IOException {
-    java.nio.ByteBuffer h;
-    try {
-      h = Recovery.readHeader(HintFile.path(dir, id));
-    } catch (java.nio.file.NoSuchFileException e) {
-      return -1;
-    }
-    if (RecordCodec.checkFileHeader(h, RecordCodec.HINT_MAGIC, id) != null
-        || RecordCodec.hintSegmentLength(h) != length) {
-      return -1;
-    }
-    int count = RecordCodec.hintCount(h);
-    long smallest = RecordCodec.recordSize(1, 0);
-    return count >= 0 && count <= length / smallest ? count : -1;
   }
 
   /** Deletes leftovers of compaction, temporary files and hints of segments not loaded. */

@@ -3,11 +3,7 @@ package io.kv4j.hashlog;
 import io.kv4j.StoreCorruptedException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -64,22 +60,20 @@ final class Recovery {
   }
 
   /** Lists the directory; changes nothing. */
-  static Listing list(Path dir) throws IOException {
+  static Listing list(Storage storage, Path dir) throws IOException {
     Listing l = new Listing();
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
-      for (Path p : ds) {
-        String name = p.getFileName().toString();
-        Matcher m = SEGMENT.matcher(name);
-        if (m.matches()) {
-          l.segments.add(Integer.parseUnsignedInt(m.group(1), 16));
-          continue;
-        }
-        Matcher h = HINT.matcher(name);
-        if (h.matches()) {
-          l.hints.add(Integer.parseUnsignedInt(h.group(1), 16));
-        } else if (TEMP.matcher(name).matches() || name.equals(Manifest.TEMP_NAME)) {
-          l.temps.add(p);
-        }
+    for (Path p : storage.list(dir)) {
+      String name = p.getFileName().toString();
+      Matcher m = SEGMENT.matcher(name);
+      if (m.matches()) {
+        l.segments.add(Integer.parseUnsignedInt(m.group(1), 16));
+        continue;
+      }
+      Matcher h = HINT.matcher(name);
+      if (h.matches()) {
+        l.hints.add(Integer.parseUnsignedInt(h.group(1), 16));
+      } else if (TEMP.matcher(name).matches() || name.equals(Manifest.TEMP_NAME)) {
+        l.temps.add(p);
       }
     }
     Collections.sort(l.segments);
@@ -110,7 +104,8 @@ final class Recovery {
    * @param manifest the manifest, or null for a format-1 store without one
    * @throws StoreCorruptedException if a segment is missing, of the wrong length, or not expected
    */
-  static Plan plan(Path dir, List<Integer> present, Manifest manifest) throws IOException {
+  static Plan plan(Storage storage, Path dir, List<Integer> present, Manifest manifest)
+      throws IOException {
     Plan plan = new Plan();
     if (manifest == null) {
       plan.load.addAll(present);
@@ -129,10 +124,10 @@ final class Recovery {
     }
     listed.add(manifest.active);
     for (int id : listed) {
-      checkListed(dir, id, rest.contains(id), manifest);
+      checkListed(storage, dir, id, rest.contains(id), manifest);
     }
     rest.removeAll(listed);
-    List<Integer> chained = chain(dir, rest, manifest, plan);
+    List<Integer> chained = chain(storage, dir, rest, manifest, plan);
     plan.load.addAll(listed);
     plan.load.addAll(chained);
     Collections.sort(plan.load);
@@ -149,8 +144,8 @@ final class Recovery {
    * A segment the manifest lists must be present, a sealed one at its recorded length, the active
    * one after a clean close at least as long as recorded.
    */
-  private static void checkListed(Path dir, int id, boolean present, Manifest manifest)
-      throws IOException {
+  private static void checkListed(
+      Storage storage, Path dir, int id, boolean present, Manifest manifest) throws IOException {
     Path mp = Manifest.path(dir);
     Path p = dir.resolve(Segment.fileName(id));
     if (!present) {
@@ -165,7 +160,12 @@ final class Recovery {
           p,
           -1);
     }
-    long size = Files.size(p);
+    long size;
+    try {
+      size = storage.size(p);
+    } catch (IOException e) {
+      throw reading(p, e);
+    }
     int want = id == manifest.active ? -1 : manifest.sealedLength(id);
     if (want >= 0 && size != want) {
       throw new StoreCorruptedException(
@@ -206,13 +206,19 @@ final class Recovery {
    * @return the chained segments to load, ascending
    */
   private static List<Integer> chain(
-      Path dir, java.util.TreeSet<Integer> rest, Manifest manifest, Plan plan) throws IOException {
+      Storage storage, Path dir, java.util.TreeSet<Integer> rest, Manifest manifest, Plan plan)
+      throws IOException {
     Path mp = Manifest.path(dir);
     int chainTop = manifest.active;
     List<Integer> chained = new ArrayList<>();
     for (int id : rest) {
       Path p = dir.resolve(Segment.fileName(id));
-      ByteBuffer h = readHeader(p);
+      ByteBuffer h;
+      try {
+        h = readHeader(storage, p);
+      } catch (IOException e) {
+        throw reading(p, e);
+      }
       String bad = RecordCodec.checkFileHeader(h, RecordCodec.SEGMENT_MAGIC, id);
       if (bad == null && RecordCodec.isOutput(h)) {
         plan.leftovers.add(id); // a run that never committed: its victims are still listed
@@ -267,11 +273,19 @@ final class Recovery {
         RecordCodec.PREVIOUS_AT);
   }
 
+  /**
+   * An I/O failure reading {@code file}, with the file named: a read's {@code EIO} ("Input/output
+   * error") names none, and an open refused for it must say which file to look at.
+   */
+  static IOException reading(Path file, IOException e) {
+    return new IOException("cannot read " + file + ": " + e, e);
+  }
+
   /** The first 32 bytes of a file (fewer if it is shorter). */
-  static ByteBuffer readHeader(Path p) throws IOException {
+  static ByteBuffer readHeader(Storage storage, Path p) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(RecordCodec.FILE_HEADER);
-    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
-      while (b.hasRemaining() && ch.read(b) >= 0) {
+    try (Storage.File f = storage.open(p, Storage.Mode.READ)) {
+      while (b.hasRemaining() && f.read(b, b.position()) >= 0) {
         // keep reading
       }
     }

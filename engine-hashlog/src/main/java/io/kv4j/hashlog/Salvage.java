@@ -70,6 +70,7 @@ final class Salvage {
   private final Path dir;
   private final String keyspace;
   private final SalvageSink sink;
+  private final Storage storage;
   private final List<DamagedRegion> damage;
   private final KeyDir.Hasher hasher =
       HashLogProvider.seededHasher(new SplittableRandom().nextLong());
@@ -78,8 +79,14 @@ final class Salvage {
   private long entries;
 
   private Salvage(
-      StoreConfig config, Path dir, String keyspace, SalvageSink sink, List<DamagedRegion> damage) {
+      StoreConfig config,
+      Path dir,
+      String keyspace,
+      SalvageSink sink,
+      List<DamagedRegion> damage,
+      Storage storage) {
     this.config = config;
+    this.storage = storage;
     this.dir = dir;
     this.keyspace = keyspace;
     this.sink = sink;
@@ -95,6 +102,13 @@ final class Salvage {
    * @throws StoreCorruptedException if the directory holds another engine's store or a newer format
    */
   static List<DamagedRegion> run(StoreConfig config, SalvageSink sink) {
+    return run(config, sink, Storage.NIO);
+  }
+
+  /**
+   * As {@link #run(StoreConfig, SalvageSink)}, reading the store's files through {@code storage}.
+   */
+  static List<DamagedRegion> run(StoreConfig config, SalvageSink sink, Storage storage) {
     Objects.requireNonNull(sink, "sink");
     Path given =
         Objects.requireNonNull(config.path(), "engine 'hashlog' needs a path (a directory)");
@@ -113,7 +127,7 @@ final class Salvage {
     }
     Opening.refuseLiveWriter(dir);
     List<DamagedRegion> damage = new ArrayList<>();
-    new Salvage(readOnly, dir, null, sink, damage).salvageDirectory();
+    new Salvage(readOnly, dir, null, sink, damage, storage).salvageDirectory();
     Path spaces = dir.resolve(Keyspaces.DIR_NAME);
     if (Files.isDirectory(spaces)) {
       for (Path p : entries(spaces)) {
@@ -122,7 +136,7 @@ final class Salvage {
           continue; // dropped (the rename is the drop); a crash interrupted the deletion
         }
         if (Keyspaces.validName(n) && Files.isDirectory(p)) {
-          new Salvage(readOnly, p, n, sink, damage).salvageDirectory();
+          new Salvage(readOnly, p, n, sink, damage, storage).salvageDirectory();
         } else {
           damage.add(
               new DamagedRegion(
@@ -173,7 +187,7 @@ final class Salvage {
     }
     List<Integer> present;
     try {
-      present = Recovery.list(dir).segments;
+      present = Recovery.list(storage, dir).segments;
     } catch (IOException e) {
       if (keyspace == null) {
         throw new StoreIOException("engine 'hashlog': cannot list " + dir + ": " + e, e);
@@ -197,7 +211,7 @@ final class Salvage {
     if (plan.load.isEmpty()) {
       return;
     }
-    Segments segments = new Segments(dir, Storage.NIO);
+    Segments segments = new Segments(dir, storage);
     RecordReader reader = new RecordReader(segments, true, hasher);
     KeyDir keys = new KeyDir(1024);
     keys.recovering = true; // as an open: fill the table rather than refuse a key
@@ -289,7 +303,7 @@ final class Salvage {
             + " ones, nor a clean close from a crash: every segment was read, the newest as after"
             + " a crash";
     try {
-      Manifest m = Manifest.read(dir);
+      Manifest m = Manifest.read(storage, dir);
       if (m == null && format >= 2) {
         lost(
             mp,
@@ -363,7 +377,7 @@ final class Salvage {
       Path p = dir.resolve(Segment.fileName(id));
       ByteBuffer h;
       try {
-        h = Recovery.readHeader(p);
+        h = Recovery.readHeader(storage, p);
       } catch (IOException e) {
         lost(p, -1, -1, -1, "the segment file cannot be read: " + e);
         continue;
@@ -421,7 +435,7 @@ final class Salvage {
     Path p = dir.resolve(Segment.fileName(id));
     Segment g;
     try {
-      g = Segment.openSealed(Storage.NIO, id, p);
+      g = Segment.openSealed(storage, id, p);
     } catch (IOException e) {
       lost(p, -1, -1, -1, "the segment file cannot be read: " + e);
       return null;
@@ -605,7 +619,7 @@ final class Salvage {
     Path hp = HintFile.path(dir, id);
     byte[] raw;
     try {
-      raw = Files.readAllBytes(hp);
+      raw = storage.readAll(hp);
     } catch (NoSuchFileException e) {
       return null;
     } catch (IOException e) {

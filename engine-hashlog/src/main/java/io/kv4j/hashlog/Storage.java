@@ -15,8 +15,10 @@ import java.util.List;
  * (drop every byte written but not forced).
  *
  * <p>Reads of records go through the mappings this creates and do not pass through here: a get
- * makes no call. Implementations must not allocate on the write path ({@link File#write} and {@link
- * File#force}), which every put takes.
+ * makes no call. The reads of an open, of {@code verify()} and of salvage (listing the directory,
+ * the manifest, segment headers and lengths, hints, mapping the segments) do. Implementations must
+ * not allocate on the write path ({@link File#write} and {@link File#force}), which every put
+ * takes.
  */
 interface Storage {
   /** The file system itself, through {@code java.nio} and {@link java.io.RandomAccessFile}. */

@@ -5,7 +5,6 @@ import io.kv4j.StoreCorruptedException;
 import io.kv4j.StoreIOException;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -201,14 +200,21 @@ final class Verifier {
         Segment[] segs = segments.all().clone();
         Recovery.Plan plan = null;
         try {
-          Manifest m = Manifest.read(dir);
+          Manifest m;
+          try {
+            m = Manifest.read(segments.storage, dir);
+          } catch (IOException e) {
+            throw Recovery.reading(Manifest.path(dir), e);
+          }
           if (m == null && (!readOnly || directory.format() >= 2)) {
             throw new StoreCorruptedException(
                 "hashlog: the segment manifest " + Manifest.path(dir) + " is missing",
                 Manifest.path(dir),
                 -1);
           }
-          plan = Recovery.plan(dir, Recovery.list(dir).segments, m);
+          plan =
+              Recovery.plan(
+                  segments.storage, dir, Recovery.list(segments.storage, dir).segments, m);
         } catch (StoreCorruptedException e) {
           found.add(e); // the segments are still read, each on its own
         }
@@ -237,12 +243,14 @@ final class Verifier {
     }
   }
 
-  private static long size(Segment g) throws IOException {
+  private long size(Segment g) throws IOException {
     try {
-      return Files.size(g.path);
+      return segments.storage.size(g.path);
     } catch (NoSuchFileException e) {
       throw new StoreCorruptedException(
           "hashlog: segment file " + g.path + " is missing", g.path, -1);
+    } catch (IOException e) {
+      throw Recovery.reading(g.path, e);
     }
   }
 
@@ -250,7 +258,7 @@ final class Verifier {
    * The newest segment of a read-only open may run past its records (see the class comment), but it
    * must still hold every record the open loaded.
    */
-  private static void checkNewestLength(Segment g) throws IOException {
+  private void checkNewestLength(Segment g) throws IOException {
     long size = size(g);
     if (size < g.end) {
       throw new StoreCorruptedException(
@@ -266,7 +274,7 @@ final class Verifier {
     }
   }
 
-  private static void checkLength(Segment g) throws IOException {
+  private void checkLength(Segment g) throws IOException {
     long size = size(g);
     if (g.sealed ? size != g.end : size < g.end) {
       throw new StoreCorruptedException(
@@ -312,7 +320,7 @@ final class Verifier {
     }
     if (sealed) {
       checkHint(g, records);
-    } else if (g.sealed && Files.exists(HintFile.path(dir, g.id))) {
+    } else if (g.sealed && segments.storage.exists(HintFile.path(dir, g.id))) {
       hintsWrittenDuringCheck.increment();
     }
   }

@@ -81,7 +81,7 @@ class DamageTest {
   }
 
   private List<Integer> segmentIds() throws IOException {
-    return Recovery.list(dir).segments;
+    return Recovery.list(Storage.NIO, dir).segments;
   }
 
   private int newest() throws IOException {
@@ -389,7 +389,7 @@ class DamageTest {
     Manifest m = Manifest.read(image);
     assertThat(m.clean).isFalse();
     List<Integer> chain = new ArrayList<>();
-    for (int id : Recovery.list(image).segments) {
+    for (int id : Recovery.list(Storage.NIO, image).segments) {
       if (id > m.active) {
         chain.add(id);
       }

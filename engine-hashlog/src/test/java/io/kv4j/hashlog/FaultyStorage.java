@@ -33,8 +33,8 @@ import java.util.stream.Stream;
  * the store did not make through this (the lock and identity files) are copied as they are, as is
  * every file present when its directory was first seen, which counts as durable.
  *
- * <p>Also: the {@code n}-th write or force from now fails with an {@link IOException}, and every
- * force and deletion can be traced.
+ * <p>Also: the {@code n}-th write or force from now fails with an {@link IOException}, every read
+ * of chosen files fails as a disk's {@code EIO} does, and every force and deletion can be traced.
  */
 final class FaultyStorage implements Storage {
   private static final int PAGE = 4096;
@@ -46,6 +46,7 @@ final class FaultyStorage implements Storage {
   private int failWriteAt;
   private String failWriteSuffix = "";
   private int failForceAt;
+  private volatile String failReadSuffix;
   private volatile Consumer<String> trace;
   private volatile Runnable beforeEachCall;
   private volatile Runnable beforeFirstCopy;
@@ -70,6 +71,22 @@ final class FaultyStorage implements Storage {
     writes = 0;
     failWriteAt = n;
     failWriteSuffix = suffix;
+  }
+
+  /**
+   * Makes every read of a file whose name ends with {@code suffix} fail from now on (null: none):
+   * opening it to read, reading it, mapping it or asking its size. The {@link IOException} says
+   * "Input/output error" and, as {@code EIO}'s does, names no file.
+   */
+  void failReads(String suffix) {
+    failReadSuffix = suffix;
+  }
+
+  private void countRead(Path p) throws IOException {
+    String suffix = failReadSuffix;
+    if (suffix != null && p.getFileName().toString().endsWith(suffix)) {
+      throw new IOException("Input/output error");
+    }
   }
 
   /** Makes the {@code n}-th force (of a file, a mapping or a directory) from now fail, once. */
@@ -199,6 +216,9 @@ final class FaultyStorage implements Storage {
   @Override
   public synchronized File open(Path file, Mode mode) throws IOException {
     called();
+    if (mode == Mode.READ) {
+      countRead(file);
+    }
     boolean existed = Files.exists(file);
     if (mode == Mode.CREATE_NEW || mode == Mode.READ_WRITE || mode == Mode.CREATE_TRUNCATE) {
       // Opening for writing may create the file (a write of its directory).
@@ -281,12 +301,14 @@ final class FaultyStorage implements Storage {
   @Override
   public byte[] readAll(Path file) throws IOException {
     called();
+    countRead(file);
     return real.readAll(file);
   }
 
   @Override
   public long size(Path file) throws IOException {
     called();
+    countRead(file);
     return real.size(file);
   }
 
@@ -450,6 +472,7 @@ final class FaultyStorage implements Storage {
 
     @Override
     public int read(ByteBuffer dst, long position) throws IOException {
+      countRead(path);
       return file.read(dst, position);
     }
 
@@ -485,6 +508,7 @@ final class FaultyStorage implements Storage {
 
     @Override
     public MappedByteBuffer map(boolean writable, long size) throws IOException {
+      countRead(path);
       return file.map(writable, size);
     }
 

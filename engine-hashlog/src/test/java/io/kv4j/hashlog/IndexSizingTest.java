@@ -264,12 +264,13 @@ class IndexSizingTest {
         s.put(storeKey(i), value(i, 0));
       }
     }
-    List<Integer> ids = Recovery.list(dir).segments;
-    long keys = Opening.estimateKeys(dir, ids);
+    List<Integer> ids = Recovery.list(Storage.NIO, dir).segments;
+    long keys = HintFile.estimateEntries(Storage.NIO, dir, ids);
     assertThat(keys).isBetween((long) KEYS * 9 / 10, (long) KEYS * 11 / 10);
     // The newest segment alone, without any hint: nothing to estimate from.
-    assertThat(Opening.estimateKeys(dir, ids.subList(ids.size() - 1, ids.size()))).isZero();
-    assertThat(Opening.estimateKeys(dir, List.of())).isZero();
+    assertThat(HintFile.estimateEntries(Storage.NIO, dir, ids.subList(ids.size() - 1, ids.size())))
+        .isZero();
+    assertThat(HintFile.estimateEntries(Storage.NIO, dir, List.of())).isZero();
     // A table of more than half the maximum heap is left to grow as keys arrive.
     assertThat(Opening.worthReserving(keys, 1L << 30)).isTrue();
     assertThat(Opening.worthReserving(keys, 2 * KeyDir.initialBytes(keys))).isTrue();

@@ -165,7 +165,7 @@ class SalvageTest {
 
   private static List<Path> segmentFiles(Path dir) throws IOException {
     List<Path> out = new ArrayList<>();
-    for (int id : Recovery.list(dir).segments) {
+    for (int id : Recovery.list(Storage.NIO, dir).segments) {
       out.add(dir.resolve(Segment.fileName(id)));
     }
     return out;
