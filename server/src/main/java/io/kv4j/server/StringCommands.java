@@ -184,7 +184,8 @@ final class StringCommands {
       keys.add(r.bytes(1 + 2 * i));
       values.add(r.bytes(2 + 2 * i));
     }
-    int[] held = data.locks.lockAll(keys.toArray(new byte[0][]));
+    // On an event loop the stripes of every key are held already (Session.keysLocked).
+    int[] held = s.keysLocked ? null : data.locks.lockAll(keys.toArray(new byte[0][]));
     try {
       if (nx) {
         for (byte[] k : keys) {
@@ -196,7 +197,9 @@ final class StringCommands {
       }
       data.apply(s, keys, values);
     } finally {
-      data.locks.unlockAll(held);
+      if (held != null) {
+        data.locks.unlockAll(held);
+      }
     }
     if (nx) {
       out.writeBytes(Reply.ONE);
