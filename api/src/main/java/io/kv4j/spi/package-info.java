@@ -7,7 +7,9 @@
  * io.kv4j.spi.CallGate} counts calls in flight into native handles or mappings so close waits for
  * them, without making concurrent reads contend. Server engines (data on a SQL or Redis server)
  * derive their server-side names from the store path with {@link io.kv4j.spi.ServerNames} and keep
- * their server lock or lease alive with {@link io.kv4j.spi.LockKeeper}.
+ * their server lock or lease alive with {@link io.kv4j.spi.LockKeeper}. {@link
+ * io.kv4j.spi.GroupCommit} lets concurrent single writes share one transaction and one sync: the
+ * engine supplies a {@link io.kv4j.spi.GroupCommit.Committer} (commit a group, map its failure).
  *
  * <p><b>Thread-safety.</b> Providers are stateless and thread-safe. Subclasses of {@link
  * io.kv4j.spi.AbstractStore} must make their {@code do*} methods safe for concurrent calls; cursor
