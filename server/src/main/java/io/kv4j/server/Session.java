@@ -49,8 +49,8 @@ final class Session {
 
   /**
    * The running request's keys' stripe locks are held by its thread (an event loop took them all
-   * before running it, see {@link Commands#execute}), so its single-key writes need not lock again:
-   * {@link KeyLocks#lockFor(Session, byte[])}.
+   * before running it, see {@link Commands#execute}), so its writes need not lock them again
+   * ({@link KeyLocks#lockFor(Session, byte[])}, MSET).
    */
   boolean keysLocked;
 
