@@ -205,7 +205,7 @@ final class Group10Lifecycle extends RuleGroup {
    * The calls of 10.2 on a store or keyspace handle {@code s}, named with {@code prefix}: every
    * {@code Store} method but {@code info} and {@code close}, each where its feature is declared.
    */
-  private void storeCalls(String prefix, Store s, Map<String, Runnable> calls) {
+  void storeCalls(String prefix, Store s, Map<String, Runnable> calls) {
     calls.put(prefix + "get", () -> s.get(b("a")));
     calls.put(prefix + "contains", () -> s.contains(b("a")));
     calls.put(prefix + "getAll", () -> s.getAll(List.of(b("a"), b("b"))));

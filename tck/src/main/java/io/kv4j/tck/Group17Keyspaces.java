@@ -300,9 +300,24 @@ final class Group17Keyspaces extends RuleGroup {
     b.put(b("k"), b("b"));
     a.close();
     a.close();
-    assertThat(thrown(() -> a.get(b("k"))))
-        .as(rule("17.5", "a closed handle refuses calls with StoreClosedException"))
-        .isInstanceOf(StoreClosedException.class);
+    // Every call through the closed handle, its store open: each refused, none acting.
+    Map<String, Runnable> calls = new LinkedHashMap<>();
+    new Group10Lifecycle(kit).storeCalls("", a, calls);
+    calls.put("verify()", a::verify);
+    for (Map.Entry<String, Runnable> call : calls.entrySet()) {
+      assertThat(thrown(call.getValue()::run))
+          .as(
+              rule(
+                  "17.5",
+                  call.getKey()
+                      + " through a keyspace handle closed while its store is open throws"
+                      + " StoreClosedException (a closed handle refuses every call)"))
+          .isInstanceOf(StoreClosedException.class);
+    }
+    Store again = s.keyspace("users");
+    assertThat(List.of(String.valueOf(again.get(b("a"))), String.valueOf(again.get(b("n")))))
+        .as(rule("17.5", "no call through the closed handle changed its keyspace"))
+        .containsExactly("null", "null");
     assertThat(b.get(b("k")))
         .as(rule("17.5", "closing one handle leaves another open"))
         .isEqualTo(b("b"));

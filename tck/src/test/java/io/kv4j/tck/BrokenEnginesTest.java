@@ -341,6 +341,10 @@ class BrokenEnginesTest {
             Defect.ALIASED_VALUES,
             "required_r15_2_getAllReadsAfreshAndKeepsNothing",
             List.of("two arrays")),
+        Arguments.of(
+            Defect.CLOSED_HANDLE_REFUSES_ONLY_GET,
+            "required_r17_5_handlesCloseWithTheirStore",
+            List.of("through a keyspace handle closed while its store is open")),
         Arguments.of(Defect.GARBAGE_LOG_AS_NEW_STORE, R10_7, List.of(R10_7_DETAIL)),
         Arguments.of(Defect.CLEAN_MARKER_KEPT_ON_REOPEN, R7_8, List.of(R7_8_DETAIL)),
         Arguments.of(Defect.TRANSIENT_KEY_COUNT, R8_5, List.of(R8_5_DETAIL)),

@@ -323,7 +323,13 @@ public enum Defect {
    * write takes the lock and corrected after it, so the count is right whenever no write is in
    * flight and too high while overwrites run (8.5, which reads it while writers run).
    */
-  TRANSIENT_KEY_COUNT;
+  TRANSIENT_KEY_COUNT,
+  /**
+   * A keyspace handle closed while its store is open refuses {@code get} only: its writes,
+   * conditional writes, scans, snapshots, stats, sync and verify go on acting on the keyspace
+   * (17.5, which calls every method of the closed handle; found by mutation-testing the kit).
+   */
+  CLOSED_HANDLE_REFUSES_ONLY_GET;
 
   /** The exit status of a JVM the {@link #HALTS_ON_HUGE_VALUE} engine killed. */
   public static final int HALT_STATUS = 71;

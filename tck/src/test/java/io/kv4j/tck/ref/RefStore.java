@@ -110,6 +110,12 @@ final class RefStore implements Store {
   private static final Set<Path> LOCAL_LOCKS = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private final Defect defect;
+
+  /** The deliberate defect this store runs with ({@link Defect#NONE}: none). */
+  Defect defect() {
+    return defect;
+  }
+
   private int racyCount; // RACY_KEY_COUNT: updated with a plain read-yield-write outside the lock
   // TRANSIENT_KEY_COUNT: puts counted before the write, corrected after it
   private final java.util.concurrent.atomic.AtomicLong transientCount =
