@@ -6,8 +6,6 @@ import io.kv4j.StoreIOException;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -26,9 +24,10 @@ import org.lmdbjava.Txn;
  * transaction with one commit (one fsync under SYNC) and marks them done, so concurrent writers
  * share a commit. If the group's transaction fails for any reason (a full map included), nothing of
  * it was committed, and each member retries alone through {@link #write(WriteBody)}, which grows
- * the map when needed and reports errors to the operation that caused them.
+ * the map when needed and reports errors to the operation that caused them. The queue and its
+ * leader are the SPI's {@link io.kv4j.spi.GroupCommit}; this class is its committer.
  */
-final class GroupCommit {
+final class GroupCommit implements io.kv4j.spi.GroupCommit.Committer<GroupCommit.PendingWrite> {
   /** The body of a write transaction; run again alone when its group's transaction failed. */
   interface WriteBody {
     void apply(Txn<byte[]> txn);
@@ -39,21 +38,16 @@ final class GroupCommit {
     void committed();
   }
 
-  private static final int QUEUED = 0;
-  private static final int DONE = 1;
-  private static final int RETRY_ALONE = 2;
-
   /** Most operations (puts, deletes, batches) one group commit applies. */
   private static final int MAX_GROUP_OPS = 512;
 
   /** Most payload bytes one group commit applies, so a group never builds a huge transaction. */
   private static final long MAX_GROUP_BYTES = 8L << 20;
 
-  /** A write waiting for a group commit. {@code state} is read and written under writerLock. */
-  private static final class PendingWrite {
+  /** A write waiting for a group commit. */
+  static final class PendingWrite {
     final WriteBody body;
     final long bytes;
-    int state = QUEUED;
 
     PendingWrite(WriteBody body, long bytes) {
       this.body = body;
@@ -69,8 +63,8 @@ final class GroupCommit {
   private final int pageSize;
   private final long growthStep;
   private final long growthTimeoutMillis;
-  private final ReentrantLock writerLock = new ReentrantLock();
-  private final ArrayDeque<PendingWrite> queue = new ArrayDeque<>();
+  private final io.kv4j.spi.GroupCommit<PendingWrite> groups;
+  private final ReentrantLock writerLock;
   private final AtomicLong growths = new AtomicLong();
   // Read-write stores: the data file, to keep TAIL zero bytes after the last page (see TAIL).
   private final RandomAccessFile tailFile;
@@ -98,6 +92,8 @@ final class GroupCommit {
     this.pageSize = pageSize;
     this.growthStep = growthStep;
     this.growthTimeoutMillis = growthTimeoutMillis;
+    this.groups = new io.kv4j.spi.GroupCommit<>(this, MAX_GROUP_OPS, MAX_GROUP_BYTES);
+    this.writerLock = groups.lock();
     EnvInfo envInfo = env.info();
     this.mapSize = envInfo.mapSize;
     RandomAccessFile tail = null;
@@ -128,9 +124,7 @@ final class GroupCommit {
 
   /** Writes waiting for a group commit. */
   int queued() {
-    synchronized (queue) {
-      return queue.size();
-    }
+    return groups.queued();
   }
 
   long growths() {
@@ -181,22 +175,10 @@ final class GroupCommit {
    * Applies {@code body} in a group commit and returns once the transaction holding it committed.
    */
   void submit(WriteBody body, long bytes) {
-    PendingWrite me = new PendingWrite(body, bytes);
     boolean alone;
     int token = gate.enter(); // before the writer lock: see write(WriteBody)
     try {
-      synchronized (queue) {
-        queue.addLast(me);
-      }
-      writerLock.lock();
-      try {
-        while (me.state == QUEUED) {
-          commitGroup();
-        }
-        alone = me.state == RETRY_ALONE;
-      } finally {
-        writerLock.unlock();
-      }
+      alone = !groups.submit(new PendingWrite(body, bytes));
     } finally {
       gate.exit(token);
     }
@@ -206,21 +188,9 @@ final class GroupCommit {
   }
 
   /** Applies queued writes in one transaction. Caller holds the writer lock and a gate section. */
-  private void commitGroup() {
-    List<PendingWrite> group = new ArrayList<>();
-    synchronized (queue) {
-      long bytes = 0;
-      while (!queue.isEmpty() && group.size() < MAX_GROUP_OPS) {
-        PendingWrite w = queue.peekFirst();
-        if (!group.isEmpty() && bytes + w.bytes > MAX_GROUP_BYTES) {
-          break;
-        }
-        queue.pollFirst();
-        group.add(w);
-        bytes += w.bytes;
-      }
-    }
-    int outcome = RETRY_ALONE;
+  @Override
+  public void commit(List<PendingWrite> group) {
+    boolean done = false;
     try {
       Txn<byte[]> txn = env.txnWrite();
       try {
@@ -229,25 +199,34 @@ final class GroupCommit {
           ArrayProxy.release();
         }
         commit(txn);
-        outcome = DONE;
+        done = true;
       } finally {
         txn.close(); // aborts unless committed
-        if (outcome != DONE) {
+        if (!done) {
           aborted();
         }
       }
-    } catch (RuntimeException e) {
-      // Nothing was committed; every member retries alone and reports its own error, except after
-      // an error of the environment: then the store is failed and the retries say so.
-      if (failsWrites(e)) {
-        writeError(e);
-      }
     } finally {
       ArrayProxy.release();
-      for (PendingWrite w : group) {
-        w.state = outcome;
-      }
     }
+  }
+
+  /**
+   * Nothing of a failed group was committed; every member retries alone and reports its own error,
+   * except after an error of the environment: then the store is failed and the retries say so.
+   */
+  @Override
+  public RuntimeException failure(List<PendingWrite> group, Throwable cause) {
+    if (cause instanceof RuntimeException e && failsWrites(e)) {
+      writeError(e);
+    }
+    return null;
+  }
+
+  /** The payload bytes the caller declared, for the group's byte limit. */
+  @Override
+  public long bytes(PendingWrite w) {
+    return w.bytes;
   }
 
   /**
