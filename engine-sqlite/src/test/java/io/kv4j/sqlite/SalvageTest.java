@@ -299,7 +299,9 @@ class SalvageTest {
     assertThat(r.entries().keySet())
         .as("salvage reads what SQLite's own recovery reads")
         .isEqualTo(recovered.keySet());
-    // And each key has its last acknowledged write, or a later one that was in flight.
+    // And each key has its last acknowledged write, or a later one: the child writes on between
+    // printing "acked" and the SIGKILL, as many writes as the parent needs to read the line and
+    // kill it (more than three on a loaded machine), so any later write may have landed.
     Map<String, Integer> last = new TreeMap<>();
     for (int i = 0; i <= acked; i++) {
       int batch = i % 10 == 0 ? 3 : 1;
@@ -312,13 +314,11 @@ class SalvageTest {
       assertThat(got).as("acknowledged key %s", e.getKey()).isNotNull();
       boolean acknowledged = Arrays.equals(got, SalvageCrashChild.value(e.getValue()));
       boolean inFlight = false;
-      for (int j = acked + 1; j <= acked + 3; j++) {
-        inFlight |= Arrays.equals(got, SalvageCrashChild.value(j));
+      for (int j = acked + 1; j <= acked + 10_000 && !inFlight; j++) {
+        inFlight = Arrays.equals(got, SalvageCrashChild.value(j));
       }
       assertThat(acknowledged || inFlight)
-          .as(
-              "%s holds its last acknowledged write %d or an in-flight one",
-              e.getKey(), e.getValue())
+          .as("%s holds its last acknowledged write %d or a later one", e.getKey(), e.getValue())
           .isTrue();
     }
   }
