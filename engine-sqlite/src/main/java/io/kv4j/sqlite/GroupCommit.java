@@ -9,10 +9,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -21,9 +19,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * #lock()}, shared by the store and its keyspace handles. Concurrent single puts, deletes and
  * conditional writes of every handle are group-committed (see {@link #single}); batches and
  * keyspace changes run in {@code BEGIN IMMEDIATE ... COMMIT} through {@link #write}. Errors follow
- * the store's one failure policy (see {@link #writeError}).
+ * the store's one failure policy (see {@link #writeError}). The queue and its leader are the SPI's
+ * {@link io.kv4j.spi.GroupCommit}; this class is its committer.
  */
-final class GroupCommit {
+final class GroupCommit implements io.kv4j.spi.GroupCommit.Committer<GroupCommit.PendingWrite> {
   /** Most single writes one group commit applies; more wait for the next group. */
   private static final int MAX_GROUP_WRITES = 1_000;
 
@@ -36,8 +35,8 @@ final class GroupCommit {
   private final Path wal;
   private final Path directory;
   private final boolean buffered;
-  private final ReentrantLock writeLock = new ReentrantLock();
-  private final ConcurrentLinkedQueue<PendingWrite> pending = new ConcurrentLinkedQueue<>();
+  private final io.kv4j.spi.GroupCommit<PendingWrite> groups;
+  private final ReentrantLock writeLock;
   private final AtomicLong singleWrites = new AtomicLong();
   private final AtomicLong singleCommits = new AtomicLong();
   private boolean unsynced; // guarded by writeLock
@@ -50,6 +49,8 @@ final class GroupCommit {
     this.wal = SqliteFiles.sideFile(file, "-wal");
     this.directory = directory;
     this.buffered = durability == Durability.BUFFERED;
+    this.groups = new io.kv4j.spi.GroupCommit<>(this, MAX_GROUP_WRITES, MAX_GROUP_BYTES);
+    this.writeLock = groups.lock();
   }
 
   /** The writer lock: held for every write, and by verify and compact to keep writes out. */
@@ -130,14 +131,10 @@ final class GroupCommit {
     via.lifecycle().readLock().lock();
     try {
       via.ensureOpen();
-      pending.add(w);
-      writeLock.lock();
-      try {
-        while (!w.done) {
-          commitPending();
-        }
-      } finally {
-        writeLock.unlock();
+      if (!groups.submit(w) && !w.done) {
+        // Only an Error in the group's leader gets here; the write's caller must not wait forever.
+        throw new StoreIOException(
+            store.describe() + ": write not applied: its group commit failed", (Throwable) null);
       }
     } finally {
       via.lifecycle().readLock().unlock();
@@ -147,55 +144,48 @@ final class GroupCommit {
     }
   }
 
-  /** Commits queued single writes, in queue order, up to a group limit; writer lock held. */
-  private void commitPending() {
-    List<PendingWrite> group = new ArrayList<>();
-    long bytes = 0;
-    PendingWrite next;
-    while (group.size() < MAX_GROUP_WRITES
-        && bytes < MAX_GROUP_BYTES
-        && (next = pending.poll()) != null) {
-      group.add(next);
-      bytes += next.key.length + (next.value == null ? 0 : next.value.length);
+  /** Payload bytes of a queued write, for the group's byte limit. */
+  @Override
+  public long bytes(PendingWrite w) {
+    return w.key.length + (w.value == null ? 0 : w.value.length);
+  }
+
+  /**
+   * Only an Error gets out of {@link #commit}: the members it left unfinished are told so by {@link
+   * #single}.
+   */
+  @Override
+  public RuntimeException failure(List<PendingWrite> group, Throwable cause) {
+    return null;
+  }
+
+  /**
+   * Commits queued single writes, in queue order, settling each with its own outcome; writer lock
+   * held.
+   */
+  @Override
+  public void commit(List<PendingWrite> group) {
+    if (store.failure() != null) {
+      // Queued before another group failed the store: refuse, as a new call would.
+      finish(group, store.fail("write", null));
+      return;
     }
-    try {
+    if (group.size() > 1 && commitTogether(group)) {
+      return;
+    }
+    for (PendingWrite w : group) {
       if (store.failure() != null) {
-        // Queued before another group failed the store: refuse, as a new call would.
-        finish(group, store.fail("write", null));
-        return;
+        finish(List.of(w), store.fail(w.what(), null));
+        continue;
       }
-      if (group.size() > 1 && commitTogether(group)) {
-        return;
-      }
-      for (PendingWrite w : group) {
-        if (store.failure() != null) {
-          finish(List.of(w), store.fail(w.what(), null));
-          continue;
-        }
-        try {
-          applyAlone(w);
-          singleCommits.incrementAndGet();
-          finish(List.of(w), null);
-        } catch (SQLException e) {
-          finish(List.of(w), writeError(w.what(), e));
-        } catch (RuntimeException e) {
-          finish(List.of(w), e);
-        }
-      }
-    } finally {
-      // Only an Error gets here with writes unfinished; their callers must not wait forever.
-      List<PendingWrite> abandoned = new ArrayList<>();
-      for (PendingWrite w : group) {
-        if (!w.done) {
-          abandoned.add(w);
-        }
-      }
-      if (!abandoned.isEmpty()) {
-        finish(
-            abandoned,
-            new StoreIOException(
-                store.describe() + ": write not applied: its group commit failed",
-                (Throwable) null));
+      try {
+        applyAlone(w);
+        singleCommits.incrementAndGet();
+        finish(List.of(w), null);
+      } catch (SQLException e) {
+        finish(List.of(w), writeError(w.what(), e));
+      } catch (RuntimeException e) {
+        finish(List.of(w), e);
       }
     }
   }
