@@ -191,23 +191,38 @@ final class Group13ConditionalWrites extends RuleGroup {
    * RoundGate}), replace the value they read with the next one (putIfAbsent in the first round).
    * Exactly one must answer true: two winners are a compare and write that were not atomic, none a
    * false answer to a condition that held. Runs for {@code 2 x stressOps} ms ({@link
-   * #contentionWindow}; at least 50 rounds, at most {@code 10 x stressOps}): a compare and a write
-   * a hundred nanoseconds apart meet in about one round in a thousand on a busy two-core machine.
+   * #contentionWindow}) and until {@link #CONTENDED_ROUNDS} rounds were contended (two threads'
+   * conditional writes overlapped in time), at most ten times that window: a compare and a write a
+   * hundred nanoseconds apart meet only when two threads run at once, which a busy machine makes
+   * rarer, so the rule counts contention rather than time.
    */
   private static final int MIN_ROUNDS = 50;
 
+  /** Rounds of 13.2 in which at least two threads' conditional writes overlapped. */
+  static final int CONTENDED_ROUNDS = 5_000;
+
   private void oneWinnerPerRound(Store s, byte[] k) throws Exception {
     int threads = env().stressThreads();
-    int rounds = Math.max(500, env().stressOps() * 10);
-    long deadline = System.nanoTime() + contentionWindow(env(), 2).toNanos();
+    int rounds = Math.max(100_000, env().stressOps() * 10);
+    long window = contentionWindow(env(), 2).toNanos();
+    long deadline = System.nanoTime() + window;
+    long backstop = deadline + 9 * window;
     AtomicIntegerArray winners = new AtomicIntegerArray(rounds);
     AtomicInteger done = new AtomicInteger();
-    // At least MIN_ROUNDS rounds however late the threads start on a busy machine: a window that
-    // passed before the first round would check nothing.
+    AtomicInteger contended = new AtomicInteger();
+    long[] began = new long[threads]; // each thread's slot, published by the gate
+    long[] ended = new long[threads];
+    // At least MIN_ROUNDS rounds however late the threads start on a busy machine, and past the
+    // window until CONTENDED_ROUNDS rounds had two writes overlapping (or the backstop passed).
     RoundGate gate =
         new RoundGate(
             threads,
-            () -> done.get() >= MIN_ROUNDS && System.nanoTime() - deadline > 0,
+            () -> {
+              long now = System.nanoTime();
+              return done.get() >= MIN_ROUNDS
+                  && now - deadline > 0
+                  && (contended.get() >= CONTENDED_ROUNDS || now - backstop > 0);
+            },
             threadTimeout());
     List<Throwable> errors =
         runThreads(
@@ -220,16 +235,21 @@ final class Group13ConditionalWrites extends RuleGroup {
                   if (!gate.await(2 * r)) { // every thread read the counter: all write together
                     return;
                   }
+                  began[t] = System.nanoTime();
                   boolean won =
                       cur == null
                           ? s.putIfAbsent(k, counter(1))
                           : s.replace(k, cur, counter(count(cur) + 1));
+                  ended[t] = System.nanoTime();
                   if (won) {
                     winners.incrementAndGet(r);
                   }
                   gate.await(2 * r + 1); // every thread answered
                   if (t == 0) {
                     checkOneWinner(r, winners.get(r), threads, count(cur));
+                    if (overlapped(began, ended)) {
+                      contended.incrementAndGet();
+                    }
                     done.set(r + 1);
                   }
                 }
@@ -247,8 +267,25 @@ final class Group13ConditionalWrites extends RuleGroup {
                     + done.get()
                     + " rounds of "
                     + threads
-                    + " threads released together, one winner each"))
+                    + " threads released together ("
+                    + contended.get()
+                    + " contended), one winner each"))
         .isEqualTo(done.get());
+    System.out.printf(
+        "[13.2] %d rounds of %d threads released together, %d of them contended (%d wanted)%n",
+        done.get(), threads, contended.get(), CONTENDED_ROUNDS);
+  }
+
+  /** Whether two of the intervals [began[i], ended[i]] overlap. */
+  static boolean overlapped(long[] began, long[] ended) {
+    for (int i = 0; i < began.length; i++) {
+      for (int j = i + 1; j < began.length; j++) {
+        if (began[i] - ended[j] < 0 && began[j] - ended[i] < 0) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** Fails round {@code r} of 13.2 unless exactly one of the threads' writes answered true. */
