@@ -41,14 +41,8 @@ final class Group07CleanCloseCrash extends RuleGroup {
       long target = 20 + new SplittableRandom(seed).nextInt(200);
       long lastAck = crashes.runAndKill("7.8", cfg, seed, target);
       String ctx =
-          d
-              + " round "
-              + round
-              + ", seed "
-              + seed
-              + " (replay with -Dkv4j.tck.seed="
-              + base
-              + "), closed cleanly after "
+          Group07Crashes.roundContext(d, round, seed, base)
+              + ", closed cleanly after "
               + BEFORE
               + " puts, then reopened by a child JVM killed after ack "
               + lastAck;

@@ -187,6 +187,14 @@ final class Group07Crashes extends RuleGroup {
     }
   }
 
+  /**
+   * How a crash round names itself in failure messages: durability, round, its seed and the base
+   * seed that replays the rule.
+   */
+  static String roundContext(Durability d, int round, long seed, long base) {
+    return d + " round " + round + ", seed " + seed + " (replay with -Dkv4j.tck.seed=" + base + ")";
+  }
+
   /** What a crash rule checks in the store a killed child JVM left. */
   interface CrashCheck {
     void check(String ruleId, StoreConfig cfg, long seed, long lastAck, String ctx);
@@ -205,16 +213,7 @@ final class Group07Crashes extends RuleGroup {
       StoreConfig cfg = config(dir, dr);
       long target = 20 + new SplittableRandom(seed).nextInt(400);
       long lastAck = runAndKill(ruleId, cfg, seed, target);
-      String ctx =
-          dr
-              + " round "
-              + round
-              + ", seed "
-              + seed
-              + " (replay with -Dkv4j.tck.seed="
-              + base
-              + "), last ack "
-              + lastAck;
+      String ctx = roundContext(dr, round, seed, base) + ", last ack " + lastAck;
       check.check(ruleId, cfg, seed, lastAck, ctx);
     }
   }
@@ -523,17 +522,7 @@ final class Group07Crashes extends RuleGroup {
         inFlight++;
       }
       String ctx =
-          dr
-              + " round "
-              + round
-              + ", seed "
-              + seed
-              + " (replay with -Dkv4j.tck.seed="
-              + base
-              + "), "
-              + kill.describe()
-              + ", last ack "
-              + lastAck;
+          roundContext(dr, round, seed, base) + ", " + kill.describe() + ", last ack " + lastAck;
       System.out.printf(
           "[%s] %s round %d: batch %d took %d us; %s, %s%n",
           id,

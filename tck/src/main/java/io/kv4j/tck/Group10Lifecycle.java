@@ -473,16 +473,7 @@ final class Group10Lifecycle extends RuleGroup {
       StoreConfig cfg = config(image, d);
       long target = 20 + new SplittableRandom(seed).nextInt(400);
       long lastAck = crashes.runAndKill("10.14", cfg, seed, target);
-      String ctx =
-          d
-              + " round "
-              + round
-              + ", seed "
-              + seed
-              + " (replay with -Dkv4j.tck.seed="
-              + base
-              + "), last ack "
-              + lastAck;
+      String ctx = Group07Crashes.roundContext(d, round, seed, base) + ", last ack " + lastAck;
       Path copy = tempDir.resolve("crash-image-" + d + "-" + round + "-copy");
       copyTree(image, copy);
       Map<String, String> before = fingerprints(copy);
