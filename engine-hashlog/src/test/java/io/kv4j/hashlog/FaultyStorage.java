@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
@@ -50,6 +51,7 @@ final class FaultyStorage implements Storage {
   private volatile Consumer<String> trace;
   private volatile Runnable beforeEachCall;
   private volatile Runnable beforeFirstCopy;
+  private volatile BiConsumer<Path, Thread> beforeExists;
   private volatile String deletingUnder;
   private volatile Runnable beforeDeleting;
 
@@ -107,6 +109,14 @@ final class FaultyStorage implements Storage {
    */
   void beforeEachCall(Runnable r) {
     beforeEachCall = r;
+  }
+
+  /**
+   * Tells {@code hook} of every {@link #exists} call, with the path and the calling thread, before
+   * it is answered and outside this storage's lock: a test may hold the caller there.
+   */
+  void beforeExists(BiConsumer<Path, Thread> hook) {
+    beforeExists = hook;
   }
 
   /**
@@ -315,6 +325,10 @@ final class FaultyStorage implements Storage {
   @Override
   public boolean exists(Path p) {
     called();
+    BiConsumer<Path, Thread> hook = beforeExists;
+    if (hook != null) {
+      hook.accept(p, Thread.currentThread());
+    }
     return real.exists(p);
   }
 
