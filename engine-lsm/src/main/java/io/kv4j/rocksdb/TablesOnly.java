@@ -40,7 +40,7 @@ import org.rocksdb.TableProperties;
 final class TablesOnly {
   private final Path copy;
   private final Map<String, Path> origin;
-  private final Salvage.Regions regions;
+  private final Regions regions;
   private final SalvageSink sink;
 
   /** Keys damaged WAL records appear to have written, by column family id ({@link Salvage}). */
@@ -49,7 +49,7 @@ final class TablesOnly {
   TablesOnly(
       Path copy,
       Map<String, Path> origin,
-      Salvage.Regions regions,
+      Regions regions,
       SalvageSink sink,
       Map<Integer, Map<ByteBuffer, long[]>> suspects) {
     this.copy = copy;
@@ -116,7 +116,7 @@ final class TablesOnly {
           }
         } catch (RocksDBException e) {
           regions.add(
-              new Salvage.Region(
+              new Region(
                   source(name),
                   TableScan.blockAt(String.valueOf(e.getMessage()))[0],
                   -1,
@@ -143,7 +143,7 @@ final class TablesOnly {
     }
     if (poison != null) {
       regions.add(
-          new Salvage.Region(
+          new Region(
               manifestish,
               -1,
               -1,
@@ -161,7 +161,7 @@ final class TablesOnly {
       String family = names.get(e.getKey());
       if (family == null) {
         regions.add(
-            new Salvage.Region(
+            new Region(
                 manifestish,
                 -1,
                 -1,
@@ -227,7 +227,7 @@ final class TablesOnly {
         s.scan.close();
       }
       regions.add(
-          new Salvage.Region(
+          new Region(
               source(tables.get(scans.size()).name),
               -1,
               -1,
@@ -281,7 +281,7 @@ final class TablesOnly {
         if (value == Ambiguous.VALUE) {
           lost++;
           KeyRange one = KeyRange.all().gte(key).lte(key);
-          lostRange = lostRange == null ? one : Salvage.Regions.union(lostRange, one);
+          lostRange = lostRange == null ? one : Regions.union(lostRange, one);
         } else if (value != null) {
           sink.entry(keyspace, key, value);
         }
@@ -294,7 +294,7 @@ final class TablesOnly {
     }
     if (lost > 0) {
       regions.add(
-          new Salvage.Region(
+          new Region(
               blame,
               -1,
               -1,
@@ -375,7 +375,7 @@ final class TablesOnly {
         }
         damaged.add(r);
         regions.add(
-            new Salvage.Region(
+            new Region(
                 source(table.name),
                 l.offset(),
                 l.length(),
