@@ -110,7 +110,7 @@ final class CompactionRun {
     this.outId = outId;
     this.tmp = segments.dir.resolve(Segment.fileName(outId) + ".tmp");
     this.target = segments.dir.resolve(Segment.fileName(outId));
-    this.keepDurable = log.forceEachWrite || anyHoldsDurable(victims);
+    this.keepDurable = log.policy.promisesEveryWrite() || anyHoldsDurable(victims);
   }
 
   private static boolean anyHoldsDurable(List<Segment> victims) {

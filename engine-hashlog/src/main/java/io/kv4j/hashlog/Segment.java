@@ -16,10 +16,10 @@ import java.nio.file.Path;
  *       process when it is written back (one inter-processor interrupt per 4 KiB page); with {@code
  *       write(2)} the pages only ever read through the mapping keep clean read-only entries, which
  *       write-back leaves alone.
- *   <li><b>{@code BUFFERED}: stores through the mapping</b> ({@link #storeThroughMapping}), no
- *       system call per record: a system call (and the kernel's per-call work in {@code write(2)})
- *       was the largest share of a put's time. The page cache holds what was stored as soon as the
- *       store instruction ran, so an acknowledged record survives kill -9 exactly as after {@code
+ *   <li><b>{@code BUFFERED}: stores through the mapping</b> ({@link #storeMapped}), no system call
+ *       per record: a system call (and the kernel's per-call work in {@code write(2)}) was the
+ *       largest share of a put's time. The page cache holds what was stored as soon as the store
+ *       instruction ran, so an acknowledged record survives kill -9 exactly as after {@code
  *       write(2)}. Nothing forces these pages on the write path (BUFFERED promises the page cache,
  *       see {@link SegmentLog}), so write-back, and with it the TLB shoot-downs, happens only for
  *       data that lives long enough for the kernel's own write-back, an explicit {@code sync()},
@@ -61,8 +61,9 @@ final class Segment {
   private int stagePosition;
   private int staged;
   private static final int STAGE = 64 << 10;
-  // BUFFERED (see the class comment): records are stored through the mapping, below allocated.
-  private boolean throughMapping; // writer-owned
+  // How put() reaches the file (see the class comment): write(2), or stores through the mapping
+  // below allocated. Writer-owned, set by writeWith before the first put.
+  private WritePolicy writes = WritePolicy.SYNC;
   // File bytes below this are allocated (zeros or records written); raised under mapLock.
   private volatile int allocated;
 
@@ -313,13 +314,19 @@ final class Segment {
     if ((long) position + len > capacity) {
       throw new IllegalStateException("write past the capacity of " + path);
     }
-    if (throughMapping) {
-      if (position + len > allocated) {
-        allocate(position + len);
-      }
-      map.put(position, src, off, len);
-      return;
+    writes.put(this, position, src, off, len);
+  }
+
+  /** {@link #put} in BUFFERED: stores through the mapping, allocating the file first if needed. */
+  void storeMapped(int position, byte[] src, int off, int len) throws IOException {
+    if (position + len > allocated) {
+      allocate(position + len);
     }
+    map.put(position, src, off, len);
+  }
+
+  /** {@link #put} in SYNC: stages the bytes for one {@code write(2)} at the next {@link #flush}. */
+  void stageWrite(int position, byte[] src, int off, int len) throws IOException {
     if (staged > 0 && (position != stagePosition + staged || staged + len > STAGE)) {
       flush();
     }
@@ -338,11 +345,11 @@ final class Segment {
   }
 
   /**
-   * From now on {@link #put} stores records through the mapping (BUFFERED, see the class comment).
-   * Writer only, before its first put.
+   * From now on {@link #put} writes as {@code policy} says (see the class comment). Writer only,
+   * before its first put.
    */
-  void storeThroughMapping() {
-    throughMapping = true;
+  void writeWith(WritePolicy policy) {
+    writes = policy;
   }
 
   /**
@@ -372,7 +379,7 @@ final class Segment {
   /** Whether the {@link Sealer} should {@link #allocateAhead}: under half a step is left. */
   boolean allocationDue() {
     int a = allocated;
-    return throughMapping && a - end < ALLOCATION_STEP / 2 && a < capacity;
+    return writes.allocatesAhead() && a - end < ALLOCATION_STEP / 2 && a < capacity;
   }
 
   /**

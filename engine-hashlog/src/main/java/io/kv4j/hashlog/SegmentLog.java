@@ -19,17 +19,17 @@ import java.util.function.LongPredicate;
  * then the index is updated under one sequence-lock stamp, so a reader sees all of an append or
  * none of it. Checksums are computed by the caller, before the writer lock is taken.
  *
- * <p><b>Durability is decided once</b>, here, from the store's setting: in {@link Durability#SYNC}
- * a write returns after {@link GroupCommit} forced it, and a segment is forced when it is sealed,
- * before the next one is created. In {@link Durability#BUFFERED} a write returns once in the page
- * cache (which survives kill -9) and nothing on the write path forces anything: a sealed segment is
- * closed unforced and forced by the next {@code sync()} (which forces every unforced segment, then
- * the active one), by the close, or by a compaction run that would otherwise delete a segment
- * holding records a sync promised ({@link Segment#holdsDurable}, {@link CompactionRun}); the
- * directory entry of a rolled segment is forced by the sealer thread. Forcing every byte written,
- * as BUFFERED once did a megabyte at a time behind the writer, made the disk's write bandwidth the
- * ceiling of an update-heavy load (and with stores through the mapping each page written back would
- * cost a TLB shoot-down).
+ * <p><b>Durability is decided once</b>, at open, as a {@link WritePolicy}: in {@link
+ * Durability#SYNC} a write returns after {@link GroupCommit} forced it, and a segment is forced
+ * when it is sealed, before the next one is created. In {@link Durability#BUFFERED} a write returns
+ * once in the page cache (which survives kill -9) and nothing on the write path forces anything: a
+ * sealed segment is closed unforced and forced by the next {@code sync()} (which forces every
+ * unforced segment, then the active one), by the close, or by a compaction run that would otherwise
+ * delete a segment holding records a sync promised ({@link Segment#holdsDurable}, {@link
+ * CompactionRun}); the directory entry of a rolled segment is forced by the sealer thread. Forcing
+ * every byte written, as BUFFERED once did a megabyte at a time behind the writer, made the disk's
+ * write bandwidth the ceiling of an update-heavy load (and with stores through the mapping each
+ * page written back would cost a TLB shoot-down).
  */
 final class SegmentLog {
   /**
@@ -60,15 +60,8 @@ final class SegmentLog {
   /** Size of a new active segment. */
   final int segmentSize;
 
-  /**
-   * SYNC: a write returns once forced, segments are forced as they are sealed, and a compaction run
-   * forces the log before it deletes its victims. BUFFERED: a write returns once in the page cache
-   * and records are stored through the mapping (see the class comment).
-   */
-  final boolean forceEachWrite;
-
-  /** BUFFERED: records are stored through the mapping. */
-  private final boolean throughMapping;
+  /** How writes are made durable: the store's durability, chosen at open (class comment). */
+  final WritePolicy policy;
 
   final GroupCommit commit;
   final Sealer sealer;
@@ -84,8 +77,7 @@ final class SegmentLog {
     this.index = index;
     this.state = state;
     this.segmentSize = segmentSize;
-    this.forceEachWrite = durability == Durability.SYNC;
-    this.throughMapping = !forceEachWrite;
+    this.policy = WritePolicy.of(durability);
     this.commit = new GroupCommit(segments, state);
     this.sealer = new Sealer(this, segments, state);
   }
@@ -190,9 +182,7 @@ final class SegmentLog {
     } finally {
       segments.writeLock.unlock();
     }
-    if (forceEachWrite) {
-      commit.await(lsn);
-    }
+    policy.awaitDurable(commit, lsn);
     return holds;
   }
 
@@ -334,7 +324,7 @@ final class SegmentLog {
 
   /** BUFFERED: asks the sealer to allocate the active segment ahead of the writer. */
   private void keepFlushed(Segment s) {
-    if (throughMapping && s.allocationDue()) {
+    if (s.allocationDue()) {
       sealer.allocateAhead(s);
     }
   }
@@ -388,33 +378,18 @@ final class SegmentLog {
   boolean sealActive(boolean mayDefer) throws IOException {
     Segment old = segments.active;
     if (mayDefer && sealer.pending().length < SEAL_BACKLOG) {
-      seal(old);
+      boolean deferDirectory = policy.seal(old, commit);
       sealer.submit(old);
-      return !forceEachWrite;
+      return deferDirectory;
     }
     sealActive();
     return false;
   }
 
-  /**
-   * Ends writing to {@code old}: truncated to its data and, in SYNC, forced; in BUFFERED closed
-   * unforced, for the next sync to force (see the class comment).
-   */
-  private void seal(Segment old) throws IOException {
-    if (forceEachWrite) {
-      old.seal();
-      commit.durableUpTo(Segments.location(old.id, old.end));
-    } else {
-      old.finish();
-      old.closeUnforced();
-      commit.unforced(old);
-    }
-  }
-
   /** Seals the active segment and writes its hint. Caller holds the writer lock. */
   void sealActive() throws IOException {
     Segment old = segments.active;
-    seal(old);
+    policy.seal(old, commit);
     try {
       HintFile.write(segments.storage, segments.dir, old);
     } catch (IOException e) {
@@ -443,15 +418,9 @@ final class SegmentLog {
     Path path = segments.dir.resolve(Segment.fileName(id));
     Segment prev = segments.active;
     int previous = prev == null ? 0 : prev.id;
-    Segment seg =
-        throughMapping
-            ? Segment.createAllocated(segments.storage, id, path, capacity, previous)
-            : Segment.create(segments.storage, id, path, capacity, previous, false);
+    Segment seg = policy.create(segments.storage, id, path, capacity, previous);
     seg.hintEntries = new HintFile.Entries();
-    if (throughMapping) {
-      seg.storeThroughMapping();
-      sealer.allocateAhead(seg);
-    }
+    policy.started(seg, sealer);
     if (deferDirectorySync) {
       seg.directoryPending = true;
     } else {
@@ -471,9 +440,7 @@ final class SegmentLog {
 
   /** Makes {@code s}, recovered at open, the active segment. */
   void resume(Segment s) {
-    if (throughMapping) {
-      s.storeThroughMapping();
-    }
+    s.writeWith(policy);
     segments.active = s;
   }
 
