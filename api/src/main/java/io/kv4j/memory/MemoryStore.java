@@ -11,6 +11,8 @@ import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -19,10 +21,18 @@ import java.util.TreeMap;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * A {@link TreeMap} behind a read-write lock. Snapshots are copy-on-write: a cursor keeps the map
- * as it was and marks it shared; the next write copies the map before changing it, so an open
- * cursor's map is never modified. Writes therefore cost O(n) once after each scan; fine for tests
- * and small caches, which is what this engine is for.
+ * A hash map for point reads and writes, and a {@link TreeMap} brought up to date only when a scan
+ * or snapshot needs the order, all behind one read-write lock.
+ *
+ * <p>Gets, puts, deletes and conditional writes use the hash map (O(1)); each write also notes its
+ * key as dirty. A scan or snapshot first applies the dirty keys to the tree (O(d log n) for d dirty
+ * keys), then reads the tree. So a workload without scans never pays for order, and one that scans
+ * pays what a tree would have cost at its writes, at its next scan instead.
+ *
+ * <p>Snapshots are copy-on-write: a cursor or snapshot keeps the tree as it was and marks it
+ * shared; the next time dirty keys are applied, the tree is copied first, so an open cursor's tree
+ * is never modified. That costs O(n) once per scan followed by writes and another scan; fine for
+ * tests and caches, which is what this engine is for.
  */
 final class MemoryStore extends AbstractStore {
   /** What the store and its keyspace handles share: one lock, so a batch spans keyspaces. */
@@ -44,19 +54,95 @@ final class MemoryStore extends AbstractStore {
     }
   }
 
-  /** One keyspace's keys. Guarded by {@link Spaces#lock}. */
+  /** A key in the hash map: the bytes, compared by content. */
+  private static final class Key {
+    final byte[] bytes;
+    private final int hash;
+
+    Key(byte[] bytes) {
+      this.bytes = bytes;
+      this.hash = Arrays.hashCode(bytes);
+    }
+
+    @Override
+    public int hashCode() {
+      return hash;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Key k && hash == k.hash && Arrays.equals(bytes, k.bytes);
+    }
+  }
+
+  /**
+   * One keyspace's keys. Guarded by {@link Spaces#lock}. {@link #values} holds every key; {@link
+   * #ordered} holds the same keys and values except those in {@link #dirty}, whose entries there
+   * may be stale or missing until {@link #ordered()} applies them. Keys and values are never
+   * modified after they are stored, so both maps may share the arrays.
+   */
   private static final class Space {
-    TreeMap<byte[], byte[]> map = new TreeMap<>(Arrays::compareUnsigned);
-    volatile boolean shared;
+    final HashMap<Key, byte[]> values = new HashMap<>();
+    final HashSet<Key> dirty = new HashSet<>();
+    TreeMap<byte[], byte[]> ordered = new TreeMap<>(Arrays::compareUnsigned);
+    boolean shared;
     long bytes;
     boolean dropped;
 
-    TreeMap<byte[], byte[]> mutable() {
-      if (shared) {
-        map = new TreeMap<>(map);
-        shared = false;
+    byte[] get(byte[] key) {
+      return values.get(new Key(key));
+    }
+
+    /** Stores copies of {@code key} and {@code value}; returns the value replaced, or null. */
+    byte[] put(byte[] key, byte[] value) {
+      Key k = new Key(key.clone());
+      byte[] old = values.put(k, value.clone());
+      dirty.add(k);
+      return old;
+    }
+
+    /** Removes {@code key}; returns the value removed, or null. */
+    byte[] remove(byte[] key) {
+      Key k = new Key(key);
+      byte[] old = values.remove(k);
+      if (old != null) {
+        dirty.add(k);
+        if (dirty.size() > 2L * values.size() + 1024) {
+          ordered(); // removed keys stay dirty until then: bounded without scans too
+        }
       }
-      return map;
+      return old;
+    }
+
+    /**
+     * The tree with every key in order, up to date; the caller holds the write lock. Copied first
+     * if a cursor or snapshot holds it.
+     */
+    TreeMap<byte[], byte[]> ordered() {
+      if (!dirty.isEmpty()) {
+        if (shared) {
+          ordered = new TreeMap<>(ordered);
+          shared = false;
+        }
+        for (Key k : dirty) {
+          byte[] v = values.get(k);
+          if (v == null) {
+            ordered.remove(k.bytes);
+          } else {
+            ordered.put(k.bytes, v);
+          }
+        }
+        dirty.clear();
+      }
+      return ordered;
+    }
+
+    void clear() {
+      values.clear();
+      dirty.clear();
+      ordered = new TreeMap<>(Arrays::compareUnsigned);
+      shared = false;
+      bytes = 0;
     }
   }
 
@@ -92,7 +178,7 @@ final class MemoryStore extends AbstractStore {
       // close() empties the map under the write lock after marking the store closed: a get that
       // raced it must not answer "absent" from the emptied map.
       checkOpen();
-      byte[] v = space.map.get(key);
+      byte[] v = space.get(key);
       return v == null ? null : v.clone();
     } finally {
       lock.readLock().unlock();
@@ -140,7 +226,7 @@ final class MemoryStore extends AbstractStore {
       for (int i = 0, n = batch.conditionCount(); i < n; i++) {
         String name = conditionKeyspaceOf(batch, i);
         Space s = name == null ? spaces.own : spaces.get(name, false);
-        byte[] current = s == null ? null : s.map.get(batch.conditionKey(i));
+        byte[] current = s == null ? null : s.get(batch.conditionKey(i));
         byte[] expected = batch.conditionValue(i);
         if (expected == null ? current != null : !Arrays.equals(current, expected)) {
           return false;
@@ -201,14 +287,13 @@ final class MemoryStore extends AbstractStore {
   @Override
   protected AbstractCursor doScan(KeyRange range) {
     TreeMap<byte[], byte[]> snapshot;
-    lock.readLock().lock();
+    lock.writeLock().lock(); // brings the tree up to date
     try {
       checkOpen();
-      // Writers are excluded while we hold the read lock, so marking the map shared here is safe.
+      snapshot = space.ordered();
       space.shared = true;
-      snapshot = space.map;
     } finally {
-      lock.readLock().unlock();
+      lock.writeLock().unlock();
     }
     return new MemoryCursor(this, range, view(snapshot, range));
   }
@@ -218,7 +303,7 @@ final class MemoryStore extends AbstractStore {
     lock.writeLock().lock();
     try {
       checkOpen();
-      byte[] current = space.map.get(key);
+      byte[] current = space.get(key);
       if (expected == null ? current != null : !Arrays.equals(current, expected)) {
         return false;
       }
@@ -236,15 +321,25 @@ final class MemoryStore extends AbstractStore {
   @Override
   protected AbstractSnapshot doSnapshot() {
     TreeMap<byte[], byte[]> frozen;
-    lock.readLock().lock();
+    lock.writeLock().lock(); // brings the tree up to date
     try {
       checkOpen();
-      space.shared = true; // the next write copies the map: this one stays as it is now
-      frozen = space.map;
+      frozen = space.ordered();
+      space.shared = true; // copied before it is next changed: this one stays as it is now
+    } finally {
+      lock.writeLock().unlock();
+    }
+    return new MemorySnapshot(this, frozen);
+  }
+
+  /** Keys written since the tree was last brought up to date (tests). */
+  int dirtyKeys() {
+    lock.readLock().lock();
+    try {
+      return space.dirty.size();
     } finally {
       lock.readLock().unlock();
     }
-    return new MemorySnapshot(this, frozen);
   }
 
   @Override
@@ -257,7 +352,8 @@ final class MemoryStore extends AbstractStore {
     lock.readLock().lock();
     try {
       checkOpen();
-      return new StoreStats(space.map.size(), true, 0, Map.of("memory-payload-bytes", space.bytes));
+      return new StoreStats(
+          space.values.size(), true, 0, Map.of("memory-payload-bytes", space.bytes));
     } finally {
       lock.readLock().unlock();
     }
@@ -270,8 +366,7 @@ final class MemoryStore extends AbstractStore {
     }
     lock.writeLock().lock();
     try {
-      spaces.own.map = new TreeMap<>(Arrays::compareUnsigned);
-      spaces.own.bytes = 0;
+      spaces.own.clear();
       spaces.named.clear();
     } finally {
       lock.writeLock().unlock();
@@ -279,12 +374,12 @@ final class MemoryStore extends AbstractStore {
   }
 
   private static void putLocked(Space s, byte[] key, byte[] value) {
-    byte[] old = s.mutable().put(key.clone(), value.clone());
+    byte[] old = s.put(key, value);
     s.bytes += value.length - (old == null ? -key.length : old.length);
   }
 
   private static void deleteLocked(Space s, byte[] key) {
-    byte[] old = s.mutable().remove(key);
+    byte[] old = s.remove(key);
     if (old != null) {
       s.bytes -= key.length + old.length;
     }

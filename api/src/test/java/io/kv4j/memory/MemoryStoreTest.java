@@ -139,4 +139,90 @@ class MemoryStoreTest {
       closer.join();
     }
   }
+
+  /**
+   * Random puts, deletes and batches over a small key space, with scans, reverse scans and
+   * snapshots taken between them and read after more writes: every read matches a model {@code
+   * TreeMap} as it was when the scan or snapshot began (the hash map and the lazily ordered tree
+   * must agree).
+   */
+  @Test
+  void randomWritesBetweenScansAndSnapshots_matchAModel() {
+    long seed = 20261206L;
+    java.util.SplittableRandom r = new java.util.SplittableRandom(seed);
+    java.util.TreeMap<byte[], byte[]> model =
+        new java.util.TreeMap<>(java.util.Arrays::compareUnsigned);
+    for (int step = 0; step < 20_000; step++) {
+      byte[] k = {(byte) r.nextInt(64), (byte) r.nextInt(4)};
+      int op = r.nextInt(100);
+      if (op < 45) {
+        byte[] v = {(byte) step, (byte) (step >> 8)};
+        store.put(k, v);
+        model.put(k, v);
+      } else if (op < 75) {
+        store.delete(k);
+        model.remove(k);
+      } else if (op < 85) {
+        WriteBatch b = new WriteBatch();
+        byte[] k2 = {(byte) r.nextInt(64), (byte) r.nextInt(4)};
+        b.put(k, new byte[] {7}).delete(k2);
+        store.write(b);
+        model.put(k, new byte[] {7});
+        model.remove(k2);
+      } else if (op < 95) {
+        List<Entry> expected = entries(model, false);
+        try (io.kv4j.Snapshot snap = store.snapshot();
+            Cursor c = store.scan(KeyRange.all())) {
+          for (int w = 0; w < 5; w++) { // writes after the scan began
+            byte[] kw = {(byte) r.nextInt(64), (byte) r.nextInt(4)};
+            store.put(kw, new byte[] {9});
+            model.put(kw, new byte[] {9});
+          }
+          List<Entry> now = new ArrayList<>(); // a scan now brings the tree up to date
+          store.forEach(KeyRange.all(), now::add);
+          assertThat(now)
+              .as("scan after writes at step %d (seed %d)", step, seed)
+              .isEqualTo(entries(model, false));
+          List<Entry> seen = new ArrayList<>();
+          c.forEachRemaining(seen::add);
+          assertThat(seen).as("scan at step %d (seed %d)", step, seed).isEqualTo(expected);
+          for (Entry e : expected) {
+            assertThat(snap.get(e.key()))
+                .as("snapshot get at step %d (seed %d)", step, seed)
+                .isEqualTo(e.value());
+          }
+        }
+      } else {
+        List<Entry> seen = new ArrayList<>();
+        try (Cursor c = store.scan(KeyRange.all().reverse())) {
+          c.forEachRemaining(seen::add);
+        }
+        assertThat(seen)
+            .as("reverse scan at step %d (seed %d)", step, seed)
+            .isEqualTo(entries(model, true));
+      }
+      assertThat(store.get(k)).as("get at step %d (seed %d)", step, seed).isEqualTo(model.get(k));
+    }
+    assertThat(store.stats().keyCount()).isEqualTo(model.size());
+  }
+
+  private static List<Entry> entries(java.util.TreeMap<byte[], byte[]> m, boolean reverse) {
+    List<Entry> out = new ArrayList<>();
+    (reverse ? m.descendingMap() : m).forEach((k, v) -> out.add(new Entry(k, v)));
+    return out;
+  }
+
+  /** Keys put and deleted without a scan between do not pile up as dirty keys. */
+  @Test
+  void churnWithoutScans_keepsDirtyKeysBounded() {
+    MemoryStore m = (MemoryStore) Stores.open("memory:");
+    for (int i = 0; i < 200_000; i++) {
+      byte[] k = java.nio.ByteBuffer.allocate(4).putInt(i).array();
+      m.put(k, k);
+      m.delete(k);
+    }
+    assertThat(m.dirtyKeys()).isLessThanOrEqualTo(1025);
+    assertThat(m.stats().keyCount()).isZero();
+    m.close();
+  }
 }
