@@ -8,7 +8,6 @@ import io.kv4j.spi.SalvageSink;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -73,8 +72,6 @@ import org.rocksdb.RocksIterator;
  * unit of loss in a table is a data block.
  */
 final class Salvage {
-  private static final Pattern MANIFEST = Pattern.compile("MANIFEST-(\\d+)");
-
   /** Files a salvage copies: what RocksDB reads to open the database and its data. */
   private static final Pattern NEEDED =
       Pattern.compile("CURRENT|IDENTITY|MANIFEST-\\d+|\\d+\\.(sst|log|blob)");
@@ -84,6 +81,7 @@ final class Salvage {
   private final Path copy;
   private final SalvageSink sink;
   private final Regions regions;
+  private final LogDamage logs;
 
   /** Copy file name to the store's file it came from. */
   private final Map<String, Path> origin = new HashMap<>();
@@ -94,6 +92,7 @@ final class Salvage {
     this.copy = copy;
     this.sink = sink;
     this.regions = new Regions(copy, dir);
+    this.logs = new LogDamage(dir, copy, regions, this::source);
   }
 
   /**
@@ -156,11 +155,11 @@ final class Salvage {
 
   private List<DamagedRegion> salvage() {
     copyFiles();
-    surveyWals();
-    String manifest = usableManifest();
-    if (manifest == null || manifestDamaged(manifest)) {
-      reportWals(0);
-      new TablesOnly(copy, origin, regions, sink, suspects).run();
+    logs.surveyWals();
+    String manifest = logs.usableManifest();
+    if (manifest == null || logs.manifestDamaged(manifest)) {
+      logs.reportWals(0);
+      new TablesOnly(copy, origin, regions, sink, logs.suspects).run();
       return regions.list();
     }
     fromDatabase();
@@ -217,214 +216,6 @@ final class Salvage {
     return p != null ? p : (name.endsWith(".log") ? walDir : dir).resolve(name);
   }
 
-  // ------------------------------------------------------------------ logs
-
-  /**
-   * Keys that a damaged WAL span appears to have written (read from its records as they are,
-   * checksums failed), by column family id, with the place of the span (WAL number, offset); a key
-   * written again by an intact record after the span is dropped from here. Salvage withholds these
-   * keys: their newest version was probably lost, and an older one from a table file would be
-   * stale. A key whose bytes the damage itself changed cannot be recognised, so this narrows the
-   * risk of a stale value rather than closing it.
-   */
-  private final Map<Integer, Map<ByteBuffer, long[]>> suspects = new HashMap<>();
-
-  /**
-   * Every WAL read past damage; a damaged one is rewritten in the copy as its intact records. Then
-   * the synced-WAL record's sizes: a WAL cut below what was synced of it lost its end.
-   */
-  private void surveyWals() {
-    for (Path wal : RecordLog.walFiles(copy)) {
-      String name = wal.getFileName().toString();
-      long number = Long.parseLong(name.substring(0, name.length() - ".log".length()));
-      Path src = source(name);
-      try {
-        LogSurvey s = LogSurvey.read(wal, true, null);
-        for (LogSurvey.Span d : s.damage()) {
-          walDamage.add(new WalSpan(number, src, d));
-          for (byte[] hint : d.unverified()) {
-            WalBatch.readWhatParses(
-                hint,
-                (cf, seq, key, value) ->
-                    suspects
-                        .computeIfAbsent(cf, c -> new HashMap<>())
-                        .put(ByteBuffer.wrap(key), new long[] {number, d.offset()}));
-          }
-        }
-        if (!suspects.isEmpty()) {
-          clearRewritten(wal, number);
-        }
-        if (!s.damage().isEmpty() && !s.compressed()) {
-          LogSurvey.rewrite(wal);
-        }
-      } catch (IOException e) {
-        regions.add(new Region(src, 0, size(src), null, -1, null, "cannot be read: " + e));
-        deleteQuietly(wal);
-      }
-    }
-    Map<String, Long> synced;
-    try {
-      synced = SyncedWals.read(dir);
-    } catch (RuntimeException e) {
-      regions.add(
-          new Region(
-              dir.resolve(SyncedWals.FILE_NAME),
-              -1,
-              -1,
-              null,
-              0,
-              null,
-              "damaged; the WALs' synced sizes are unknown: " + e.getMessage()));
-      return;
-    }
-    if (synced == null) {
-      return;
-    }
-    for (Map.Entry<String, Long> e : synced.entrySet()) {
-      Path wal = copy.resolve(e.getKey());
-      if (!Files.exists(wal)) {
-        continue; // deleted after a flush, or never there: cannot tell apart
-      }
-      long size = size(wal);
-      if (size >= 0 && size < e.getValue()) {
-        regions.add(
-            new Region(
-                source(e.getKey()),
-                size,
-                e.getValue() - size,
-                null,
-                -1,
-                null,
-                "cut short: "
-                    + size
-                    + " bytes, but "
-                    + e.getValue()
-                    + " bytes were on disk (synced); the writes in the missing end are lost"));
-      }
-    }
-  }
-
-  /** A damaged span of a WAL, reported once the oldest WAL the database needs is known. */
-  private record WalSpan(long number, Path file, LogSurvey.Span span) {}
-
-  private final List<WalSpan> walDamage = new ArrayList<>();
-
-  /**
-   * Reports the WALs' damaged spans. A WAL older than every one the database still needs ({@code
-   * oldest}, from the MANIFEST; 0 if unknown) holds only writes that flushes already put into table
-   * files: its damage costs nothing, and its suspects are dropped.
-   */
-  private void reportWals(long oldest) {
-    for (WalSpan w : walDamage) {
-      LogSurvey.Span d = w.span();
-      boolean obsolete = w.number() < oldest;
-      regions.add(
-          new Region(
-              w.file(),
-              d.offset(),
-              d.length(),
-              null,
-              obsolete ? 0 : d.lostOperations(),
-              null,
-              d.problem()
-                  + (obsolete
-                      ? " (an obsolete write-ahead log: its writes are in table files, nothing"
-                          + " lost)"
-                      : " (write-ahead log: the writes in this span are lost, and the keys they"
-                          + " appear to have written are not salvaged from older versions)")));
-    }
-    for (Map<ByteBuffer, long[]> m : suspects.values()) {
-      m.values().removeIf(at -> at[0] < oldest);
-    }
-  }
-
-  /** Drops the suspects an intact record of this WAL wrote again after their span. */
-  private void clearRewritten(Path wal, long number) throws IOException {
-    LogSurvey.read(
-        wal,
-        true,
-        (offset, type, payload) -> {
-          if (type != 1) {
-            return;
-          }
-          WalBatch.readWhatParses(
-              payload,
-              (cf, seq, key, value) -> {
-                Map<ByteBuffer, long[]> m = suspects.get(cf);
-                long[] at = m == null ? null : m.get(ByteBuffer.wrap(key));
-                if (at != null && (at[0] < number || (at[0] == number && at[1] < offset))) {
-                  m.remove(ByteBuffer.wrap(key));
-                }
-              });
-        });
-  }
-
-  /**
-   * The MANIFEST the copy's {@code CURRENT} names; if it names none that exists, the newest
-   * MANIFEST in the copy (written into the copy's {@code CURRENT}), or null if there is none.
-   */
-  private String usableManifest() {
-    String named = CleanClose.currentManifest(copy);
-    if (named != null && Files.isRegularFile(copy.resolve(named))) {
-      return named;
-    }
-    Path current = source(Opening.CURRENT);
-    String newest = null;
-    long newestNumber = -1;
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(copy, "MANIFEST-*")) {
-      for (Path p : ds) {
-        var m = MANIFEST.matcher(p.getFileName().toString());
-        if (m.matches() && Long.parseLong(m.group(1)) > newestNumber) {
-          newestNumber = Long.parseLong(m.group(1));
-          newest = p.getFileName().toString();
-        }
-      }
-    } catch (IOException e) {
-      throw new StoreIOException("engine '" + RocksDbProvider.ID + "': cannot list " + copy, e);
-    }
-    regions.add(
-        new Region(
-            current,
-            0,
-            size(current),
-            null,
-            newest == null ? -1 : 0,
-            null,
-            (named == null ? "does not name a MANIFEST" : "names " + named + ", which is missing")
-                + (newest == null ? "; no MANIFEST found" : "; read " + newest + " instead")));
-    if (newest != null) {
-      try {
-        Files.writeString(copy.resolve(Opening.CURRENT), newest + "\n", StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        throw new StoreIOException("engine '" + RocksDbProvider.ID + "': cannot write the copy", e);
-      }
-    }
-    return newest;
-  }
-
-  /** Whether the MANIFEST has damage RocksDB would refuse, reported if so. */
-  private boolean manifestDamaged(String manifest) {
-    Path src = source(manifest);
-    try {
-      LogSurvey s = LogSurvey.read(copy.resolve(manifest), false, null);
-      for (LogSurvey.Span d : s.damage()) {
-        regions.add(
-            new Region(
-                src,
-                d.offset(),
-                d.length(),
-                null,
-                -1,
-                null,
-                d.problem() + " (MANIFEST, the list of table files)"));
-      }
-      return !s.damage().isEmpty();
-    } catch (IOException e) {
-      regions.add(new Region(src, 0, size(src), null, -1, null, "cannot be read: " + e));
-      return true;
-    }
-  }
-
   // ------------------------------------------------------------------ the database
 
   /** Opens the copy (with stand-ins for dead table files) and salvages every column family. */
@@ -437,9 +228,9 @@ final class Salvage {
       } catch (RocksDBException e) {
         oldest = 0;
       }
-      reportWals(oldest);
+      logs.reportWals(oldest);
     } else {
-      reportWals(0);
+      logs.reportWals(0);
     }
     if (db == null) {
       regions.add(
@@ -452,7 +243,7 @@ final class Salvage {
               null,
               "RocksDB cannot open the store even with its checks off; read from the table"
                   + " files alone"));
-      new TablesOnly(copy, origin, regions, sink, suspects).run();
+      new TablesOnly(copy, origin, regions, sink, logs.suspects).run();
       return;
     }
     try {
@@ -643,7 +434,7 @@ final class Salvage {
      * damaged WAL span probably did.
      */
     private void resolve(ReadOptions checked, byte[] key, long newest) {
-      Map<ByteBuffer, long[]> lostInWal = suspects.get(handle.getID());
+      Map<ByteBuffer, long[]> lostInWal = logs.suspects.get(handle.getID());
       if (lostInWal != null && lostInWal.containsKey(ByteBuffer.wrap(key))) {
         return; // lost: counted by the WAL's region
       }
@@ -926,7 +717,7 @@ final class Salvage {
     }
   }
 
-  private static void deleteQuietly(Path f) {
+  static void deleteQuietly(Path f) {
     try {
       Files.deleteIfExists(f);
     } catch (IOException e) {
