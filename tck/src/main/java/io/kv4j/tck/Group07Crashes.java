@@ -75,6 +75,11 @@ final class Group07Crashes extends RuleGroup {
       new Group07CleanCloseCrash((TckBase) this)
           .required_r7_8_crashAfterACleanCloseKeepsEveryWrite();
     }
+
+    @Test
+    default void required_r7_9_keyspaceSyncIsASync() throws Exception {
+      new Group07KeyspaceSync((TckBase) this).required_r7_9_keyspaceSyncIsASync();
+    }
   }
 
   /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */

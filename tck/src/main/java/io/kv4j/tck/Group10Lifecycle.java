@@ -112,6 +112,11 @@ final class Group10Lifecycle extends RuleGroup {
     default void required_r10_15_backgroundFailureIsVisible() {
       new Group10Lifecycle(this).required_r10_15_backgroundFailureIsVisible();
     }
+
+    @Test
+    default void required_r10_16_callsRacingCloseAnswerOrThrowStoreClosed() throws Exception {
+      new CloseRace((TckBase) this).required_r10_16_callsRacingCloseAnswerOrThrowStoreClosed();
+    }
   }
 
   /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */

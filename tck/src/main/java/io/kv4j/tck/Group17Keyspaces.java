@@ -88,6 +88,16 @@ final class Group17Keyspaces extends RuleGroup {
     default void required_r17_12_emptyKeyspacesSurviveReopen() {
       new Group17Keyspaces(this).required_r17_12_emptyKeyspacesSurviveReopen();
     }
+
+    @Test
+    default void required_r17_13_handleConditionalWritesAnswerTruly() {
+      new Group17HandleChecks((TckBase) this).required_r17_13_handleConditionalWritesAnswerTruly();
+    }
+
+    @Test
+    default void required_r17_14_handleVerifyReportsItsKeyspace() throws Exception {
+      new Group17HandleChecks((TckBase) this).required_r17_14_handleVerifyReportsItsKeyspace();
+    }
   }
 
   /** Only {@link StoreTck}, a {@link TckBase}, implements {@link Tests}. */

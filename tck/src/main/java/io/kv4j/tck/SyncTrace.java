@@ -55,6 +55,11 @@ final class SyncTrace {
 
   /** strace with the flags rule 7.6 needs, or skips the rule naming why it cannot run. */
   static List<String> command() throws InterruptedException {
+    return command("7.6");
+  }
+
+  /** strace with the flags rules 7.6 and 7.9 need, or skips {@code ruleId} naming why not. */
+  static List<String> command(String ruleId) throws InterruptedException {
     String why = "";
     for (List<String> cmd :
         List.of(List.of("strace", "-f", "-qq", "--seccomp-bpf"), List.of("strace", "-f", "-qq"))) {
@@ -65,7 +70,7 @@ final class SyncTrace {
           why = "strace did not trace 'true' within 30 s: " + p.describe();
           continue;
         }
-        if (RuleGroup.await("7.6", p, Duration.ofSeconds(30)) == 0) {
+        if (RuleGroup.await(ruleId, p, Duration.ofSeconds(30)) == 0) {
           return cmd;
         }
         why = "strace cannot trace here (ptrace not permitted?): " + p.describe();
@@ -73,8 +78,8 @@ final class SyncTrace {
         why = "strace is not installed (" + e.getMessage() + ")";
       }
     }
-    Assumptions.abort("[7.6] skipped: " + why);
-    throw new AssertionError(rule("7.6", why)); // not reached: abort throws
+    Assumptions.abort("[" + ruleId + "] skipped: " + why);
+    throw new AssertionError(rule(ruleId, why)); // not reached: abort throws
   }
 
   /**
@@ -84,6 +89,16 @@ final class SyncTrace {
    * @param seed the child's seed, for the failure message
    */
   static long acksAfterSyncs(Path trace, long seed) throws IOException {
+    return acksAfterSyncs(
+        "7.6", "with SYNC, ack", "a write acknowledged before it was durable", trace, seed);
+  }
+
+  /**
+   * As above for rule {@code ruleId}: an ack with no sync since the previous one fails it with
+   * {@code "<ackIs> N was written with no fsync ...: <meaning>"}.
+   */
+  static long acksAfterSyncs(String ruleId, String ackIs, String meaning, Path trace, long seed)
+      throws IOException {
     long syncs = 0;
     long acks = 0;
     Set<String> dsyncFds = new HashSet<>();
@@ -104,12 +119,14 @@ final class SyncTrace {
         if (syncs == 0) {
           fail(
               rule(
-                  "7.6",
-                  "with SYNC, ack "
+                  ruleId,
+                  ackIs
+                      + " "
                       + ack
                       + " was written with no fsync, fdatasync, msync, sync_file_range or write to"
-                      + " an O_SYNC/O_DSYNC file completed since the previous ack: a write"
-                      + " acknowledged before it was durable (a power loss would lose it); seed "
+                      + " an O_SYNC/O_DSYNC file completed since the previous ack: "
+                      + meaning
+                      + " (a power loss would lose it); seed "
                       + seed
                       + ", trace "
                       + trace

@@ -352,8 +352,26 @@ class BrokenEnginesTest {
         Arguments.of(Defect.STALE_READ_CACHE, R19_1, HISTORY_DETAILS),
         Arguments.of(Defect.RACY_CONDITIONAL_WRITE, R19_2, HISTORY_DETAILS),
         Arguments.of(Defect.HALF_VISIBLE_BATCH, R19_3, HISTORY_DETAILS),
-        Arguments.of(Defect.LIVE_SNAPSHOT, R19_3, HISTORY_DETAILS));
+        Arguments.of(Defect.LIVE_SNAPSHOT, R19_3, HISTORY_DETAILS),
+        Arguments.of(Defect.HANDLE_CONDITIONAL_ANSWERS_TRUE, R17_13, List.of(R17_13_DETAIL)),
+        Arguments.of(Defect.HANDLE_VERIFY_DOES_NOTHING, R17_14, List.of(R17_14_DETAIL)),
+        Arguments.of(Defect.HANDLE_SYNC_SYNCS_NOTHING, R7_9, List.of(R7_9_DETAIL, "seed ")),
+        Arguments.of(
+            Defect.CLOSE_FREES_BEFORE_MARKING,
+            R10_16,
+            List.of(R10_16_DETAIL, "round ", " thread ", " call #")));
   }
+
+  private static final String R17_13 = "required_r17_13_handleConditionalWritesAnswerTruly";
+  private static final String R17_13_DETAIL =
+      "putIfAbsent of a present key through a keyspace handle answers false";
+  private static final String R17_14 = "required_r17_14_handleVerifyReportsItsKeyspace";
+  private static final String R17_14_DETAIL = "passed on a store whose keyspace's file was damaged";
+  private static final String R7_9 = "required_r7_9_keyspaceSyncIsASync";
+  private static final String R7_9_DETAIL = "the handle's sync() made nothing durable";
+  private static final String R10_16 = "required_r10_16_callsRacingCloseAnswerOrThrowStoreClosed";
+  private static final String R10_16_DETAIL =
+      "a call racing close() must answer right or throw StoreClosedException";
 
   private static final String R7_3 = "required_r7_3_crashNeverLeavesHalfABatch";
   private static final String R7_7 = "required_r7_7_crashNeverLeavesHalfAKeyspaceBatch";
@@ -439,7 +457,11 @@ class BrokenEnginesTest {
         Arguments.of(Defect.STALE_READ_CACHE, R19_1, "the history is not linearizable"),
         Arguments.of(Defect.RACY_CONDITIONAL_WRITE, R19_2, "the history is not linearizable"),
         Arguments.of(Defect.HALF_VISIBLE_BATCH, R19_3, "the history is not linearizable"),
-        Arguments.of(Defect.LIVE_SNAPSHOT, R19_3, "the history is not linearizable"));
+        Arguments.of(Defect.LIVE_SNAPSHOT, R19_3, "the history is not linearizable"),
+        // Calls racing close(): rounds go on until calls started while close() ran.
+        Arguments.of(Defect.CLOSE_FREES_BEFORE_MARKING, R10_16, R10_16_DETAIL),
+        // A keyspace handle's sync() that forces nothing, seen in an strace of a child JVM.
+        Arguments.of(Defect.HANDLE_SYNC_SYNCS_NOTHING, R7_9, R7_9_DETAIL));
   }
 
   /** How many times {@link #contendedVariant_isCaughtInEveryRun} runs each variant's rule. */
@@ -481,6 +503,24 @@ class BrokenEnginesTest {
   @ParameterizedTest(name = "{1} passes on {0} in every run")
   @MethodSource("historyControls")
   void historyRule_passesOnCorrectEnginesInEveryRun(String engine, String ruleMethod) {
+    passesInEveryRun(engine, ruleMethod);
+  }
+
+  /**
+   * The correct engines and rule 10.16 (calls racing {@code close()}): each must pass in every run,
+   * run as often as the broken variant.
+   */
+  static Stream<Arguments> closeRaceControls() {
+    return Stream.of(Arguments.of("memory", R10_16), Arguments.of("ref", R10_16));
+  }
+
+  @ParameterizedTest(name = "{1} passes on {0} in every run")
+  @MethodSource("closeRaceControls")
+  void closeRaceRule_passesOnCorrectEnginesInEveryRun(String engine, String ruleMethod) {
+    passesInEveryRun(engine, ruleMethod);
+  }
+
+  private static void passesInEveryRun(String engine, String ruleMethod) {
     List<String> runs = new java.util.ArrayList<>();
     for (int run = 1; run <= CONTENTION_RUNS; run++) {
       Events e =

@@ -329,7 +329,31 @@ public enum Defect {
    * conditional writes, scans, snapshots, stats, sync and verify go on acting on the keyspace
    * (17.5, which calls every method of the closed handle; found by mutation-testing the kit).
    */
-  CLOSED_HANDLE_REFUSES_ONLY_GET;
+  CLOSED_HANDLE_REFUSES_ONLY_GET,
+  /**
+   * A keyspace handle's {@code putIfAbsent}, {@code replace}, {@code delete(key, expected)} and
+   * {@code writeIf} pass the call on and answer true whatever the store answered: they act right,
+   * and say they acted when they did not (17.13; found by mutation-testing the kit).
+   */
+  HANDLE_CONDITIONAL_ANSWERS_TRUE,
+  /**
+   * A keyspace handle's {@code verify()} checks only that the handle is open and reads nothing: a
+   * damaged file of its keyspace is not reported through it (17.14).
+   */
+  HANDLE_VERIFY_DOES_NOTHING,
+  /**
+   * A keyspace handle's {@code sync()} checks only that the handle is open and forces nothing: with
+   * BUFFERED, writes synced through a handle are not durable against a power loss (7.9, which sees
+   * it in an strace of a child JVM; a kill alone cannot, the page cache survives it).
+   */
+  HANDLE_SYNC_SYNCS_NOTHING,
+  /**
+   * {@code close()} frees the index first and marks the store closed last, after flushing and
+   * closing the log: a call that arrives meanwhile passes the open check and reads the freed index
+   * ({@code NullPointerException}, an empty keyspace) or the closed log ({@code StoreIOException}),
+   * as a native engine would read freed memory (10.16, calls racing {@code close()}).
+   */
+  CLOSE_FREES_BEFORE_MARKING;
 
   /** The exit status of a JVM the {@link #HALTS_ON_HUGE_VALUE} engine killed. */
   public static final int HALT_STATUS = 71;

@@ -77,19 +77,24 @@ final class RefKeyspace implements Store {
   @Override
   public boolean putIfAbsent(byte[] key, byte[] value) {
     check();
-    return store.putIfAbsent(name, key, value);
+    return answer(store.putIfAbsent(name, key, value));
   }
 
   @Override
   public boolean replace(byte[] key, byte[] expected, byte[] value) {
     check();
-    return store.replace(name, key, expected, value);
+    return answer(store.replace(name, key, expected, value));
   }
 
   @Override
   public boolean delete(byte[] key, byte[] expected) {
     check();
-    return store.delete(name, key, expected);
+    return answer(store.delete(name, key, expected));
+  }
+
+  /** What a conditional write through the handle answers: the store's answer (but for a defect). */
+  private boolean answer(boolean acted) {
+    return acted || store.defect() == Defect.HANDLE_CONDITIONAL_ANSWERS_TRUE;
   }
 
   @Override
@@ -121,19 +126,23 @@ final class RefKeyspace implements Store {
   @Override
   public boolean writeIf(WriteBatch batch) {
     check();
-    return store.writeIf(name, batch);
+    return answer(store.writeIf(name, batch));
   }
 
   @Override
   public void sync() {
     check();
-    store.sync();
+    if (store.defect() != Defect.HANDLE_SYNC_SYNCS_NOTHING) {
+      store.sync();
+    }
   }
 
   @Override
   public void verify() {
     check();
-    store.verify();
+    if (store.defect() != Defect.HANDLE_VERIFY_DOES_NOTHING) {
+      store.verify();
+    }
   }
 
   @Override

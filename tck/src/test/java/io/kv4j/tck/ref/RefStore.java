@@ -1097,6 +1097,9 @@ final class RefStore implements Store {
     }
     int delta;
     synchronized (this) {
+      // Checked again under the lock: a write that passed the check before a close() took the
+      // lock must not append to the log close() closed.
+      checkWritable();
       int before = map.size();
       append(batch);
       applyTo(map, batch, retainsArrays);
@@ -2055,7 +2058,15 @@ final class RefStore implements Store {
     if (closed) {
       return;
     }
-    closed = true;
+    boolean freesFirst = defect == Defect.CLOSE_FREES_BEFORE_MARKING;
+    if (freesFirst) {
+      // The bug: the index is freed first, the store marked closed only at the end, so a call
+      // arriving meanwhile passes checkOpen() and reads freed state.
+      map = null;
+      named.clear();
+    } else {
+      closed = true;
+    }
     if (flusher != null) {
       LockSupport.unpark(flusher); // it sees closed and ends
     }
@@ -2086,6 +2097,7 @@ final class RefStore implements Store {
       if (defect == Defect.JVM_LOCAL_LOCK && !info.readOnly()) {
         LOCAL_LOCKS.remove(Path.of(info.location()).toAbsolutePath().normalize());
       }
+      closed = true; // CLOSE_FREES_BEFORE_MARKING: only now (else already set)
     }
   }
 }
