@@ -1,40 +1,24 @@
 package io.kv4j.rocksdb;
 
 import io.kv4j.DamagedRegion;
-import io.kv4j.KeyRange;
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreIOException;
 import io.kv4j.spi.SalvageSink;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
-import java.util.Properties;
-import java.util.TreeMap;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.rocksdb.BlockBasedTableConfig;
-import org.rocksdb.ColumnFamilyDescriptor;
-import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.ColumnFamilyOptions;
-import org.rocksdb.DBOptions;
 import org.rocksdb.LiveFileMetaData;
-import org.rocksdb.Options;
-import org.rocksdb.ReadOptions;
-import org.rocksdb.ReadTier;
-import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
-import org.rocksdb.RocksIterator;
 
 /**
  * {@link RocksDbProvider#salvage}: every intact entry of a damaged store, and every damaged region.
@@ -70,6 +54,12 @@ import org.rocksdb.RocksIterator;
  * through was checked; a deletion whose tombstone is intact is respected. What cannot be known:
  * keys that only a damaged block held are not even known to exist (their range is reported); the
  * unit of loss in a table is a data block.
+ *
+ * <p><b>Parts</b>, one job each: this class copies the files and drives the steps; {@link
+ * LogDamage} reads the logs (step 1); {@link CopiedDatabase} is the copy opened, {@link DeadTable}
+ * a table file it cannot open (step 2); {@link FamilyScan} salvages one column family (step 3);
+ * {@link TablesOnly} reads the table files without a MANIFEST; every damaged spot goes into {@link
+ * Regions}.
  */
 final class Salvage {
   /** Files a salvage copies: what RocksDB reads to open the database and its data. */
@@ -78,10 +68,12 @@ final class Salvage {
 
   private final Path dir;
   private final Path walDir;
-  private final Path copy;
-  private final SalvageSink sink;
-  private final Regions regions;
-  private final LogDamage logs;
+
+  // Read by the parts of a salvage in other files (FamilyScan).
+  final Path copy;
+  final SalvageSink sink;
+  final Regions regions;
+  final LogDamage logs;
 
   /** Copy file name to the store's file it came from. */
   private final Map<String, Path> origin = new HashMap<>();
@@ -211,7 +203,7 @@ final class Salvage {
     }
   }
 
-  private Path source(String name) {
+  Path source(String name) {
     Path p = origin.get(name);
     return p != null ? p : (name.endsWith(".log") ? walDir : dir).resolve(name);
   }
@@ -220,7 +212,7 @@ final class Salvage {
 
   /** Opens the copy (with stand-ins for dead table files) and salvages every column family. */
   private void fromDatabase() {
-    Copy db = Copy.open(copy);
+    CopiedDatabase db = CopiedDatabase.open(copy);
     if (db != null) {
       long oldest;
       try {
@@ -247,13 +239,13 @@ final class Salvage {
       return;
     }
     try {
-      List<Dead> dead = deadTables(db);
+      List<DeadTable> dead = deadTables(db);
       if (!dead.isEmpty()) {
         db.close();
-        for (Dead d : dead) {
+        for (DeadTable d : dead) {
           d.replaced = StandIn.write(copy.resolve(d.name), d.meta.size(), d.meta.smallestKey());
         }
-        Copy reopened = Copy.open(copy);
+        CopiedDatabase reopened = CopiedDatabase.open(copy);
         if (reopened == null) {
           // The finally below closes the first database again, which RocksJava makes harmless.
           regions.add(
@@ -283,14 +275,14 @@ final class Salvage {
             tables.add(m);
           }
         }
-        List<Dead> deadHere = new ArrayList<>();
-        for (Dead d : dead) {
+        List<DeadTable> deadHere = new ArrayList<>();
+        for (DeadTable d : dead) {
           if (d.family.equals(cf)) {
             deadHere.add(d);
             regions.add(d.region(source(d.name), keyspace));
           }
         }
-        new Family(db, db.handles.get(i), keyspace, tables, deadHere).run();
+        new FamilyScan(this, db, db.handles.get(i), keyspace, tables, deadHere).run();
       }
     } finally {
       db.close();
@@ -298,14 +290,14 @@ final class Salvage {
   }
 
   /** The live table files RocksDB cannot open, by SstFileReader: missing, cut short, bad meta. */
-  private List<Dead> deadTables(Copy db) {
-    List<Dead> out = new ArrayList<>();
+  private List<DeadTable> deadTables(CopiedDatabase db) {
+    List<DeadTable> out = new ArrayList<>();
     for (LiveFileMetaData m : db.live) {
       String name = fileName(m);
       try {
         TableScan.open(copy.resolve(name)).close();
       } catch (RocksDBException e) {
-        out.add(new Dead(name, m, String.valueOf(e.getMessage())));
+        out.add(new DeadTable(name, m, String.valueOf(e.getMessage())));
       }
     }
     return out;
@@ -314,397 +306,6 @@ final class Salvage {
   static String fileName(LiveFileMetaData m) {
     String n = m.fileName();
     return n.startsWith("/") ? n.substring(1) : n;
-  }
-
-  /** A table file RocksDB cannot open. */
-  private static final class Dead {
-    final String name;
-    final LiveFileMetaData meta;
-    final String family;
-    final String problem;
-    boolean replaced;
-
-    Dead(String name, LiveFileMetaData meta, String problem) {
-      this.name = name;
-      this.meta = meta;
-      this.family = new String(meta.columnFamilyName(), StandardCharsets.UTF_8);
-      this.problem = problem;
-    }
-
-    boolean covers(byte[] key) {
-      return Arrays.compareUnsigned(key, meta.smallestKey()) >= 0
-          && Arrays.compareUnsigned(key, meta.largestKey()) <= 0;
-    }
-
-    Region region(Path file, String keyspace) {
-      long[] at = TableScan.blockAt(problem);
-      return new Region(
-          file,
-          at[0],
-          at[0] >= 0 ? at[1] : meta.size(),
-          keyspace,
-          -1,
-          KeyRange.all().gte(meta.smallestKey()).lte(meta.largestKey()),
-          "table file unreadable ("
-              + problem
-              + "): every key in its range is lost unless a newer file or the WAL holds it"
-              + (replaced
-                  ? ""
-                  : "; no stand-in of its size could be made, so lookups of other keys of its"
-                      + " column family may fail and count as lost too"));
-    }
-  }
-
-  /** One column family: merge the sources' keys, look each up through the database. */
-  private final class Family {
-    private final Copy db;
-    private final ColumnFamilyHandle handle;
-    private final String keyspace;
-    private final List<LiveFileMetaData> tables;
-    private final List<Dead> dead;
-
-    Family(
-        Copy db,
-        ColumnFamilyHandle handle,
-        String keyspace,
-        List<LiveFileMetaData> tables,
-        List<Dead> dead) {
-      this.db = db;
-      this.handle = handle;
-      this.keyspace = keyspace;
-      this.tables = tables;
-      this.dead = dead;
-    }
-
-    void run() {
-      List<Source> sources = new ArrayList<>();
-      TreeMap<Integer, List<LiveFileMetaData>> levels = new TreeMap<>();
-      for (LiveFileMetaData m : tables) {
-        if (dead.stream().anyMatch(d -> d.meta == m || d.name.equals(fileName(m)))) {
-          continue;
-        }
-        if (m.level() == 0) {
-          sources.add(new TableSource(List.of(m)));
-        } else {
-          levels.computeIfAbsent(m.level(), l -> new ArrayList<>()).add(m);
-        }
-      }
-      for (List<LiveFileMetaData> level : levels.values()) {
-        level.sort((a, b) -> Arrays.compareUnsigned(a.smallestKey(), b.smallestKey()));
-        sources.add(new TableSource(level));
-      }
-      try (ReadOptions memOnly = new ReadOptions().setReadTier(ReadTier.MEMTABLE_TIER);
-          RocksIterator mem = db.db.newIterator(handle, memOnly);
-          ReadOptions checked = new ReadOptions().setVerifyChecksums(true).setFillCache(false)) {
-        sources.add(new MemSource(mem));
-        PriorityQueue<Source> queue =
-            new PriorityQueue<>((a, b) -> Arrays.compareUnsigned(a.key(), b.key()));
-        try {
-          for (Source s : sources) {
-            if (s.start()) {
-              queue.add(s);
-            }
-          }
-          while (!queue.isEmpty()) {
-            Source s = queue.poll();
-            byte[] key = s.key();
-            long newest = s.sequence();
-            if (s.advance()) {
-              queue.add(s);
-            }
-            while (!queue.isEmpty() && Arrays.equals(queue.peek().key(), key)) {
-              Source t = queue.poll();
-              newest = Math.max(newest, t.sequence());
-              if (t.advance()) {
-                queue.add(t);
-              }
-            }
-            resolve(checked, key, newest);
-          }
-        } finally {
-          for (Source s : sources) {
-            s.close();
-          }
-        }
-      }
-    }
-
-    /**
-     * Looks a key up through the database, unless a dead file may hold its newest version or a
-     * damaged WAL span probably did.
-     */
-    private void resolve(ReadOptions checked, byte[] key, long newest) {
-      Map<ByteBuffer, long[]> lostInWal = logs.suspects.get(handle.getID());
-      if (lostInWal != null && lostInWal.containsKey(ByteBuffer.wrap(key))) {
-        return; // lost: counted by the WAL's region
-      }
-      for (Dead d : dead) {
-        if (d.covers(key) && newest <= d.meta.largestSeqno()) {
-          return; // lost: within the dead file's reported range
-        }
-      }
-      byte[] value;
-      try {
-        value = db.db.get(handle, checked, key);
-      } catch (RocksDBException e) {
-        regions.lostAt(copy, e, key, keyspace, Salvage.this::source);
-        return;
-      }
-      if (value != null) {
-        sink.entry(keyspace, key, value);
-      }
-    }
-
-    /** The tables of one level (in key order), or one level-0 table, read past damage. */
-    private final class TableSource implements Source {
-      private final List<LiveFileMetaData> files;
-      private int next;
-      private TableScan scan;
-      private LiveFileMetaData current;
-
-      /** How many of the current scan's losses are registered: each as soon as it is found. */
-      private int registered;
-
-      TableSource(List<LiveFileMetaData> files) {
-        this.files = files;
-      }
-
-      @Override
-      public boolean start() {
-        return openNext();
-      }
-
-      private boolean openNext() {
-        while (next < files.size()) {
-          current = files.get(next++);
-          String name = fileName(current);
-          try {
-            scan = TableScan.open(copy.resolve(name));
-          } catch (RocksDBException e) {
-            // Opened a moment ago; failing now is as dead as failing then, but without a
-            // stand-in: its lookups fail and count as lost.
-            regions.add(
-                new Dead(name, current, String.valueOf(e.getMessage()))
-                    .region(source(name), keyspace));
-            continue;
-          }
-          registered = 0;
-          scan.seekToFirst();
-          register();
-          if (scan.valid()) {
-            return true;
-          }
-          finish();
-        }
-        return false;
-      }
-
-      /** Registers the losses the scan found since the last call, before any lookup lands there. */
-      private void register() {
-        List<TableScan.Loss> losses = scan.losses();
-        for (; registered < losses.size(); registered++) {
-          TableScan.Loss l = losses.get(registered);
-          KeyRange r = KeyRange.all();
-          if (l.before() != null) {
-            r = r.gt(l.before());
-          }
-          if (l.after() != null) {
-            r = r.lt(l.after());
-          }
-          regions.add(
-              new Region(
-                  source(fileName(current)),
-                  l.offset(),
-                  l.length(),
-                  keyspace,
-                  -1,
-                  r,
-                  l.problem()
-                      + " (a data block of a table file: its keys, in the range between the intact"
-                      + " keys on either side, are lost)"));
-        }
-      }
-
-      private void finish() {
-        register();
-        String meta = scan.verifyChecksum();
-        if (meta != null) {
-          long[] at = TableScan.blockAt(meta);
-          if (scan.losses().stream().noneMatch(l -> l.offset() == at[0])) {
-            regions.add(
-                new Region(
-                    source(fileName(current)),
-                    at[0],
-                    at[1],
-                    keyspace,
-                    0,
-                    null,
-                    meta + " (a block of a table file that holds no entry: nothing lost)"));
-          }
-        }
-        scan.close();
-        scan = null;
-      }
-
-      @Override
-      public byte[] key() {
-        return scan.key();
-      }
-
-      @Override
-      public long sequence() {
-        return current.smallestSeqno();
-      }
-
-      @Override
-      public boolean advance() {
-        scan.next();
-        register();
-        if (scan.valid()) {
-          return true;
-        }
-        finish();
-        return openNext();
-      }
-
-      @Override
-      public void close() {
-        if (scan != null) {
-          finish();
-        }
-      }
-    }
-  }
-
-  /** Keys in ascending order from one place of a column family. */
-  private interface Source extends AutoCloseable {
-    /** Positions at the first key; false if there is none. */
-    boolean start();
-
-    byte[] key();
-
-    /** A sequence number below every entry of the current key's place (the memtable: max). */
-    long sequence();
-
-    /** Moves to the next key; false at the end. */
-    boolean advance();
-
-    @Override
-    void close();
-  }
-
-  /** The memtable, replayed from the WALs: newer than every table file. */
-  private static final class MemSource implements Source {
-    private final RocksIterator it;
-
-    MemSource(RocksIterator it) {
-      this.it = it;
-    }
-
-    @Override
-    public boolean start() {
-      it.seekToFirst();
-      return it.isValid();
-    }
-
-    @Override
-    public byte[] key() {
-      return it.key();
-    }
-
-    @Override
-    public long sequence() {
-      return Long.MAX_VALUE;
-    }
-
-    @Override
-    public boolean advance() {
-      it.next();
-      return it.isValid();
-    }
-
-    @Override
-    public void close() {
-      // the iterator belongs to the caller
-    }
-  }
-
-  /**
-   * The copy opened read-only with every column family: RocksDB's checks of table files at open are
-   * off (paranoid checks, sizes, unique ids), so one damaged table does not stop the open; WAL
-   * records that fail their checksum are skipped (the WALs were rewritten without them already); no
-   * block cache and no filter, so every lookup reads its blocks and checks them.
-   */
-  static final class Copy implements AutoCloseable {
-    final RocksDB db;
-    final List<ColumnFamilyDescriptor> families;
-    final List<ColumnFamilyHandle> handles;
-    final List<LiveFileMetaData> live;
-    private final DBOptions dbOptions;
-    private final ColumnFamilyOptions cfOptions;
-
-    private Copy(
-        RocksDB db,
-        List<ColumnFamilyDescriptor> families,
-        List<ColumnFamilyHandle> handles,
-        DBOptions dbOptions,
-        ColumnFamilyOptions cfOptions) {
-      this.db = db;
-      this.families = families;
-      this.handles = handles;
-      this.dbOptions = dbOptions;
-      this.cfOptions = cfOptions;
-      this.live = db.getLiveFilesMetaData();
-    }
-
-    /** Opens the copy, or returns null if RocksDB cannot. */
-    static Copy open(Path copy) {
-      Properties p = new Properties();
-      p.setProperty("paranoid_checks", "false");
-      p.setProperty("wal_recovery_mode", "kSkipAnyCorruptedRecords");
-      p.setProperty("skip_checking_sst_file_sizes_on_db_open", "true");
-      p.setProperty("skip_stats_update_on_db_open", "true");
-      p.setProperty("verify_sst_unique_id_in_manifest", "false");
-      p.setProperty("best_efforts_recovery", "false");
-      p.setProperty("max_open_files", "-1");
-      p.setProperty("info_log_level", "ERROR_LEVEL");
-      DBOptions dbo = DBOptions.getDBOptionsFromProps(p);
-      if (dbo == null) {
-        throw new IllegalStateException("RocksDB rejected the salvage options " + p);
-      }
-      ColumnFamilyOptions cfo =
-          new ColumnFamilyOptions()
-              .setTableFormatConfig(new BlockBasedTableConfig().setNoBlockCache(true));
-      List<ColumnFamilyDescriptor> families = new ArrayList<>();
-      List<ColumnFamilyHandle> handles = new ArrayList<>();
-      try (Options o = new Options()) {
-        families.add(new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, cfo));
-        for (byte[] n : RocksDB.listColumnFamilies(o, copy.toString())) {
-          if (!Arrays.equals(n, RocksDB.DEFAULT_COLUMN_FAMILY)) {
-            families.add(new ColumnFamilyDescriptor(n, cfo));
-          }
-        }
-        RocksDB db = RocksDB.openReadOnly(dbo, copy.toString(), families, handles);
-        return new Copy(db, families, handles, dbo, cfo);
-      } catch (RocksDBException | RuntimeException e) {
-        for (ColumnFamilyHandle h : handles) {
-          h.close();
-        }
-        cfo.close();
-        dbo.close();
-        return null;
-      }
-    }
-
-    @Override
-    public void close() {
-      for (ColumnFamilyHandle h : handles) {
-        h.close();
-      }
-      db.close();
-      cfOptions.close();
-      dbOptions.close();
-    }
   }
 
   // ------------------------------------------------------------------ files
