@@ -200,6 +200,7 @@ class CallGateTest {
     AtomicReference<String> violation = new AtomicReference<>();
     AtomicLong sections = new AtomicLong();
     List<Thread> readers = new ArrayList<>();
+    CountDownLatch running = new CountDownLatch(4); // each reader inside once before generations
     for (int t = 0; t < 4; t++) {
       Thread th =
           new Thread(
@@ -215,13 +216,16 @@ class CallGateTest {
                     violation.compareAndSet(null, "generation " + g + " freed under a reader");
                   }
                   r.exit(token);
-                  n++;
+                  if (n++ == 0) {
+                    running.countDown();
+                  }
                 }
                 sections.addAndGet(n);
               });
       readers.add(th);
       th.start();
     }
+    assertThat(running.await(60, TimeUnit.SECONDS)).as("every reader started").isTrue();
     for (int g = 1; g <= generations && violation.get() == null; g++) {
       current.set(g);
       r.awaitEarlier();

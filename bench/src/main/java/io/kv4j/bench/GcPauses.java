@@ -114,7 +114,16 @@ final class GcPauses implements AutoCloseable {
    * second for their notifications.
    */
   Summary between(Mark from, Mark to) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+    return between(from, to, TimeUnit.SECONDS.toNanos(1));
+  }
+
+  /**
+   * The pauses among the collections after {@code from} up to {@code to}, after waiting up to
+   * {@code waitNanos} for their notifications (they come on another thread, late on a loaded
+   * machine); returns as soon as they have all arrived.
+   */
+  Summary between(Mark from, Mark to, long waitNanos) {
+    long deadline = System.nanoTime() + waitNanos;
     synchronized (this) {
       while (!emitters.isEmpty() && !deliveredUpTo(to)) {
         long left = deadline - System.nanoTime();

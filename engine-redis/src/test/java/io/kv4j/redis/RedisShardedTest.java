@@ -265,7 +265,7 @@ class RedisShardedTest {
    * any claim still in flight.
    */
   private static void awaitEpochsKnown() {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
     Map<HostAndPort, Map<String, Long>> views = new HashMap<>();
     while (System.nanoTime() - deadline < 0) {
       views.clear();
@@ -304,7 +304,7 @@ class RedisShardedTest {
    */
   private static void awaitAgreement(int slot, HostAndPort owner) {
     long start = System.nanoTime();
-    long deadline = start + TimeUnit.SECONDS.toNanos(30);
+    long deadline = start + TimeUnit.SECONDS.toNanos(120);
     long nextRepair = start + TimeUnit.SECONDS.toNanos(1);
     String views = "";
     int repairs = 0;
@@ -465,6 +465,13 @@ class RedisShardedTest {
           HostAndPort to = nodes.get((nodes.indexOf(from) + 1) % nodes.size());
           moveSlot(slot, from, to);
           assertThat(ownerOf(slot)).isEqualTo(to);
+          // The writers must get on while the slot is away: wait for one more acknowledged write
+          // (a stall of a minute is a failure), so "during" below never depends on timing.
+          long seen = acked.size();
+          long stalled = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+          while (acked.size() == seen && System.nanoTime() - stalled < 0) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+          }
         }
       } finally {
         for (int slot : slots) {
