@@ -84,7 +84,7 @@ final class Backup {
         activeEnd = active.end;
         for (Segment g : segments.all()) {
           // The same choice as Segments.writeManifest: what a manifest written now would list.
-          if (g != active && !g.dropped && g.sealed && g.end >= RecordCodec.FILE_HEADER) {
+          if (g != active && !g.isDropped() && g.isSealed() && g.end >= RecordCodec.FILE_HEADER) {
             sealed.add(g);
           }
         }

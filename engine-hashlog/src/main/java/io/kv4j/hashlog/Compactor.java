@@ -127,6 +127,10 @@ final class Compactor {
   static final String TASK = "background compaction";
 
   private final Set<Integer> reserved = new TreeSet<>(); // output ids; guarded by the write lock
+
+  /** Runs between claiming their victims and releasing them; guarded by the write lock. */
+  private int runsInFlight;
+
   private int highestOutput; // highest output id handed out since open; guarded by the write lock
   private long paceNext; // guarded by this
 
@@ -360,12 +364,7 @@ final class Compactor {
   }
 
   private boolean anyCompacting() {
-    for (Segment s : segments.all()) {
-      if (s.compacting) {
-        return true;
-      }
-    }
-    return false;
+    return runsInFlight > 0;
   }
 
   // ---------------------------------------------------------------- one run
@@ -390,16 +389,17 @@ final class Compactor {
         return false;
       }
       for (Segment v : victims) {
-        v.compacting = true;
+        v.move(Segment.Phase.COMPACTING);
       }
       try {
         outId = reserveOutputId(mode, victims);
       } catch (IOException e) {
         for (Segment v : victims) {
-          v.compacting = false;
+          v.move(Segment.Phase.SEALED);
         }
         throw state.fail("compaction could not roll the active segment", e);
       }
+      runsInFlight++;
     } catch (IOException e) {
       throw state.fail("compaction could not roll the active segment", e);
     } finally {
@@ -413,8 +413,11 @@ final class Compactor {
       segments.writeLock.lock();
       try {
         reserved.remove(outId);
+        runsInFlight--;
         for (Segment v : victims) {
-          v.compacting = false;
+          // A run that stopped before retiring a victim gives it back; a retired or unreadable
+          // one stays as the run left it.
+          v.moveIf(Segment.Phase.COMPACTING, Segment.Phase.SEALED);
         }
         updateThrottle();
       } finally {
@@ -500,7 +503,7 @@ final class Compactor {
   void markUnreadable(Segment v) {
     segments.writeLock.lock();
     try {
-      v.unreadable = true;
+      v.move(Segment.Phase.UNREADABLE);
     } finally {
       segments.writeLock.unlock();
     }

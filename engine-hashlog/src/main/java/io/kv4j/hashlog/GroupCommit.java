@@ -76,7 +76,7 @@ final class GroupCommit {
         // retired s, so either it sees the flag and forces its output itself, or this sees s
         // retired, and the output, queued before s was retired, is forced further down the queue.
         s.holdsDurable = true;
-        if (!s.retired && !s.dropped) {
+        if (!s.isRetired()) {
           s.forceSealed();
         }
         synchronized (unforced) {

@@ -489,8 +489,8 @@ final class HashLogStore extends AbstractStore {
       Segment[] all = segments.all();
       sealed = new int[all.length];
       for (Segment s : all) {
-        if (!s.retired) {
-          if (s.sealed) {
+        if (!s.isRetired()) {
+          if (s.isSealed()) {
             sealed[sealedCount++] = s.id;
           }
           count++;

@@ -50,7 +50,7 @@ final class Preloader {
     // out (what readers need of it was just written), also once a roll or compaction seals it.
     List<Segment> atOpen = new ArrayList<>();
     for (Segment s : segments.all()) {
-      if (s.sealed) {
+      if (s.isSealed()) {
         atOpen.add(s);
       }
     }
@@ -112,7 +112,7 @@ final class Preloader {
       return false;
     }
     try {
-      if (s.retired || s.dropped) {
+      if (s.isRetired()) {
         return false;
       }
       int x = 0;

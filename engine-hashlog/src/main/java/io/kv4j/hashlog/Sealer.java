@@ -43,7 +43,7 @@ final class Sealer {
 
   /** Queues a finished segment. Caller holds the writer lock. */
   synchronized void submit(Segment s) {
-    s.sealing = true;
+    s.move(Segment.Phase.SEALING);
     queue.addLast(s);
     notifyAll();
   }
@@ -184,7 +184,7 @@ final class Sealer {
   private void release(Segment s) {
     segments.writeLock.lock();
     try {
-      s.sealing = false;
+      s.move(Segment.Phase.SEALED);
       log.segmentSealed();
     } finally {
       segments.writeLock.unlock();

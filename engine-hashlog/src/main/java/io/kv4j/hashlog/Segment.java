@@ -1,6 +1,8 @@
 package io.kv4j.hashlog;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.file.Path;
@@ -53,8 +55,23 @@ final class Segment {
   /** Bytes of valid data (header included); records are only read below it. */
   volatile int end;
 
-  volatile boolean sealed;
-  private volatile boolean closed;
+  /**
+   * Where the segment is in its life ({@link Phase}); moved only by {@link #move}, which refuses an
+   * illegal transition. Volatile and moved by compare-and-set: readers look without a lock, and the
+   * moves come under different locks (the writer lock, the manifest lock, the map lock).
+   */
+  private volatile Phase phase;
+
+  private static final VarHandle PHASE;
+
+  static {
+    try {
+      PHASE = MethodHandles.lookup().findVarHandle(Segment.class, "phase", Phase.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   private long filePointer = -1; // the writer's view of the file offset, -1 when unknown
   // Writer-owned: bytes staged for one write(2), a record or a batch, starting at stagePosition.
   private byte[] stage;
@@ -102,12 +119,6 @@ final class Segment {
   long tombstoneBytes;
 
   /**
-   * Sealed and forced, but its hint is still queued for the {@link Sealer} (guarded by the store's
-   * write lock): not a compaction victim yet.
-   */
-  boolean sealing;
-
-  /**
    * Finished and forced to disk (set once the force of a finished segment returned). A BUFFERED
    * store seals without forcing: such a segment is forced by the next {@code sync()}, the close, or
    * a compaction that must not lose data older than it ({@link GroupCommit}).
@@ -134,30 +145,6 @@ final class Segment {
    */
   HintFile.Entries hintEntries;
 
-  /** Claimed by a running compaction (guarded by the store's write lock). */
-  boolean compacting;
-
-  /** Compaction found a bad record here: never chosen again (guarded by the write lock). */
-  boolean unreadable;
-
-  /**
-   * Committed as compacted away in the manifest (guarded by the store's manifest lock): no longer
-   * listed as live; its file is deleted or about to be.
-   */
-  volatile boolean dropped;
-
-  /**
-   * Compacted away: its file is deleted (or about to be) and no index entry points here any more,
-   * but the mapping stays installed until no reader or cursor can still hold one of its locations.
-   */
-  volatile boolean retired;
-
-  /**
-   * Retired and its file deleted by the compaction run that retired it. Until then the file is
-   * still on disk, and the compaction throttle counts all of it as garbage.
-   */
-  volatile boolean deleted;
-
   private Segment(
       Storage storage,
       int id,
@@ -174,7 +161,119 @@ final class Segment {
     this.file = file;
     this.end = end;
     this.allocated = end;
-    this.sealed = file == null;
+    this.phase = file == null ? Phase.SEALED : Phase.ACTIVE;
+  }
+
+  /**
+   * A segment's life. The order of a segment written by the store: {@code ACTIVE -> SEALED} (a roll
+   * finished it), {@code SEALED -> SEALING -> SEALED} while the {@link Sealer} writes its hint,
+   * {@code SEALED -> COMPACTING} when a compaction run claims it, then either back to {@code
+   * SEALED} (the run stopped before it retired it), {@code UNREADABLE} (the run found a bad record)
+   * or {@code RETIRED -> DROPPED -> DELETED}. A compaction output is opened {@code SEALED} and
+   * claimed ({@code COMPACTING}) while the index moves to it. An active segment closed with the
+   * store is {@code CLOSED}.
+   */
+  enum Phase {
+    /** Written by the writer; the only phase with records being appended. */
+    ACTIVE,
+    /** Closed with the store (or after a failed creation) while active, without being sealed. */
+    CLOSED,
+    /** Finished: truncated to its data, read-only; a compaction victim once its hint is written. */
+    SEALED,
+    /** Sealed, its hint still queued for the {@link Sealer}: not a compaction victim yet. */
+    SEALING,
+    /** Claimed by a running compaction run (a victim, or an output whose entries still move). */
+    COMPACTING,
+    /** Compaction found a bad record here: never chosen again. Still read as sealed. */
+    UNREADABLE,
+    /**
+     * Compacted away: no index entry points here any more, but the mapping stays installed until no
+     * reader or cursor can still hold one of its locations.
+     */
+    RETIRED,
+    /** Committed as compacted away in the manifest: no longer listed as live. */
+    DROPPED,
+    /**
+     * Its file deleted by the run that retired it. Until then the file is still on disk, and the
+     * compaction throttle counts all of it as garbage.
+     */
+    DELETED;
+
+    /** Whether a segment may move from this phase to {@code to}. */
+    boolean mayMoveTo(Phase to) {
+      switch (this) {
+        case ACTIVE:
+          return to == SEALED || to == CLOSED;
+        case SEALED:
+          return to == SEALING || to == COMPACTING;
+        case SEALING:
+          return to == SEALED;
+        case COMPACTING:
+          return to == SEALED || to == UNREADABLE || to == RETIRED;
+        case RETIRED:
+          return to == DROPPED;
+        case DROPPED:
+          return to == DELETED;
+        default:
+          return false;
+      }
+    }
+  }
+
+  /** The segment's phase now. */
+  Phase phase() {
+    return phase;
+  }
+
+  /**
+   * Moves the segment to phase {@code to}.
+   *
+   * @throws IllegalStateException if the segment's phase may not move to {@code to}
+   */
+  void move(Phase to) {
+    while (true) {
+      Phase from = phase;
+      if (!from.mayMoveTo(to)) {
+        throw new IllegalStateException(
+            "segment " + path + " cannot move from " + from + " to " + to);
+      }
+      if (PHASE.compareAndSet(this, from, to)) {
+        return;
+      }
+    }
+  }
+
+  /**
+   * Moves the segment from {@code from} to {@code to} if it is in {@code from}.
+   *
+   * @return whether it moved
+   */
+  boolean moveIf(Phase from, Phase to) {
+    if (!from.mayMoveTo(to)) {
+      throw new IllegalStateException("no transition from " + from + " to " + to);
+    }
+    return PHASE.compareAndSet(this, from, to);
+  }
+
+  /** Finished: no longer written, read-only (every phase after {@code ACTIVE} but CLOSED). */
+  boolean isSealed() {
+    Phase p = phase;
+    return p != Phase.ACTIVE && p != Phase.CLOSED;
+  }
+
+  /** Compacted away: retired, dropped or deleted. */
+  boolean isRetired() {
+    return phase.compareTo(Phase.RETIRED) >= 0;
+  }
+
+  /** Committed as compacted away in the manifest: dropped or deleted. */
+  boolean isDropped() {
+    return phase.compareTo(Phase.DROPPED) >= 0;
+  }
+
+  /** Retired and its file deleted. */
+  boolean isDeleted() {
+    return phase == Phase.DELETED;
   }
 
   static String fileName(int id) {
@@ -391,7 +490,7 @@ final class Segment {
   void allocateAhead() {
     synchronized (mapLock) {
       int target = chunkEnd((long) end + ALLOCATION_STEP);
-      if (closed || sealed || target <= allocated) {
+      if (phase != Phase.ACTIVE || target <= allocated) {
         return;
       }
       try {
@@ -496,7 +595,7 @@ final class Segment {
       f.force();
       return true;
     } catch (IOException e) {
-      if (sealed || closed) {
+      if (phase != Phase.ACTIVE) {
         return false;
       }
       throw e;
@@ -515,7 +614,7 @@ final class Segment {
    */
   synchronized void finish() throws IOException {
     Storage.File f = file;
-    if (f == null || sealed) {
+    if (f == null || isSealed()) {
       return;
     }
     staged = 0; // the writer flushes before it raises end: anything staged is not data
@@ -524,7 +623,7 @@ final class Segment {
       f.truncate(end);
       filePointer = -1;
       allocated = end;
-      sealed = true;
+      move(Phase.SEALED);
     }
   }
 
@@ -587,7 +686,7 @@ final class Segment {
       return;
     }
     synchronized (mapLock) {
-      closed = true; // no allocation ahead from now on: the caller may unmap
+      moveIf(Phase.ACTIVE, Phase.CLOSED); // no allocation ahead from now on: the caller may unmap
       file = null;
       try {
         f.truncate(end);

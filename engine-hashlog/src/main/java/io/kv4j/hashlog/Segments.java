@@ -151,7 +151,7 @@ final class Segments {
       int[] lengths = new int[all.length];
       int n = 0;
       for (Segment g : all) {
-        if (g != act && !g.dropped && g.sealed && g.end >= RecordCodec.FILE_HEADER) {
+        if (g != act && !g.isDropped() && g.isSealed() && g.end >= RecordCodec.FILE_HEADER) {
           ids[n] = g.id;
           lengths[n++] = g.end;
         }
@@ -183,7 +183,7 @@ final class Segments {
   void commitCompaction(List<Segment> victims) throws IOException {
     synchronized (manifestLock) {
       for (Segment v : victims) {
-        v.dropped = true;
+        v.move(Segment.Phase.DROPPED);
         pendingDeletes.add(v.id);
       }
       writeManifestLocked(false);

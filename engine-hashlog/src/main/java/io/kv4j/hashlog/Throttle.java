@@ -62,16 +62,16 @@ final class Throttle {
     long kept = 0;
     Segment act = segments.active;
     for (Segment s : segments.all()) {
-      if (s.retired) {
+      if (s.isRetired()) {
         // Retired by a run that has not deleted its file yet (it forces the active segment and
         // writes the manifest first): still on disk, and all of it garbage. Not counting it let
         // writers add a threshold's worth of new garbage while every victim was still there.
-        if (!s.deleted) {
+        if (!s.isDeleted()) {
           garbage += s.end;
         }
         continue;
       }
-      if (s == act || s.unreadable) {
+      if (s == act || s.phase() == Segment.Phase.UNREADABLE) {
         continue;
       }
       garbage += s.deadBytes();

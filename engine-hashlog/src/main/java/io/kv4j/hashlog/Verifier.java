@@ -92,7 +92,7 @@ final class Verifier {
       }
       int token = guard.enter(); // first: a segment not retired now stays mapped until exit
       try {
-        if (g.retired || g.dropped) {
+        if (g.isRetired()) {
           continue;
         }
         List<StoreCorruptedException> here = new ArrayList<>();
@@ -105,7 +105,7 @@ final class Verifier {
         } catch (StoreCorruptedException e) {
           here.add(e);
         }
-        if (!g.retired) { // compacted away meanwhile: its copies were checked on the way
+        if (!g.isRetired()) { // compacted away meanwhile: its copies were checked on the way
           found.addAll(here);
         }
       } finally {
@@ -222,7 +222,7 @@ final class Verifier {
         Segment newest = readOnly && segs.length > 0 ? segs[segs.length - 1] : null;
         Set<Segment> unread = new HashSet<>();
         for (Segment g : segs) {
-          if (g.retired || g.dropped) {
+          if (g.isRetired()) {
             continue;
           }
           try {
@@ -276,7 +276,7 @@ final class Verifier {
 
   private void checkLength(Segment g) throws IOException {
     long size = size(g);
-    if (g.sealed ? size != g.end : size < g.end) {
+    if (g.isSealed() ? size != g.end : size < g.end) {
       throw new StoreCorruptedException(
           "hashlog: segment "
               + g.path
@@ -294,7 +294,7 @@ final class Verifier {
     // Sealed before its end is read: that end is then final, and the hint, once written, describes
     // exactly the records below it. Still active: a hint written while the records are checked
     // describes more of them than this check reads (see the class comment).
-    boolean sealed = g.sealed;
+    boolean sealed = g.isSealed();
     int end = g.end;
     if (end < RecordCodec.FILE_HEADER) {
       return; // a segment whose header is still to be written holds no record
@@ -320,7 +320,7 @@ final class Verifier {
     }
     if (sealed) {
       checkHint(g, records);
-    } else if (segments.storage.exists(HintFile.path(dir, g.id)) && g.sealed) {
+    } else if (segments.storage.exists(HintFile.path(dir, g.id)) && g.isSealed()) {
       // Sealed and its hint written since the end was read: the hint describes more records than
       // were checked here, so it is left to the next verify. Asked through the storage on every
       // check of an active segment, which is where a test holds verify to seal the segment.

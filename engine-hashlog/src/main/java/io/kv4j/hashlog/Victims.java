@@ -54,11 +54,11 @@ final class Victims {
     int oldest = Integer.MAX_VALUE;
     List<Segment> candidates = new ArrayList<>();
     for (Segment s : all) {
-      if (s.retired) {
+      if (s.isRetired()) {
         continue;
       }
       oldest = Math.min(oldest, s.id);
-      if (s != act && s.sealed && !s.sealing && !s.compacting && !s.unreadable) {
+      if (s != act && s.phase() == Segment.Phase.SEALED) {
         candidates.add(s);
       }
     }
@@ -133,7 +133,7 @@ final class Victims {
   private static boolean mayDropTombstones(
       Segment v, Segment[] all, Set<Integer> victimIds, Set<Integer> reserved) {
     for (Segment s : all) {
-      if (!s.retired && s.id < v.id && !victimIds.contains(s.id)) {
+      if (!s.isRetired() && s.id < v.id && !victimIds.contains(s.id)) {
         return false;
       }
     }

@@ -314,7 +314,7 @@ class BackupTest {
       s.backup(shared);
       Segment g = s.segments()[0];
       assertThat(g).isNotSameAs(s.activeSegment());
-      assertThat(g.retired).isFalse();
+      assertThat(g.isRetired()).isFalse();
       Path link = shared.resolve(Segment.fileName(g.id));
       assertThat(inode(link)).isEqualTo(inode(g.path));
       flipBit(link, Files.size(link) / 2);

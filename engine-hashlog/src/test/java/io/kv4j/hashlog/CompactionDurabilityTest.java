@@ -77,7 +77,7 @@ class CompactionDurabilityTest {
   private static Set<Integer> ids(HashLogStore s) {
     Set<Integer> out = new HashSet<>();
     for (Segment g : s.segments()) {
-      if (!g.retired) {
+      if (!g.isRetired()) {
         out.add(g.id);
       }
     }

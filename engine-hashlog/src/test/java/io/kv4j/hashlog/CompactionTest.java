@@ -60,8 +60,8 @@ class CompactionTest {
       for (Segment g : s.segments()) {
         if (g == s.activeSegment()) {
           b.append("active ").append(g.end);
-        } else if (g.retired) {
-          if (!g.deleted) {
+        } else if (g.isRetired()) {
+          if (!g.isDeleted()) {
             retired++;
             retiredBytes += g.end;
           }
@@ -70,7 +70,7 @@ class CompactionTest {
           sealedEnd += g.end;
           kept += g.liveBytes + g.tombstoneBytes;
           dead += g.deadBytes();
-          sealing += g.sealing ? 1 : 0;
+          sealing += g.phase() == Segment.Phase.SEALING ? 1 : 0;
         }
       }
     } finally {

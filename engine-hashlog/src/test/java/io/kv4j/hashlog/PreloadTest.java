@@ -40,7 +40,7 @@ class PreloadTest {
   private static long sealedBytes(HashLogStore s) {
     long n = 0;
     for (Segment g : s.segments()) {
-      if (g.sealed && !g.retired) {
+      if (g.isSealed() && !g.isRetired()) {
         n += g.end;
       }
     }
@@ -139,7 +139,7 @@ class PreloadTest {
     try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "compaction-threads", "0")) {
       Segment victim = null;
       for (Segment g : s.segments()) {
-        if (g.sealed) {
+        if (g.isSealed()) {
           victim = g;
           break;
         }

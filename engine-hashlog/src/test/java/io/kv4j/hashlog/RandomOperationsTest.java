@@ -82,7 +82,7 @@ class RandomOperationsTest {
     java.util.Set<Integer> ids = new java.util.HashSet<>();
     Segment act = s.activeSegment();
     for (Segment g : s.segments()) {
-      if (g != null && g != act && !g.retired && rnd.nextInt(3) == 0) {
+      if (g != null && g != act && !g.isRetired() && rnd.nextInt(3) == 0) {
         ids.add(g.id);
       }
     }
