@@ -263,21 +263,19 @@ final class HashLogStore extends AbstractStore {
   @Override
   protected void doPut(byte[] key, byte[] value) {
     long h = index.hash(key);
-    byte[] header = RecordCodec.header(RecordCodec.PUT, key, value);
+    LogWrite w = LogWrite.record(h, key, value);
     warm(h, key);
-    log.append(RecordCodec.PUT, h, key, value, header);
+    log.append(w);
   }
 
   @Override
   protected void doDelete(byte[] key) {
-    long h = index.hash(key);
-    byte[] header = RecordCodec.header(RecordCodec.DELETE, key, null);
-    log.append(RecordCodec.DELETE, h, key, null, header);
+    log.append(LogWrite.record(index.hash(key), key, null));
   }
 
   @Override
   protected void doWrite(WriteBatch batch) {
-    log.append(new PreparedBatch(batch, index, state));
+    log.append(LogWrite.batch(new PreparedBatch(batch, index, state)));
   }
 
   /**
@@ -294,9 +292,8 @@ final class HashLogStore extends AbstractStore {
   @Override
   protected boolean doCompareAndSet(byte[] key, byte[] expected, byte[] value) {
     long h = index.hash(key);
-    byte type = value == null ? RecordCodec.DELETE : RecordCodec.PUT;
-    byte[] header = RecordCodec.header(type, key, value);
-    return log.appendIf(type, h, key, value, header, loc -> records.holds(loc, h, key, expected));
+    LogWrite w = LogWrite.record(h, key, value);
+    return log.appendIf(w, () -> records.holds(index.findLocked(h, key), h, key, expected));
   }
 
   /**
@@ -319,7 +316,7 @@ final class HashLogStore extends AbstractStore {
       hashes[i] = index.hash(batch.conditionKey(i));
     }
     return log.appendIf(
-        prepared,
+        LogWrite.batch(prepared),
         () -> {
           for (int i = 0; i < n; i++) {
             byte[] key = batch.conditionKey(i);

@@ -6,7 +6,6 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
-import java.util.function.LongPredicate;
 
 /**
  * The log writes go to: appends records to the active segment, rolls it when full (sealing the old
@@ -94,86 +93,37 @@ final class SegmentLog {
 
   // ---------------------------------------------------------------- appends
 
-  /** Appends one put or delete record (the path: see the private {@code append}). */
-  void append(byte type, long hash, byte[] key, byte[] value, byte[] header) {
-    append(type, hash, key, value, header, null);
-  }
-
-  /** Appends a batch: its batch record, then its members. */
-  void append(PreparedBatch batch) {
-    append(RecordCodec.BATCH, 0, null, batch.value, batch.header, batch);
-  }
-
-  /**
-   * The append path of every write. Writes the record ({@code header}, {@code key}, {@code value})
-   * and, for a batch, its members after it; raises the segment's end; updates the index and the
-   * byte accounting; then waits for durability if the store is SYNC. A delete of a key that is
-   * absent writes nothing, but still waits for the writes before it.
-   *
-   * @param hash the key's index hash (put or delete)
-   * @param header the record's {@link RecordCodec#header header}, checksum included
-   * @param batch the batch whose batch record this is, else null
-   */
-  private void append(
-      byte type, long hash, byte[] key, byte[] value, byte[] header, PreparedBatch batch) {
-    appendIf(type, hash, key, value, header, batch, ALWAYS);
+  /** Appends {@code w} through the one append path ({@link #appendIf}, no condition). */
+  void append(LogWrite w) {
+    appendIf(w, ALWAYS);
   }
 
   private static final BooleanSupplier ALWAYS = () -> true;
 
   /**
-   * A conditional put or delete: under the writer lock, looks the key's current record up in the
-   * index and appends through the same path as {@link #append(byte, long, byte[], byte[], byte[])}
-   * only if {@code condition} holds for it; no other write can come between the look-up and the
-   * append. Durable as a put: in SYNC it returns once forced, also when nothing was written (the
-   * answer may rest on a write not yet forced, which must not be lost after it was reported).
+   * The one frame of every append: the writer lock, {@code conditions} tested under it, and only if
+   * they hold the write: {@code w}'s record ({@code header}, {@code key}, {@code value}) and, for a
+   * batch, its members after it; the segment's end raised; the index and the byte accounting
+   * updated. No other write can come between the test and the write. A delete of a key that is
+   * absent writes nothing, nor does a conditional batch without operations (an atomic check). The
+   * store is failed if the write fails. Then in SYNC it waits for durability, also when nothing was
+   * written: an answer, or a delete of an absent key, may rest on writes not yet forced, which must
+   * not be lost after it was reported.
    *
-   * @param condition tested with the key's current index entry: a location, 0 (absent) or a {@link
-   *     KeyDir#SUSPECT suspect}; may throw (a damaged record)
-   * @return whether the condition held and the record was written
+   * @param conditions tested under the writer lock (a compare-and-set looks the key's current
+   *     record up with {@link Index#findLocked}); may throw (a damaged record)
+   * @return whether the conditions held and the write was made
    */
-  boolean appendIf(
-      byte type, long hash, byte[] key, byte[] value, byte[] header, LongPredicate condition) {
-    return appendIf(
-        type, hash, key, value, header, null, () -> condition.test(index.findLocked(hash, key)));
-  }
-
-  /**
-   * A conditional batch ({@code writeIf}): under the writer lock, {@code conditions} is tested
-   * against the index as it is, and only if it holds is the batch appended through the same path as
-   * {@link #append(PreparedBatch)}, before the lock is released; a batch without operations (an
-   * atomic check) writes nothing either way. Durable as a batch: in SYNC it returns once forced,
-   * also when nothing was written (the answer may rest on writes not yet forced).
-   *
-   * @param conditions tests every condition of the batch; may throw (a damaged record)
-   * @return whether the conditions held (and the operations were written)
-   */
-  boolean appendIf(PreparedBatch batch, BooleanSupplier conditions) {
-    return appendIf(RecordCodec.BATCH, 0, null, batch.value, batch.header, batch, conditions);
-  }
-
-  /**
-   * The one frame of every append: the writer lock, {@code conditions} tested under it, the write
-   * if they hold (a conditional batch without operations writes nothing), the store failed if the
-   * write fails, then in SYNC the wait for durability, also when nothing was written (an answer or
-   * a delete of an absent key may rest on writes not yet forced).
-   */
-  private boolean appendIf(
-      byte type,
-      long hash,
-      byte[] key,
-      byte[] value,
-      byte[] header,
-      PreparedBatch batch,
-      BooleanSupplier conditions) {
+  boolean appendIf(LogWrite w, BooleanSupplier conditions) {
     long lsn;
     boolean holds;
     lock();
     try {
       holds = conditions.getAsBoolean();
+      PreparedBatch batch = w.batch();
       // A conditional batch without operations is an atomic check: nothing to write.
       if (holds && (batch == null || batch.size() > 0 || conditions == ALWAYS)) {
-        lsn = write(type, hash, key, value, header, batch);
+        lsn = write(w);
       } else {
         lsn = segments.activeEnd();
       }
@@ -193,20 +143,16 @@ final class SegmentLog {
    *
    * @return the log position the write (or the writes before it) must be durable up to
    */
-  private long write(
-      byte type, long hash, byte[] key, byte[] value, byte[] header, PreparedBatch batch)
-      throws IOException {
-    long size =
-        batch != null
-            ? batch.totalBytes
-            : RecordCodec.recordSize(key.length, value == null ? 0 : value.length);
+  private long write(LogWrite w) throws IOException {
+    long size = w.size();
+    PreparedBatch batch = w.batch();
     Segment s = segments.active;
-    if (type == RecordCodec.DELETE && index.findLocked(hash, key) <= 0) {
+    if (w.type() == RecordCodec.DELETE && index.findLocked(w.hash(), w.key()) <= 0) {
       return Segments.location(s.id, s.end); // nothing to write; still wait for earlier writes
     }
     s = room(size);
     int off = s.end;
-    int p = stage(s, off, type, header, key, value);
+    int p = stage(s, off, w.type(), w.header(), w.key(), w.value());
     if (batch != null) {
       stageMembers(s, p, batch);
     }
@@ -215,7 +161,7 @@ final class SegmentLog {
     keepFlushed(s);
     userBytes.add(size);
     if (batch == null) {
-      applyRecord(s, type, hash, key, off, size);
+      applyRecord(s, w.type(), w.hash(), w.key(), off, size);
     } else {
       applyMembers(s, batch);
     }
