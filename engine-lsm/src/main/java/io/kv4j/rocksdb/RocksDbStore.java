@@ -24,8 +24,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
-import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.FlushOptions;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -43,9 +41,9 @@ import org.rocksdb.WriteOptions;
  * ones), {@link Scans} (cursors), {@link Keyspaces} and {@link Column} (the keyspace table), {@link
  * Figures} (stats), {@link Verification}, {@link Checkpoints} (backup), {@link ManualCompactions}
  * (compact, cancelled by close), {@link WalRecorder} (the {@link SyncedWals} record, written in the
- * background, stopped first by close) and {@link Failures} (RocksDB errors as kv4j exceptions).
- * This class keeps the shared state, reads, snapshots, close and the keyspace calls; its fields are
- * package-private for those parts.
+ * background, stopped first by close), {@link Closing} (close, in order) and {@link Failures}
+ * (RocksDB errors as kv4j exceptions). This class keeps the shared state, reads, snapshots and the
+ * keyspace calls; its fields are package-private for those parts.
  *
  * <p>Native safety: every call into RocksDB runs inside {@link #gate}; {@link #doClose()} closes
  * the gate, which waits for calls in flight, and no call starts on freed handles afterwards (the
@@ -54,12 +52,7 @@ import org.rocksdb.WriteOptions;
  * Cursors are registered in {@link #liveCursors} while they hold native objects; close frees any
  * still registered (one created concurrently with close) before the database.
  *
- * <p>Close order: running manual compactions are cancelled (their options stay alive until their
- * own call returns), then iterators (with their read options and bound slices), snapshots still
- * registered in {@link #liveSnapshots} (one whose release raced with close), the shared read and
- * write options, every column family handle, the database, then {@link NativeOptions} (options,
- * then block cache and filter). {@link AbstractStore#close()} closes the user's snapshots and
- * cursors before {@link #doClose()}, so those normally free themselves through the open gate first.
+ * <p>Close: {@link Closing}, which states the order in which the native objects are freed.
  *
  * <p>Writes: conditional writes and conditional batches hold the stripe locks of their keys in
  * {@link KeyLocks} from read to write; plain writes take them only while one runs, which orders
@@ -93,7 +86,7 @@ final class RocksDbStore extends AbstractStore {
   private final RocksDbStore store;
 
   /** The manual compactions running now, which close cancels. */
-  private final ManualCompactions compactions;
+  final ManualCompactions compactions;
 
   /** The directory of the WAL files: the store directory unless {@code wal_dir} names another. */
   final Path walDir;
@@ -409,86 +402,13 @@ final class RocksDbStore extends AbstractStore {
     return Figures.of(this);
   }
 
-  /**
-   * Closes the store. A read-write store that has not failed flushes its memtable first (RocksDB
-   * does not on close while the WAL is on), so a clean close leaves every write in table files and
-   * an empty WAL, then records the files in {@link CleanClose} once the database is closed.
-   */
+  /** Closes the store's native objects and directory: see {@link Closing}. */
   @Override
   protected void doClose() {
     if (store != this) {
       return; // a keyspace handle holds nothing native of its own
     }
-    compactions.cancelAll();
-    RuntimeException failure = null;
-    try {
-      if (gate.isClosed()) {
-        return;
-      }
-      if (recorder != null) {
-        recorder.stop(); // no record is written from here on
-      }
-      gate.close(); // waits for the calls in flight; later ones throw StoreClosedException
-      for (RocksDbCursor c : liveCursors) {
-        c.freeNative();
-      }
-      liveCursors.clear();
-      for (RocksDbSnapshot s : liveSnapshots) {
-        s.freeNative(db); // after the cursors, which may read through it
-      }
-      liveSnapshots.clear();
-      readOptions.close();
-      writeOptions.close();
-      List<Column> columns = keyspaces.all();
-      boolean clean = !info().readOnly() && writeFailure() == null;
-      if (clean && flushOnClose) {
-        try (FlushOptions fo = new FlushOptions().setWaitForFlush(true)) {
-          List<ColumnFamilyHandle> all = new ArrayList<>();
-          for (Column c : columns) {
-            all.add(c.handle);
-          }
-          db.flush(fo, all); // every column family, so the WAL holds nothing
-        } catch (RocksDBException e) {
-          clean = false;
-          failure = Failures.translate(dir, "flush on close", e);
-        }
-      }
-      for (Column c : columns) {
-        c.free(); // column family handles before the database
-      }
-      try {
-        db.closeE();
-      } catch (RocksDBException e) {
-        clean = false;
-        failure = Failures.translate(dir, "close", e);
-      }
-      nativeOptions.close();
-      if (clean) {
-        try {
-          SyncedWals.remove(dir); // the clean-close record checks every file more strictly
-          CleanClose.write(dir);
-        } catch (IOException e) {
-          failure =
-              new StoreIOException(
-                  "engine '"
-                      + RocksDbProvider.ID
-                      + "' at "
-                      + dir
-                      + ": cannot replace "
-                      + SyncedWals.FILE_NAME
-                      + " by "
-                      + CleanClose.FILE_NAME
-                      + " (the next open checks less): "
-                      + e,
-                  e);
-        }
-      }
-    } finally {
-      storeDir.close();
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    Closing.close(this, flushOnClose);
   }
 
   /**
