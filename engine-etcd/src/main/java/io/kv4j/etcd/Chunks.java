@@ -203,7 +203,7 @@ final class Chunks {
    * value's chunks go in a txn requiring its key unchanged since they were judged orphans.
    */
   void collect(EtcdStore h) {
-    long revision = h.revisionNow();
+    long revision = h.reads.revisionNow();
     List<ChunkName> names = new ArrayList<>();
     byte[] from = h.chunkArea;
     byte[] end = ValueCodec.prefixEnd(h.chunkArea);
@@ -226,7 +226,7 @@ final class Chunks {
     int batch = Math.max(1, Math.min(maxTxnOps, 500));
     for (int i = 0; i < names.size(); i += batch) {
       List<ChunkName> part = names.subList(i, Math.min(names.size(), i + batch));
-      List<Object> owners = h.readKvs(part.stream().map(ChunkName::key).toList(), revision).kvs();
+      List<Object> owners = h.reads.kvs(part.stream().map(ChunkName::key).toList(), revision).kvs();
       for (int j = 0; j < part.size(); j++) {
         collectIfOrphan(h, part.get(j), owners.get(j));
       }

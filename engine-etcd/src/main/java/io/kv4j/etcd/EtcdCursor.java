@@ -60,7 +60,7 @@ final class EtcdCursor extends AbstractCursor {
       return;
     }
     int count = (int) Math.min(fetchSize, left);
-    EtcdStore.Page page = store.page(from, end, count, revision, reverse);
+    Reads.Page page = store.reads.page(from, end, count, revision, reverse);
     if (revision == 0) {
       revision = page.revision(); // later pages read the store as of the first
     }
@@ -68,7 +68,8 @@ final class EtcdCursor extends AbstractCursor {
     for (Object kv : page.kvs()) {
       byte[] k = Answers.key(kv);
       last = k;
-      byte[] value = store.decode(kv, revision); // a chunked value: its chunks at the same revision
+      // A chunked value: its chunks at the same revision.
+      byte[] value = store.reads.decode(kv, revision);
       buffer.add(new Entry(Arrays.copyOfRange(k, baseLength, k.length), value));
     }
     left -= page.kvs().size();

@@ -2,15 +2,11 @@ package io.kv4j.etcd;
 
 import io.kv4j.StoreConfig;
 import io.kv4j.spi.OptionSpec;
+import io.kv4j.spi.ServerNames;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 
 /** Connection, limit and namespace settings read from a store config. */
 record EtcdSettings(
@@ -238,23 +234,11 @@ record EtcdSettings(
 
   /**
    * The prefix for a store path: {@code kv4j/<last path element>/<16 hex of SHA-256 of the absolute
-   * path>/}.
+   * path>/}, the element lower-cased, each run of characters other than {@code a-z 0-9 . _ -} made
+   * one {@code _}, cut to 32 characters ({@link ServerNames#forPath}, the names the Redis engine
+   * uses with {@code /} for {@code :}). Existing stores are found under it: it must never change.
    */
   static String prefixFor(Path path) {
-    String abs = path.toAbsolutePath().normalize().toString();
-    Path last = path.getFileName();
-    String name =
-        (last == null ? "root" : last.toString())
-            .toLowerCase(Locale.ROOT)
-            .replaceAll("[^a-z0-9._-]+", "_");
-    if (name.length() > 32) {
-      name = name.substring(0, 32);
-    }
-    try {
-      byte[] h = MessageDigest.getInstance("SHA-256").digest(abs.getBytes(StandardCharsets.UTF_8));
-      return "kv4j/" + name + "/" + HexFormat.of().formatHex(h, 0, 8) + "/";
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-    }
+    return ServerNames.forPath(path, '/', "._-", 32) + "/";
   }
 }

@@ -22,12 +22,12 @@ final class EtcdSnapshot extends AbstractSnapshot {
 
   @Override
   protected byte[] doGet(byte[] key) {
-    return store.read(key, revision);
+    return store.reads.get(key, revision);
   }
 
   @Override
   protected List<byte[]> doGetAll(List<byte[]> keys) {
-    return store.readAll(keys, revision);
+    return store.reads.getAll(keys, revision);
   }
 
   @Override

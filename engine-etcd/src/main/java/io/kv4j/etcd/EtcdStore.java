@@ -2,19 +2,18 @@ package io.kv4j.etcd;
 
 import io.kv4j.KeyRange;
 import io.kv4j.StoreException;
-import io.kv4j.StoreIOException;
 import io.kv4j.StoreInfo;
 import io.kv4j.StoreStats;
 import io.kv4j.WriteBatch;
 import io.kv4j.etcd.EtcdClient.Retry;
-import io.kv4j.etcd.ValueCodec.Manifest;
 import io.kv4j.spi.AbstractCursor;
 import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
+import io.kv4j.spi.LockKeeper;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -22,10 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A store kept under one key prefix {@code P} of an etcd cluster (layout and value format in {@link
@@ -33,18 +28,10 @@ import java.util.concurrent.TimeUnit;
  * the one this store created (so a store that lost its lease cannot write), and each keyspace
  * written must still be the one this store opened (so a write racing a drop cannot leave keys
  * behind). Values too large for one request are chunked ({@link Writes}, {@link Chunks}); reads
- * resolve them at the revision they read the key at.
+ * ({@link Reads}) resolve them at the revision they read the key at. The lock key's lease is
+ * renewed by a {@link LockKeeper}.
  */
 final class EtcdStore extends AbstractStore {
-  private static final ScheduledExecutorService KEEPER =
-      Executors.newScheduledThreadPool(
-          2,
-          r -> {
-            Thread t = new Thread(r, "kv4j-etcd-lease-keeper");
-            t.setDaemon(true);
-            return t;
-          });
-
   final EtcdSettings settings;
   final EtcdClient client;
   private final EtcdStore root;
@@ -56,8 +43,9 @@ final class EtcdStore extends AbstractStore {
   private final long lease;
   private final long lockRevision;
   private final Map<String, Long> keyspaces; // name -> create revision of its registry key
-  private final ScheduledFuture<?> keeper;
+  private final LockKeeper keeper; // on the root: renews the lease
   private final Chunks chunks;
+  final Reads reads;
   final Writes writes;
   private volatile boolean lockLost;
   private volatile boolean chunksUsed; // on the root: whether chunksKey exists
@@ -83,10 +71,14 @@ final class EtcdStore extends AbstractStore {
     this.chunksUsed = chunksUsed;
     this.keyspaces = new ConcurrentHashMap<>();
     this.chunks = new Chunks(client, settings);
+    this.reads = new Reads(client, settings, info(), base, chunkArea, lockKey, chunks);
     this.writes = new Writes(chunks);
     long period = Math.max(500, settings.lockTtlSeconds() * 1000L / 3);
     this.keeper =
-        KEEPER.scheduleWithFixedDelay(this::keepLease, period, period, TimeUnit.MILLISECONDS);
+        LockKeeper.start(
+            "etcd lease of prefix " + settings.prefix(),
+            Duration.ofMillis(period),
+            this::keepLease);
   }
 
   private EtcdStore(EtcdStore store, String name) {
@@ -104,6 +96,7 @@ final class EtcdStore extends AbstractStore {
     this.keyspaces = store.keyspaces;
     this.keeper = null;
     this.chunks = store.chunks;
+    this.reads = new Reads(client, settings, info(), base, chunkArea, lockKey, chunks);
     this.writes = store.writes;
   }
 
@@ -129,11 +122,9 @@ final class EtcdStore extends AbstractStore {
       // Unreachable right now (election, member down): the next tick tries again; until one
       // works, stats() and verify() say the store is degraded.
       backgroundFailing(LEASE_TASK, e);
-    } catch (IllegalStateException e) {
-      // Closed meanwhile: this task is cancelled.
     } catch (Throwable e) {
-      // Anything else would end the scheduled task silently and let the lease expire unseen: the
-      // store fails, naming the cause, until reopened.
+      // Anything else means the lease may no longer be renewed and could expire unseen: the store
+      // fails, naming the cause, until reopened.
       lockLost = true;
       failWrites("its lease keep-alive task failed unexpectedly", e);
     }
@@ -372,115 +363,14 @@ final class EtcdStore extends AbstractStore {
 
   // ------------------------------------------------------------------------------- reading
 
-  /** A key as read: its kv (key, value, revisions) and the revision it was read at. */
-  record Stored(Object kv, long revision) {
-    long modRevision() {
-      return Json.number(Json.object(kv), "mod_revision");
-    }
-  }
-
-  /** Reads one etcd key of this handle's area at {@code revision} (0: latest); null if absent. */
-  Stored readStored(byte[] dataKey, long revision) {
-    Map<String, Object> r =
-        client.call("get", "/v3/kv/range", Range.key(dataKey).at(revision).json(), Retry.ALWAYS);
-    List<Object> kvs = Json.list(r, "kvs");
-    // The header carries the cluster's revision now, not the one asked for.
-    return kvs.isEmpty()
-        ? null
-        : new Stored(kvs.get(0), revision > 0 ? revision : Answers.revision(r));
-  }
-
-  /** The user's value of a kv of this handle read at {@code revision}, chunks reassembled. */
-  byte[] decode(Object kv, long revision) {
-    byte[] k = Answers.key(kv);
-    byte[] userKey = Arrays.copyOfRange(k, base.length, k.length);
-    return decode(kv, revision, ValueCodec.chunkPrefix(chunkArea, userKey));
-  }
-
-  /** The user's value of a kv whose chunks start with {@code chunkPrefix}, read at revision. */
-  byte[] decode(Object kv, long revision, byte[] chunkPrefix) {
-    byte[] stored = Answers.value(kv);
-    String where = info().describe() + " etcd key '" + ValueCodec.printable(Answers.key(kv)) + "'";
-    if (!ValueCodec.isManifest(stored, where)) {
-      return ValueCodec.inlineValue(stored);
-    }
-    Manifest m = ValueCodec.parseManifest(stored, where);
-    return chunks.read(where, chunkPrefix, m, revision);
-  }
-
-  byte[] read(byte[] key, long revision) {
-    Stored s = readStored(ValueCodec.concat(base, key), revision);
-    return s == null ? null : decode(s.kv(), s.revision());
-  }
-
   @Override
   protected byte[] doGet(byte[] key) {
-    return read(key, 0);
+    return reads.get(key, 0);
   }
 
   @Override
   protected List<byte[]> doGetAll(List<byte[]> keys) {
-    return readAll(keys, 0);
-  }
-
-  /** Kvs read at one revision (null where a key is absent). */
-  record Kvs(List<Object> kvs, long revision) {}
-
-  /**
-   * The kvs of user keys, read in txns of at most max-txn-ops ranges, every one at {@code revision}
-   * (0: the first txn's, read linearizably).
-   */
-  Kvs readKvs(List<byte[]> keys, long revision) {
-    List<Object> out = new ArrayList<>(keys.size());
-    int chunk = settings.maxTxnOps();
-    for (int from = 0; from < keys.size(); from += chunk) {
-      Txn t = new Txn();
-      List<byte[]> part = keys.subList(from, Math.min(keys.size(), from + chunk));
-      for (byte[] k : part) {
-        t.get(ValueCodec.concat(base, k), revision);
-      }
-      Map<String, Object> r = client.call("getAll", "/v3/kv/txn", t.json(), Retry.ALWAYS);
-      if (revision == 0) {
-        revision = Answers.revision(r);
-      }
-      List<Object> responses = Json.list(r, "responses");
-      if (responses.size() != part.size()) {
-        throw new StoreIOException(
-            info().describe()
-                + ": getAll read "
-                + part.size()
-                + " keys and etcd answered "
-                + responses.size(),
-            (Throwable) null);
-      }
-      for (int i = 0; i < part.size(); i++) {
-        List<Object> kvs = Answers.rangeKvs(responses, i);
-        out.add(kvs.isEmpty() ? null : kvs.get(0));
-      }
-    }
-    return new Kvs(out, revision);
-  }
-
-  /** Reads keys at one revision ({@link #readKvs}), chunked values reassembled at it. */
-  List<byte[]> readAll(List<byte[]> keys, long revision) {
-    Kvs kvs = readKvs(keys, revision);
-    List<byte[]> values = new ArrayList<>(keys.size());
-    for (Object kv : kvs.kvs()) {
-      values.add(kv == null ? null : decode(kv, kvs.revision()));
-    }
-    return values;
-  }
-
-  /** One page of a range read: the answer's kvs and the revision it was read at. */
-  record Page(List<Object> kvs, long revision, boolean more) {}
-
-  Page page(byte[] key, byte[] end, int limit, long revision, boolean reverse) {
-    Range range = Range.of(key, end).limit(limit).at(revision);
-    if (reverse) {
-      range.descending();
-    }
-    Map<String, Object> r = client.call("scan", "/v3/kv/range", range.json(), Retry.ALWAYS);
-    return new Page(Json.list(r, "kvs"), Answers.revision(r), Boolean.TRUE.equals(r.get("more")));
+    return reads.getAll(keys, 0);
   }
 
   @Override
@@ -488,15 +378,9 @@ final class EtcdStore extends AbstractStore {
     return new EtcdCursor(this, range, 0);
   }
 
-  /** The cluster's revision now, read linearizably. */
-  long revisionNow() {
-    String body = Range.key(lockKey).limit(1).countOnly().json();
-    return Answers.revision(client.call("snapshot", "/v3/kv/range", body, Retry.ALWAYS));
-  }
-
   @Override
   protected AbstractSnapshot doSnapshot() {
-    return new EtcdSnapshot(this, revisionNow());
+    return new EtcdSnapshot(this, reads.revisionNow());
   }
 
   @Override
@@ -562,7 +446,7 @@ final class EtcdStore extends AbstractStore {
     if (root != this) {
       return;
     }
-    keeper.cancel(false);
+    keeper.close(); // waits for a keep-alive in progress: none runs after the revoke
     try {
       Opening.revoke(client, lease); // deletes the lock key with the lease
     } finally {

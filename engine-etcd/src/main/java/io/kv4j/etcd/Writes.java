@@ -74,8 +74,9 @@ final class Writes {
     if (expected.length <= chunks.inlineMax) {
       return new Condition(dataKey, chunkPrefix, expected, Condition.Kind.VALUE, 0);
     }
-    EtcdStore.Stored now = h.readStored(dataKey, 0);
-    if (now == null || !Arrays.equals(h.decode(now.kv(), now.revision(), chunkPrefix), expected)) {
+    Reads.Stored now = h.reads.stored(dataKey, 0);
+    if (now == null
+        || !Arrays.equals(h.reads.decode(now.kv(), now.revision(), chunkPrefix), expected)) {
       return null;
     }
     return new Condition(
@@ -114,7 +115,7 @@ final class Writes {
         }
         next.add(c);
       } else if (kvs.isEmpty()
-          || !Arrays.equals(h.decode(kvs.get(0), revision, c.chunkPrefix()), c.expected())) {
+          || !Arrays.equals(h.reads.decode(kvs.get(0), revision, c.chunkPrefix()), c.expected())) {
         return null;
       } else {
         next.add(c.modifiedAt(Json.number(Json.object(kvs.get(0)), "mod_revision")));
