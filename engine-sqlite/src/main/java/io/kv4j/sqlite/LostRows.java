@@ -1,7 +1,7 @@
 package io.kv4j.sqlite;
 
 import io.kv4j.spi.SalvageSink;
-import io.kv4j.sqlite.Salvage.Target;
+import io.kv4j.sqlite.StoreTables.Target;
 import io.kv4j.sqlite.TreeWalk.Loss;
 import java.io.IOException;
 import java.nio.ByteBuffer;
