@@ -19,6 +19,8 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -221,6 +223,10 @@ class EtcdChunkTest {
       AtomicBoolean writing = new AtomicBoolean(true);
       AtomicReference<Throwable> failure = new AtomicReference<>();
       AtomicInteger reads = new AtomicInteger();
+      // Each writer's last put waits for a read done after the writers began: the reader has
+      // certainly overlapped the overwrites, however the threads are scheduled.
+      AtomicBoolean began = new AtomicBoolean();
+      CountDownLatch readAmidWrites = new CountDownLatch(1);
       List<Thread> threads = new ArrayList<>();
       for (int w = 0; w < 2; w++) {
         long first = base + 1 + w * 1000L;
@@ -228,7 +234,11 @@ class EtcdChunkTest {
             new Thread(
                 () -> {
                   try {
+                    began.set(true);
                     for (int i = 0; i < 12; i++) {
+                      if (i == 11 && !readAmidWrites.await(60, TimeUnit.SECONDS)) {
+                        throw new AssertionError("no read done in 60 s while the writers ran");
+                      }
                       s.put(b("k"), value(first + i, length));
                     }
                   } catch (Throwable t) {
@@ -249,6 +259,9 @@ class EtcdChunkTest {
                       assertWhole(snap.get(b("k")), length, "snapshot get");
                     }
                     reads.incrementAndGet();
+                    if (began.get()) {
+                      readAmidWrites.countDown();
+                    }
                   }
                 } catch (Throwable t) {
                   failure.compareAndSet(null, t);

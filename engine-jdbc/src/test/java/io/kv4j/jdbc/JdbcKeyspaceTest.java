@@ -235,6 +235,7 @@ class JdbcKeyspaceTest {
       Store victim = store.keyspace("victim");
       Store other = store.keyspace("other");
       AtomicLong victimOps = new AtomicLong();
+      AtomicLong otherBatches = new AtomicLong();
       AtomicBoolean stop = new AtomicBoolean();
       ExecutorService pool = Executors.newFixedThreadPool(2);
       try {
@@ -261,13 +262,14 @@ class JdbcKeyspaceTest {
                             .put("other", b("n"), b(Long.toString(i)))
                             .put(b("n"), b(Long.toString(i))));
                     i++;
+                    otherBatches.incrementAndGet();
                   }
                   return i;
                 });
         long deadline = System.nanoTime() + LIMIT.toNanos();
-        while (victimOps.get() < 20) {
+        while (victimOps.get() < 20 || otherBatches.get() < 1) { // both running when dropped
           assertThat(System.nanoTime() - deadline)
-              .as("calls on victim within %s", LIMIT)
+              .as("calls on victim and other within %s", LIMIT)
               .isNegative();
           LockSupport.parkNanos(1_000_000);
         }

@@ -420,8 +420,13 @@ class RocksDbReadOnlyTest {
       writer.start();
       try {
         Waits.await("the writer's first flushes", Duration.ofSeconds(20), () -> acked.get() > 5000);
+        // Eight seconds of opens, and more until one view has opened (the writer's flushes may
+        // race every open for a while on a slow machine): at most two minutes.
         long end = System.nanoTime() + Duration.ofSeconds(8).toNanos();
-        while (System.nanoTime() - end < 0 && writerFailure.get() == null) {
+        long backstop = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while ((System.nanoTime() - end < 0
+                || (opens == refused && System.nanoTime() - backstop < 0))
+            && writerFailure.get() == null) {
           int before = acked.get();
           opens++;
           Store r;

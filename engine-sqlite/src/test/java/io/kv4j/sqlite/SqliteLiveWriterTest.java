@@ -16,6 +16,7 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -87,7 +88,12 @@ class SqliteLiveWriterTest {
                   }));
         }
         long first = writes.get();
-        for (int i = 0; i < ROUNDS; i++) {
+        // ROUNDS rounds, and more until the writers have written since the first (starved threads
+        // on a loaded machine): at most two minutes.
+        long backstop = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+        for (int i = 0;
+            i < ROUNDS || (writes.get() <= first && System.nanoTime() - backstop < 0);
+            i++) {
           try (Store r = Stores.open(Sqlite.config(dir).readOnly(true).build())) {
             s.verify();
             s.forEach(KeyRange.all(), e -> {});
