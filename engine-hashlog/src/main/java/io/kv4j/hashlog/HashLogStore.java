@@ -19,9 +19,7 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -74,6 +72,7 @@ final class HashLogStore extends AbstractStore {
   private final Opening opening;
   private final Verifier verifier;
   private final Preloader preloader;
+  private final StoreFigures figures;
   private final boolean backupHardLinks;
   // The store's keyspaces (null in a keyspace's own sub-store, whose parent is the store).
   private Keyspaces keyspaces;
@@ -96,6 +95,7 @@ final class HashLogStore extends AbstractStore {
     this.opening = new Opening(directory, segments, index, log, readOnly, options.replaySizes());
     this.verifier = new Verifier(directory, segments, records, guard, state, readOnly);
     this.preloader = new Preloader(segments, guard, state);
+    this.figures = new StoreFigures(dir, segments, index, log, opening, preloader, compactor);
     this.backupHardLinks = options.backupHardLinks();
   }
 
@@ -472,61 +472,7 @@ final class HashLogStore extends AbstractStore {
 
   @Override
   protected StoreStats doStats() {
-    long disk = 0;
-    long live = 0;
-    long dead = 0;
-    long tomb = 0;
-    int count = 0;
-    long keys;
-    long indexBytes;
-    int[] sealed;
-    int sealedCount = 0;
-    segments.writeLock.lock();
-    try {
-      Segment[] all = segments.all();
-      sealed = new int[all.length];
-      for (Segment s : all) {
-        if (!s.isRetired()) {
-          if (s.isSealed()) {
-            sealed[sealedCount++] = s.id;
-          }
-          count++;
-          disk += s.end;
-          live += s.liveBytes;
-          dead += s.deadBytes();
-          tomb += s.tombstoneBytes;
-        }
-      }
-      keys = index.size();
-      indexBytes = index.memoryBytes();
-    } finally {
-      segments.writeLock.unlock();
-    }
-    for (int i = 0; i < sealedCount; i++) { // outside the writer lock: file system calls
-      disk += HintFile.bytesOnDisk(dir, sealed[i]);
-    }
-    Map<String, Number> f = new LinkedHashMap<>();
-    f.put("segments", count);
-    f.put("index-bytes", indexBytes);
-    f.put("index-bytes-per-key", keys == 0 ? 0.0 : (double) indexBytes / keys);
-    f.put("index-capacity", index.capacity());
-    f.put("index-presized-keys", opening.presizedKeys);
-    f.put("live-bytes", live);
-    f.put("dead-bytes", dead);
-    f.put("tombstone-bytes", tomb);
-    f.put("truncated-tail-bytes", opening.truncatedTailBytes);
-    f.put("hint-files-rebuilt", opening.hintsRebuilt);
-    f.put("hint-entries-replayed", opening.hintEntriesReplayed);
-    f.put("scan-view-builds", index.order.rebuilds());
-    f.put("fsyncs", log.commit.forces());
-    f.put("failed", writeFailure() == null ? 0 : 1);
-    f.put("leftover-segments-removed", opening.leftoversRemoved);
-    preloader.figures(f);
-    if (keyspaces != null) {
-      f.put("keyspaces-open", keyspaces.openCount());
-    }
-    compactor.figures(f, disk, live);
-    return new StoreStats(keys, true, disk, f);
+    return figures.stats(writeFailure() != null, keyspaces);
   }
 
   /** Live bytes of one segment, -1 if none is installed with that id (tests). */

@@ -1,7 +1,6 @@
 package io.kv4j.hashlog;
 
 import io.kv4j.DamagedRegion;
-import io.kv4j.KeyRange;
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreCorruptedException;
 import io.kv4j.StoreIOException;
@@ -13,16 +12,11 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
-import java.util.TreeSet;
 import java.util.zip.CRC32C;
 
 /**
@@ -71,7 +65,7 @@ final class Salvage {
   private final String keyspace;
   private final SalvageSink sink;
   private final Storage storage;
-  private final List<DamagedRegion> damage;
+  private final DamageReport report;
   private final KeyDir.Hasher hasher =
       HashLogProvider.seededHasher(new SplittableRandom().nextLong());
 
@@ -90,7 +84,7 @@ final class Salvage {
     this.dir = dir;
     this.keyspace = keyspace;
     this.sink = sink;
-    this.damage = damage;
+    this.report = new DamageReport(damage, keyspace);
   }
 
   /**
@@ -168,15 +162,6 @@ final class Salvage {
     return out;
   }
 
-  private void lost(Path file, long offset, long length, long lostEntries, String problem) {
-    lost(file, offset, length, lostEntries, null, problem);
-  }
-
-  private void lost(
-      Path file, long offset, long length, long lostEntries, KeyRange keys, String problem) {
-    damage.add(new DamagedRegion(file, offset, length, keyspace, lostEntries, keys, problem));
-  }
-
   // ---------------------------------------------------------------- one directory
 
   /** Salvages the store (or keyspace sub-store) in {@link #dir}. */
@@ -192,13 +177,13 @@ final class Salvage {
       if (keyspace == null) {
         throw new StoreIOException("engine 'hashlog': cannot list " + dir + ": " + e, e);
       }
-      lost(dir, -1, -1, -1, "the keyspace's directory cannot be read: " + e);
+      report.lost(dir, -1, -1, -1, "the keyspace's directory cannot be read: " + e);
       return;
     }
     Manifest manifest = manifest(format);
     if (present.isEmpty()) {
       if (format > 0 || manifest != null) {
-        lost(
+        report.lost(
             dir,
             -1,
             -1,
@@ -207,7 +192,7 @@ final class Salvage {
       }
       return;
     }
-    Plan plan = plan(present, manifest);
+    SalvagePlan plan = SalvagePlan.of(storage, dir, present, manifest, report);
     if (plan.load.isEmpty()) {
       return;
     }
@@ -258,7 +243,7 @@ final class Salvage {
           .allMatch(n -> n.equals(io.kv4j.spi.DirectoryLock.FILE_NAME))) {
         return -1; // created, then a crash before its first file: an empty keyspace
       }
-      lost(dir, -1, -1, -1, "the keyspace's directory cannot be read: " + e.getMessage());
+      report.lost(dir, -1, -1, -1, "the keyspace's directory cannot be read: " + e.getMessage());
       return -1;
     } catch (StoreCorruptedException e) {
       boolean segmentsHere =
@@ -267,7 +252,7 @@ final class Salvage {
       if (identityIntact(dir.resolve(StoreDirectory.IDENTITY_FILE)) || !segmentsHere) {
         throw e; // another engine's store, a newer format, or no store of this engine
       }
-      lost(
+      report.lost(
           e.file() == null ? dir : e.file(),
           e.offset(),
           -1,
@@ -305,7 +290,7 @@ final class Salvage {
     try {
       Manifest m = Manifest.read(storage, dir);
       if (m == null && format >= 2) {
-        lost(
+        report.lost(
             mp,
             -1,
             -1,
@@ -314,112 +299,11 @@ final class Salvage {
       }
       return m;
     } catch (StoreCorruptedException e) {
-      lost(mp, e.offset(), -1, 0, e.getMessage() + without);
+      report.lost(mp, e.offset(), -1, 0, e.getMessage() + without);
     } catch (IOException e) {
-      lost(mp, -1, -1, 0, "the segment manifest cannot be read: " + e + without);
+      report.lost(mp, -1, -1, 0, "the segment manifest cannot be read: " + e + without);
     }
     return null;
-  }
-
-  // ---------------------------------------------------------------- which segments
-
-  /** The segments to read and what the manifest says of them. */
-  private static final class Plan {
-    /** Segment ids to read, ascending; the last is the newest. */
-    final List<Integer> load = new ArrayList<>();
-
-    /** The recorded length of each listed sealed segment. */
-    final Map<Integer, Integer> sealedLength = new HashMap<>();
-
-    /** The manifest records a clean close with the newest segment as the active one. */
-    boolean clean;
-
-    /** With {@link #clean}: the newest segment's length at the close. */
-    int newestLength = -1;
-  }
-
-  /** Decides which segments to read (see the class comment). */
-  private Plan plan(List<Integer> present, Manifest m) {
-    Plan plan = new Plan();
-    if (m == null) {
-      plan.load.addAll(present);
-      return plan;
-    }
-    TreeSet<Integer> rest = new TreeSet<>(present);
-    for (int r : m.retired) {
-      rest.remove(r); // compacted away; its deletion was interrupted
-    }
-    TreeSet<Integer> listed = new TreeSet<>();
-    for (int i = 0; i < m.liveIds.length; i++) {
-      listed.add(m.liveIds[i]);
-      plan.sealedLength.put(m.liveIds[i], m.liveLengths[i]);
-    }
-    listed.add(m.active);
-    for (int id : listed) {
-      if (rest.contains(id)) {
-        plan.load.add(id);
-      } else {
-        lost(
-            dir.resolve(Segment.fileName(id)),
-            -1,
-            -1,
-            -1,
-            "the segment file is missing, but the manifest "
-                + Manifest.path(dir)
-                + " lists it"
-                + (id == m.active ? " as the active (newest) segment" : "")
-                + ": its records are lost");
-      }
-    }
-    rest.removeAll(listed);
-    int chainTop = m.active;
-    for (int id : rest) {
-      Path p = dir.resolve(Segment.fileName(id));
-      ByteBuffer h;
-      try {
-        h = Recovery.readHeader(storage, p);
-      } catch (IOException e) {
-        lost(p, -1, -1, -1, "the segment file cannot be read: " + e);
-        continue;
-      }
-      String bad = RecordCodec.checkFileHeader(h, RecordCodec.SEGMENT_MAGIC, id);
-      if (bad == null && RecordCodec.isOutput(h)) {
-        continue; // a compaction run that never committed: its victims are still listed
-      }
-      plan.load.add(id);
-      if (m.clean || id < m.active) {
-        lost(
-            p,
-            -1,
-            -1,
-            0,
-            "the segment is not listed in the manifest "
-                + Manifest.path(dir)
-                + (m.clean ? " of a cleanly closed store" : "")
-                + ", so it does not belong to the store as recorded; its records were read all the"
-                + " same, in id order");
-      } else if (bad == null) {
-        int prev = RecordCodec.previousSegment(h);
-        if (prev != chainTop) {
-          lost(
-              p,
-              RecordCodec.PREVIOUS_AT,
-              4,
-              -1,
-              "the segment was created after segment "
-                  + Segment.fileName(prev)
-                  + ", but the segment before it is "
-                  + Segment.fileName(chainTop)
-                  + ": a segment written since the manifest is missing, its records lost");
-        }
-        chainTop = id;
-      }
-    }
-    plan.load.sort(null);
-    int newest = plan.load.isEmpty() ? -1 : plan.load.get(plan.load.size() - 1);
-    plan.clean = m.clean && newest == m.active;
-    plan.newestLength = m.activeLength;
-    return plan;
   }
 
   // ---------------------------------------------------------------- one segment
@@ -431,13 +315,18 @@ final class Salvage {
    * @return the mapped segment, to unmap at the end, or null if it could not be mapped
    */
   private Segment read(
-      int id, boolean newest, Plan plan, Segments segments, RecordReader reader, KeyDir keys) {
+      int id,
+      boolean newest,
+      SalvagePlan plan,
+      Segments segments,
+      RecordReader reader,
+      KeyDir keys) {
     Path p = dir.resolve(Segment.fileName(id));
     Segment g;
     try {
       g = Segment.openSealed(storage, id, p);
     } catch (IOException e) {
-      lost(p, -1, -1, -1, "the segment file cannot be read: " + e);
+      report.lost(p, -1, -1, -1, "the segment file cannot be read: " + e);
       return null;
     }
     segments.install(g);
@@ -452,30 +341,30 @@ final class Salvage {
             || Recovery.garbageBytes(m, 0, RecordCodec.FILE_HEADER) == 0)) {
       return g; // created just before a crash: its header never reached the disk, nor any record
     }
-    Hint hint = newest ? null : hint(id);
+    SalvageHint hint = newest ? null : SalvageHint.read(storage, dir, id, report);
     long sealedAt =
         recorded >= 0
             ? recorded
-            : hint != null && hint.described > fileLen ? hint.described : fileLen;
-    if (hint != null && hint.described != sealedAt) {
-      lost(
+            : hint != null && hint.described() > fileLen ? hint.described() : fileLen;
+    if (hint != null && hint.described() != sealedAt) {
+      report.lost(
           HintFile.path(dir, id),
           0,
           -1,
           0,
           "the hint describes the segment at "
-              + hint.described
+              + hint.described()
               + " bytes, but it was sealed at "
               + sealedAt
               + "; it is only an index: the segment was read record by record instead");
       hint = null;
     }
     if (fileLen < RecordCodec.FILE_HEADER) {
-      lost(
+      report.lost(
           p,
           0,
           Math.max(fileLen, sealedAt),
-          hint == null ? -1 : hint.offsets.length,
+          hint == null ? -1 : hint.offsets().length,
           hint == null ? null : hint.keys(0, Long.MAX_VALUE),
           "the segment file is " + fileLen + " bytes, shorter than its 32-byte header");
       return g;
@@ -484,7 +373,7 @@ final class Salvage {
         RecordCodec.checkFileHeader(
             m.slice(0, RecordCodec.FILE_HEADER), RecordCodec.SEGMENT_MAGIC, id);
     if (bad != null) {
-      lost(
+      report.lost(
           p,
           0,
           RecordCodec.FILE_HEADER,
@@ -512,7 +401,7 @@ final class Salvage {
       if (s.torn()) {
         continue; // the torn last write or the preallocated zeros of a crash: not damage
       }
-      lost(
+      report.lost(
           p,
           s.from(),
           s.length(),
@@ -526,7 +415,7 @@ final class Salvage {
               + (s.to() < limit ? "the next intact record" : "the end of the segment's records"));
     }
     if (fileLen < sealedAt) {
-      lost(
+      report.lost(
           p,
           fileLen,
           sealedAt - fileLen,
@@ -542,7 +431,7 @@ final class Salvage {
       // segment was cut to its records when it was sealed.
       long beyond = clean ? Recovery.garbageBytes(m, limit, fileLen) : fileLen - sealedAt;
       if (beyond > 0) {
-        lost(
+        report.lost(
             p,
             sealedAt,
             beyond,
@@ -571,7 +460,7 @@ final class Salvage {
     byte[] value = new byte[v];
     m.get(RecordCodec.valueOffset(off, k), value, 0, v);
     if (!RecordCodec.valueCrcMatches(m, off, lengths, key, value)) {
-      lost(
+      report.lost(
           g.path,
           off,
           RecordCodec.recordSize(k, v),
@@ -581,76 +470,5 @@ final class Salvage {
     }
     entries++;
     sink.entry(keyspace, key, value);
-  }
-
-  // ---------------------------------------------------------------- hints
-
-  /** An intact hint's entries: the offset and key of each put and delete record of its segment. */
-  private record Hint(long described, int[] offsets, byte[][] keyBytes) {
-    /** How many records start in {@code [from, to)}. */
-    long count(long from, long to) {
-      long n = 0;
-      for (int o : offsets) {
-        n += o >= from && o < to ? 1 : 0;
-      }
-      return n;
-    }
-
-    /** The smallest and largest key of the records starting in {@code [from, to)}, or null. */
-    KeyRange keys(long from, long to) {
-      byte[] lo = null;
-      byte[] hi = null;
-      for (int i = 0; i < offsets.length; i++) {
-        if (offsets[i] >= from && offsets[i] < to) {
-          byte[] k = keyBytes[i];
-          lo = lo == null || Arrays.compareUnsigned(k, lo) < 0 ? k : lo;
-          hi = hi == null || Arrays.compareUnsigned(k, hi) > 0 ? k : hi;
-        }
-      }
-      return lo == null ? null : KeyRange.all().gte(lo).lte(hi);
-    }
-  }
-
-  /**
-   * The intact hint of sealed segment {@code id}, or null if it has none or it is damaged (a region
-   * that lost nothing: the segment is read in full anyway).
-   */
-  private Hint hint(int id) {
-    Path hp = HintFile.path(dir, id);
-    byte[] raw;
-    try {
-      raw = storage.readAll(hp);
-    } catch (NoSuchFileException e) {
-      return null;
-    } catch (IOException e) {
-      lost(hp, -1, -1, 0, "the hint file cannot be read (" + e + "); the segment was read instead");
-      return null;
-    }
-    ByteBuffer b = ByteBuffer.wrap(raw);
-    String bad = HintFile.checkAlone(b, id);
-    if (bad != null) {
-      lost(
-          hp,
-          0,
-          raw.length,
-          0,
-          "the hint file is damaged ("
-              + bad
-              + "); it is only an index: the segment was read record by record instead");
-      return null;
-    }
-    int count = RecordCodec.hintCount(b);
-    int[] offsets = new int[count];
-    byte[][] keys = new byte[count][];
-    int q = RecordCodec.FILE_HEADER;
-    for (int i = 0; i < count; i++) {
-      int k = RecordCodec.hintKeyLength(b, q);
-      offsets[i] = RecordCodec.hintOffset(b, q);
-      keys[i] =
-          Arrays.copyOfRange(
-              raw, q + RecordCodec.HINT_ENTRY_HEADER, q + RecordCodec.HINT_ENTRY_HEADER + k);
-      q += RecordCodec.HINT_ENTRY_HEADER + k;
-    }
-    return new Hint(RecordCodec.hintSegmentLength(b), offsets, keys);
   }
 }
