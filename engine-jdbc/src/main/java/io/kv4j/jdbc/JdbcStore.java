@@ -23,10 +23,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
-/** A store kept in one table of a SQL server. */
+/**
+ * A store kept in one table of a SQL server (a keyspace: in a table of its own, see {@link
+ * Keyspaces}). Each operation is one call on a pooled connection ({@link Calls}), retried as its
+ * kind allows.
+ */
 final class JdbcStore extends AbstractStore {
   private final SqlServer server;
   private final Dialect dialect;
@@ -34,6 +37,7 @@ final class JdbcStore extends AbstractStore {
   private final Keyspaces keyspaces; // shared by the store and its keyspace handles
   private final String table; // this store's or keyspace's
   private final String quoted;
+  final Calls calls; // this handle's, on the server
 
   private JdbcStore(StoreInfo info, SqlServer server) {
     super(info);
@@ -43,6 +47,7 @@ final class JdbcStore extends AbstractStore {
     this.keyspaces = new Keyspaces(dialect, settings.table());
     this.table = settings.table();
     this.quoted = dialect.quote(table);
+    this.calls = new Calls(server, info(), this::checkOpen);
   }
 
   /** A keyspace handle: the store's server, its own table. */
@@ -54,6 +59,7 @@ final class JdbcStore extends AbstractStore {
     this.keyspaces = store.keyspaces;
     this.table = table;
     this.quoted = dialect.quote(table);
+    this.calls = new Calls(server, info(), this::checkOpen);
   }
 
   static JdbcStore open(Dialect d, StoreConfig config, JdbcSettings s, Limits limits) {
@@ -94,69 +100,13 @@ final class JdbcStore extends AbstractStore {
 
   // ------------------------------------------------------------------------------ operations
 
-  @FunctionalInterface
-  interface SqlWork<T> {
-    T run(Connection c) throws SQLException;
-  }
-
-  /**
-   * Runs work on a pooled connection; on a lost connection (server restart, network) or a
-   * transaction the server rolled back for a conflict (deadlock), retries on a fresh one until
-   * retry-timeout. Every operation here is idempotent (upserts, deletes, whole batches), so a retry
-   * after an unknown commit outcome is safe.
-   */
-  <T> T run(String op, SqlWork<T> work) {
-    long deadline =
-        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.retryTimeoutMillis());
-    int attempt = 0;
-    while (true) {
-      checkOpen();
-      try (Connection c = server.pool.getConnection()) {
-        return work.run(c);
-      } catch (SQLException e) {
-        if (isClosed()) {
-          checkOpen();
-        }
-        if (!(dialect.isConnectionLoss(e) || isTransactionConflict(e))
-            || System.nanoTime() - deadline > 0) {
-          throw failure(op, e);
-        }
-        server.retries.incrementAndGet();
-        SqlServer.pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
-      }
-    }
-  }
-
-  /**
-   * Whether the server rolled the transaction back because it conflicted with a concurrent one
-   * (SQLSTATE class 40: MySQL/MariaDB's deadlock 1213 is 40001, PostgreSQL's 40P01 and 40001):
-   * concurrent batches over neighbouring keys meet InnoDB's gap locks, and the whole batch can
-   * simply run again.
-   */
-  private static boolean isTransactionConflict(SQLException e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof SQLException s
-          && s.getSQLState() != null
-          && s.getSQLState().startsWith("40")) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  StoreIOException failure(String op, Exception e) {
-    return new StoreIOException(
-        info().describe() + ": " + op + " failed on " + settings.address() + ": " + e.getMessage(),
-        e);
-  }
-
   private void checkLock() {
     server.checkLock(info().describe());
   }
 
   @Override
   protected byte[] doGet(byte[] key) {
-    return run(
+    return calls.run(
         "get",
         c -> {
           try (PreparedStatement ps =
@@ -172,7 +122,7 @@ final class JdbcStore extends AbstractStore {
   @Override
   protected void doPut(byte[] key, byte[] value) {
     checkLock();
-    run(
+    calls.run(
         "put",
         c -> {
           try (PreparedStatement ps = c.prepareStatement(dialect.upsert(table))) {
@@ -186,7 +136,7 @@ final class JdbcStore extends AbstractStore {
   @Override
   protected void doDelete(byte[] key) {
     checkLock();
-    run(
+    calls.run(
         "delete",
         c -> {
           try (PreparedStatement ps =
@@ -210,7 +160,7 @@ final class JdbcStore extends AbstractStore {
         byKeyspace.keySet(),
         Set.of(),
         tables ->
-            run(
+            calls.run(
                 "batch of " + batch.size() + " operations",
                 c -> {
                   Map<String, Map<ByteBuffer, byte[]>> byTable = new LinkedHashMap<>();
@@ -254,7 +204,7 @@ final class JdbcStore extends AbstractStore {
         byKeyspace.keySet(),
         conditions.keySet(),
         tables ->
-            runOnce(
+            calls.runOnce(
                 "conditional batch of "
                     + batch.conditionCount()
                     + " conditions and "
@@ -320,7 +270,7 @@ final class JdbcStore extends AbstractStore {
     String t = keyspaces.cached(keyspace);
     return t != null
         ? t
-        : run(
+        : calls.run(
             (create ? "create keyspace " : "look up keyspace ") + keyspace,
             c -> keyspaces.table(c, keyspace, create));
   }
@@ -340,7 +290,7 @@ final class JdbcStore extends AbstractStore {
   @Override
   protected AbstractStore doKeyspace(String name) {
     boolean create = !info().readOnly();
-    String t = run("open keyspace " + name, c -> keyspaces.table(c, name, create));
+    String t = calls.run("open keyspace " + name, c -> keyspaces.table(c, name, create));
     if (t == null) {
       throw new IllegalStateException(
           info().describe() + ": keyspace '" + name + "' is not in catalog " + keyspaces.catalog());
@@ -350,51 +300,26 @@ final class JdbcStore extends AbstractStore {
 
   @Override
   protected List<String> doKeyspaces() {
-    return run("list keyspaces", keyspaces::names);
+    return calls.run("list keyspaces", keyspaces::names);
   }
 
   @Override
   protected boolean doDropKeyspace(String name) {
     checkLock();
-    return run("drop keyspace " + name, c -> keyspaces.drop(c, name));
+    return calls.run("drop keyspace " + name, c -> keyspaces.drop(c, name));
   }
 
   @Override
   protected AbstractCursor doScan(KeyRange range) {
     List<byte[]> params = new ArrayList<>();
     String q = rangeQuery(range, null, range.limitValue(), params);
-    long deadline =
-        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.retryTimeoutMillis());
-    int attempt = 0;
-    while (true) {
-      checkOpen();
-      Connection c = null;
-      PreparedStatement ps = null;
-      try {
-        c = server.pool.getConnection();
-        c.setAutoCommit(false); // PostgreSQL streams with a fetch size only inside a transaction
-        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-        c.setReadOnly(true);
-        ps = c.prepareStatement(q, ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY);
-        ps.setFetchSize(settings.fetchSize());
-        for (int i = 0; i < params.size(); i++) {
-          ps.setBytes(i + 1, params.get(i));
-        }
-        ResultSet rs = ps.executeQuery();
-        return new JdbcCursor(this, range, c, ps, rs, settings.fetchSize());
-      } catch (SQLException e) {
-        SqlServer.closeQuietly(ps);
-        if (c != null) {
-          SqlServer.rollbackQuietly(c);
-          SqlServer.closeQuietly(c);
-        }
-        if (!dialect.isConnectionLoss(e) || System.nanoTime() - deadline > 0) {
-          throw failure("scan " + range, e);
-        }
-        server.retries.incrementAndGet();
-        SqlServer.pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
-      }
-    }
+    int fetchSize = settings.fetchSize();
+    return calls.stream(
+        "scan " + range,
+        q,
+        params,
+        fetchSize,
+        (c, ps, rs) -> new JdbcCursor(this, range, c, ps, rs, fetchSize));
   }
 
   /** {@link TableReads#rangeQuery} on this store's (or keyspace's) table. */
@@ -404,7 +329,7 @@ final class JdbcStore extends AbstractStore {
 
   @Override
   protected List<byte[]> doGetAll(List<byte[]> keys) {
-    return run("getAll of " + keys.size() + " keys", c -> readMany(c, keys, true));
+    return calls.run("getAll of " + keys.size() + " keys", c -> readMany(c, keys, true));
   }
 
   /** {@link TableReads#readMany} on this store's (or keyspace's) table. */
@@ -425,7 +350,7 @@ final class JdbcStore extends AbstractStore {
     checkLock();
     String op =
         expected == null ? "putIfAbsent" : value == null ? "delete(key, expected)" : "replace";
-    return runOnce(
+    return calls.runOnce(
         op,
         c -> {
           if (expected == null) {
@@ -448,63 +373,6 @@ final class JdbcStore extends AbstractStore {
   }
 
   /**
-   * Like {@link #run} for a statement that must not run twice: a conditional write whose reply was
-   * lost may have committed, and running it again would answer false for a write that was done (a
-   * counter loop would then add twice). Retries while no connection can be had and after the server
-   * rolled the transaction back for a conflict (SQLSTATE class 40: nothing was applied); a
-   * connection lost during the statement fails with the outcome unknown.
-   */
-  <T> T runOnce(String op, SqlWork<T> work) {
-    long deadline =
-        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.retryTimeoutMillis());
-    int attempt = 0;
-    while (true) {
-      checkOpen();
-      Connection c;
-      try {
-        c = server.pool.getConnection();
-      } catch (SQLException e) {
-        if (isClosed()) {
-          checkOpen();
-        }
-        if (!dialect.isConnectionLoss(e) || System.nanoTime() - deadline > 0) {
-          throw failure(op, e);
-        }
-        server.retries.incrementAndGet();
-        SqlServer.pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
-        continue;
-      }
-      try (c) {
-        return work.run(c);
-      } catch (SQLException e) {
-        if (isClosed()) {
-          checkOpen();
-        }
-        if (isTransactionConflict(e) && System.nanoTime() - deadline <= 0) {
-          // The server rolled the whole transaction back (deadlock, serialization): nothing of it
-          // was applied, so it may run again.
-          server.retries.incrementAndGet();
-          SqlServer.pause(Math.min(1000, 25L << Math.min(attempt++, 6)));
-          continue;
-        }
-        if (dialect.isConnectionLoss(e)) {
-          throw new StoreIOException(
-              info().describe()
-                  + ": "
-                  + op
-                  + " lost its connection to "
-                  + settings.address()
-                  + " while running; whether it was applied is unknown (read the key to find"
-                  + " out): "
-                  + e.getMessage(),
-              e);
-        }
-        throw failure(op, e);
-      }
-    }
-  }
-
-  /**
    * A snapshot: a read-only repeatable-read transaction on a connection of its own, outside the
    * pool, so open snapshots never starve the store's operations of pooled connections.
    */
@@ -518,7 +386,7 @@ final class JdbcStore extends AbstractStore {
       c = null;
       return snap;
     } catch (SQLException e) {
-      throw failure("snapshot", e);
+      throw calls.failure("snapshot", e);
     } finally {
       SqlServer.closeQuietly(c);
     }
@@ -526,7 +394,7 @@ final class JdbcStore extends AbstractStore {
 
   @Override
   protected void doSync() {
-    run(
+    calls.run(
         "sync",
         c -> {
           dialect.sync(c);
@@ -536,7 +404,7 @@ final class JdbcStore extends AbstractStore {
 
   @Override
   protected void doCompact() {
-    run(
+    calls.run(
         "compact",
         c -> {
           dialect.compact(c, table);
@@ -546,7 +414,7 @@ final class JdbcStore extends AbstractStore {
 
   @Override
   protected StoreStats doStats() {
-    return run(
+    return calls.run(
         "stats",
         c -> {
           long count = Dialect.queryLong(c, "SELECT COUNT(*) FROM " + quoted);
