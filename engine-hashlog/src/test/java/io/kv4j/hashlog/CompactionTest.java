@@ -22,8 +22,10 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -469,6 +471,12 @@ class CompactionTest {
           }
         }
       } finally {
+        // The reader has verified at least one read before it stops (a starved thread on a
+        // loaded machine may not have run yet): at most a minute more.
+        long backstop = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+        while (verified.get() == 0 && errors.isEmpty() && System.nanoTime() - backstop < 0) {
+          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
         stop.set(true);
         reader.join();
       }
@@ -568,7 +576,16 @@ class CompactionTest {
             "compaction-garbage-threshold",
             "0.5")) {
       SplittableRandom rnd = new SplittableRandom(5);
-      for (int w = 0; w < keys * 24; w++) {
+      // keys * 24 writes, and more until a writer has waited for compaction (a writer slower than
+      // the 2 MiB/s compactor, on a quiet fast machine, may never outrun it in the first part),
+      // up to ten times as many; the disk bound is checked all along.
+      int planned = keys * 24;
+      for (int w = 0; w < planned * 10; w++) {
+        if (w >= planned
+            && w % 64 == 0
+            && s.stats().figures().get("compaction-throttled-ms").longValue() > 0) {
+          break;
+        }
         int k = rnd.nextInt(keys);
         s.put(key(k), value(k, w, valueSize));
         if (w % 64 == 0) {

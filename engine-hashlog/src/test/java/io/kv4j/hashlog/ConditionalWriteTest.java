@@ -15,8 +15,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -127,6 +129,7 @@ class ConditionalWriteTest {
       noise.start();
       compactor.start();
       runAll(workers, failure);
+      awaitCompactionRun(s, failure); // the compacting thread may not have run yet on a busy CPU
       stop.set(true);
       noise.join(60_000);
       compactor.join(60_000);
@@ -305,6 +308,7 @@ class ConditionalWriteTest {
       churn.setUncaughtExceptionHandler((th, e) -> failure.compareAndSet(null, e));
       churn.start();
       runAll(workers, failure);
+      awaitCompactionRun(s, failure); // the churning thread may not have run yet on a busy CPU
       stop.set(true);
       churn.join(120_000);
       assertThat(failure.get()).as("seed %d", seed).isNull();
@@ -424,5 +428,18 @@ class ConditionalWriteTest {
       return i;
     }
     return -1;
+  }
+
+  /**
+   * Waits (at most a minute) until compaction has run once while the threads that cause it go on,
+   * so a check that it ran beside the conditional writes does not depend on the scheduler.
+   */
+  private static void awaitCompactionRun(HashLogStore s, AtomicReference<Throwable> failure) {
+    long backstop = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+    while (TestStores.figure(s, "compaction-runs") == 0
+        && failure.get() == null
+        && System.nanoTime() - backstop < 0) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+    }
   }
 }
