@@ -22,6 +22,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -593,7 +594,7 @@ class RocksDbSalvageTest {
       int bit = rnd.nextInt(8);
       Path dir = copy(template, tmp.resolve("history-" + run++));
       flip(dir.resolve(target.getFileName()), pick, bit);
-      checkHistory(model, dir, target.getFileName() + " bit " + bit + " of byte " + pick);
+      checkHistory(model, dir, target.getFileName() + " bit " + bit + " of byte " + pick, template);
     }
     for (Path manifest : targets) {
       if (!manifest.getFileName().toString().startsWith("MANIFEST-")) {
@@ -611,7 +612,7 @@ class RocksDbSalvageTest {
           flip(dir.resolve(wal.getFileName()), w, n);
           what += ", " + wal.getFileName() + " bit " + n + " of byte " + w;
         }
-        checkHistory(model, dir, what);
+        checkHistory(model, dir, what, template);
       }
     }
     for (Path sst : files(template, ".sst")) {
@@ -633,6 +634,19 @@ class RocksDbSalvageTest {
 
   private static void checkHistory(
       Map<String, TreeMap<String, byte[]>> model, Path dir, String damage) throws Exception {
+    checkHistory(model, dir, damage, null);
+  }
+
+  /**
+   * As above; with {@code undamaged} (the store before the damage), a key may come back with an
+   * older value only as the documented limit allows (docs/salvage.md, "What it cannot know"): a WAL
+   * region salvage reported as lost held a write of that key, which the damage made unrecognisable
+   * (its key or column-family bytes). Which bytes a flip meets depends on how RocksDB's background
+   * flushes split the history between tables and WALs, which differs from run to run.
+   */
+  private static void checkHistory(
+      Map<String, TreeMap<String, byte[]>> model, Path dir, String damage, Path undamaged)
+      throws Exception {
     String what = damage + " (seed " + (SEED + 2) + ")";
     TreeMap<String, String> before = hashes(dir);
     Salvaged got = salvage(dir);
@@ -648,6 +662,11 @@ class RocksDbSalvageTest {
         assertThat(ks.getValue())
             .as("%s: %s/%s was deleted (or never written) but came back", what, ks.getKey(), k)
             .containsKey(k);
+        if (undamaged != null
+            && !Arrays.equals(returned.get(k), ks.getValue().get(k))
+            && lostWalRegionHolds(got, undamaged, k)) {
+          continue; // an older value: the write that replaced it was in a lost WAL region
+        }
         assertThat(returned.get(k))
             .as("%s: %s/%s holds its newest value", what, ks.getKey(), k)
             .isEqualTo(ks.getValue().get(k));
@@ -666,6 +685,31 @@ class RocksDbSalvageTest {
     System.out.printf(
         "%s: %d of %d keys back, %d regions%n",
         damage, back, model.values().stream().mapToInt(Map::size).sum(), got.damage().size());
+  }
+
+  /**
+   * Whether a WAL region salvage reported with lost operations held, before the damage, a record
+   * naming {@code key}: its bytes in the undamaged file (to the file's end where the region's
+   * length is unknown) contain the key.
+   */
+  private static boolean lostWalRegionHolds(Salvaged got, Path undamaged, String key)
+      throws IOException {
+    byte[] k = b(key);
+    for (DamagedRegion d : got.damage()) {
+      String name = d.file().getFileName().toString();
+      if (!name.endsWith(".log") || d.lostEntries() == 0) {
+        continue;
+      }
+      byte[] file = Files.readAllBytes(undamaged.resolve(name));
+      int from = (int) Math.max(0, Math.min(d.offset(), file.length));
+      int to = d.length() < 0 ? file.length : (int) Math.min(file.length, from + d.length());
+      for (int i = from; i + k.length <= to; i++) {
+        if (Arrays.equals(file, i, i + k.length, k, 0, k.length)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /**
