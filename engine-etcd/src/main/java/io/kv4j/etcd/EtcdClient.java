@@ -1,5 +1,6 @@
 package io.kv4j.etcd;
 
+import io.kv4j.StoreClosedException;
 import io.kv4j.StoreIOException;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -194,7 +195,8 @@ final class EtcdClient {
     for (int attempt = 0; ; attempt++) {
       HttpClient h = http;
       if (h == null) {
-        throw new IllegalStateException(who + ": " + op + " after the store was closed");
+        // A call that raced close(): it fails as closed, as every call after close() does.
+        throw new StoreClosedException(who + ": " + op + " after the store was closed");
       }
       int at = Math.floorMod(current.get(), endpoints.size());
       URI endpoint = endpoints.get(at);

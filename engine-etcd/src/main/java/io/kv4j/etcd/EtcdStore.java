@@ -156,6 +156,11 @@ final class EtcdStore extends AbstractStore {
 
   private void checkLock() {
     if (root.lockLost) {
+      if (root.isClosed()) {
+        // close() revoked the lease under a call that raced it: that call fails as closed.
+        checkOpen();
+        root.checkOpen();
+      }
       throw failWrites(LEASE_LOST, null);
     }
   }
