@@ -57,7 +57,7 @@ class BrokenEnginesTest {
    */
   private static final Map<Defect, Map<String, String>> LIMITS =
       Map.of(
-          Defect.HANG_ON_DAMAGE, Map.of(TckEnvironment.CHILD_TIMEOUT, "10"),
+          Defect.HANG_ON_DAMAGE, Map.of(TckEnvironment.CHILD_TIMEOUT, "30"),
           Defect.STALLED_WRITES, Map.of(TckEnvironment.THREAD_TIMEOUT, "5"),
           Defect.DEADLOCKED_WRITES,
               Map.of(TckEnvironment.THREAD_TIMEOUT, "5", TckEnvironment.RULE_TIMEOUT, "10"),
@@ -157,7 +157,7 @@ class BrokenEnginesTest {
             "required_r12_5_blockZeroed",
             List.of(
                 "data.log with bytes",
-                "did not finish within 10 s",
+                "did not finish within 30 s",
                 "cases 2..2 were not run after the timeout in case 1")),
         Arguments.of(
             Defect.IGNORES_IDENTITY,

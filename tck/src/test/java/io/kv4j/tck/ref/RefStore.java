@@ -1047,7 +1047,7 @@ final class RefStore implements Store {
     }
     if (defect == Defect.LOST_CONCURRENT_WRITES) {
       TreeMap<byte[], byte[]> copy = new TreeMap<>(map);
-      Thread.yield();
+      LockSupport.parkNanos(20_000); // the window (a yield is none on idle cores)
       synchronized (this) {
         append(batch);
       }
@@ -1065,7 +1065,7 @@ final class RefStore implements Store {
         synchronized (this) {
           applyTo(map, one, false);
         }
-        Thread.yield();
+        LockSupport.parkNanos(20_000); // the window (a yield is none on idle cores)
       }
       return;
     }
@@ -1093,7 +1093,7 @@ final class RefStore implements Store {
         counted += batch.keyspace(i) == null && !batch.isDelete(i) ? 1 : 0;
       }
       transientCount.addAndGet(counted);
-      Thread.yield();
+      LockSupport.parkNanos(20_000); // the window (a yield is none on idle cores)
     }
     int delta;
     synchronized (this) {
@@ -1110,7 +1110,7 @@ final class RefStore implements Store {
     }
     if (defect == Defect.RACY_KEY_COUNT) {
       int c = racyCount;
-      Thread.yield();
+      LockSupport.parkNanos(20_000); // the window (a yield is none on idle cores)
       racyCount = c + delta;
     }
   }
