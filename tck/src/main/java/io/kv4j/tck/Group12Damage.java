@@ -152,31 +152,44 @@ final class Group12Damage extends RuleGroup {
       }
       DamageWorker.write(s, seed, s.info().has(Feature.ATOMIC_BATCH));
       s.sync();
-      Map<String, Long> files = sizes(location);
-      files.remove(StoreDirectory.IDENTITY_FILE);
       String largest = null;
-      for (Map.Entry<String, Long> f : files.entrySet()) {
-        if (largest == null || f.getValue() > files.get(largest)) {
-          largest = f.getKey();
+      long size = 0;
+      long at = 0;
+      int old = 0;
+      // The store's background work may delete the file chosen before it is flipped (compaction):
+      // then the largest file is chosen again.
+      for (int attempt = 1; largest == null; attempt++) {
+        Map<String, Long> files = sizes(location);
+        files.remove(StoreDirectory.IDENTITY_FILE);
+        String pick = null;
+        for (Map.Entry<String, Long> f : files.entrySet()) {
+          if (pick == null || f.getValue() > files.get(pick)) {
+            pick = f.getKey();
+          }
         }
-      }
-      if (largest == null || files.get(largest) == 0) {
-        fail(rule(id, "the open store's directory " + location + " holds no data file: " + files));
-      }
-      Path file = location.resolve(largest);
-      long size = Files.size(file);
-      long at = (Damage.lastNonZeroByte(file, size) + 1) / 2;
-      int old;
-      try (java.nio.channels.FileChannel ch =
-          java.nio.channels.FileChannel.open(
-              file,
-              java.nio.file.StandardOpenOption.READ,
-              java.nio.file.StandardOpenOption.WRITE)) {
-        java.nio.ByteBuffer one = java.nio.ByteBuffer.allocate(1);
-        ch.read(one, at);
-        old = one.get(0) & 0xff;
-        ch.write(java.nio.ByteBuffer.wrap(new byte[] {(byte) (old ^ 0x10)}), at);
-        ch.force(false);
+        if (pick == null || files.get(pick) == 0) {
+          fail(
+              rule(id, "the open store's directory " + location + " holds no data file: " + files));
+        }
+        Path file = location.resolve(pick);
+        try (java.nio.channels.FileChannel ch =
+            java.nio.channels.FileChannel.open(
+                file,
+                java.nio.file.StandardOpenOption.READ,
+                java.nio.file.StandardOpenOption.WRITE)) {
+          size = ch.size();
+          at = (Damage.lastNonZeroByte(file, size) + 1) / 2;
+          java.nio.ByteBuffer one = java.nio.ByteBuffer.allocate(1);
+          ch.read(one, at);
+          old = one.get(0) & 0xff;
+          ch.write(java.nio.ByteBuffer.wrap(new byte[] {(byte) (old ^ 0x10)}), at);
+          ch.force(false);
+          largest = pick;
+        } catch (java.nio.file.NoSuchFileException gone) {
+          if (attempt == 10) {
+            throw gone;
+          }
+        }
       }
       String what =
           String.format(
@@ -621,18 +634,33 @@ final class Group12Damage extends RuleGroup {
    * The store's files (paths relative to {@code dir}, '/'-separated) and sizes, without the lock
    * file and the engine's diagnostic files.
    */
+  /**
+   * The files under {@code dir} and their sizes. An open store's background work (compaction) may
+   * delete a file while it is listed: such a file is left out, and a walk that met one vanishing
+   * under it is done again.
+   */
   private Map<String, Long> sizes(Path dir) throws IOException {
-    Map<String, Long> out = new TreeMap<>();
-    try (Stream<Path> all = Files.walk(dir)) {
-      for (Path p : all.filter(Files::isRegularFile).toList()) {
-        String rel = dir.relativize(p).toString().replace(p.getFileSystem().getSeparator(), "/");
-        if (rel.equals(DirectoryLock.FILE_NAME) || isDiagnosticFile(rel)) {
-          continue;
+    for (int attempt = 1; ; attempt++) {
+      Map<String, Long> out = new TreeMap<>();
+      try (Stream<Path> all = Files.walk(dir)) {
+        for (Path p : all.filter(Files::isRegularFile).toList()) {
+          String rel = dir.relativize(p).toString().replace(p.getFileSystem().getSeparator(), "/");
+          if (rel.equals(DirectoryLock.FILE_NAME) || isDiagnosticFile(rel)) {
+            continue;
+          }
+          try {
+            out.put(rel, Files.size(p));
+          } catch (java.nio.file.NoSuchFileException gone) {
+            // deleted since it was listed
+          }
         }
-        out.put(rel, Files.size(p));
+        return out;
+      } catch (java.io.UncheckedIOException e) {
+        if (!(e.getCause() instanceof java.nio.file.NoSuchFileException) || attempt == 10) {
+          throw e.getCause();
+        }
       }
     }
-    return out;
   }
 
   /**
