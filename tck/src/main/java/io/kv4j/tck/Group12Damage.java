@@ -632,12 +632,9 @@ final class Group12Damage extends RuleGroup {
 
   /**
    * The store's files (paths relative to {@code dir}, '/'-separated) and sizes, without the lock
-   * file and the engine's diagnostic files.
-   */
-  /**
-   * The files under {@code dir} and their sizes. An open store's background work (compaction) may
-   * delete a file while it is listed: such a file is left out, and a walk that met one vanishing
-   * under it is done again.
+   * file and the engine's diagnostic files. An open store's background work (compaction) may delete
+   * a file while it is listed: such a file is left out, and a walk that met one vanishing under it
+   * is done again.
    */
   private Map<String, Long> sizes(Path dir) throws IOException {
     for (int attempt = 1; ; attempt++) {
