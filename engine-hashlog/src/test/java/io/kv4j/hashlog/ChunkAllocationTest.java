@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kv4j.Durability;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -44,7 +45,12 @@ class ChunkAllocationTest {
         TestStores.open(
             dir, Durability.BUFFERED, "segment-size", "8MiB", "compaction-threads", "0")) {
       Segment first = s.segments.active;
-      assertThat(first.allocatedEnd()).as("a new segment's first chunk").isEqualTo(Segment.CHUNK);
+      // Created with its first chunk; the sealer may already have allocated the next one ahead
+      // (it is asked to as the segment starts), never more than one step past the data.
+      assertWholeChunks(first, "a new segment");
+      assertThat(first.allocatedEnd())
+          .as("a new segment's first chunk, or that and the step the sealer allocates ahead")
+          .isIn(Segment.CHUNK, Segment.CHUNK + Segment.ALLOCATION_STEP);
       byte[] value = new byte[1000];
       for (int i = 0; i < 20_000; i++) { // about 20 MiB: three segments
         s.put(key(i), value);
@@ -57,6 +63,21 @@ class ChunkAllocationTest {
         assertThat(s.get(key(i))).as("key %d", i).hasSize(1000);
       }
     }
+  }
+
+  @Test
+  void createAllocated_allocatesExactlyTheFirstChunk_inTheFile() throws Exception {
+    Path path = dir.resolve(Segment.fileName(7));
+    Segment s = Segment.createAllocated(Storage.NIO, 7, path, 8 * MIB, 0);
+    try {
+      assertThat(s.allocatedEnd()).as("allocated end of a new segment").isEqualTo(Segment.CHUNK);
+      assertThat(s.end).as("data end of a new segment").isEqualTo(RecordCodec.FILE_HEADER);
+    } finally {
+      s.closeFile();
+    }
+    assertThat(Files.size(path))
+        .as("closed: cut back to its data")
+        .isEqualTo(RecordCodec.FILE_HEADER);
   }
 
   @Test
