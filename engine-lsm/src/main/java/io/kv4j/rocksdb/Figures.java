@@ -100,27 +100,36 @@ final class Figures {
     }
   }
 
-  /** Total bytes of the directory and bytes of write-ahead logs ({@code *.log}). */
+  /**
+   * Total bytes of the directory and bytes of write-ahead logs ({@code *.log}). RocksDB deletes
+   * obsolete files in the background: a file gone before its size is read no longer counts, and a
+   * walk that met an entry vanishing under it (it would report a partial sum, less than the files
+   * RocksDB itself counts) is done again, a few times at most.
+   */
   private static long[] diskUsage(Path dir) {
-    long[] r = new long[2];
-    try (Stream<Path> files = Files.walk(dir)) {
-      files.forEach(
-          p -> {
-            try {
-              if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
-                long size = Files.size(p);
-                r[0] += size;
-                if (p.getFileName().toString().endsWith(".log")) {
-                  r[1] += size;
+    for (int attempt = 1; ; attempt++) {
+      long[] r = new long[2];
+      try (Stream<Path> files = Files.walk(dir)) {
+        files.forEach(
+            p -> {
+              try {
+                if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+                  long size = Files.size(p);
+                  r[0] += size;
+                  if (p.getFileName().toString().endsWith(".log")) {
+                    r[1] += size;
+                  }
                 }
+              } catch (IOException e) {
+                // Deleted since it was listed: it no longer counts.
               }
-            } catch (IOException e) {
-              // A file deleted by compaction while we walk: it no longer counts.
-            }
-          });
-    } catch (IOException | UncheckedIOException e) {
-      // A directory entry vanished mid-walk; report what was counted.
+            });
+        return r;
+      } catch (IOException | UncheckedIOException e) {
+        if (attempt == 10) {
+          return r; // the directory keeps changing: what was counted
+        }
+      }
     }
-    return r;
   }
 }

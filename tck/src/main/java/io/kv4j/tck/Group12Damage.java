@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.fail;
 import io.kv4j.Durability;
 import io.kv4j.Feature;
 import io.kv4j.Store;
-import io.kv4j.spi.DirectoryLock;
 import io.kv4j.spi.StoreDirectory;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -17,7 +16,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
@@ -152,52 +150,8 @@ final class Group12Damage extends RuleGroup {
       }
       DamageWorker.write(s, seed, s.info().has(Feature.ATOMIC_BATCH));
       s.sync();
-      String largest = null;
-      long size = 0;
-      long at = 0;
-      int old = 0;
-      // The store's background work may delete the file chosen before it is flipped (compaction):
-      // then the largest file is chosen again.
-      for (int attempt = 1; largest == null; attempt++) {
-        Map<String, Long> files = sizes(location);
-        files.remove(StoreDirectory.IDENTITY_FILE);
-        String pick = null;
-        for (Map.Entry<String, Long> f : files.entrySet()) {
-          if (pick == null || f.getValue() > files.get(pick)) {
-            pick = f.getKey();
-          }
-        }
-        if (pick == null || files.get(pick) == 0) {
-          fail(
-              rule(id, "the open store's directory " + location + " holds no data file: " + files));
-        }
-        Path file = location.resolve(pick);
-        try (java.nio.channels.FileChannel ch =
-            java.nio.channels.FileChannel.open(
-                file,
-                java.nio.file.StandardOpenOption.READ,
-                java.nio.file.StandardOpenOption.WRITE)) {
-          size = ch.size();
-          at = (Damage.lastNonZeroByte(file, size) + 1) / 2;
-          java.nio.ByteBuffer one = java.nio.ByteBuffer.allocate(1);
-          ch.read(one, at);
-          old = one.get(0) & 0xff;
-          ch.write(java.nio.ByteBuffer.wrap(new byte[] {(byte) (old ^ 0x10)}), at);
-          ch.force(false);
-          largest = pick;
-        } catch (java.nio.file.NoSuchFileException gone) {
-          if (attempt == 10) {
-            throw gone;
-          }
-        }
-      }
-      String what =
-          String.format(
-              "%s (the largest data file, %d bytes) with bit 4 of the byte at offset %d flipped"
-                  + " (0x%02x -> 0x%02x) while the store was open",
-              largest, size, at, old, old ^ 0x10);
-      System.out.println("[" + id + "] " + what);
-      String verdict = verifyOrScanReports(id, s, seed, what);
+      String verdict =
+          new OpenStoreDamage(this, id, location, "", "file").flipAndCheck(s, seed, "");
       System.out.println("[" + id + "] " + verdict);
     } catch (AssertionError | org.opentest4j.TestAbortedException e) {
       throw e;
@@ -210,68 +164,6 @@ final class Group12Damage extends RuleGroup {
         // A store whose files were damaged under it may fail to close cleanly: allowed.
       }
     }
-  }
-
-  /**
-   * Rule 12.7's check: {@code verify()}, then (with {@code ORDERED_SCAN}) a full scan against the
-   * data set; one of them must throw {@code StoreCorruptedException}, neither any other exception,
-   * and the scan no wrong value. Returns how it was reported.
-   */
-  private String verifyOrScanReports(String id, Store s, long seed, String what) {
-    try {
-      s.verify();
-    } catch (io.kv4j.StoreCorruptedException e) {
-      return "verify() reported it: " + e.getMessage();
-    } catch (RuntimeException e) {
-      fail(
-          rule(
-              id,
-              what
-                  + ": verify() threw "
-                  + e
-                  + " (damage must be reported as StoreCorruptedException)"));
-    }
-    if (s.info().has(Feature.ORDERED_SCAN)) {
-      DamageWorker.DataSet data = DamageWorker.DataSet.of(seed);
-      try (io.kv4j.Cursor c = s.scan(io.kv4j.KeyRange.all())) {
-        while (c.hasNext()) {
-          io.kv4j.Entry e = c.next();
-          byte[] want = data.live.get(e.key());
-          if (want == null || !java.util.Arrays.equals(want, e.value())) {
-            fail(
-                rule(
-                    id,
-                    what
-                        + ": verify() passed, and a full scan returned key "
-                        + DamageWorker.name(e.key())
-                        + (want == null
-                            ? ", which is not live"
-                            : " with a wrong value: " + data.difference(e.key(), e.value(), want))
-                        + "; the damage must be reported as StoreCorruptedException"));
-          }
-        }
-      } catch (io.kv4j.StoreCorruptedException e) {
-        return "verify() passed; the full scan reported it: " + e.getMessage();
-      } catch (RuntimeException e) {
-        fail(
-            rule(
-                id,
-                what
-                    + ": verify() passed, and a full scan threw "
-                    + e
-                    + " (damage must be reported as StoreCorruptedException)"));
-      }
-    }
-    fail(
-        rule(
-            id,
-            what
-                + ": verify()"
-                + (s.info().has(Feature.ORDERED_SCAN) ? " and a full scan" : "")
-                + " passed on a store whose file was damaged: verify() must check the files as"
-                + " they are on disk, not a copy or cache of them, and report the damage with"
-                + " StoreCorruptedException"));
-    return "unreachable";
   }
 
   /** One damaged copy: its number, the damaged file, what was done, and the files before. */
@@ -338,7 +230,7 @@ final class Group12Damage extends RuleGroup {
         "(whole directory)",
         "replaced by a '" + FOREIGN_ENGINE + "' store (identity and one data file)",
         dir,
-        sizes(dir));
+        dataFileSizes(dir));
   }
 
   /**
@@ -348,7 +240,7 @@ final class Group12Damage extends RuleGroup {
   private List<Case> damagedCopies(String id, Damage damage, Path pristine, Path work)
       throws IOException {
     List<Case> cases = new ArrayList<>();
-    Map<String, Long> files = sizes(pristine);
+    Map<String, Long> files = dataFileSizes(pristine);
     if (files.isEmpty()) {
       fail(rule(id, "the store directory " + pristine + " holds no file to damage"));
     }
@@ -360,7 +252,7 @@ final class Group12Damage extends RuleGroup {
         deleteTree(dir);
         continue;
       }
-      cases.add(new Case(cases.size() + 1, f, what, dir, sizes(dir)));
+      cases.add(new Case(cases.size() + 1, f, what, dir, dataFileSizes(dir)));
     }
     if (cases.isEmpty()) {
       fail(rule(id, "every file of the store directory is empty: " + files));
@@ -608,7 +500,7 @@ final class Group12Damage extends RuleGroup {
               + "' that made the store: "
               + detail;
         }
-        Map<String, Long> after = sizes(c.dir());
+        Map<String, Long> after = dataFileSizes(c.dir());
         for (Map.Entry<String, Long> e : c.before().entrySet()) {
           Long now = after.get(e.getKey());
           if (now == null) {
@@ -627,36 +519,6 @@ final class Group12Damage extends RuleGroup {
         return null;
       default:
         return "unreadable result from the child JVM: " + result;
-    }
-  }
-
-  /**
-   * The store's files (paths relative to {@code dir}, '/'-separated) and sizes, without the lock
-   * file and the engine's diagnostic files. An open store's background work (compaction) may delete
-   * a file while it is listed: such a file is left out, and a walk that met one vanishing under it
-   * is done again.
-   */
-  private Map<String, Long> sizes(Path dir) throws IOException {
-    for (int attempt = 1; ; attempt++) {
-      Map<String, Long> out = new TreeMap<>();
-      try (Stream<Path> all = Files.walk(dir)) {
-        for (Path p : all.filter(Files::isRegularFile).toList()) {
-          String rel = dir.relativize(p).toString().replace(p.getFileSystem().getSeparator(), "/");
-          if (rel.equals(DirectoryLock.FILE_NAME) || isDiagnosticFile(rel)) {
-            continue;
-          }
-          try {
-            out.put(rel, Files.size(p));
-          } catch (java.nio.file.NoSuchFileException gone) {
-            // deleted since it was listed
-          }
-        }
-        return out;
-      } catch (java.io.UncheckedIOException e) {
-        if (!(e.getCause() instanceof java.nio.file.NoSuchFileException) || attempt == 10) {
-          throw e.getCause();
-        }
-      }
     }
   }
 

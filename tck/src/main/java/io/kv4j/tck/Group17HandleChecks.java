@@ -1,27 +1,13 @@
 package io.kv4j.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
-import io.kv4j.Cursor;
 import io.kv4j.Durability;
-import io.kv4j.Entry;
 import io.kv4j.Feature;
-import io.kv4j.KeyRange;
 import io.kv4j.Store;
-import io.kv4j.StoreCorruptedException;
 import io.kv4j.WriteBatch;
-import io.kv4j.spi.StoreDirectory;
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.util.Arrays;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -184,9 +170,9 @@ final class Group17HandleChecks extends RuleGroup {
               e);
         }
       }
-      String what = flipMiddleOfLargest(id, location);
-      System.out.println("[" + id + "] " + what);
-      String verdict = handleReports(id, ks, seed, what);
+      String verdict =
+          new OpenStoreDamage(this, id, location, " through the keyspace handle", "keyspace's file")
+              .flipAndCheck(ks, seed, ", written through the keyspace handle");
       System.out.println("[" + id + "] " + verdict);
     } finally {
       try {
@@ -195,105 +181,5 @@ final class Group17HandleChecks extends RuleGroup {
         // A store whose files were damaged under it may fail to close cleanly: allowed.
       }
     }
-  }
-
-  /** Flips bit 4 of the byte in the middle of the written part of the largest data file. */
-  private static String flipMiddleOfLargest(String id, Path location) throws IOException {
-    Map<String, Long> files = new TreeMap<>();
-    try (Stream<Path> all = Files.walk(location)) {
-      for (Path p : (Iterable<Path>) all.filter(Files::isRegularFile)::iterator) {
-        String name = location.relativize(p).toString().replace('\\', '/');
-        if (!name.equals(StoreDirectory.IDENTITY_FILE) && !name.equals("kv4j.lock")) {
-          files.put(name, Files.size(p));
-        }
-      }
-    }
-    String largest = null;
-    for (Map.Entry<String, Long> f : files.entrySet()) {
-      if (largest == null || f.getValue() > files.get(largest)) {
-        largest = f.getKey();
-      }
-    }
-    if (largest == null || files.get(largest) == 0) {
-      fail(rule(id, "the open store's directory " + location + " holds no data file: " + files));
-    }
-    Path file = location.resolve(largest);
-    long size = Files.size(file);
-    long at = (Damage.lastNonZeroByte(file, size) + 1) / 2;
-    int old;
-    try (FileChannel ch =
-        FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      ByteBuffer one = ByteBuffer.allocate(1);
-      ch.read(one, at);
-      old = one.get(0) & 0xff;
-      ch.write(ByteBuffer.wrap(new byte[] {(byte) (old ^ 0x10)}), at);
-      ch.force(false);
-    }
-    return String.format(
-        "%s (the largest data file, %d bytes, written through the keyspace handle) with bit 4 of"
-            + " the byte at offset %d flipped (0x%02x -> 0x%02x) while the store was open",
-        largest, size, at, old, old ^ 0x10);
-  }
-
-  /**
-   * 17.14's check: the handle's {@code verify()}, then (with {@code ORDERED_SCAN}) a full scan
-   * through the handle against the data set; one must throw {@code StoreCorruptedException},
-   * neither any other exception, and the scan no wrong value.
-   */
-  private String handleReports(String id, Store ks, long seed, String what) {
-    try {
-      ks.verify();
-    } catch (StoreCorruptedException e) {
-      return "verify() through the keyspace handle reported it: " + e.getMessage();
-    } catch (RuntimeException e) {
-      fail(
-          rule(
-              id,
-              what
-                  + ": verify() through the keyspace handle threw "
-                  + e
-                  + " (damage must be reported as StoreCorruptedException)"));
-    }
-    if (ks.info().has(Feature.ORDERED_SCAN)) {
-      DamageWorker.DataSet data = DamageWorker.DataSet.of(seed);
-      try (Cursor c = ks.scan(KeyRange.all())) {
-        while (c.hasNext()) {
-          Entry e = c.next();
-          byte[] want = data.live.get(e.key());
-          if (want == null || !Arrays.equals(want, e.value())) {
-            fail(
-                rule(
-                    id,
-                    what
-                        + ": verify() through the keyspace handle passed, and a full scan through"
-                        + " it returned key "
-                        + DamageWorker.name(e.key())
-                        + (want == null ? ", which is not live" : " with a wrong value")
-                        + "; the damage must be reported as StoreCorruptedException"));
-          }
-        }
-      } catch (StoreCorruptedException e) {
-        return "verify() through the keyspace handle passed; a full scan through it reported it: "
-            + e.getMessage();
-      } catch (RuntimeException e) {
-        fail(
-            rule(
-                id,
-                what
-                    + ": a full scan through the keyspace handle threw "
-                    + e
-                    + " (damage must be reported as StoreCorruptedException)"));
-      }
-    }
-    fail(
-        rule(
-            id,
-            what
-                + ": verify() through the keyspace handle"
-                + (ks.info().has(Feature.ORDERED_SCAN) ? " and a full scan through it" : "")
-                + " passed on a store whose keyspace's file was damaged: a handle's verify() must"
-                + " check the keyspace's files as they are on disk and report the damage with"
-                + " StoreCorruptedException"));
-    return "unreachable";
   }
 }

@@ -10,6 +10,7 @@ import io.kv4j.KeyRange;
 import io.kv4j.Snapshot;
 import io.kv4j.Store;
 import io.kv4j.StoreConfig;
+import io.kv4j.spi.DirectoryLock;
 import io.kv4j.spi.StoreProvider;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -27,6 +28,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * What every rule group ({@code Group01Basics} ... {@code Group19Histories}) uses: the kit it runs
@@ -144,6 +146,36 @@ abstract class RuleGroup {
 
   boolean isDiagnosticFile(String fileName) {
     return kit.isDiagnosticFile(fileName);
+  }
+
+  /**
+   * The store's files (paths relative to {@code dir}, '/'-separated) and sizes, without the lock
+   * file and the engine's diagnostic files. An open store's background work (compaction) may delete
+   * a file while it is listed: such a file is left out, and a walk that met one vanishing under it
+   * is done again.
+   */
+  Map<String, Long> dataFileSizes(Path dir) throws IOException {
+    for (int attempt = 1; ; attempt++) {
+      Map<String, Long> out = new TreeMap<>();
+      try (Stream<Path> all = Files.walk(dir)) {
+        for (Path p : all.filter(Files::isRegularFile).toList()) {
+          String rel = dir.relativize(p).toString().replace(p.getFileSystem().getSeparator(), "/");
+          if (rel.equals(DirectoryLock.FILE_NAME) || isDiagnosticFile(rel)) {
+            continue;
+          }
+          try {
+            out.put(rel, Files.size(p));
+          } catch (java.nio.file.NoSuchFileException gone) {
+            // deleted since it was listed
+          }
+        }
+        return out;
+      } catch (java.io.UncheckedIOException e) {
+        if (!(e.getCause() instanceof java.nio.file.NoSuchFileException) || attempt == 10) {
+          throw e.getCause();
+        }
+      }
+    }
   }
 
   boolean isLockFile(String fileName) {
