@@ -146,8 +146,7 @@ final class Group07Crashes extends RuleGroup {
 
   /**
    * Rule 7.6's child JVM, writing with SYNC under strace into {@code trace}, read until it
-   * acknowledged {@code target} writes, then killed; fails the rule with the child's exit and
-   * output if it stopped, or stayed silent, before that within 120 s.
+   * acknowledged {@code target} writes, then killed ({@link SyncTrace#acksThenKill}).
    */
   private void runTracedChild(List<String> strace, Path trace, long seed, long target)
       throws IOException, InterruptedException {
@@ -155,32 +154,7 @@ final class Group07Crashes extends RuleGroup {
     List<String> prefix = new ArrayList<>(strace);
     prefix.addAll(List.of("-o", trace.toString(), "-e", SyncTrace.TRACED));
     try (ChildProcess c = child(prefix, CrashWorker.class, cfg.toUri(), Long.toString(seed))) {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-      long lastAck = -1;
-      try {
-        String line;
-        while (lastAck < target
-            && System.nanoTime() < deadline
-            && (line = c.readLine(Duration.ofNanos(deadline - System.nanoTime()))) != null) {
-          if (line.startsWith("ack ")) {
-            lastAck = Long.parseLong(line.substring(4).trim());
-          }
-        }
-      } catch (AssertionError silent) {
-        // No line before the deadline: the assertion below says so, with the child's state.
-      }
-      String state = c.describe(); // still running (as it should), or how it ended
-      c.process().descendants().forEach(ProcessHandle::destroyForcibly); // the traced JVM
-      c.kill();
-      assertThat(lastAck)
-          .as(
-              rule(
-                  "7.6",
-                  "the traced child JVM acknowledged "
-                      + target
-                      + " SYNC writes within 120 s; "
-                      + state))
-          .isGreaterThanOrEqualTo(target);
+      SyncTrace.acksThenKill("7.6", c, target, "SYNC writes");
     }
   }
 

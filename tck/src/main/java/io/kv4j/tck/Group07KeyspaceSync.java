@@ -8,10 +8,8 @@ import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -85,8 +83,7 @@ final class Group07KeyspaceSync extends RuleGroup {
 
   /**
    * The child under strace into {@code trace}, read until it acknowledged {@link #ACKS} rounds,
-   * then killed; returns the last ack read. Fails the rule with the child's exit and output if it
-   * stopped, or stayed silent, before that within 120 s.
+   * then killed ({@link SyncTrace#acksThenKill}); returns the last ack read.
    */
   private long runTracedChild(List<String> strace, Path trace, StoreConfig cfg, long seed)
       throws IOException, InterruptedException {
@@ -94,44 +91,8 @@ final class Group07KeyspaceSync extends RuleGroup {
     prefix.addAll(List.of("-o", trace.toString(), "-e", SyncTrace.TRACED));
     try (ChildProcess c =
         child(prefix, KeyspaceSyncWorker.class, cfg.toUri(), Long.toString(seed))) {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-      long lastAck = -1;
-      try {
-        String line;
-        while (lastAck < ACKS
-            && System.nanoTime() < deadline
-            && (line = c.readLine(Duration.ofNanos(deadline - System.nanoTime()))) != null) {
-          if (line.startsWith("ack ")) {
-            lastAck = Long.parseLong(line.substring(4).trim());
-          }
-        }
-      } catch (AssertionError silent) {
-        // No line before the deadline: the assertion below says so, with the child's state.
-      }
-      String state = c.describe(); // still running (as it should), or how it ended
-      List<ProcessHandle> traced = c.process().descendants().toList(); // the traced JVM
-      traced.forEach(ProcessHandle::destroyForcibly); // SIGKILL: no close, no shutdown hook
-      c.kill();
-      for (ProcessHandle h : traced) {
-        try {
-          h.onExit().get(30, TimeUnit.SECONDS); // its lock is released before the reopen
-        } catch (java.util.concurrent.ExecutionException
-            | java.util.concurrent.TimeoutException e) {
-          throw new AssertionError(rule("7.9", "the killed child JVM did not exit: " + e), e);
-        }
-      }
-      assertThat(lastAck)
-          .as(
-              rule(
-                  "7.9",
-                  "the traced child JVM acknowledged "
-                      + ACKS
-                      + " puts synced through a keyspace handle within 120 s; seed "
-                      + seed
-                      + "; "
-                      + state))
-          .isGreaterThanOrEqualTo(ACKS);
-      return lastAck;
+      return SyncTrace.acksThenKill(
+          "7.9", c, ACKS, "puts synced through a keyspace handle (seed " + seed + ")");
     }
   }
 }

@@ -83,6 +83,58 @@ final class SyncTrace {
   }
 
   /**
+   * Reads the traced child's acknowledgements ({@code ack N} lines) until {@code target}, then
+   * kills the traced JVM (SIGKILL: no close, no shutdown hook) and the tracer, and waits for the
+   * JVM to exit, so that its lock is released before the store is opened again; returns the last
+   * ack read. Fails {@code ruleId} with the child's state if it stopped, or stayed silent, before
+   * {@code target} within 120 s.
+   *
+   * @param acked what the acknowledgements are, for the failure message (e.g. "SYNC writes")
+   */
+  static long acksThenKill(String ruleId, ChildProcess c, long target, String acked)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+    long lastAck = -1;
+    try {
+      String line;
+      while (lastAck < target
+          && System.nanoTime() < deadline
+          && (line = c.readLine(Duration.ofNanos(deadline - System.nanoTime()))) != null) {
+        if (line.startsWith("ack ")) {
+          lastAck = Long.parseLong(line.substring(4).trim());
+        }
+      }
+    } catch (AssertionError silent) {
+      // No line before the deadline: the assertion below says so, with the child's state.
+    }
+    String state = c.describe(); // still running (as it should), or how it ended
+    List<ProcessHandle> traced = c.process().descendants().toList(); // the traced JVM
+    traced.forEach(ProcessHandle::destroyForcibly);
+    c.kill();
+    for (ProcessHandle h : traced) {
+      try {
+        h.onExit().get(30, TimeUnit.SECONDS);
+      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        throw new AssertionError(rule(ruleId, "the killed child JVM did not exit: " + e), e);
+      }
+    }
+    if (lastAck < target) {
+      fail(
+          rule(
+              ruleId,
+              "the traced child JVM acknowledged "
+                  + target
+                  + " "
+                  + acked
+                  + " within 120 s, but its last ack was "
+                  + lastAck
+                  + "; "
+                  + state));
+    }
+    return lastAck;
+  }
+
+  /**
    * Fails rule 7.6 at the first ack in {@code trace} with no sync completed since the previous one,
    * showing the trace's lines before it; returns the number of acks.
    *
