@@ -166,9 +166,7 @@ class LmdbMapGrowthTest {
               });
       writer.start();
       // Wait until the writer is parked in the growth wait (map full, cursor open elsewhere).
-      while (writer.getState() != Thread.State.TIMED_WAITING && writer.isAlive()) {
-        Thread.onSpinWait();
-      }
+      awaitTimedWaiting(writer);
       assertThat(writer.isAlive()).isTrue();
       release.countDown();
       assertThat(holder.get(60, TimeUnit.SECONDS)).containsExactly(new Entry(b("a"), b("1")));
@@ -212,9 +210,7 @@ class LmdbMapGrowthTest {
           new java.util.concurrent.atomic.AtomicReference<>();
       writer.setUncaughtExceptionHandler((t, e) -> writerError.set(e));
       writer.start();
-      while (writer.getState() != Thread.State.TIMED_WAITING && writer.isAlive()) {
-        Thread.onSpinWait();
-      }
+      awaitTimedWaiting(writer);
       go.countDown();
       // The holder's write returns (it does not queue behind the grower, which waits for the
       // holder's cursor until 'map-growth-timeout'); then the holder closes its cursor and the
@@ -284,5 +280,19 @@ class LmdbMapGrowthTest {
       bb.putInt(i * 31 + bb.position());
     }
     return bb.array();
+  }
+
+  /**
+   * Waits until {@code t} is in a timed wait or has ended, parking (not spinning: on two cores a
+   * spin takes the core the awaited thread needs), for at most a minute.
+   */
+  private static void awaitTimedWaiting(Thread t) {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+    while (t.getState() != Thread.State.TIMED_WAITING && t.isAlive()) {
+      assertThat(System.nanoTime() - deadline)
+          .as("%s in a timed wait within 60 s (now %s)", t.getName(), t.getState())
+          .isNegative();
+      java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+    }
   }
 }

@@ -105,6 +105,7 @@ class JdbcCapabilityTest {
     int perSide = 300;
     try (Store store = Stores.open(c)) {
       Path err = dir.resolve("child.err");
+      Path outFile = dir.resolve("child.out");
       Process child =
           new ProcessBuilder(
                   Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -115,13 +116,14 @@ class JdbcCapabilityTest {
                   "counter",
                   Integer.toString(perSide))
               .redirectError(err.toFile())
+              .redirectOutput(outFile.toFile()) // read after waitFor: a hung child cannot block it
               .start();
       try {
         for (int i = 0; i < perSide; i++) {
           SecondSession.increment(store, key);
         }
-        String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(child.waitFor(5, TimeUnit.MINUTES)).as("child finished").isTrue();
+        String out = java.nio.file.Files.readString(outFile, StandardCharsets.UTF_8);
         assertThat(child.exitValue())
             .as("child exit; its stderr: %s", java.nio.file.Files.readString(err))
             .isZero();

@@ -96,15 +96,16 @@ class RedisServerTest {
   @ValueSource(booleans = {false, true})
   void openStore_keepsItsLockPastTheTtl_andCloseLeavesNoLock(boolean cluster) {
     Path path = dir.resolve("kept");
-    // Refreshed every 1.5 s: three seconds of slack for a stalled keeper or Redis (a GC pause, a
-    // loaded machine); watched for more than twice the lifetime.
+    // Refreshed every 3 s: six seconds of slack for a stalled keeper or Redis (a GC pause, an
+    // fsync of appendfsync always on a busy disk, a loaded machine); watched for more than twice
+    // the lifetime.
     StoreConfig c =
-        config(cluster, path).option("lock-ttl", "4500").option("lock-wait", "0").build();
+        config(cluster, path).option("lock-ttl", "9000").option("lock-wait", "0").build();
     String lock = "{" + RedisSettings.namespaceFor(path) + "}:lock";
     try (UnifiedJedis j = TestRedis.client(cluster)) {
       Store s = Stores.open(c);
       try {
-        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(10_000);
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20_000);
         int looked = 0;
         while (System.nanoTime() - end < 0) {
           assertThat(j.pttl(lock))
@@ -265,7 +266,7 @@ class RedisServerTest {
       }
     }
     assertThat(failure.get()).as("a client failed otherwise than StoreIOException").isNull();
-    HistoryVerdict v = h.check(Duration.ofSeconds(60));
+    HistoryVerdict v = h.check(Duration.ofSeconds(300)); // a budget: decided histories return early
     String what =
         "seed "
             + seed

@@ -300,9 +300,9 @@ class RedisShardedTest {
    * CI: every node redirecting to another, MOVED until the client gave up). After a second without
    * agreement the move is repaired as {@code redis-cli --cluster fix} would: {@code SETSLOT NODE}
    * again on every node that disagrees, then {@code CLUSTER BUMPEPOCH} on the owner, so its claim
-   * carries the highest epoch and wins everywhere.
+   * carries the highest epoch and wins everywhere. Returns the number of repairs made.
    */
-  private static void awaitAgreement(int slot, HostAndPort owner) {
+  private static int awaitAgreement(int slot, HostAndPort owner) {
     long start = System.nanoTime();
     long deadline = start + TimeUnit.SECONDS.toNanos(120);
     long nextRepair = start + TimeUnit.SECONDS.toNanos(1);
@@ -321,7 +321,7 @@ class RedisShardedTest {
         }
       }
       if (disagreeing.isEmpty()) {
-        return;
+        return repairs;
       }
       views = b.toString(); // ask again: each round is three CLUSTER NODES round trips
       if (System.nanoTime() - nextRepair >= 0) {
@@ -481,10 +481,17 @@ class RedisShardedTest {
           }
         }
         // A later move's epoch bump once let a stale gossip message take a slot that had already
-        // settled back from its owner (in the owner's view alone); check them all again, repairing.
-        for (int slot : slots) {
-          awaitAgreement(slot, home.get(slot));
-        }
+        // settled back from its owner (in the owner's view alone), and a repair's epoch bump can
+        // do the same to a slot checked before it: check them all again until one whole pass
+        // needed no repair.
+        long settle = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        int repaired;
+        do {
+          repaired = 0;
+          for (int slot : slots) {
+            repaired += awaitAgreement(slot, home.get(slot));
+          }
+        } while (repaired > 0 && System.nanoTime() - settle < 0);
       }
       long during = acked.size() - before;
       stop.set(true);

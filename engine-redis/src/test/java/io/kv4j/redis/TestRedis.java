@@ -219,14 +219,27 @@ public final class TestRedis {
       }
       skip(msg);
     }
-    Process p =
-        new ProcessBuilder("bash", script.toString(), "restart", name)
-            .redirectErrorStream(true)
-            .start();
-    String out =
-        new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-    if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      Assertions.fail("restart " + name + " failed: " + out);
+    // Output to a file, read after waitFor: a hung script cannot block the test past the wait.
+    Path log = Files.createTempFile("kv4j-restart-" + name, ".log");
+    try {
+      Process p =
+          new ProcessBuilder("bash", script.toString(), "restart", name)
+              .redirectErrorStream(true)
+              .redirectOutput(log.toFile())
+              .start();
+      boolean done = p.waitFor(120, TimeUnit.SECONDS);
+      if (!done) {
+        p.destroyForcibly();
+      }
+      if (!done || p.exitValue() != 0) {
+        Assertions.fail(
+            "restart "
+                + name
+                + (done ? " failed: " : " did not finish within 120 s: ")
+                + Files.readString(log));
+      }
+    } finally {
+      Files.deleteIfExists(log);
     }
   }
 

@@ -1,10 +1,9 @@
-package io.kv4j.tck;
+package io.kv4j.redis;
 
 import io.kv4j.Durability;
 import io.kv4j.StoreConfig;
-import io.kv4j.redis.TestRedis;
+import io.kv4j.tck.ServerTck;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
@@ -17,17 +16,14 @@ class RedisShardedTckTest extends ServerTck {
     TestRedis.require(true);
   }
 
-  @AfterAll
-  static void dropNamespaces() {
-    for (String ns : NAMESPACES) {
-      TestRedis.drop(true, ns);
-    }
-    NAMESPACES.clear();
-  }
-
   @Override
   protected StoreConfig config(Path directory, Durability durability) {
-    NAMESPACES.add(TestRedis.namespaceFor(directory));
     return TestRedis.shardedBuilder().path(directory).durability(durability).build();
+  }
+
+  /** The store's keys, and its shards' under engine redis-sharded. */
+  @Override
+  protected void dropNamespace(Path directory) {
+    TestRedis.drop(true, TestRedis.namespaceFor(directory));
   }
 }

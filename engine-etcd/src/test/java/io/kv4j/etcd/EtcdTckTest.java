@@ -1,10 +1,10 @@
-package io.kv4j.tck;
+package io.kv4j.etcd;
 
 import io.kv4j.Durability;
 import io.kv4j.StoreConfig;
-import io.kv4j.etcd.TestEtcd;
+import io.kv4j.tck.ServerTck;
+import io.kv4j.tck.TckEnvironment;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The kv4j TCK against the three-member etcd cluster of .ci/etcd.sh (skipped if absent). */
@@ -12,14 +12,6 @@ class EtcdTckTest extends ServerTck {
   @BeforeAll
   static void server() {
     TestEtcd.require();
-  }
-
-  @AfterAll
-  static void dropPrefixes() {
-    for (String p : NAMESPACES) {
-      TestEtcd.drop(p);
-    }
-    NAMESPACES.clear();
   }
 
   /**
@@ -41,7 +33,12 @@ class EtcdTckTest extends ServerTck {
 
   @Override
   protected StoreConfig config(Path directory, Durability durability) {
-    NAMESPACES.add(TestEtcd.prefixFor(directory));
     return TestEtcd.builder().path(directory).durability(durability).build();
+  }
+
+  /** The keys under the store's prefix. */
+  @Override
+  protected void dropNamespace(Path directory) {
+    TestEtcd.drop(TestEtcd.prefixFor(directory));
   }
 }

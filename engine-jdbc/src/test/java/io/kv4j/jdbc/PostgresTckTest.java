@@ -1,10 +1,9 @@
-package io.kv4j.tck;
+package io.kv4j.jdbc;
 
 import io.kv4j.Durability;
 import io.kv4j.StoreConfig;
-import io.kv4j.jdbc.TestServers;
+import io.kv4j.tck.ServerTck;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The kv4j TCK against a real PostgreSQL server (skipped, with how to start one, if absent). */
@@ -16,21 +15,18 @@ class PostgresTckTest extends ServerTck {
     server = TestServers.require(TestServers.postgres());
   }
 
-  @AfterAll
-  static void dropTables() {
-    for (String t : NAMESPACES) {
-      server.dropStore(t);
-    }
-    NAMESPACES.clear();
-  }
-
   @Override
   protected StoreConfig config(Path directory, Durability durability) {
-    NAMESPACES.add(io.kv4j.jdbc.TestTables.tableFor(directory));
     return server
         .apply(StoreConfig.builder("postgres"))
         .path(directory)
         .durability(durability)
         .build();
+  }
+
+  /** The store's table and those of its keyspaces. */
+  @Override
+  protected void dropNamespace(Path directory) {
+    server.dropStore(TestTables.tableFor(directory));
   }
 }

@@ -1,10 +1,9 @@
-package io.kv4j.tck;
+package io.kv4j.redis;
 
 import io.kv4j.Durability;
 import io.kv4j.StoreConfig;
-import io.kv4j.redis.TestRedis;
+import io.kv4j.tck.ServerTck;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The kv4j TCK against a standalone Redis server (skipped, with how to start one, if absent). */
@@ -14,17 +13,14 @@ class RedisTckTest extends ServerTck {
     TestRedis.require(false);
   }
 
-  @AfterAll
-  static void dropNamespaces() {
-    for (String ns : NAMESPACES) {
-      TestRedis.drop(false, ns);
-    }
-    NAMESPACES.clear();
-  }
-
   @Override
   protected StoreConfig config(Path directory, Durability durability) {
-    NAMESPACES.add(TestRedis.namespaceFor(directory));
     return TestRedis.builder(false).path(directory).durability(durability).build();
+  }
+
+  /** The store's keys, and its shards' under engine redis-sharded. */
+  @Override
+  protected void dropNamespace(Path directory) {
+    TestRedis.drop(false, TestRedis.namespaceFor(directory));
   }
 }
