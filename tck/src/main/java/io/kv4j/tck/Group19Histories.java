@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * <p>The hot keys change every few dozen rounds, so that each key's history (each partition the
  * checker searches) holds a few hundred operations while the rule runs for {@code stressOps / 2}
  * milliseconds (at least {@value #MIN_SETS} sets of hot keys, at most {@value #MAX_SETS}). A check
- * that does not decide within {@link #CHECK_BUDGET} fails the rule, saying so.
+ * that does not decide within {@link #CHECK_BUDGET} of CPU time fails the rule, saying so.
  *
  * <p><b>Lanes.</b> The threads are split into lanes of at most {@value #LANE_WIDTH}, each with hot
  * keys of its own: the store serves every thread at once, but no more than {@value #LANE_WIDTH}
@@ -70,7 +70,10 @@ final class Group19Histories extends RuleGroup {
     super(kit);
   }
 
-  /** How long the linearizability check of one rule may take before the rule fails undecided. */
+  /**
+   * How long the linearizability check of one rule may take before the rule fails undecided, in the
+   * checking thread's CPU time ({@link CheckClock}): other work on the machine does not use it up.
+   */
   static final Duration CHECK_BUDGET = Duration.ofSeconds(60);
 
   /** Threads a rule runs at most, whatever {@code stressThreads} says. */

@@ -468,7 +468,9 @@ public final class History {
    * and Gong's search and Lowe's memo (as Porcupine does), all within {@code budget}. Call it after
    * every client stopped.
    *
-   * @param budget how long the check may take; past it the verdict is undecided, never a pass
+   * @param budget how long the check may take, in the calling thread's CPU time (wall time on a JVM
+   *     that cannot measure it), so that a busy machine slows the check without cutting it short;
+   *     past it the verdict is undecided, never a pass
    * @return the verdict, with the shortest prefix that cannot be linearized as a timeline when the
    *     history is not linearizable
    * @throws IllegalArgumentException if {@code budget} is not positive

@@ -35,9 +35,11 @@ import java.util.Set;
  * not checked; an indeterminate read is dropped, it constrains nothing. The search succeeds as soon
  * as every determinate operation is linearized.
  *
- * <p><b>Bounds.</b> One deadline for the whole check: a search that passes it, or whose memo
- * exceeds {@value #MAX_CONFIGURATIONS} configurations, is undecided, and the verdict says so
- * ("could not decide in N ms"), never "linearizable".
+ * <p><b>Bounds.</b> One budget for the whole check, measured in the checking thread's CPU time
+ * ({@link CheckClock}; wall time where the JVM cannot measure it), so that a machine busy with
+ * other work slows the check but does not cut its search short: a search that spends it, or whose
+ * memo exceeds {@value #MAX_CONFIGURATIONS} configurations, is undecided, and the verdict says so
+ * ("could not decide in N ms of the checking thread's CPU time"), never "linearizable".
  *
  * <p><b>The smallest failing prefix.</b> For a partition that cannot be linearized, a binary search
  * over its returns finds the shortest prefix (all events up to one return) that cannot: operations
@@ -96,12 +98,13 @@ final class LinearizabilityCheck {
    *
    * @param all the operations, in any order
    * @param start the history's start (nanoTime), for the timeline's times
-   * @param budget how long the check may take
+   * @param budget how long the check may take, in the checking thread's CPU time ({@link
+   *     CheckClock})
    * @return the verdict
    */
   static HistoryVerdict check(List<Operation> all, long start, Duration budget) {
     long began = System.nanoTime();
-    long deadline = began + budget.toNanos();
+    long deadline = CheckClock.now() + budget.toNanos();
     List<Operation> ops = new ArrayList<>();
     for (Operation o : all) {
       if (!(o.indeterminate() && o.readOnly())) {
@@ -158,7 +161,11 @@ final class LinearizabilityCheck {
             System.nanoTime() - began,
             "could not decide in "
                 + budget.toMillis()
-                + " ms whether the history of "
+                + " ms "
+                + CheckClock.measured()
+                + " ("
+                + (System.nanoTime() - began) / 1_000_000
+                + " ms of wall time) whether the history of "
                 + all.size()
                 + " operations is linearizable: partition "
                 + partition
@@ -327,7 +334,8 @@ final class LinearizabilityCheck {
 
   /**
    * Searches the prefix of the first {@code events} events: the operations whose call is in it;
-   * those whose return is not (or that are indeterminate) are optional and unchecked.
+   * those whose return is not (or that are indeterminate) are optional and unchecked. Undecided
+   * once {@link CheckClock#now()} passes {@code deadline}.
    */
   Outcome search(int events, long deadline) {
     int n = ops.size();
@@ -361,7 +369,7 @@ final class LinearizabilityCheck {
     int[] state = model.initial();
     Entry e = head.next;
     for (long steps = 1; ; steps++) {
-      if ((steps & 255) == 0 && System.nanoTime() - deadline > 0) {
+      if ((steps & 255) == 0 && CheckClock.now() - deadline > 0) {
         configurations = memo.size();
         return Outcome.UNDECIDED;
       }

@@ -320,6 +320,20 @@ class LinearizabilityCheckTest {
     HistoryVerdict v = check(Duration.ofMillis(50));
     assertThat(v.decided()).as(v.explanation()).isFalse();
     assertThat(v.linearizable()).as("undecided is never a pass").isFalse();
-    assertThat(v.explanation()).startsWith("could not decide in 50 ms");
+    assertThat(v.explanation()).startsWith("could not decide in 50 ms " + CheckClock.measured());
+  }
+
+  @Test
+  void budget_isTheCheckingThreadsCpuTime_onHotSpot() {
+    // HotSpot measures a thread's CPU time on Linux, the kit's platform: a busy machine then slows
+    // the check without cutting its search short.
+    assertThat(CheckClock.CPU).as("thread CPU time is measurable").isTrue();
+    long cpu = CheckClock.now();
+    long spin = System.nanoTime() + 20_000_000;
+    long x = 0;
+    while (System.nanoTime() - spin < 0) {
+      x++;
+    }
+    assertThat(CheckClock.now() - cpu).as("CPU time spent spinning (%d spins)", x).isPositive();
   }
 }
