@@ -54,7 +54,7 @@ abstract class RuleGroup {
   }
 
   StoreConfig config(Path directory, Durability durability) {
-    return kit.config(directory, durability);
+    return kit.configAt(directory, durability);
   }
 
   StoreConfig config(Durability durability) {

@@ -10,8 +10,10 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -29,6 +31,8 @@ abstract class TckBase {
   @TempDir Path tempDir;
 
   private final List<Store> opened = new ArrayList<>();
+  // Every directory the rule asked config() for, in order; rules may ask from several threads.
+  private final Set<Path> configured = java.util.Collections.synchronizedSet(new LinkedHashSet<>());
   private final Map<Store, StoreConfig> configs = new java.util.IdentityHashMap<>();
   private StoreProvider provider;
   private TckEnvironment env; // environment() with the overrides, computed at first use
@@ -109,12 +113,38 @@ abstract class TckBase {
     return env().seed().orElse(fixed);
   }
 
+  /**
+   * Closes the stores the rule opened, then hands {@link #afterRule} every directory it asked a
+   * config for (even if a close failed).
+   */
   @AfterEach
-  void closeOpenedStores() {
-    for (Store s : opened) {
-      s.close();
+  void closeOpenedStores() throws Exception {
+    try {
+      for (Store s : opened) {
+        s.close();
+      }
+      opened.clear();
+    } finally {
+      List<Path> dirs;
+      synchronized (configured) {
+        dirs = List.copyOf(configured);
+        configured.clear();
+      }
+      afterRule(dirs);
     }
-    opened.clear();
+  }
+
+  /**
+   * Called after each rule, its stores closed, with the directories of every config it asked for;
+   * {@link ServerTck} drops what they left on the server. Does nothing here: an embedded engine's
+   * data is under the rule's temporary directory, which JUnit deletes.
+   */
+  void afterRule(List<Path> directories) throws Exception {}
+
+  /** {@link #config(Path, Durability)}, the directory remembered for {@link #afterRule}. */
+  final StoreConfig configAt(Path directory, Durability durability) {
+    configured.add(directory);
+    return config(directory, durability);
   }
 
   /** The store directory used by default in a test. */
@@ -123,12 +153,12 @@ abstract class TckBase {
   }
 
   StoreConfig config(Durability durability) {
-    return config(dir(), durability);
+    return configAt(dir(), durability);
   }
 
   StoreProvider provider() {
     if (provider == null) {
-      provider = Stores.provider(config(dir(), Durability.BUFFERED).engine());
+      provider = Stores.provider(configAt(dir(), Durability.BUFFERED).engine());
     }
     return provider;
   }

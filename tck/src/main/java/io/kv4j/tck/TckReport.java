@@ -107,6 +107,10 @@ final class TckReport
   public void beforeAll(ExtensionContext context) throws IOException {
     Class<?> cls = context.getRequiredTestClass();
     refuseOverriddenRules(cls);
+    RuleSelection selected = RuleSelection.of(cls); // a malformed @TckRules fails here
+    if (selected != null) {
+      selected.check(cls);
+    }
     Run run = new Run();
     run.dir = dir(parameters(context));
     RUNS.put(cls, run);

@@ -46,6 +46,7 @@ public final class TckRunner {
   private Path reportDir = Path.of("target", "kv4j-tck");
   private final List<String> childJvmOptions = new ArrayList<>();
   private final List<TestExecutionListener> listeners = new ArrayList<>();
+  private RuleSelection rules; // null: every rule
 
   private TckRunner(String uri) {
     this.uri = uri;
@@ -105,6 +106,23 @@ public final class TckRunner {
   }
 
   /**
+   * Runs only these rules, as {@link TckRules} does for a test class: the others are left out of
+   * the run, its counts and its report.
+   *
+   * @param rules rule numbers of {@code tck/SPEC.md} ({@code "4.6"}) or group numbers ({@code
+   *     "13"}, every rule of the group)
+   * @return this runner
+   * @throws IllegalArgumentException if none is given, or one is malformed or names no rule of the
+   *     kit
+   */
+  public TckRunner rules(String... rules) {
+    RuleSelection selection = RuleSelection.of(rules);
+    selection.check(UriTck.class);
+    this.rules = selection;
+    return this;
+  }
+
+  /**
    * Adds a listener told of each rule as it starts and ends (e.g. to print progress).
    *
    * @param listener a JUnit Platform listener
@@ -140,7 +158,7 @@ public final class TckRunner {
       Duration took) {}
 
   /**
-   * Runs every rule.
+   * Runs every rule, or those of {@link #rules(String...)}.
    *
    * @return what it found
    * @throws IllegalArgumentException naming the property, if no environment was given and a kit's
@@ -167,6 +185,9 @@ public final class TckRunner {
             .configurationParameter(TckReport.REPORT_DIR, reportDir.toString())
             .configurationParameter(UriTck.CHILD_JVM_OPTIONS, String.join(" ", extra))
             .configurationParameters(settings);
+    if (rules != null) {
+      request.filters(new TckRuleFilter(rules));
+    }
     LauncherDiscoveryRequest built = request.build();
     Counter counter = new Counter();
     List<TestExecutionListener> all = new ArrayList<>(listeners);
