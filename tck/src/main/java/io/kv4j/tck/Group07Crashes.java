@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -154,7 +153,7 @@ final class Group07Crashes extends RuleGroup {
     List<String> prefix = new ArrayList<>(strace);
     prefix.addAll(List.of("-o", trace.toString(), "-e", SyncTrace.TRACED));
     try (ChildProcess c = child(prefix, CrashWorker.class, cfg.toUri(), Long.toString(seed))) {
-      SyncTrace.acksThenKill("7.6", c, target, "SYNC writes");
+      SyncTrace.acksThenKill("7.6", c, target, env().childTimeout(), "SYNC writes");
     }
   }
 
@@ -204,29 +203,16 @@ final class Group07Crashes extends RuleGroup {
    */
   long runAndKill(String ruleId, StoreConfig cfg, long seed, long target) throws Exception {
     long lastAck = -1;
+    String killed;
     try (ChildProcess c = child(CrashWorker.class, cfg.toUri(), Long.toString(seed))) {
       Process p = c.process();
-      AtomicBoolean timedOut = new AtomicBoolean();
-      Thread watchdog =
-          new Thread(
-              () -> {
-                try {
-                  if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                    timedOut.set(true);
-                    p.toHandle().destroyForcibly(); // keeps the pipes: its output stays readable
-                  }
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              });
-      watchdog.setDaemon(true);
-      watchdog.start();
-      try {
-        // Longer than the watchdog's 120 s: the watchdog's kill, not this wait, ends a hang.
-        Duration lineWait = Duration.ofSeconds(180);
-        for (String line = readLine(ruleId, c, lineWait);
+      // Killed after 120 s with no line, or at the backstop: a slow child still acknowledging
+      // goes on.
+      try (ChildWatch watch = new ChildWatch(p, env().childTimeout())) {
+        for (String line = readLine(ruleId, c, ChildWatch.LINE_WAIT);
             line != null;
-            line = readLine(ruleId, c, lineWait)) {
+            line = readLine(ruleId, c, ChildWatch.LINE_WAIT)) {
+          watch.progress();
           if (line.startsWith("ack ")) {
             lastAck = Long.parseLong(line.substring(4).trim());
             if (lastAck >= target) {
@@ -239,8 +225,7 @@ final class Group07Crashes extends RuleGroup {
         }
         // Reading to EOF collects every ack the child flushed before it died: each ack is flushed
         // before the next operation starts, so at most operation lastAck + 1 was in flight.
-      } finally {
-        watchdog.interrupt();
+        killed = watch.killed();
       }
       if (lastAck < target) {
         await(ruleId, c, Duration.ofSeconds(30)); // its exit, and its stderr read to the end
@@ -250,8 +235,8 @@ final class Group07Crashes extends RuleGroup {
                 "the child JVM stopped after "
                     + lastAck
                     + " acks, before being killed"
-                    + (timedOut.get()
-                        ? " (it had not acknowledged " + target + " writes in 120 s: killed)"
+                    + (killed != null
+                        ? " (it had not acknowledged " + target + " writes: " + killed + ", killed)"
                         : "")
                     + "; seed "
                     + seed
@@ -386,9 +371,13 @@ final class Group07Crashes extends RuleGroup {
     long delayNanos = TimeUnit.MILLISECONDS.toNanos(5 + new SplittableRandom(seed).nextInt(200));
     try (ChildProcess c =
         child(OverwriteWorker.class, cfg.toUri(), Long.toString(seed), ackFile.toString())) {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+      long started = System.nanoTime();
+      long lastProgress = started;
+      long progress = -1;
       // Until every key was overwritten: wait on the child's exit (a failure), a millisecond at a
       // time, re-reading the mapped acknowledgements in between (they give nothing to block on).
+      // An ack by any thread is progress: the child fails after 120 s with none, or at the
+      // backstop (kv4j.tck.childTimeoutSeconds).
       while (OverwriteWorker.slowest(acks) < warm) {
         if (c.process().waitFor(1, TimeUnit.MILLISECONDS)) {
           await("7.5", c, Duration.ofSeconds(30)); // its streams, read to the end
@@ -397,13 +386,21 @@ final class Group07Crashes extends RuleGroup {
                   "7.5",
                   "the child JVM stopped before being killed; " + ctx + "; " + c.describe()));
         }
-        if (System.nanoTime() > deadline) {
+        long now = OverwriteWorker.acknowledged(acks);
+        if (now != progress) {
+          progress = now;
+          lastProgress = System.nanoTime();
+        }
+        String overdue = ChildWatch.overdue(started, lastProgress, env().childTimeout().toNanos());
+        if (overdue != null) {
           fail(
               rule(
                   "7.5",
                   "a child thread acknowledged only "
                       + (OverwriteWorker.slowest(acks) + 1)
-                      + " puts in 120 s; "
+                      + " puts ("
+                      + overdue
+                      + "); "
                       + ctx
                       + "; "
                       + c.describe()));
@@ -568,6 +565,7 @@ final class Group07Crashes extends RuleGroup {
     long lastTook = -1;
     long lastBytes = -1;
     BatchKill kill = null;
+    String killed;
     try (ChildProcess c =
         child(
             BatchCrashWorker.class,
@@ -576,24 +574,12 @@ final class Group07Crashes extends RuleGroup {
             spaces ? "keyspaces" : "plain")) {
       Process p = c.process();
       Optional<WriteProgress> progress = WriteProgress.of(p.pid());
-      Thread watchdog =
-          new Thread(
-              () -> {
-                try {
-                  if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                    p.toHandle().destroyForcibly(); // keeps the pipes: its output stays readable
-                  }
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              });
-      watchdog.setDaemon(true);
-      watchdog.start();
-      try {
-        Duration lineWait = Duration.ofSeconds(180); // the watchdog's kill ends a hang first
-        for (String line = readLine(id, c, lineWait);
+      // Killed after 120 s with no line, or at the backstop (kv4j.tck.childTimeoutSeconds).
+      try (ChildWatch watch = new ChildWatch(p, env().childTimeout())) {
+        for (String line = readLine(id, c, ChildWatch.LINE_WAIT);
             line != null;
-            line = readLine(id, c, lineWait)) {
+            line = readLine(id, c, ChildWatch.LINE_WAIT)) {
+          watch.progress();
           String[] f = line.split(" ");
           if (f[0].equals("ack")) {
             lastAck = Long.parseLong(f[1]);
@@ -632,8 +618,8 @@ final class Group07Crashes extends RuleGroup {
             }
           }
         }
+        killed = watch.killed();
       } finally {
-        watchdog.interrupt();
         progress.ifPresent(WriteProgress::close);
       }
       if (kill == null) {
@@ -643,7 +629,9 @@ final class Group07Crashes extends RuleGroup {
                 id,
                 "the child JVM stopped after "
                     + lastAck
-                    + " acknowledged batches, before being killed; seed "
+                    + " acknowledged batches, before being killed"
+                    + (killed != null ? " (" + killed + ": killed)" : "")
+                    + "; seed "
                     + seed
                     + "; "
                     + c.describe()));

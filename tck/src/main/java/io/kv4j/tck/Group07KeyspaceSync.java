@@ -92,7 +92,11 @@ final class Group07KeyspaceSync extends RuleGroup {
     try (ChildProcess c =
         child(prefix, KeyspaceSyncWorker.class, cfg.toUri(), Long.toString(seed))) {
       return SyncTrace.acksThenKill(
-          "7.9", c, ACKS, "puts synced through a keyspace handle (seed " + seed + ")");
+          "7.9",
+          c,
+          ACKS,
+          env().childTimeout(),
+          "puts synced through a keyspace handle (seed " + seed + ")");
     }
   }
 }

@@ -113,6 +113,15 @@ public final class OverwriteWorker {
     return (long) LONG.getAcquire(acks, thread * SLOT);
   }
 
+  /** The operations every thread acknowledged, together: growing while the child progresses. */
+  static long acknowledged(MappedByteBuffer acks) {
+    long sum = 0;
+    for (int t = 0; t < THREADS; t++) {
+      sum += lastAck(acks, t) + 1;
+    }
+    return sum;
+  }
+
   /** The fewest operations any thread has acknowledged, minus one. */
   static long slowest(MappedByteBuffer acks) {
     long min = Long.MAX_VALUE;

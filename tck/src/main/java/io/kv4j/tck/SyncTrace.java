@@ -86,26 +86,38 @@ final class SyncTrace {
    * Reads the traced child's acknowledgements ({@code ack N} lines) until {@code target}, then
    * kills the traced JVM (SIGKILL: no close, no shutdown hook) and the tracer, and waits for the
    * JVM to exit, so that its lock is released before the store is opened again; returns the last
-   * ack read. Fails {@code ruleId} with the child's state if it stopped, or stayed silent, before
-   * {@code target} within 120 s.
+   * ack read. Fails {@code ruleId} with the child's state if it stopped before {@code target}, or
+   * made no progress: no line for {@link ChildWatch#SILENCE}, or {@code target} not reached within
+   * {@code backstop} (a slow disk slows a correct child without silencing it).
    *
+   * @param backstop how long the child may take at most ({@code kv4j.tck.childTimeoutSeconds})
    * @param acked what the acknowledgements are, for the failure message (e.g. "SYNC writes")
    */
-  static long acksThenKill(String ruleId, ChildProcess c, long target, String acked)
+  static long acksThenKill(
+      String ruleId, ChildProcess c, long target, Duration backstop, String acked)
       throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+    long started = System.nanoTime();
+    long lastLine = started;
     long lastAck = -1;
+    String overdue = null;
     try {
-      String line;
+      String line = "";
       while (lastAck < target
-          && System.nanoTime() < deadline
-          && (line = c.readLine(Duration.ofNanos(deadline - System.nanoTime()))) != null) {
-        if (line.startsWith("ack ")) {
+          && line != null
+          && (overdue = ChildWatch.overdue(started, lastLine, backstop.toNanos())) == null) {
+        long wait =
+            Math.min(
+                lastLine + ChildWatch.SILENCE.toNanos() - System.nanoTime(),
+                started + backstop.toNanos() - System.nanoTime());
+        line = c.readLine(Duration.ofNanos(Math.max(1, wait)));
+        lastLine = System.nanoTime();
+        if (line != null && line.startsWith("ack ")) {
           lastAck = Long.parseLong(line.substring(4).trim());
         }
       }
     } catch (AssertionError silent) {
-      // No line before the deadline: the assertion below says so, with the child's state.
+      // No line in time: the assertion below says so, with the child's state.
+      overdue = ChildWatch.overdue(started, lastLine, backstop.toNanos());
     }
     String state = c.describe(); // still running (as it should), or how it ended
     List<ProcessHandle> traced = c.process().descendants().toList(); // the traced JVM
@@ -122,12 +134,13 @@ final class SyncTrace {
       fail(
           rule(
               ruleId,
-              "the traced child JVM acknowledged "
+              "the traced child JVM was to acknowledge "
                   + target
                   + " "
                   + acked
-                  + " within 120 s, but its last ack was "
+                  + ", but its last ack was "
                   + lastAck
+                  + (overdue != null ? " (" + overdue + ")" : " (its output ended)")
                   + "; "
                   + state));
     }

@@ -39,7 +39,7 @@ import java.util.function.Function;
  *   <tr><td>{@link #ruleTimeout()}</td><td>{@code kv4j.tck.ruleTimeoutSeconds}</td><td>1800 s</td>
  *       <td>how long one rule, then closing its stores, may take</td></tr>
  *   <tr><td>{@link #childTimeout()}</td><td>{@code kv4j.tck.childTimeoutSeconds}</td><td>300 s</td>
- *       <td>how long a damage rule's child JVM may run</td></tr>
+ *       <td>how long a damage or crash rule's child JVM may run</td></tr>
  *   <tr><td>{@link #dataLivesInLocationFiles()}</td><td>{@code
  *       kv4j.tck.dataLivesInLocationFiles}</td><td>true</td><td>whether the engine's data is in
  *       files under the store path (false: a server engine; rules 10.7 and 12.x skip)</td></tr>
@@ -310,7 +310,8 @@ public final class TckEnvironment {
   }
 
   /**
-   * How long a damage rule's child JVM may run.
+   * How long a damage rule's child JVM may run; also the backstop of a crash rule's child JVM,
+   * which is killed sooner only when it made no progress (no line, no acknowledgement) for 120 s.
    *
    * @return a positive duration
    */
