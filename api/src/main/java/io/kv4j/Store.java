@@ -1,16 +1,17 @@
 package io.kv4j;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.Consumer;
-import java.util.stream.Stream;
 
 /**
  * A key-value store: byte-array keys in unsigned lexicographic order, byte-array values. Open one
  * with {@link Stores#open(StoreConfig)} or {@link Stores#open(String)}; the engine behind it is
  * chosen by configuration.
+ *
+ * <p>The reads ({@link #get(byte[])}, {@link #getAll(List)}, {@link #scan(KeyRange)} and their
+ * helpers) are those of {@link ReadView}, which a {@link Snapshot} shares: a store reads its
+ * current state.
  *
  * <p>Keys are 1..{@link Limits#maxKeySize()} bytes, values 0..{@link Limits#maxValueSize()} bytes;
  * an empty value is a value, not absence. Arrays passed in are never retained; arrays returned are
@@ -24,15 +25,7 @@ import java.util.stream.Stream;
  * store throws {@link UnsupportedOperationException}; environmental failures throw a {@link
  * StoreException}.
  */
-public interface Store extends AutoCloseable {
-
-  /**
-   * Reads a value.
-   *
-   * @param key the key
-   * @return a copy of the value, or null when the key is absent
-   */
-  byte[] get(byte[] key);
+public interface Store extends ReadView, AutoCloseable {
 
   /**
    * Inserts or replaces a value.
@@ -48,24 +41,6 @@ public interface Store extends AutoCloseable {
    * @param key the key
    */
   void delete(byte[] key);
-
-  /**
-   * Reads several values. Each value is read as {@link #get(byte[])} would; engines with a native
-   * batch read (RocksDB {@code multiGet}, one SQL statement, Redis {@code MGET}) use it. The values
-   * are not read at one point in time unless the engine's README says so: use {@link #snapshot()}
-   * for that.
-   *
-   * @param keys the keys; duplicates allowed
-   * @return the values in the order of {@code keys}, null where a key is absent
-   */
-  default List<byte[]> getAll(List<byte[]> keys) {
-    Objects.requireNonNull(keys, "keys");
-    List<byte[]> values = new ArrayList<>(keys.size());
-    for (byte[] key : keys) {
-      values.add(get(key));
-    }
-    return values;
-  }
 
   /**
    * Stores a value only if the key is absent, atomically. Requires {@link
@@ -226,16 +201,6 @@ public interface Store extends AutoCloseable {
   }
 
   /**
-   * Opens a cursor over a range. Requires {@link Feature#ORDERED_SCAN}; a reversed range requires
-   * {@link Feature#REVERSE_SCAN}.
-   *
-   * @param range which keys, in which direction, how many
-   * @return an open cursor, to be closed by the caller
-   * @throws UnsupportedOperationException if the engine lacks a feature the range needs
-   */
-  Cursor scan(KeyRange range);
-
-  /**
    * Applies a batch: every operation, in order, or (on any error, and after any crash) none. The
    * whole batch is validated before anything is applied.
    *
@@ -331,38 +296,4 @@ public interface Store extends AutoCloseable {
   /** Closes open cursors, then the store. Idempotent. */
   @Override
   void close();
-
-  /**
-   * Whether a key is present.
-   *
-   * @param key the key
-   * @return true if {@link #get(byte[])} would return non-null
-   */
-  default boolean contains(byte[] key) {
-    return get(key) != null;
-  }
-
-  /**
-   * Calls {@code action} for each entry of {@code range} and closes the cursor, also when the
-   * action throws.
-   *
-   * @param range which entries
-   * @param action what to do with each
-   */
-  default void forEach(KeyRange range, Consumer<? super Entry> action) {
-    try (Cursor c = scan(range)) {
-      c.forEachRemaining(action);
-    }
-  }
-
-  /**
-   * The entries of {@code range} as a stream that owns its cursor: close the stream (try with
-   * resources) unless it is consumed to the end.
-   *
-   * @param range which entries
-   * @return a stream closing the cursor when closed
-   */
-  default Stream<Entry> stream(KeyRange range) {
-    return scan(range).stream();
-  }
 }

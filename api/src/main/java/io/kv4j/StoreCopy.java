@@ -27,17 +27,21 @@ import java.util.Objects;
  * Feature#ATOMIC_BATCH}, else with one put per entry, always in ascending key order. So after an
  * interruption (an exception, a killed process) the target holds a prefix of the source in key
  * order, and {@link Options#resume(boolean) resume} continues from the target's highest key. The
- * target is synced at the end, then both sides are scanned again and their {@link #checksum(Store)
- * checksums} compared.
+ * target is synced at the end, then both sides are scanned again and their {@link
+ * #checksum(ReadView) checksums} compared.
  *
  * <p>A source with named keyspaces ({@link Feature#KEYSPACES}) is copied whole: its own keys, then
  * each keyspace into the target's keyspace of the same name (the target must support keyspaces,
  * else nothing is copied and {@link UnsupportedOperationException} says why). Each keyspace is read
  * at its own point in time.
  *
+ * <p>The source is a {@link ReadView}: a {@link Store}, or a {@link Snapshot}, which copies the
+ * store as it was when the snapshot was taken while the store keeps changing (a snapshot has no
+ * keyspaces: only its store's own keys are copied).
+ *
  * <p>Resume assumes the target received nothing but this copy; anything else shows up as a checksum
- * mismatch. The source should not change during the copy: its checksum is taken after the copy, so
- * a concurrent write shows up as a mismatch too.
+ * mismatch. A source store should not change during the copy: its checksum is taken after the copy,
+ * so a concurrent write shows up as a mismatch too.
  */
 public final class StoreCopy {
   private StoreCopy() {}
@@ -46,7 +50,7 @@ public final class StoreCopy {
    * Copies every entry of {@code from} into {@code to}, then verifies counts and checksums unless
    * {@link Options#verify(boolean)} is off.
    *
-   * @param from the source, read with an ascending scan
+   * @param from the source, a store or a snapshot, read with an ascending scan
    * @param to the target
    * @param options batch sizes, resume, verification, progress listener
    * @return what was copied and the two checksums
@@ -55,7 +59,7 @@ public final class StoreCopy {
    * @throws RuntimeException whatever the listener or the stores throw; the target then holds a
    *     prefix of the source in key order and the copy can be resumed
    */
-  public static Result copy(Store from, Store to, Options options) {
+  public static Result copy(ReadView from, Store to, Options options) {
     Objects.requireNonNull(from, "from");
     Objects.requireNonNull(to, "to");
     Objects.requireNonNull(options, "options");
@@ -63,12 +67,13 @@ public final class StoreCopy {
       throw new IllegalArgumentException("cannot copy a store into itself");
     }
     long start = System.nanoTime();
-    List<String> spaces = keyspaces(from);
+    Store source = from instanceof Store s ? s : null; // null: a snapshot, which has no keyspaces
+    List<String> spaces = source == null ? List.of() : keyspaces(source);
     if (!spaces.isEmpty() && !to.info().has(Feature.KEYSPACES)) {
       // Copying only the store's own keys would silently leave the keyspaces behind.
       throw new UnsupportedOperationException(
           "source "
-              + from.info().describe()
+              + source.info().describe()
               + " has keyspaces "
               + spaces
               + " but target "
@@ -80,24 +85,25 @@ public final class StoreCopy {
     if (!options.resume) {
       requireEmpty(to);
     }
-    Progressed p = new Progressed(options, start, expectedEntries(from, spaces));
+    Progressed p =
+        new Progressed(options, start, source == null ? -1 : expectedEntries(source, spaces));
     copyKeys(from, to, options, p, true);
     for (String name : spaces) {
-      try (Store f = from.keyspace(name);
+      try (Store f = source.keyspace(name);
           Store t = to.keyspace(name)) {
         copyKeys(f, t, options, p, false);
       }
     }
     to.sync();
     p.report(true);
-    Checksum source = null;
-    Checksum target = null;
+    Checksum fromSum = null;
+    Checksum toSum = null;
     if (options.verify) {
-      source = p.streamed != null && spaces.isEmpty() ? p.streamed.result() : checksum(from);
-      target = checksum(to);
+      fromSum = p.streamed != null && spaces.isEmpty() ? p.streamed.result() : checksum(from);
+      toSum = checksum(to);
     }
     return new Result(
-        p.copied, p.bytes, p.resumedFrom, p.skipped, source, target, System.nanoTime() - start);
+        p.copied, p.bytes, p.resumedFrom, p.skipped, fromSum, toSum, System.nanoTime() - start);
   }
 
   /**
@@ -297,7 +303,8 @@ public final class StoreCopy {
   }
 
   /** Copies one keyspace's keys (or the store's own), resuming after the target's highest key. */
-  private static void copyKeys(Store from, Store to, Options options, Progressed p, boolean own) {
+  private static void copyKeys(
+      ReadView from, Store to, Options options, Progressed p, boolean own) {
     byte[] resumeKey = highestKey(to);
     if (resumeKey != null) {
       if (!options.resume) {
@@ -320,15 +327,18 @@ public final class StoreCopy {
     p.streamed = streamed;
     WriteBatch batch = new WriteBatch();
     long entries = 0;
-    // A snapshot, where the engine has one, makes the copy one point in time of a source that
+    // A snapshot, where the engine has one, makes the copy one point in time of a source store that
     // others keep writing (a postgres table other applications share); the cursor of a
-    // SNAPSHOT_SCAN engine already is one.
+    // SNAPSHOT_SCAN engine already is one, and so is a snapshot given as the source.
     Snapshot snapshot =
-        from.info().has(Feature.SNAPSHOT_READ) && !from.info().has(Feature.SNAPSHOT_SCAN)
-            ? from.snapshot()
+        from instanceof Store s
+                && s.info().has(Feature.SNAPSHOT_READ)
+                && !s.info().has(Feature.SNAPSHOT_SCAN)
+            ? s.snapshot()
             : null;
+    ReadView reads = snapshot != null ? snapshot : from;
     try (snapshot;
-        Cursor c = snapshot != null ? snapshot.scan(range) : from.scan(range)) {
+        Cursor c = reads.scan(range)) {
       while (c.hasNext()) {
         Entry e = c.next();
         if (streamed != null) {
@@ -392,29 +402,33 @@ public final class StoreCopy {
   }
 
   /**
-   * Checksums a store: SHA-256 over every entry in ascending key order (each as key length, key,
-   * value length, value), with the entry count and payload bytes; then, for a store with named
-   * keyspaces, each keyspace in name order (its name, then its entries). Two stores with equal
-   * checksums hold the same entries in the same keyspaces.
+   * Checksums a store or a snapshot: SHA-256 over every entry in ascending key order (each as key
+   * length, key, value length, value), with the entry count and payload bytes; then, for a store
+   * with named keyspaces, each keyspace in name order (its name, then its entries). Two stores with
+   * equal checksums hold the same entries in the same keyspaces. A snapshot has no keyspaces: its
+   * checksum equals that of its store, had the store no keyspaces, at the moment the snapshot was
+   * taken.
    *
-   * @param store the store, read with one ascending scan per keyspace
+   * @param view the store or snapshot, read with one ascending scan per keyspace
    * @return the checksum
    */
-  public static Checksum checksum(Store store) {
-    Objects.requireNonNull(store, "store");
+  public static Checksum checksum(ReadView view) {
+    Objects.requireNonNull(view, "view");
     Digest d = new Digest();
-    digest(store, d);
-    for (String name : keyspaces(store)) {
-      d.keyspace(name);
-      try (Store ks = store.keyspace(name)) {
-        digest(ks, d);
+    digest(view, d);
+    if (view instanceof Store store) {
+      for (String name : keyspaces(store)) {
+        d.keyspace(name);
+        try (Store ks = store.keyspace(name)) {
+          digest(ks, d);
+        }
       }
     }
     return d.result();
   }
 
-  private static void digest(Store store, Digest d) {
-    try (Cursor c = store.scan(KeyRange.all())) {
+  private static void digest(ReadView view, Digest d) {
+    try (Cursor c = view.scan(KeyRange.all())) {
       while (c.hasNext()) {
         d.add(c.next());
       }

@@ -5,6 +5,7 @@ import io.kv4j.DamagedRegion;
 import io.kv4j.Entry;
 import io.kv4j.Feature;
 import io.kv4j.KeyRange;
+import io.kv4j.ReadView;
 import io.kv4j.Snapshot;
 import io.kv4j.Store;
 import io.kv4j.StoreCorruptedException;
@@ -13,7 +14,6 @@ import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -62,9 +62,8 @@ final class VerifyCommand implements Runnable {
       // A store another process writes (lmdb, sqlite and rocksdb readers, server engines) changes
       // under a plain scan: where the engine has snapshots, the scan and the gets read one.
       try (Snapshot snapshot = store.info().has(Feature.SNAPSHOT_READ) ? store.snapshot() : null) {
-        Reads reads =
-            snapshot == null ? new Reads(store::scan, store::get, false) : Reads.of(snapshot);
-        try (Cursor c = reads.scan.apply(KeyRange.all())) {
+        Reads reads = new Reads(snapshot == null ? store : snapshot, snapshot != null);
+        try (Cursor c = reads.view().scan(KeyRange.all())) {
           while (c.hasNext()) {
             Entry e = c.next();
             check(reads, e);
@@ -95,12 +94,7 @@ final class VerifyCommand implements Runnable {
    * How this verify reads: a scan and a get over one snapshot ({@code consistent}), or over the
    * live store.
    */
-  private record Reads(
-      Function<KeyRange, Cursor> scan, Function<byte[], byte[]> get, boolean consistent) {
-    static Reads of(Snapshot s) {
-      return new Reads(s::scan, s::get, true);
-    }
-  }
+  private record Reads(ReadView view, boolean consistent) {}
 
   /**
    * Notes what the engine dropped at open, and a key count that disagrees with the scan. A store
@@ -215,7 +209,7 @@ final class VerifyCommand implements Runnable {
     }
     KeyRange r = last == null ? KeyRange.all().reverse() : KeyRange.all().gt(last).reverse();
     byte[] lowest = null;
-    try (Cursor c = reads.scan.apply(r)) {
+    try (Cursor c = reads.view().scan(r)) {
       while (c.hasNext()) {
         Entry e = c.next();
         check(reads, e);
@@ -236,11 +230,11 @@ final class VerifyCommand implements Runnable {
     bytes += e.key().length + e.value().length;
     byte[] v;
     try {
-      v = reads.get.apply(e.key());
+      v = reads.view().get(e.key());
       if (!reads.consistent && !Arrays.equals(v, e.value())) {
         // Read apart in time: a second get that differs from the first, or that matches the scan,
         // shows a write in between, not damage.
-        byte[] again = reads.get.apply(e.key());
+        byte[] again = reads.view().get(e.key());
         if (!Arrays.equals(again, v) || Arrays.equals(again, e.value())) {
           changed++;
           return;
