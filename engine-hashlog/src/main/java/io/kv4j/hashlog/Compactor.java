@@ -5,7 +5,6 @@ import io.kv4j.hashlog.Victims.Mode;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -56,7 +55,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p><b>Throttling</b>: when the garbage in sealed segments exceeds what the threshold allows for
  * the live data (plus one segment of slack), writers wait until compaction catches up.
  */
-final class Compactor {
+final class Compactor implements Workers.Job {
   /** Compaction options. */
   record Settings(double garbageThreshold, long bytesPerSecond, int threads) {
     static final Settings DEFAULT = new Settings(0.4, 0, 1);
@@ -116,10 +115,9 @@ final class Compactor {
   private final Settings settings;
   private final Throttle throttle;
   private final Victims choice;
-  private final List<Thread> threads = new ArrayList<>();
+  // The store's compaction threads, shared with its keyspaces; null: no background compaction.
+  private volatile Workers workers;
   private volatile boolean stopping;
-  private final Object signal = new Object();
-  private boolean pending; // guarded by signal
   // The last background run failed: writers are not held back by a compaction that cannot run.
   private volatile boolean failing;
 
@@ -161,97 +159,99 @@ final class Compactor {
 
   // ---------------------------------------------------------------- lifecycle
 
-  void start() {
+  /**
+   * Starts background compaction as a job of {@code w}, the store's compaction threads (null: none,
+   * {@code compaction-threads} 0).
+   */
+  void start(Workers w) {
     // Ids below the active segment at open may have been used by segments deleted since.
     highestOutput = segments.active.id;
-    for (int i = 0; i < settings.threads(); i++) {
-      threads.add(
-          state.startThread("kv4j-hashlog-compactor-" + i + " " + segments.dir, this::loop));
+    if (w != null) {
+      w.add(this);
+      workers = w;
+      wake(); // a first pass at once, as a thread of its own started with one
     }
   }
 
-  /** Stops the background threads and waits for them (a run in progress ends or aborts). */
+  /**
+   * Stops background compaction and waits until no thread runs a pass of this store's (a run in
+   * progress ends or aborts).
+   */
   void stop() {
     stopping = true;
-    synchronized (signal) {
-      signal.notifyAll();
-    }
     throttle.release();
-    for (Thread t : threads) {
-      if (t == Thread.currentThread()) {
-        continue;
-      }
-      boolean interrupted = false;
-      while (t.isAlive()) {
-        LockSupport.unpark(t);
-        try {
-          t.join(100);
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
+    Workers w = workers;
+    if (w != null) {
+      w.remove(this);
     }
+  }
+
+  private boolean background() {
+    return workers != null;
   }
 
   private void wake() {
-    synchronized (signal) {
-      pending = true;
-      signal.notifyAll();
+    Workers w = workers;
+    if (w != null) {
+      w.wake(this);
     }
   }
 
   /** A segment was sealed: there may be a new victim. Caller holds the write lock. */
   void segmentSealed() {
     updateThrottle();
-    if (!threads.isEmpty()) {
-      wake();
-    }
+    wake();
   }
 
-  private void loop() {
-    while (!stopping) {
-      boolean worked = false;
-      try {
-        worked = runOnce(Mode.BACKGROUND, null);
-        if (worked) {
-          // Only a pass that compacted shows compaction works: one that found nothing to do (the
-          // failing segments never chosen again, say) says nothing about it.
-          worksAgain();
-        }
-        guard.reap();
-      } catch (SimulatedCrash e) {
-        worked = false;
-      } catch (RuntimeException | Error e) {
-        failing = true;
-        throttle.set(false);
-        if (!stopping) {
-          state.taskFailing(TASK, e);
-          HashLogStore.LOG.log(Level.WARNING, "hashlog: background compaction failed", e);
-        }
-      }
-      if (!worked) {
-        segments.writeLock.lock();
-        try {
-          updateThrottle();
-        } finally {
-          segments.writeLock.unlock();
-        }
-        synchronized (signal) {
-          if (!pending && !stopping) {
-            try {
-              signal.wait(1000);
-            } catch (InterruptedException e) {
-              // Engine-owned thread: nobody interrupts it but close, which sets stopping.
-            }
-          }
-          pending = false;
-        }
-      }
-      passes.incrementAndGet();
+  /**
+   * One background pass, on a thread of the pool. Failures (an {@code Error} too) leave the store
+   * degraded and are retried on the next pass; anything else thrown ends this store's compaction
+   * and fails the store ({@link #died}).
+   *
+   * @return whether it compacted (then the next pass is queued at once, behind other stores')
+   */
+  @Override
+  public boolean work() {
+    if (stopping) {
+      return false;
     }
+    boolean worked = false;
+    try {
+      worked = runOnce(Mode.BACKGROUND, null);
+      if (worked) {
+        // Only a pass that compacted shows compaction works: one that found nothing to do (the
+        // failing segments never chosen again, say) says nothing about it.
+        worksAgain();
+      }
+      guard.reap();
+    } catch (SimulatedCrash e) {
+      worked = false;
+    } catch (RuntimeException | Error e) {
+      failing = true;
+      throttle.set(false);
+      if (!stopping) {
+        state.taskFailing(TASK, e);
+        HashLogStore.LOG.log(Level.WARNING, "hashlog: background compaction failed", e);
+      }
+    }
+    if (!worked) {
+      // Nothing queues it again but a sealed segment, a closed cursor or the pool's periodic pass.
+      segments.writeLock.lock();
+      try {
+        updateThrottle();
+      } finally {
+        segments.writeLock.unlock();
+      }
+    }
+    passes.incrementAndGet();
+    return worked && !stopping;
+  }
+
+  @Override
+  public void died(String thread, Throwable e) {
+    failing = true;
+    throttle.set(false);
+    state.died(thread, e);
   }
 
   /** Background passes ended so far, whether they compacted anything or not (tests). */
@@ -266,7 +266,7 @@ final class Compactor {
    * segments it pinned may be unmapped now.
    */
   void cursorClosed(Object c) {
-    if (guard.unpin(c) && !threads.isEmpty()) {
+    if (guard.unpin(c)) {
       wake();
     }
   }
@@ -278,7 +278,7 @@ final class Compactor {
 
   /** Recomputes whether writers must wait. Caller holds the writer lock. */
   private void updateThrottle() {
-    throttle.update(!threads.isEmpty() && !stopping && !failing);
+    throttle.update(background() && !stopping && !failing);
   }
 
   // ---------------------------------------------------------------- entry points
@@ -355,12 +355,17 @@ final class Compactor {
       } finally {
         segments.writeLock.unlock();
       }
-      if (!any || state.closed() || state.failed() || threads.isEmpty()) {
+      if (!any || state.closed() || state.failed() || !workers()) {
         return;
       }
       wake();
       LockSupport.parkNanos(1_000_000);
     }
+  }
+
+  private boolean workers() {
+    Workers w = workers;
+    return w != null && w.serves(this);
   }
 
   private boolean anyCompacting() {

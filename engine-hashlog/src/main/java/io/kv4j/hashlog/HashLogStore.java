@@ -78,6 +78,9 @@ final class HashLogStore extends AbstractStore {
   private Keyspaces keyspaces;
   private HashLogStore parent;
   private String keyspace;
+  // The background threads of a writable store, which its keyspaces share (null otherwise).
+  private Workers sealing;
+  private Workers compacting;
 
   private HashLogStore(StoreInfo info, StoreDirectory directory, Options options) {
     super(info);
@@ -163,8 +166,19 @@ final class HashLogStore extends AbstractStore {
       s.keyspace = keyspace;
       s.opening.recover();
       if (!config.readOnly()) {
-        s.log.sealer.start();
-        s.compactor.start();
+        if (parent == null) {
+          // One sealer thread and one compaction pool serve the store and all its keyspaces.
+          String name = real.getFileName().toString();
+          s.sealing = new Workers(s.state, "kv4j-hashlog-sealer", name, 1, false, 0);
+          int n = options.compaction().threads();
+          if (n > 0) {
+            s.compacting =
+                new Workers(s.state, "kv4j-hashlog-compactor", real.toString(), n, true, 1000);
+          }
+        }
+        HashLogStore root = parent == null ? s : parent;
+        s.log.sealer.start(root.sealing);
+        s.compactor.start(root.compacting);
       }
       if (options.preload()) {
         s.preloader.start();
@@ -531,6 +545,13 @@ final class HashLogStore extends AbstractStore {
     guard.close();
     compactor.stop();
     log.sealer.stop();
+    // Last: the keyspaces (closed first, see doClose) and this store have left the threads.
+    if (compacting != null) {
+      compacting.close();
+    }
+    if (sealing != null) {
+      sealing.close();
+    }
     try {
       segments.closeAll();
     } finally {
@@ -553,6 +574,11 @@ final class HashLogStore extends AbstractStore {
   /** Fails this store; a keyspace's sub-store fails the whole store with it (one failed state). */
   Thread startEngineThread(String name, Runnable body) {
     return startBackground(name, body);
+  }
+
+  void backgroundDied(String thread, Throwable cause) {
+    StoreIOException f = failWrites("its background thread '" + thread + "' died", cause);
+    LOG.log(Level.ERROR, f.getMessage(), cause);
   }
 
   void taskFailing(String task, Throwable cause) {

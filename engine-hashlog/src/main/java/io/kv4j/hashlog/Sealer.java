@@ -5,7 +5,9 @@ import java.lang.System.Logger.Level;
 import java.util.ArrayDeque;
 
 /**
- * Background work around segments, off the writer's path, in one daemon thread per writable store:
+ * Background work around segments, off the writer's path, as a job of the store's one sealer thread
+ * ({@link Workers}, shared by the store and its keyspaces; each keyspace's sealer is queued there
+ * in turn, one segment or one allocation at a time):
  *
  * <ul>
  *   <li><b>Hints</b>: a sealed segment's hint file (and a directory sync covering the newer active
@@ -18,18 +20,20 @@ import java.util.ArrayDeque;
  *       meets neither the {@code write(2)} of the allocation nor a page fault.
  * </ul>
  *
- * <p>{@link #drain} waits for the queue to empty (close, explicit compaction).
+ * <p>{@link #drain} waits for the queue to empty (close, explicit compaction). A step that throws
+ * ends this sealer (not the shared thread) and fails its store, naming the thread, as the death of
+ * a thread of its own did.
  */
-final class Sealer {
+final class Sealer implements Workers.Job {
   private final SegmentLog log;
   private final Segments segments;
   private final StoreState state;
   private final ArrayDeque<Segment> queue = new ArrayDeque<>(); // guarded by this
   private Segment current; // being processed; guarded by this
-  private boolean stopping; // guarded by this
+  private boolean dead; // a step threw: nothing is served any more; guarded by this
   private Segment ahead; // active segment to allocate ahead of the writer; guarded by this
 
-  private Thread thread;
+  private volatile Workers workers; // the store's sealer thread, once started
 
   Sealer(SegmentLog log, Segments segments, StoreState state) {
     this.log = log;
@@ -37,25 +41,40 @@ final class Sealer {
     this.state = state;
   }
 
-  synchronized void start() {
-    thread = state.startThread("kv4j-hashlog-sealer " + segments.dir.getFileName(), this::loop);
+  /** Starts serving this store's segments on {@code w}. */
+  void start(Workers w) {
+    w.add(this);
+    workers = w;
+    wake(); // segments the open queued
   }
 
   /** Queues a finished segment. Caller holds the writer lock. */
-  synchronized void submit(Segment s) {
-    s.move(Segment.Phase.SEALING);
-    queue.addLast(s);
-    notifyAll();
+  void submit(Segment s) {
+    synchronized (this) {
+      s.move(Segment.Phase.SEALING);
+      queue.addLast(s);
+    }
+    wake();
   }
 
   /**
    * Asks the thread to allocate the active segment's file ahead of the writer's stores through the
    * mapping (BUFFERED), see {@link Segment#allocateAhead}.
    */
-  synchronized void allocateAhead(Segment active) {
-    if (ahead != active) {
+  void allocateAhead(Segment active) {
+    synchronized (this) {
+      if (ahead == active) {
+        return;
+      }
       ahead = active;
-      notifyAll();
+    }
+    wake();
+  }
+
+  private void wake() {
+    Workers w = workers;
+    if (w != null) {
+      w.wake(this);
     }
   }
 
@@ -74,16 +93,19 @@ final class Sealer {
   }
 
   /** Waits until every queued segment has been finished. */
-  synchronized void drain() {
+  void drain() {
     boolean interrupted = false;
-    while (!queue.isEmpty() || current != null) {
-      if (thread == null || !thread.isAlive()) {
-        break;
-      }
-      try {
-        wait(50);
-      } catch (InterruptedException e) {
-        interrupted = true;
+    Workers w = workers;
+    synchronized (this) {
+      while (!queue.isEmpty() || current != null) {
+        if (w == null || dead || !w.serves(this)) {
+          break;
+        }
+        try {
+          wait(50);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
       }
     }
     if (interrupted) {
@@ -91,15 +113,13 @@ final class Sealer {
     }
   }
 
-  /** Finishes what is queued, then stops the thread. */
+  /** Finishes what is queued, then leaves the shared thread; waits for that (once is enough). */
   void stop() {
-    Thread t;
-    synchronized (this) {
-      stopping = true;
-      notifyAll();
-      t = thread;
+    drain();
+    Workers w = workers;
+    if (w != null) {
+      w.remove(this);
     }
-    awaitEnd(t);
   }
 
   /**
@@ -123,31 +143,23 @@ final class Sealer {
     }
   }
 
-  private void loop() {
-    while (true) {
-      Segment s;
-      Segment a;
-      synchronized (this) {
-        while (queue.isEmpty() && ahead == null && !stopping) {
-          try {
-            wait();
-          } catch (InterruptedException e) {
-            // Only stop() ends this thread, after the queue is empty.
-          }
-        }
-        a = ahead;
-        ahead = null;
-        s = a != null ? null : queue.pollFirst();
-        if (a == null && s == null) {
-          notifyAll();
-          return;
-        }
-        current = s;
+  @Override
+  public boolean work() {
+    Segment s;
+    Segment a;
+    synchronized (this) {
+      a = ahead;
+      ahead = null;
+      s = a != null ? null : queue.pollFirst();
+      if (a == null && s == null) {
+        notifyAll();
+        return false;
       }
-      if (a != null) {
-        a.allocateAhead();
-        continue;
-      }
+      current = s;
+    }
+    if (a != null) {
+      a.allocateAhead();
+    } else {
       try {
         finish(s);
       } finally {
@@ -157,6 +169,19 @@ final class Sealer {
         }
       }
     }
+    synchronized (this) {
+      notifyAll();
+      return !queue.isEmpty() || ahead != null;
+    }
+  }
+
+  @Override
+  public void died(String thread, Throwable e) {
+    synchronized (this) {
+      dead = true;
+      notifyAll();
+    }
+    state.died(thread, e);
   }
 
   private void finish(Segment s) {

@@ -58,6 +58,14 @@ final class StoreState {
     return store.startEngineThread(name, body);
   }
 
+  /**
+   * A job of a shared background thread threw {@code cause} on {@code thread}: the job is over, and
+   * this store is failed until reopened, naming the thread, as if a thread of its own had died.
+   */
+  void died(String thread, Throwable cause) {
+    store.backgroundDied(thread, cause);
+  }
+
   /** The background task failed and will be retried: the store is degraded until it recovers. */
   void taskFailing(String task, Throwable cause) {
     store.taskFailing(task, cause);
