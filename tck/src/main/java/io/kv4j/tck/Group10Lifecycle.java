@@ -616,7 +616,7 @@ final class Group10Lifecycle extends RuleGroup {
                 "10.15",
                 "stats().health() within "
                     + java.time.Duration.ofNanos(wait).toSeconds()
-                    + " s (kv4j.tck.timeoutSeconds) of failBackgroundWork, while "
+                    + " s of failBackgroundWork (kv4j.tck.timeoutSeconds), while "
                     + churned[0]
                     + " writes and syncs were made: a background failure the health never shows"
                     + " is silent"))
