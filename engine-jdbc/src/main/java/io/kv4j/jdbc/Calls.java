@@ -148,12 +148,23 @@ final class Calls {
           SqlServer.rollbackQuietly(c);
           SqlServer.closeQuietly(c);
         }
+        checkOpen.run();
         if (!dialect.isConnectionLoss(e) || System.nanoTime() - deadline > 0) {
           throw failure(op, e);
         }
         backOff(attempt++);
       }
     }
+  }
+
+  /**
+   * The failure of {@code op} on a connection that failed under it: {@link
+   * io.kv4j.StoreClosedException} (thrown) if the store was closed meanwhile, since closing it
+   * closes the pool and with it the connection; else {@link #failure}.
+   */
+  StoreIOException failureUnlessClosed(String op, Exception e) {
+    checkOpen.run();
+    return failure(op, e);
   }
 
   /** The failure of {@code op}, naming the store and the server. */
