@@ -434,12 +434,6 @@ class BrokenEnginesTest {
         // flusher's failure is injected), looped all the same to prove it.
         Arguments.of(Defect.CRASH_IMAGE_AS_DAMAGE, R10_14, "StoreCorruptedException"),
         Arguments.of(Defect.SILENT_BACKGROUND_FAILURE, R10_15, "is silent"),
-        // Compactions that copy outside the write lock: the writers go on until every counted
-        // compaction ran while a write completed.
-        Arguments.of(
-            Defect.COMPACT_OUTSIDE_LOCK,
-            "required_r10_12_compactDuringWritesLosesNothing",
-            "compactions run during writes"),
         // Crash atomicity: the kill is timed to land inside a large batch, round after round.
         Arguments.of(Defect.BATCH_AS_RECORDS, R7_3, "half a batch applied"),
         Arguments.of(Defect.KEYSPACE_PARTS_LOGGED_APART, R7_7, "half a batch applied"),
