@@ -158,17 +158,12 @@ final class Calls {
   }
 
   /**
-   * The failure of {@code op} on a connection that failed under it: {@link
-   * io.kv4j.StoreClosedException} (thrown) if the store was closed meanwhile, since closing it
-   * closes the pool and with it the connection; else {@link #failure}.
+   * The failure of {@code op}, naming the store and the server; {@link
+   * io.kv4j.StoreClosedException} (thrown) instead if the store was closed meanwhile, since closing
+   * it closes the pool and with it every connection a call or cursor was using.
    */
-  StoreIOException failureUnlessClosed(String op, Exception e) {
-    checkOpen.run();
-    return failure(op, e);
-  }
-
-  /** The failure of {@code op}, naming the store and the server. */
   StoreIOException failure(String op, Exception e) {
+    checkOpen.run();
     return new StoreIOException(
         info.describe() + ": " + op + " failed on " + settings.address() + ": " + e.getMessage(),
         e);

@@ -53,7 +53,7 @@ final class JdbcCursor extends io.kv4j.spi.AbstractCursor {
       }
     } catch (SQLException e) {
       release();
-      throw store.calls.failureUnlessClosed("cursor fetch", e);
+      throw store.calls.failure("cursor fetch", e);
     }
   }
 

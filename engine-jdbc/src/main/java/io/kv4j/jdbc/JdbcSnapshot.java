@@ -43,7 +43,7 @@ final class JdbcSnapshot extends AbstractSnapshot {
       try {
         return store.readMany(open(), keys, false);
       } catch (SQLException e) {
-        throw store.calls.failureUnlessClosed("snapshot read of " + keys.size() + " keys", e);
+        throw store.calls.failure("snapshot read of " + keys.size() + " keys", e);
       }
     }
   }
@@ -87,7 +87,7 @@ final class JdbcSnapshot extends AbstractSnapshot {
         }
         return rows;
       } catch (SQLException e) {
-        throw store.calls.failureUnlessClosed("snapshot scan " + range, e);
+        throw store.calls.failure("snapshot scan " + range, e);
       }
     }
   }

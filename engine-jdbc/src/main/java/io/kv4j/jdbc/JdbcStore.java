@@ -386,7 +386,7 @@ final class JdbcStore extends AbstractStore {
       c = null;
       return snap;
     } catch (SQLException e) {
-      throw calls.failureUnlessClosed("snapshot", e);
+      throw calls.failure("snapshot", e);
     } finally {
       SqlServer.closeQuietly(c);
     }

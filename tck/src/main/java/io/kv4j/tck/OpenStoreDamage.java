@@ -187,6 +187,7 @@ final class OpenStoreDamage {
       return null;
     }
     DamageWorker.DataSet data = DamageWorker.DataSet.of(seed);
+    String scanned = what + ": verify()" + through + " passed, and a full scan" + through;
     try (Cursor c = s.scan(KeyRange.all())) {
       while (c.hasNext()) {
         Entry e = c.next();
@@ -195,11 +196,7 @@ final class OpenStoreDamage {
           fail(
               RuleGroup.rule(
                   id,
-                  what
-                      + ": verify()"
-                      + through
-                      + " passed, and a full scan"
-                      + through
+                  scanned
                       + " returned key "
                       + DamageWorker.name(e.key())
                       + (want == null
@@ -219,14 +216,7 @@ final class OpenStoreDamage {
       fail(
           RuleGroup.rule(
               id,
-              what
-                  + ": verify()"
-                  + through
-                  + " passed, and a full scan"
-                  + through
-                  + " threw "
-                  + e
-                  + " (damage must be reported as StoreCorruptedException)"));
+              scanned + " threw " + e + " (damage must be reported as StoreCorruptedException)"));
     }
     return null;
   }
