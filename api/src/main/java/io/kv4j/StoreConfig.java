@@ -33,6 +33,12 @@ import java.util.stream.Collectors;
  * create-if-missing} ({@code true}), {@code read-only} ({@code false}). Every other key is an
  * engine option; unknown keys are rejected with the list of valid ones, and bad values name the
  * key, the value and what is expected.
+ *
+ * <p>The engine is looked up among those {@link Stores} found, except in a config started with
+ * {@link #builderFor(StoreProvider)} or {@link #parse(String, StoreProvider)}: that one is
+ * validated against, and opened by, the provider it was given, registered or not (a tool's own
+ * engines stay out of the registry every application sees). A config keeps its {@link #provider()}
+ * through {@link #toBuilder()} and {@link #withPath(Path)}; it is not part of equality.
  */
 public final class StoreConfig {
   /** The prefix of kv4j keys in a properties file. */
@@ -52,9 +58,11 @@ public final class StoreConfig {
   private final boolean readOnly;
   private final Map<String, String> options;
   private final Map<String, Object> parsed;
+  private final StoreProvider provider;
 
-  private StoreConfig(Builder b, Map<String, Object> parsed) {
+  private StoreConfig(Builder b, StoreProvider provider, Map<String, Object> parsed) {
     this.engine = b.engine;
+    this.provider = provider;
     this.path = b.path;
     this.durability = b.durability;
     this.createIfMissing = b.createIfMissing;
@@ -70,7 +78,20 @@ public final class StoreConfig {
    * @return a builder
    */
   public static Builder builder(String engine) {
-    return new Builder(engine);
+    return new Builder(engine, null);
+  }
+
+  /**
+   * Starts a config for a given engine, registered with {@link Stores} or not: it is validated
+   * against {@code provider}'s options, and {@link Stores#open(StoreConfig)} opens it with {@code
+   * provider}.
+   *
+   * @param provider the engine; its id becomes the config's {@link #engine()}
+   * @return a builder
+   */
+  public static Builder builderFor(StoreProvider provider) {
+    Objects.requireNonNull(provider, "provider");
+    return new Builder(provider.id(), provider);
   }
 
   /**
@@ -82,6 +103,26 @@ public final class StoreConfig {
    * @throws IllegalArgumentException if the URI is malformed or names an unknown engine or option
    */
   public static StoreConfig parse(String uri) {
+    return fromUri(uri, null);
+  }
+
+  /**
+   * Parses a URI as {@link #parse(String)} does, for a given engine, registered with {@link Stores}
+   * or not (see {@link #builderFor(StoreProvider)}).
+   *
+   * @param uri the URI; its engine is {@code provider}'s id or one of its aliases
+   * @param provider the engine
+   * @return the validated config
+   * @throws IllegalArgumentException if the URI is malformed, names another engine, or an option is
+   *     unknown or invalid
+   */
+  public static StoreConfig parse(String uri, StoreProvider provider) {
+    Objects.requireNonNull(provider, "provider");
+    return fromUri(uri, provider);
+  }
+
+  /** Parses a URI for {@code provider}, or for the registry's engine when it is null. */
+  private static StoreConfig fromUri(String uri, StoreProvider provider) {
     Objects.requireNonNull(uri, "uri");
     int colon = uri.indexOf(':');
     if (colon <= 0) {
@@ -90,7 +131,14 @@ public final class StoreConfig {
               + uri
               + "' has no engine: expected engine:path?key=value, e.g. hashlog:/data");
     }
-    Builder b = builder(uri.substring(0, colon));
+    String engine = uri.substring(0, colon);
+    Builder b = new Builder(engine, provider);
+    if (provider != null
+        && !provider.id().equals(b.engine)
+        && !provider.aliases().contains(b.engine)) {
+      throw new IllegalArgumentException(
+          "store URI '" + uri + "' names engine '" + engine + "', not '" + provider.id() + "'");
+    }
     String rest = uri.substring(colon + 1);
     int q = rest.indexOf('?');
     String pathPart = q < 0 ? rest : rest.substring(0, q);
@@ -234,6 +282,17 @@ public final class StoreConfig {
   }
 
   /**
+   * The engine this config was validated against, and that {@link Stores#open(StoreConfig)} opens
+   * it with: the one given to {@link #builderFor(StoreProvider)} or {@link #parse(String,
+   * StoreProvider)}, else the one {@link Stores#provider(String)} found for {@link #engine()}.
+   *
+   * @return the provider
+   */
+  public StoreProvider provider() {
+    return provider;
+  }
+
+  /**
    * A copy with a different path, for tools that open one configuration in several places.
    *
    * @param newPath the new path
@@ -250,7 +309,10 @@ public final class StoreConfig {
    */
   public Builder toBuilder() {
     Builder b =
-        builder(engine).durability(durability).createIfMissing(createIfMissing).readOnly(readOnly);
+        new Builder(engine, provider)
+            .durability(durability)
+            .createIfMissing(createIfMissing)
+            .readOnly(readOnly);
     if (path != null) {
       b.path(path);
     }
@@ -364,18 +426,20 @@ public final class StoreConfig {
    */
   public static final class Builder {
     private final String engine;
+    private final StoreProvider given; // null: the registry's engine of that id
     private Path path;
     private Durability durability = Durability.SYNC;
     private boolean createIfMissing = true;
     private boolean readOnly;
     private final Map<String, String> options = new TreeMap<>();
 
-    private Builder(String engine) {
+    private Builder(String engine, StoreProvider given) {
       Objects.requireNonNull(engine, "engine");
       if (engine.isBlank()) {
         throw new IllegalArgumentException("engine id is blank");
       }
       this.engine = engine.trim().toLowerCase(Locale.ROOT);
+      this.given = given;
     }
 
     /**
@@ -488,7 +552,7 @@ public final class StoreConfig {
      *     has no path
      */
     public StoreConfig build() {
-      StoreProvider provider = Stores.provider(engine);
+      StoreProvider provider = given != null ? given : Stores.provider(engine);
       Map<String, OptionSpec<?>> specs = new TreeMap<>();
       for (OptionSpec<?> s : provider.options()) {
         specs.put(s.name(), s);
@@ -511,7 +575,7 @@ public final class StoreConfig {
         throw new IllegalArgumentException(
             "engine '" + provider.id() + "' stores data on disk and needs a path");
       }
-      return new StoreConfig(this, Collections.unmodifiableMap(parsed));
+      return new StoreConfig(this, provider, Collections.unmodifiableMap(parsed));
     }
 
     private static String validKeys(Map<String, OptionSpec<?>> specs) {

@@ -143,7 +143,7 @@ public final class StoreCopy {
     SalvageWriter w = new SalvageWriter(to, options, start);
     List<DamagedRegion> damage;
     try {
-      damage = List.copyOf(Stores.provider(from.engine()).salvage(source, w::entry));
+      damage = List.copyOf(from.provider().salvage(source, w::entry));
       w.flushAll();
     } finally {
       w.closeKeyspaces();

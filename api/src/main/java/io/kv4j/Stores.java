@@ -46,14 +46,15 @@ public final class Stores {
   private Stores() {}
 
   /**
-   * Opens a store.
+   * Opens a store with the engine of its config ({@link StoreConfig#provider()}): the one found
+   * here for its id, or the one the config was given.
    *
    * @param config what to open
    * @return the open store
    */
   public static Store open(StoreConfig config) {
     Objects.requireNonNull(config, "config");
-    return provider(config.engine()).open(config);
+    return config.provider().open(config);
   }
 
   /**
