@@ -152,7 +152,8 @@ final class HashLogStore extends AbstractStore {
     try {
       Path real = directory.path();
       if (config.readOnly()) {
-        Opening.refuseLiveWriter(real);
+        // A keyspace is written only by a writer of its store, which holds the store's lock.
+        Opening.refuseLiveWriter(parent == null ? real : parent.dir);
       }
       Set<Feature> f = EnumSet.copyOf(features);
       if (!options.verifyOnRead()) {
@@ -165,6 +166,13 @@ final class HashLogStore extends AbstractStore {
       s.parent = parent;
       s.keyspace = keyspace;
       s.opening.recover();
+      if (parent != null) {
+        // The store's lock covers its keyspaces: a keyspace's sub-store holds the lock of its own
+        // directory only while it opens (its identity checked, recorded once its files are), so
+        // that an open keyspace costs no descriptor for it. Its directory is no store of its own
+        // (Keyspaces.refuseKeyspaceDirectory), and the only way to it is through the store.
+        directory.close();
+      }
       if (!config.readOnly()) {
         if (parent == null) {
           // One sealer thread and one compaction pool serve the store and all its keyspaces.

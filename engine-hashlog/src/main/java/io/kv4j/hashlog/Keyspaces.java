@@ -33,8 +33,10 @@ import java.util.stream.Stream;
  *       before it leaves the keyspace whole.
  *   <li><b>Open</b>: sub-stores are opened on first use (a handle, a backup, {@code verify}, {@code
  *       compact}) and stay open until the store closes or drops them. The store's own directory
- *       lock covers them: a keyspace directory opened as a store of its own is refused ({@link
- *       #refuseKeyspaceDirectory}).
+ *       lock covers them: a keyspace's sub-store holds its own directory's lock only while it
+ *       opens, so an open keyspace costs one descriptor (its active segment's), not two; a keyspace
+ *       directory opened as a store of its own is refused ({@link #refuseKeyspaceDirectory}), and a
+ *       read-only store opens a keyspace only while no writer holds the store's lock.
  * </ul>
  *
  * <p>Anything else in {@code keyspaces/} (a file, a directory with an invalid name) fails the open
@@ -69,8 +71,9 @@ final class Keyspaces {
 
   /**
    * Refuses a directory that is a keyspace of a hashlog store ({@code <store>/keyspaces/<name>}):
-   * opened on its own it would escape the store's lock, and a drop or the store's compaction could
-   * happen under it.
+   * opened on its own it would escape the store's lock (the only lock covering an open keyspace),
+   * and a drop or the store's writes could happen under it. Told by the place, not by a lock, so it
+   * holds whether or not the store is open, in this process or another.
    */
   static void refuseKeyspaceDirectory(Path given) {
     Path real;

@@ -194,6 +194,37 @@ class KeyspaceTest {
   }
 
   @Test
+  void readOnlyStore_opensNoKeyspaceWhileAWriterHoldsTheStore() {
+    Path dir = tmp.resolve("s");
+    try (Store s = TestStores.open(dir, Durability.SYNC)) {
+      s.keyspace("x").put(bytes("k"), bytes("x1"));
+      s.keyspace("y").put(bytes("k"), bytes("y1"));
+      s.keyspace("z").put(bytes("k"), bytes("z1"));
+    }
+    try (Store r =
+        HashLogProvider.open(
+            TestStores.config(dir, Durability.SYNC).readOnly(true).build(),
+            HashLogProvider.seededHasher(42))) {
+      assertThat(r.keyspace("x").get(bytes("k"))).isEqualTo(bytes("x1"));
+      try (Store w = TestStores.open(dir, Durability.SYNC)) {
+        // The writer holds the store's lock, which is the only lock covering its keyspaces: "y",
+        // opened by the writer, and "z", which it could open at any moment, are both refused.
+        w.keyspace("y").put(bytes("k"), bytes("y2"));
+        for (String n : List.of("y", "z")) {
+          assertThatThrownBy(() -> r.keyspace(n))
+              .as("keyspace %s", n)
+              .isInstanceOf(StoreLockedException.class)
+              .hasMessageContaining("open for writing");
+        }
+      }
+      assertThat(r.keyspace("y").get(bytes("k")))
+          .as("once the writer closed")
+          .isEqualTo(bytes("y2"));
+      assertThat(r.keyspace("z").get(bytes("k"))).isEqualTo(bytes("z1"));
+    }
+  }
+
+  @Test
   void dropRacingReadsAndWrites_endsThemWithClosedErrors_otherKeyspacesGoOn() throws Exception {
     Path dir = tmp.resolve("s");
     try (Store s = TestStores.open(dir, Durability.BUFFERED, "segment-size", "64KiB")) {

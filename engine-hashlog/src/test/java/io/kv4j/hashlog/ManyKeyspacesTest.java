@@ -4,17 +4,27 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kv4j.Durability;
 import io.kv4j.Store;
+import io.kv4j.spi.DirectoryLock;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A store's keyspaces share its background threads: one sealer and one compactor pool serve the
  * store and every keyspace, so the engine's threads do not grow with the number of keyspaces, and
- * closing the store ends them all.
+ * closing the store ends them all. They share its directory lock too: an open keyspace holds one
+ * descriptor (its active segment's), none for a lock of its own.
  */
 final class ManyKeyspacesTest {
   private static final int KEYSPACES = 500;
+
+  /** Descriptors a store may hold for a moment besides its segments (a hint or manifest write). */
+  private static final int SLACK = 8;
 
   @TempDir Path tmp;
 
@@ -24,9 +34,71 @@ final class ManyKeyspacesTest {
         .count();
   }
 
+  /**
+   * What the open descriptors of this process under {@code dir} point to (from /proc/self/fd; the
+   * JVM's own and those of other tests are elsewhere).
+   */
+  private static List<String> descriptorsUnder(Path dir) throws IOException {
+    String d = dir.toRealPath().toString();
+    List<String> out = new ArrayList<>();
+    try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+      for (Path fd : (Iterable<Path>) s::iterator) {
+        try {
+          String target = Files.readSymbolicLink(fd).toString();
+          if (target.startsWith(d)) {
+            out.add(target);
+          }
+        } catch (IOException gone) {
+          // closed between the listing and the read (the listing's own descriptor, for one)
+        }
+      }
+    }
+    return out;
+  }
+
   private HashLogStore open(Path dir) {
     return TestStores.open(
         dir, Durability.BUFFERED, "segment-size", "65536", "compaction-threads", "2");
+  }
+
+  @Test
+  void fiveHundredKeyspaces_holdOneDescriptorEach_noLockOfTheirOwn() throws IOException {
+    Path dir = tmp.resolve("store");
+    try (HashLogStore s = open(dir)) {
+      int root = descriptorsUnder(dir).size();
+      for (int i = 0; i < KEYSPACES; i++) {
+        try (Store k = s.keyspace("k" + i)) {
+          k.put(TestStores.bytes("key"), TestStores.bytes("value " + i));
+        }
+      }
+      List<String> with = descriptorsUnder(dir);
+      // Before keyspaces shared the store's lock, each held two: +1,000 here.
+      assertThat(with.size() - root)
+          .as(
+              "descriptors under the store with %d keyspaces (the store alone: %d)",
+              KEYSPACES, root)
+          .isLessThanOrEqualTo(KEYSPACES + SLACK);
+      assertThat(with)
+          .as("lock files held open inside keyspaces/")
+          .noneMatch(
+              t ->
+                  t.contains("/" + Keyspaces.DIR_NAME + "/")
+                      && t.endsWith(DirectoryLock.FILE_NAME));
+    }
+    assertThat(descriptorsUnder(dir)).as("descriptors left after close").isEmpty();
+    try (HashLogStore s = open(dir)) {
+      int root = descriptorsUnder(dir).size();
+      for (int i = 0; i < KEYSPACES; i++) {
+        try (Store k = s.keyspace("k" + i)) {
+          assertThat(k.get(TestStores.bytes("key")))
+              .as("keyspace k%d after reopen", i)
+              .isEqualTo(TestStores.bytes("value " + i));
+        }
+      }
+      assertThat(descriptorsUnder(dir).size() - root)
+          .as("descriptors under the reopened store with %d keyspaces read", KEYSPACES)
+          .isLessThanOrEqualTo(KEYSPACES + SLACK);
+    }
   }
 
   @Test
