@@ -1,7 +1,6 @@
 package io.kv4j.tck;
 
 import io.kv4j.Store;
-import io.kv4j.Stores;
 import io.kv4j.WriteBatch;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +42,7 @@ public final class BatchCrashWorker {
     long seed = Long.parseLong(args[1]);
     boolean spaces = args[2].equals("keyspaces");
     PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-    try (Store s = Stores.open(uri)) {
+    try (Store s = GivenEngine.open(uri)) {
       out.println("ready");
       out.flush();
       // The parent kills this JVM within seconds; the limit only stops an orphan whose parent died.

@@ -2,7 +2,6 @@ package io.kv4j.tck;
 
 import io.kv4j.Feature;
 import io.kv4j.Store;
-import io.kv4j.Stores;
 import io.kv4j.WriteBatch;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -30,7 +29,7 @@ public final class CrashWorker {
     String uri = args[0];
     long seed = Long.parseLong(args[1]);
     PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-    try (Store s = Stores.open(uri)) {
+    try (Store s = GivenEngine.open(uri)) {
       boolean batches = s.info().has(Feature.ATOMIC_BATCH);
       out.println("ready");
       out.flush();

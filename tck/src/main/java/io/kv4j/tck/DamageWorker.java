@@ -6,7 +6,6 @@ import io.kv4j.KeyRange;
 import io.kv4j.Store;
 import io.kv4j.StoreCorruptedException;
 import io.kv4j.StoreException;
-import io.kv4j.Stores;
 import io.kv4j.WriteBatch;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -89,7 +88,7 @@ public final class DamageWorker {
   private static String runCase(String uri, String kind, DataSet data) {
     Store s;
     try {
-      s = Stores.open(uri);
+      s = GivenEngine.open(uri);
     } catch (StoreException e) {
       return "open-failed " + e.getClass().getName() + " " + e.getMessage();
     } catch (Throwable t) {

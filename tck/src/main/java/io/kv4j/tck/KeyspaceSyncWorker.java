@@ -1,7 +1,6 @@
 package io.kv4j.tck;
 
 import io.kv4j.Store;
-import io.kv4j.Stores;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
@@ -27,7 +26,7 @@ public final class KeyspaceSyncWorker {
     String uri = args[0];
     long seed = Long.parseLong(args[1]);
     PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-    try (Store s = Stores.open(uri)) {
+    try (Store s = GivenEngine.open(uri)) {
       Store ks = s.keyspace(KEYSPACE);
       out.println("ready");
       out.flush();

@@ -2,7 +2,6 @@ package io.kv4j.tck;
 
 import io.kv4j.Store;
 import io.kv4j.StoreLockedException;
-import io.kv4j.Stores;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
@@ -22,7 +21,7 @@ public final class LockProbe {
    */
   public static void main(String[] args) {
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-    try (Store s = Stores.open(args[0])) {
+    try (Store s = GivenEngine.open(args[0])) {
       out.println("opened " + s.info().location());
     } catch (StoreLockedException e) {
       out.println("locked " + e.getMessage());

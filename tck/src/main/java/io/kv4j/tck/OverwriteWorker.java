@@ -1,7 +1,6 @@
 package io.kv4j.tck;
 
 import io.kv4j.Store;
-import io.kv4j.Stores;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -61,7 +60,7 @@ public final class OverwriteWorker {
     String uri = args[0];
     long seed = Long.parseLong(args[1]);
     MappedByteBuffer acks = map(Path.of(args[2]));
-    try (Store s = Stores.open(uri)) {
+    try (Store s = GivenEngine.open(uri)) {
       Thread[] threads = new Thread[THREADS];
       for (int t = 0; t < THREADS; t++) {
         int thread = t;

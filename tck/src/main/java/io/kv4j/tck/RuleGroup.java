@@ -462,6 +462,8 @@ abstract class RuleGroup {
     return ChildProcess.java(main, args)
         .prefix(prefix)
         .jvmOptions(childJvmOptions())
+        // An engine the registry does not hold: the child makes its provider from the class name.
+        .jvmOptions(GivenEngine.childOptions(kit.provider()))
         // A JVM crash report goes where the kit's report goes and outlives the test's temporary
         // directory; never into the working directory (an engine module's sources under Maven).
         .jvmOptions("-XX:ErrorFile=" + crashReport("%p"))

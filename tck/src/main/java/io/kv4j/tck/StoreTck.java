@@ -27,7 +27,9 @@ import java.nio.file.Path;
  *
  * <p>The config is used, not an object: the crash and damage rules open the engine in a child JVM
  * from {@link StoreConfig#toUri()}, on this JVM's classpath and with its module flags (see {@code
- * childJvmOptions()}).
+ * childJvmOptions()}). A config of an engine the registry of {@code Stores} does not hold ({@link
+ * StoreConfig#builderFor}) also reaches them: the child makes its provider from the class name,
+ * with its public no-argument constructor.
  *
  * <p>How deep and how long the kit runs (operations, threads, crash rounds, keys, the seed, time
  * limits) and whether the engine's data lives in files under its path are its {@link

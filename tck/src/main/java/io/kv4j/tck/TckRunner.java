@@ -2,6 +2,7 @@ package io.kv4j.tck;
 
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
+import io.kv4j.spi.StoreProvider;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,17 +40,26 @@ import org.junit.platform.launcher.core.LauncherFactory;
  * option ({@code kv4j tck --seed 5}) is not lost to a property it did not see. A tool that wants
  * the properties applies them itself ({@code env.withOverrides(System::getProperty)}); a run given
  * no environment runs in the defaults with the properties applied.
+ *
+ * <p>{@link #forProvider(StoreProvider, String)} runs an engine the registry of {@link
+ * io.kv4j.Stores} does not hold (a tool's own provider, kept out of the registry every application
+ * sees): the rules make the provider from its class with its public no-argument constructor (as
+ * {@link java.util.ServiceLoader} would), and so do the child JVMs of the crash, damage and lock
+ * rules, which get the class name in the system property {@value UriTck#PROVIDER} beside the config
+ * URI and open the URI with that provider instead of looking its engine up.
  */
 public final class TckRunner {
   private final String uri;
+  private final String providerClass; // blank: the URI's engine is the registry's
   private TckEnvironment environment; // null: the defaults with the kit's system properties
   private Path reportDir = Path.of("target", "kv4j-tck");
   private final List<String> childJvmOptions = new ArrayList<>();
   private final List<TestExecutionListener> listeners = new ArrayList<>();
   private RuleSelection rules; // null: every rule
 
-  private TckRunner(String uri) {
+  private TckRunner(String uri, String providerClass) {
     this.uri = uri;
+    this.providerClass = providerClass;
   }
 
   /**
@@ -63,7 +73,28 @@ public final class TckRunner {
   public static TckRunner forUri(String uri) {
     Objects.requireNonNull(uri, "uri");
     UriTck.config(uri, Path.of("kv4j-tck-check"), io.kv4j.Durability.SYNC); // fails early
-    return new TckRunner(uri);
+    return new TckRunner(uri, "");
+  }
+
+  /**
+   * A run against an engine given by its provider, which the registry need not hold. The rules and
+   * the child JVMs make their own provider of the same class with its public no-argument
+   * constructor (providers are stateless), so the class must be on this JVM's class path.
+   *
+   * @param provider the engine; a public class with a public no-argument constructor
+   * @param uri the engine's id (or an alias) and its options, such as {@code mapdb:?cache-size=64};
+   *     its path is ignored
+   * @return a runner to configure, then {@link #run()}
+   * @throws IllegalArgumentException if the provider's class cannot be made that way, or the URI
+   *     names another engine or an invalid option
+   */
+  public static TckRunner forProvider(StoreProvider provider, String uri) {
+    Objects.requireNonNull(provider, "provider");
+    Objects.requireNonNull(uri, "uri");
+    String className = provider.getClass().getName();
+    StoreProvider made = GivenEngine.load(className); // fails early, as the rules would
+    UriTck.config(uri, made, Path.of("kv4j-tck-check"), io.kv4j.Durability.SYNC);
+    return new TckRunner(uri, className);
   }
 
   /**
@@ -182,6 +213,8 @@ public final class TckRunner {
             .selectors(selectClass(UriTck.class))
             .configurationParameter("junit.jupiter.extensions.autodetection.enabled", "false")
             .configurationParameter(UriTck.PROPERTY, uri)
+            // Blank for a registry engine, so a -Dkv4j.tck.provider of this JVM changes nothing.
+            .configurationParameter(UriTck.PROVIDER, providerClass)
             .configurationParameter(TckReport.REPORT_DIR, reportDir.toString())
             .configurationParameter(UriTck.CHILD_JVM_OPTIONS, String.join(" ", extra))
             .configurationParameters(settings);

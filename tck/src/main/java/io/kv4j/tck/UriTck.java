@@ -2,6 +2,7 @@ package io.kv4j.tck;
 
 import io.kv4j.Durability;
 import io.kv4j.StoreConfig;
+import io.kv4j.spi.StoreProvider;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,6 +18,11 @@ import java.util.List;
  * manifest carries the flags ({@code Add-Opens}, {@code Enable-Native-Access}), those flags are not
  * on the command line, so this class adds the ones the bundled engines need, plus any listed (space
  * separated) in the system property {@value #CHILD_JVM_OPTIONS}.
+ *
+ * <p>An engine the registry of {@link io.kv4j.Stores} does not hold is named by its provider class
+ * in {@value #PROVIDER} (what {@link TckRunner#forProvider} sets): the rules make the provider with
+ * its public no-argument constructor and open the URI's engine with it, and so do the child JVMs,
+ * which get the class name as that system property.
  */
 public final class UriTck extends StoreTck {
   /** The system property holding the engine URI. */
@@ -25,12 +31,21 @@ public final class UriTck extends StoreTck {
   /** The system property holding extra JVM options (space separated) for the crash rules. */
   public static final String CHILD_JVM_OPTIONS = "kv4j.tck.childJvmOptions";
 
+  /**
+   * The system property holding the class of the engine's provider, for an engine the registry does
+   * not hold; blank or absent: the URI's engine is looked up in the registry.
+   */
+  public static final String PROVIDER = "kv4j.tck.provider";
+
   /** Created by JUnit. */
   public UriTck() {}
 
   @Override
   protected StoreConfig config(Path directory, Durability durability) {
-    return config(parameter(PROPERTY), directory, durability);
+    String className = parameter(PROVIDER);
+    StoreProvider given =
+        className == null || className.isBlank() ? null : GivenEngine.load(className.trim());
+    return config(parameter(PROPERTY), given, directory, durability);
   }
 
   /**
@@ -45,6 +60,12 @@ public final class UriTck extends StoreTck {
    * @throws IllegalArgumentException if the engine is unknown or an option is invalid
    */
   public static StoreConfig config(String uri, Path directory, Durability durability) {
+    return config(uri, null, directory, durability);
+  }
+
+  /** As {@link #config(String, Path, Durability)}, for {@code given} when not null. */
+  static StoreConfig config(
+      String uri, StoreProvider given, Path directory, Durability durability) {
     if (uri == null || uri.isBlank()) {
       throw new IllegalStateException("system property " + PROPERTY + " names no engine URI");
     }
@@ -53,10 +74,9 @@ public final class UriTck extends StoreTck {
     int q = uri.indexOf('?');
     String query = q < 0 ? "" : uri.substring(q);
     // Parse with a placeholder path (persistent engines need one), then use the rule's directory.
-    return StoreConfig.parse(engine + ":/kv4j-tck-placeholder" + query).toBuilder()
-        .path(directory)
-        .durability(durability)
-        .build();
+    String placeholder = engine + ":/kv4j-tck-placeholder" + query;
+    return (given == null ? StoreConfig.parse(placeholder) : StoreConfig.parse(placeholder, given))
+        .toBuilder().path(directory).durability(durability).build();
   }
 
   /**

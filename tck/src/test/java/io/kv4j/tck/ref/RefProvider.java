@@ -126,6 +126,18 @@ public class RefProvider implements StoreProvider {
     }
   }
 
+  /**
+   * {@code ref-unlisted}: {@code ref} with every feature, in no {@code META-INF/services} file, so
+   * the registry of {@code Stores} never holds it: the kit runs it only through {@code
+   * TckRunner.forProvider}.
+   */
+  public static final class Unlisted extends RefProvider {
+    /** For the kit, which makes it from its class name. */
+    public Unlisted() {
+      super("ref-unlisted", FEATURES);
+    }
+  }
+
   @Override
   public String id() {
     return id;
