@@ -26,7 +26,8 @@ import java.util.SplittableRandom;
  * (default true), {@code initial-index-capacity} (keys, default 1024), {@code
  * compaction-garbage-threshold} (fraction, default 0.4), {@code compaction-rate-limit} (bytes/s,
  * default 0 = unlimited), {@code compaction-threads} (default 1), {@code preload} (default false),
- * {@code backup-hard-links} (default false: a backup copies every file).
+ * {@code backup-hard-links} (default false: a backup copies every file), {@code max-open-files}
+ * (default 1000: keyspaces whose active segment keeps its file open).
  */
 public final class HashLogProvider implements StoreProvider {
   static final Limits LIMITS = new Limits(RecordCodec.MAX_KEY, RecordCodec.MAX_VALUE);
@@ -112,6 +113,18 @@ public final class HashLogProvider implements StoreProvider {
           "Background compaction threads; 0 disables background compaction (and write"
               + " throttling), leaving only explicit compaction.");
 
+  static final OptionSpec<Integer> MAX_OPEN_FILES =
+      OptionSpec.integer(
+          "max-open-files",
+          1000,
+          1,
+          1 << 20,
+          "files",
+          "Most keyspaces whose active segment keeps its file open at once: beyond it the file of"
+              + " the least recently written one is closed and opened again by its next write."
+              + " Bounds the descriptors a store with many keyspaces holds; the store's own files"
+              + " and those of work in progress are not counted.");
+
   /** Creates the provider; called by {@link java.util.ServiceLoader}. */
   public HashLogProvider() {}
 
@@ -146,7 +159,8 @@ public final class HashLogProvider implements StoreProvider {
         COMPACTION_RATE,
         COMPACTION_THREADS,
         PRELOAD,
-        BACKUP_HARD_LINKS);
+        BACKUP_HARD_LINKS,
+        MAX_OPEN_FILES);
   }
 
   @Override
@@ -196,6 +210,7 @@ public final class HashLogProvider implements StoreProvider {
                 config.get(COMPACTION_THREADS)),
             config.get(PRELOAD),
             config.get(BACKUP_HARD_LINKS),
+            config.get(MAX_OPEN_FILES),
             storage,
             replay));
   }

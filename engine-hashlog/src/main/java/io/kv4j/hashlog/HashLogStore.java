@@ -56,6 +56,7 @@ final class HashLogStore extends AbstractStore {
       Compactor.Settings compaction,
       boolean preload,
       boolean backupHardLinks,
+      int maxOpenFiles,
       Storage storage,
       HintReplay.Sizes replaySizes) {}
 
@@ -81,6 +82,8 @@ final class HashLogStore extends AbstractStore {
   // The background threads of a writable store, which its keyspaces share (null otherwise).
   private Workers sealing;
   private Workers compacting;
+  // The bound on the keyspaces' open files of a writable store, which its keyspaces share.
+  private OpenFiles openFiles;
 
   private HashLogStore(StoreInfo info, StoreDirectory directory, Options options) {
     super(info);
@@ -165,6 +168,13 @@ final class HashLogStore extends AbstractStore {
       s = new HashLogStore(info, directory, options);
       s.parent = parent;
       s.keyspace = keyspace;
+      if (!config.readOnly()) {
+        if (parent == null) {
+          s.openFiles = new OpenFiles(options.maxOpenFiles());
+        } else {
+          s.log.files = parent.openFiles; // before recovery opens its active segment
+        }
+      }
       s.opening.recover();
       if (parent != null) {
         // The store's lock covers its keyspaces: a keyspace's sub-store holds the lock of its own
@@ -517,6 +527,11 @@ final class HashLogStore extends AbstractStore {
     return segments.active;
   }
 
+  /** The bound on the keyspaces' open files (tests); null unless a writable store's. */
+  OpenFiles openFiles() {
+    return openFiles;
+  }
+
   /**
    * Segments whose hint was written while {@code verify()} checked them as the active segment
    * (tests).
@@ -563,6 +578,9 @@ final class HashLogStore extends AbstractStore {
     try {
       segments.closeAll();
     } finally {
+      if (log.files != null) {
+        log.files.closed(log);
+      }
       directory.close();
     }
   }

@@ -52,6 +52,15 @@ final class Segment {
   private final Storage storage;
   private volatile Storage.File file;
 
+  /**
+   * Active, with its descriptor closed to bound the store's open files ({@link #park}): the next
+   * call that needs the file opens it again ({@link #openFile}). Changed under {@link #mapLock}.
+   */
+  private volatile boolean parked;
+
+  // Set when openFile opened a parked file again; writer-owned (takeReopened).
+  private boolean reopened;
+
   /** Bytes of valid data (header included); records are only read below it. */
   volatile int end;
 
@@ -490,7 +499,7 @@ final class Segment {
   void allocateAhead() {
     synchronized (mapLock) {
       int target = chunkEnd((long) end + ALLOCATION_STEP);
-      if (phase != Phase.ACTIVE || target <= allocated) {
+      if (phase != Phase.ACTIVE || parked || target <= allocated) { // parked: the writer allocates
         return;
       }
       try {
@@ -529,7 +538,7 @@ final class Segment {
 
   /** Writes zeros over {@code [from, to)}, one {@code writev(2)} per {@link #CHUNK} it touches. */
   private void writeZeros(int from, int to) throws IOException {
-    Storage.File f = file;
+    Storage.File f = openFile();
     if (f == null) {
       throw new IOException("segment " + path + " is sealed");
     }
@@ -570,6 +579,9 @@ final class Segment {
   private void write(long position, byte[] src, int off, int len) throws IOException {
     Storage.File f = file;
     if (f == null) {
+      f = openFile();
+    }
+    if (f == null) {
       throw new IOException("segment " + path + " is sealed");
     }
     if (filePointer != position) { // appends are sequential: usually no lseek(2) needed
@@ -588,7 +600,7 @@ final class Segment {
   boolean force() throws IOException {
     Storage.File f = file;
     if (f == null) {
-      return false;
+      return parked && forceByPath();
     }
     try {
       holdsDurable = true;
@@ -598,8 +610,82 @@ final class Segment {
       if (phase != Phase.ACTIVE) {
         return false;
       }
+      if (file != f) {
+        // Parked (and perhaps reopened) while this forced: its descriptor was closed under the
+        // force, which did not run or not to the end. The file's data is forced all the same.
+        return forceByPath();
+      }
       throw e;
     }
+  }
+
+  /**
+   * Forces the file through a descriptor of its own (a force covers the file, whichever descriptor
+   * wrote it): for a parked active segment, whose writes are not to be forced any later.
+   */
+  private boolean forceByPath() throws IOException {
+    holdsDurable = true;
+    try (Storage.File ch = storage.open(path, Storage.Mode.READ)) {
+      ch.force();
+    }
+    return true;
+  }
+
+  /**
+   * Closes the active segment's descriptor, to bound the descriptors of a store with many
+   * keyspaces; the next call that needs the file (a write, an allocation, the seal, the close, a
+   * force) opens it again through the {@link Storage}. Nothing is forced: whatever was written is
+   * in the page cache, which a closed descriptor does not drop, and a later force of the file (a
+   * SYNC write's group commit, a {@code sync()}) covers it through whichever descriptor it uses.
+   * The mapping stays valid (see {@link Storage.File#map}): readers and BUFFERED stores below the
+   * allocated end go on without the file. Caller holds the writer lock, so no write is half done.
+   *
+   * @return whether the descriptor was closed (false: not active, or parked already)
+   */
+  synchronized boolean park() throws IOException {
+    synchronized (mapLock) {
+      Storage.File f = file;
+      if (f == null || phase != Phase.ACTIVE || staged > 0) {
+        return false;
+      }
+      file = null;
+      parked = true;
+      filePointer = -1;
+      f.close();
+      return true;
+    }
+  }
+
+  /**
+   * The file's descriptor: a parked segment's is opened again (read-write, through the {@link
+   * Storage}); null once sealed or closed.
+   */
+  private Storage.File openFile() throws IOException {
+    Storage.File f = file;
+    if (f != null || !parked) {
+      return f;
+    }
+    synchronized (mapLock) {
+      f = file;
+      if (f == null && parked) {
+        f = storage.open(path, Storage.Mode.READ_WRITE);
+        filePointer = -1;
+        file = f;
+        parked = false;
+        reopened = true;
+      }
+      return f;
+    }
+  }
+
+  /**
+   * Whether the file was opened again since the last call. Writer only: every caller of {@link
+   * #openFile} holds the writer lock (the sealer's allocation ahead skips a parked segment).
+   */
+  boolean takeReopened() {
+    boolean r = reopened;
+    reopened = false;
+    return r;
   }
 
   /** Truncates the file to its data, forces it and closes the descriptor. */
@@ -613,7 +699,7 @@ final class Segment {
    * marks the segment sealed. The descriptor stays open for {@link #forceAndClose}.
    */
   synchronized void finish() throws IOException {
-    Storage.File f = file;
+    Storage.File f = openFile();
     if (f == null || isSealed()) {
       return;
     }
@@ -672,7 +758,7 @@ final class Segment {
   /** Cuts the file to {@code length} (after recovery found a torn tail there). */
   synchronized void truncateTo(int length) throws IOException {
     synchronized (mapLock) {
-      file.truncate(length);
+      openFile().truncate(length);
       filePointer = -1;
       end = length;
       allocated = length;
@@ -681,7 +767,7 @@ final class Segment {
 
   /** Closes without forcing: truncates to the data so the file holds no preallocated tail. */
   synchronized void closeFile() throws IOException {
-    Storage.File f = file;
+    Storage.File f = openFile(); // a parked file too: its sparse tail is cut
     if (f == null) {
       return;
     }

@@ -70,6 +70,15 @@ final class SegmentLog {
 
   private Compactor compactor; // set once by compactWith, before the first write
 
+  /**
+   * The bound on open files this log's active segment counts in: a keyspace's, given the store's
+   * before the open recovers anything; null for the store's own log and read-only stores.
+   */
+  OpenFiles files;
+
+  // Written since the clock of files last passed this log (see OpenFiles).
+  private volatile boolean written;
+
   SegmentLog(
       Segments segments, Index index, StoreState state, Durability durability, int segmentSize) {
     this.segments = segments;
@@ -158,6 +167,9 @@ final class SegmentLog {
     }
     s.flush(); // the record, or the whole batch, in one write(2) when it fits the stage
     s.end = off + (int) size;
+    if (files != null) {
+      wrote(s);
+    }
     keepFlushed(s);
     userBytes.add(size);
     if (batch == null) {
@@ -266,6 +278,50 @@ final class SegmentLog {
       }
     }
     segments.writeLock.lock();
+  }
+
+  /** Notes a write for {@link OpenFiles}, and a descriptor the write opened again. */
+  private void wrote(Segment s) {
+    if (!written) {
+      written = true;
+    }
+    if (s.takeReopened()) {
+      files.opened(this);
+    }
+  }
+
+  /** Whether this log was written since the last call (for the clock of {@link OpenFiles}). */
+  boolean takeWritten() {
+    if (!written) {
+      return false;
+    }
+    written = false;
+    return true;
+  }
+
+  /**
+   * Closes the active segment's descriptor ({@link Segment#park}) unless a write holds the writer
+   * lock, which is only tried: the caller may hold another log's.
+   *
+   * @return whether the active segment holds no descriptor now (false: a write is in flight)
+   */
+  boolean parkIfIdle() {
+    if (!segments.writeLock.tryLock()) {
+      return false;
+    }
+    try {
+      Segment s = segments.active;
+      if (s != null) {
+        try {
+          s.park(); // false when parked already, or closed with the store: no descriptor either
+        } catch (IOException e) {
+          HashLogStore.LOG.log(Level.WARNING, "hashlog: closing " + s.path + " failed", e);
+        }
+      }
+      return true;
+    } finally {
+      segments.writeLock.unlock();
+    }
   }
 
   /** BUFFERED: asks the sealer to allocate the active segment ahead of the writer. */
@@ -382,12 +438,18 @@ final class SegmentLog {
     }
     segments.install(seg);
     segments.active = seg;
+    if (files != null) {
+      files.opened(this);
+    }
   }
 
   /** Makes {@code s}, recovered at open, the active segment. */
   void resume(Segment s) {
     s.writeWith(policy);
     segments.active = s;
+    if (files != null) {
+      files.opened(this);
+    }
   }
 
   // ---------------------------------------------------------------- close

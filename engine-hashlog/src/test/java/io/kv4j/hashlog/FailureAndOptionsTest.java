@@ -125,8 +125,10 @@ class FailureAndOptionsTest {
             "compaction-rate-limit",
             "compaction-threads",
             "preload",
-            "backup-hard-links");
+            "backup-hard-links",
+            "max-open-files");
     assertThat(HashLogProvider.BACKUP_HARD_LINKS.defaultValue()).isFalse();
+    assertThat(HashLogProvider.MAX_OPEN_FILES.defaultValue()).isEqualTo(1000);
     assertThat(HashLogProvider.SEGMENT_SIZE.defaultValue()).isEqualTo(8L << 20);
     assertThat(HashLogProvider.SEGMENT_SIZE.unit()).isEqualTo("bytes");
   }

@@ -12,7 +12,10 @@ import java.nio.file.Path;
  * and drops it, printing {@code ack i} once all of that returned; forever, until killed. Mode
  * {@code drop}: keyspace {@code gone} gets 100 keys, {@code kept} 100 keys, then {@code gone} is
  * dropped and the child parks right after the drop's rename (test hook), printing {@code renamed},
- * until killed.
+ * until killed. Mode {@code rotate} ({@link KeyspaceFilesTest}): with {@code max-open-files=2},
+ * round i puts key i into keyspaces {@code r0} to {@code r5} in turn, so that nearly every write
+ * goes to a keyspace whose active segment's file was closed, printing {@code ack i}, and after
+ * round 20 {@code closes <n>}, the files closed so far; forever, until killed.
  */
 final class KeyspaceCrashChild {
   private KeyspaceCrashChild() {}
@@ -31,6 +34,10 @@ final class KeyspaceCrashChild {
     PrintStream out =
         new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true);
     FaultyStorage storage = new FaultyStorage();
+    if (args[2].equals("rotate")) {
+      rotate(dir, d, out);
+      return;
+    }
     try (Store s = TestStores.open(dir, d, storage, "segment-size", "64KiB")) {
       if (args[2].equals("drop")) {
         Store gone = s.keyspace("gone");
@@ -61,6 +68,27 @@ final class KeyspaceCrashChild {
         t.put(key(i), value("t", i));
         s.dropKeyspace("t" + i);
         out.println("ack " + i);
+      }
+    }
+  }
+
+  /** Keyspaces of mode {@code rotate}. */
+  static final int ROTATED = 6;
+
+  private static void rotate(Path dir, Durability d, PrintStream out) {
+    try (HashLogStore s = TestStores.open(dir, d, "segment-size", "32KiB", "max-open-files", "2")) {
+      Store[] ks = new Store[ROTATED];
+      for (int k = 0; k < ROTATED; k++) {
+        ks[k] = s.keyspace("r" + k);
+      }
+      for (int i = 0; ; i++) {
+        for (int k = 0; k < ROTATED; k++) {
+          ks[k].put(key(i), value("r" + k, i));
+        }
+        out.println("ack " + i);
+        if (i == 20) {
+          out.println("closes " + s.openFiles().closes());
+        }
       }
     }
   }

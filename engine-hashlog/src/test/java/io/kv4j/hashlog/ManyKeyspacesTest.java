@@ -13,18 +13,24 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A store's keyspaces share its background threads: one sealer and one compactor pool serve the
  * store and every keyspace, so the engine's threads do not grow with the number of keyspaces, and
- * closing the store ends them all. They share its directory lock too: an open keyspace holds one
- * descriptor (its active segment's), none for a lock of its own.
+ * closing the store ends them all. They share its directory lock too (an open keyspace holds no
+ * lock descriptor of its own), and its bound on open files: only the {@code max-open-files} most
+ * recently written keyspaces keep their active segment's file open.
  */
 final class ManyKeyspacesTest {
   private static final int KEYSPACES = 500;
 
   /** Descriptors a store may hold for a moment besides its segments (a hint or manifest write). */
   private static final int SLACK = 8;
+
+  /** The bound on the keyspaces' open active segments in the descriptor test. */
+  private static final int MAX_OPEN = 50;
 
   @TempDir Path tmp;
 
@@ -61,10 +67,13 @@ final class ManyKeyspacesTest {
         dir, Durability.BUFFERED, "segment-size", "65536", "compaction-threads", "2");
   }
 
-  @Test
-  void fiveHundredKeyspaces_holdOneDescriptorEach_noLockOfTheirOwn() throws IOException {
+  @ParameterizedTest
+  @EnumSource(Durability.class)
+  void fiveHundredKeyspaces_holdAtMostMaxOpenFiles_noLockOfTheirOwn(Durability d)
+      throws IOException {
     Path dir = tmp.resolve("store");
-    try (HashLogStore s = open(dir)) {
+    String[] options = {"segment-size", "65536", "max-open-files", String.valueOf(MAX_OPEN)};
+    try (HashLogStore s = TestStores.open(dir, d, options)) {
       int root = descriptorsUnder(dir).size();
       for (int i = 0; i < KEYSPACES; i++) {
         try (Store k = s.keyspace("k" + i)) {
@@ -72,32 +81,49 @@ final class ManyKeyspacesTest {
         }
       }
       List<String> with = descriptorsUnder(dir);
-      // Before keyspaces shared the store's lock, each held two: +1,000 here.
+      // Before keyspaces shared the store's lock and its bound, each held two: +1,000 here.
       assertThat(with.size() - root)
           .as(
-              "descriptors under the store with %d keyspaces (the store alone: %d)",
-              KEYSPACES, root)
-          .isLessThanOrEqualTo(KEYSPACES + SLACK);
+              "descriptors under the store with %d keyspaces (the store alone: %d, %s)",
+              KEYSPACES, root, d)
+          .isLessThanOrEqualTo(MAX_OPEN + SLACK);
       assertThat(with)
           .as("lock files held open inside keyspaces/")
           .noneMatch(
               t ->
                   t.contains("/" + Keyspaces.DIR_NAME + "/")
                       && t.endsWith(DirectoryLock.FILE_NAME));
+      assertThat(s.openFiles().closes())
+          .as("active segments' files closed to keep the bound")
+          .isGreaterThanOrEqualTo(KEYSPACES - MAX_OPEN);
+      // A second write to every keyspace opens each file again (most were closed), and closes it.
+      for (int i = 0; i < KEYSPACES; i++) {
+        try (Store k = s.keyspace("k" + i)) {
+          k.put(TestStores.bytes("key2"), TestStores.bytes("second " + i));
+        }
+      }
+      assertThat(descriptorsUnder(dir).size() - root)
+          .as("descriptors after a second write to each keyspace (%s)", d)
+          .isLessThanOrEqualTo(MAX_OPEN + SLACK);
+      assertThat(s.openFiles().open()).isLessThanOrEqualTo(MAX_OPEN);
     }
     assertThat(descriptorsUnder(dir)).as("descriptors left after close").isEmpty();
-    try (HashLogStore s = open(dir)) {
+    try (HashLogStore s = TestStores.open(dir, d, options)) {
       int root = descriptorsUnder(dir).size();
       for (int i = 0; i < KEYSPACES; i++) {
         try (Store k = s.keyspace("k" + i)) {
           assertThat(k.get(TestStores.bytes("key")))
-              .as("keyspace k%d after reopen", i)
+              .as("keyspace k%d after reopen (%s)", i, d)
               .isEqualTo(TestStores.bytes("value " + i));
+          assertThat(k.get(TestStores.bytes("key2")))
+              .as("keyspace k%d's second write after reopen (%s)", i, d)
+              .isEqualTo(TestStores.bytes("second " + i));
         }
       }
       assertThat(descriptorsUnder(dir).size() - root)
-          .as("descriptors under the reopened store with %d keyspaces read", KEYSPACES)
-          .isLessThanOrEqualTo(KEYSPACES + SLACK);
+          .as("descriptors under the reopened store with %d keyspaces opened (%s)", KEYSPACES, d)
+          .isLessThanOrEqualTo(MAX_OPEN + SLACK);
+      s.verify();
     }
   }
 
