@@ -91,15 +91,21 @@ final class Conformance {
   static List<Row> run(List<StoreProvider> engines, Path reportRoot, PrintStream out) {
     List<Row> rows = new ArrayList<>();
     for (StoreProvider p : engines) {
-      rows.add(runOne(p.id(), reportRoot.resolve(p.id()), out));
+      rows.add(runOne(p, reportRoot.resolve(p.id()), out));
     }
     return rows;
   }
 
-  private static Row runOne(String engine, Path dir, PrintStream out) {
+  private static Row runOne(StoreProvider p, Path dir, PrintStream out) {
+    String engine = p.id();
     Failures failures = new Failures();
+    // An instrument is in no registry: the kit (and its child JVMs) make it from its class.
+    TckRunner runner =
+        Instruments.contains(p)
+            ? TckRunner.forProvider(p, engine + ":")
+            : TckRunner.forUri(engine + ":");
     TckRunner.Result r =
-        TckRunner.forUri(engine + ":")
+        runner
             .environment(DEPTH.withOverrides(System::getProperty))
             .reportDir(dir)
             .childJvmOptions(CHILD_JVM_OPTIONS)

@@ -1,7 +1,6 @@
 package io.kv4j.bench;
 
 import io.kv4j.Feature;
-import io.kv4j.Stores;
 import io.kv4j.bench.floor.FloorCrcProvider;
 import io.kv4j.bench.floor.FloorProvider;
 import io.kv4j.spi.OptionSpec;
@@ -122,13 +121,13 @@ final class Engines {
     return markdown ? "*" + id + "* (" + r.words() + ")" : id + " (" + r.tag() + ")";
   }
 
-  /** The providers found, by id: read once. */
+  /** The providers found (the registry's and the bench's instruments), by id: read once. */
   private static final class Found {
     static final Map<String, StoreProvider> BY_ID = byId();
 
     private static Map<String, StoreProvider> byId() {
       Map<String, StoreProvider> m = new HashMap<>();
-      for (StoreProvider p : Stores.providers()) {
+      for (StoreProvider p : Instruments.all()) {
         m.put(p.id(), p);
       }
       return m;
@@ -150,7 +149,7 @@ final class Engines {
       // The raw baselines (rocksdb-raw, ...) only with --abstraction, next to their engine; the
       // server engines only with --servers (the default run never contacts a server); the floor
       // read ceilings only when named.
-      for (StoreProvider p : Stores.providers()) {
+      for (StoreProvider p : Instruments.all()) {
         if ((o.abstraction || !Abstraction.isRaw(p.id()))
             && !Servers.isServer(p.id())
             && !p.id().equals(FloorProvider.ID)
@@ -160,14 +159,14 @@ final class Engines {
       }
     } else {
       for (String id : o.engines) {
-        StoreProvider p = Stores.provider(id);
+        StoreProvider p = Instruments.provider(id);
         if (!out.contains(p)) {
           out.add(p);
         }
       }
     }
     if (o.servers) {
-      for (StoreProvider p : Stores.providers()) {
+      for (StoreProvider p : Instruments.all()) {
         if (Servers.isServer(p.id()) && !out.contains(p)) {
           out.add(p);
         }
@@ -177,12 +176,13 @@ final class Engines {
   }
 
   /**
-   * Prints every engine found, with its aliases, features and options.
+   * Prints every engine found (the registry's and the bench's instruments), with its aliases,
+   * features and options.
    *
    * @param out where to
    */
   static void list(PrintStream out) {
-    for (StoreProvider p : Stores.providers()) {
+    for (StoreProvider p : Instruments.all()) {
       out.printf(
           "%s%s - %s%n  features: %s%n",
           p.id(),

@@ -5,9 +5,9 @@ import java.io.PrintStream;
 
 /**
  * The comparison runner: {@code java -jar kv4j-bench.jar [options]}. Compares every engine found
- * through {@link Stores#providers()} (the kv4j engines and the peer adapters on the classpath) on
- * the selected scenarios, prints progress and tables, and writes a report folder with markdown,
- * CSV, JSON and PNG charts. {@code --help} lists the options.
+ * through {@link Stores#providers()} (the kv4j engines on the classpath) and the bench's own peer
+ * adapters ({@link Instruments}) on the selected scenarios, prints progress and tables, and writes
+ * a report folder with markdown, CSV, JSON and PNG charts. {@code --help} lists the options.
  */
 public final class Main {
   private Main() {}

@@ -176,7 +176,7 @@ final class Rig {
    */
   StoreConfig config(StoreProvider p, String name, Durability d, long keys, int valueSize) {
     StoreConfig.Builder b =
-        StoreConfig.builder(p.id()).path(dataRoot.resolve(p.id() + "-" + name)).durability(d);
+        StoreConfig.builderFor(p).path(dataRoot.resolve(p.id() + "-" + name)).durability(d);
     Map<String, String> opts = new LinkedHashMap<>(Servers.naming(p.id(), name));
     if (p.id().equals("chronicle-map")) {
       // Its capacity is fixed and preallocated: size it to the data set, with room for the

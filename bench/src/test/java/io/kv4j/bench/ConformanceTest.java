@@ -45,6 +45,46 @@ class ConformanceTest {
         .contains("\"kv4j.tck.ops\": 100", "\"engine\": \"memory\"", "\"failed\": 0");
   }
 
+  /**
+   * A peer adapter is in no engine registry: the kit runs it through its provider, the crash and
+   * lock rules' child JVMs included (7.1 and 10.11 pass for mvstore; a child that could not open it
+   * would fail them).
+   */
+  @Test
+  void conformanceOnly_peerInstrument_runsTheKitWithItsChildJvms() throws Exception {
+    System.setProperty("kv4j.tck.ops", "100");
+    System.setProperty("kv4j.tck.threads", "2");
+    System.setProperty("kv4j.tck.manyKeys", "500");
+    System.setProperty("kv4j.tck.crashRounds", "1");
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    Path out = dir.resolve("out");
+    int exit =
+        Main.run(
+            new String[] {
+              "--engines",
+              "mvstore",
+              "--scenarios",
+              "none",
+              "--conformance",
+              "--out",
+              out.toString()
+            },
+            new PrintStream(buf, true, StandardCharsets.UTF_8));
+    String console = buf.toString(StandardCharsets.UTF_8);
+    assertThat(exit).as(console).isZero();
+    assertThat(console).containsPattern("\\[conformance\\] mvstore +[1-9]\\d+ passed");
+    assertThat(console).doesNotContain("unknown engine");
+    assertThat(Files.readString(out.resolve("tck/mvstore/UriTck.json")))
+        .as("rules whose child JVMs open the store")
+        .contains(
+            "\"rule\": \"r7.1\", \"level\": \"required\", \"name\": "
+                + "\"killSyncKeepsAcknowledgedWrites\", \"status\": \"passed\"",
+            "\"rule\": \"r10.11\", \"level\": \"required\", \"name\": "
+                + "\"secondProcessIsLocked\", \"status\": \"passed\"");
+    assertThat(Files.readString(out.resolve("conformance.md")))
+        .containsPattern("\\| mvstore \\| [1-9]\\d+ \\|");
+  }
+
   @Test
   void markdownAndJson_failedRulesOfAPeer_areListedAsData() {
     List<Conformance.Row> rows =

@@ -82,8 +82,8 @@ public final class TckRunner {
    * constructor (providers are stateless), so the class must be on this JVM's class path.
    *
    * @param provider the engine; a public class with a public no-argument constructor
-   * @param uri the engine's id (or an alias) and its options, such as {@code mapdb:?cache-size=64};
-   *     its path is ignored
+   * @param uri the engine's id (or an alias) and its options, such as {@code
+   *     mvstore:?cache-size=64}; its path is ignored
    * @return a runner to configure, then {@link #run()}
    * @throws IllegalArgumentException if the provider's class cannot be made that way, or the URI
    *     names another engine or an invalid option

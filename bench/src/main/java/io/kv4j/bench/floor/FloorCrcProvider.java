@@ -19,7 +19,7 @@ public final class FloorCrcProvider implements StoreProvider {
   /** The engine id. */
   public static final String ID = "floor-crc";
 
-  /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+  /** Creates the provider; called by the bench's {@code Instruments} and the TCK's child JVMs. */
   public FloorCrcProvider() {}
 
   @Override

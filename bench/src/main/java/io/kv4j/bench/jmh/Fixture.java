@@ -7,6 +7,7 @@ import io.kv4j.StoreConfig;
 import io.kv4j.Stores;
 import io.kv4j.WriteBatch;
 import io.kv4j.bench.Data;
+import io.kv4j.bench.Instruments;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -37,7 +38,7 @@ final class Fixture {
 
   static Store open(String engine, Path dir, String durability) {
     return Stores.open(
-        StoreConfig.builder(engine)
+        StoreConfig.builderFor(Instruments.provider(engine))
             .path(dir.resolve("store"))
             .durability(Durability.valueOf(durability.toUpperCase(Locale.ROOT)))
             .build());

@@ -41,7 +41,7 @@ public class LoadedStore {
   })
   public String scenario;
 
-  /** The engine id, resolved through {@link io.kv4j.Stores}. */
+  /** The engine id, resolved through {@link io.kv4j.bench.Instruments#provider(String)}. */
   @Param({"memory"})
   public String engine;
 

@@ -44,7 +44,7 @@ public final class ChronicleMapProvider implements StoreProvider {
   static final OptionSpec<Integer> AVERAGE_VALUE_SIZE =
       OptionSpec.integer("average-value-size", 1024, 1, 1 << 24, "bytes", "average value size");
 
-  /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+  /** Creates the provider; called by the bench's {@code Instruments} and the TCK's child JVMs. */
   public ChronicleMapProvider() {}
 
   @Override

@@ -40,7 +40,7 @@ public final class MapDbProvider implements StoreProvider {
           false,
           "BUFFERED with the write-ahead log and a commit per write: survives kill -9, very slow");
 
-  /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+  /** Creates the provider; called by the bench's {@code Instruments} and the TCK's child JVMs. */
   public MapDbProvider() {}
 
   @Override

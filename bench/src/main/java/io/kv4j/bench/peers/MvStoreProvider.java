@@ -43,7 +43,7 @@ public final class MvStoreProvider implements StoreProvider {
           false,
           "BUFFERED with a commit after every write: survives kill -9, very slow");
 
-  /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+  /** Creates the provider; called by the bench's {@code Instruments} and the TCK's child JVMs. */
   public MvStoreProvider() {}
 
   @Override

@@ -36,7 +36,7 @@ public final class LmdbRawProvider extends RawProvider {
       OptionSpec.size(
           "map-size", 64L << 30, 1L << 20, 1L << 44, "LMDB map size (address space; never grown)");
 
-  /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+  /** Creates the provider; called by the bench's {@code Instruments} and the TCK's child JVMs. */
   public LmdbRawProvider() {
     super(
         "lmdb-raw", "Bench baseline: LMDB through lmdbjava directly, the lmdb engine's settings.");

@@ -56,7 +56,7 @@ public final class RocksDbRawProvider extends RawProvider {
       OptionSpec.integer(
           "background-jobs", 2, 1, 64, "threads", "concurrent flushes and compactions");
 
-  /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+  /** Creates the provider; called by the bench's {@code Instruments} and the TCK's child JVMs. */
   public RocksDbRawProvider() {
     super(
         "rocksdb-raw",

@@ -35,7 +35,7 @@ public final class SqliteRawProvider extends RawProvider {
   static final OptionSpec<Long> PAGE_CACHE_SIZE =
       OptionSpec.size("page-cache-size", 8L << 20, 64 << 10, 1L << 40, "cache_size per connection");
 
-  /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+  /** Creates the provider; called by the bench's {@code Instruments} and the TCK's child JVMs. */
   public SqliteRawProvider() {
     super(
         "sqlite-raw",

@@ -13,6 +13,7 @@ import io.kv4j.StoreIOException;
 import io.kv4j.Stores;
 import io.kv4j.WriteBatch;
 import io.kv4j.bench.Data;
+import io.kv4j.bench.Instruments;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -37,7 +38,7 @@ class FloorStoreTest {
 
   private Store open(String engine, String capacity) {
     return Stores.open(
-        StoreConfig.builder(engine)
+        StoreConfig.builderFor(Instruments.provider(engine))
             .path(dir.resolve("f"))
             .durability(Durability.BUFFERED)
             .option("capacity", capacity)
@@ -165,7 +166,7 @@ class FloorStoreTest {
     assertThatThrownBy(
             () ->
                 Stores.open(
-                    StoreConfig.builder("floor")
+                    StoreConfig.builderFor(Instruments.provider("floor"))
                         .path(dir.resolve("sync"))
                         .durability(Durability.SYNC)
                         .build()))

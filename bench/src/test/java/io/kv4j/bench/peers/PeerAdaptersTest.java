@@ -11,6 +11,7 @@ import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.StoreLockedException;
 import io.kv4j.Stores;
+import io.kv4j.bench.Instruments;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,7 +33,11 @@ class PeerAdaptersTest {
   }
 
   private Store open(String engine, Durability d) {
-    return Stores.open(StoreConfig.builder(engine).path(tmp.resolve(engine)).durability(d).build());
+    return Stores.open(
+        StoreConfig.builderFor(Instruments.provider(engine))
+            .path(tmp.resolve(engine))
+            .durability(d)
+            .build());
   }
 
   @ParameterizedTest

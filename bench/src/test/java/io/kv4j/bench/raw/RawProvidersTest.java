@@ -10,6 +10,7 @@ import io.kv4j.Store;
 import io.kv4j.StoreConfig;
 import io.kv4j.Stores;
 import io.kv4j.WriteBatch;
+import io.kv4j.bench.Instruments;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -38,7 +39,10 @@ class RawProvidersTest {
   }
 
   private StoreConfig config(String id, Durability d) {
-    return StoreConfig.builder(id).path(dir.resolve(id)).durability(d).build();
+    return StoreConfig.builderFor(Instruments.provider(id))
+        .path(dir.resolve(id))
+        .durability(d)
+        .build();
   }
 
   @ParameterizedTest
