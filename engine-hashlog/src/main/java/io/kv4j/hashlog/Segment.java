@@ -38,7 +38,9 @@ import java.nio.file.Path;
  * to that length; readers never read past {@link #end}). Every file operation goes through the
  * store's {@link Storage}, whose files are not closed when the calling thread is interrupted. A
  * sealed segment holds no file descriptor; its mapping stays until the store closes, or until
- * compaction has retired it and no reader can use it.
+ * compaction has retired it and no reader can use it. A keyspace's active segment may have its
+ * descriptor closed too ({@link #park}, bounding a store's open files), and opened again when the
+ * file is needed.
  *
  * <p>Byte accounting for compaction: {@link #liveBytes} are put records still current, {@link
  * #tombstoneBytes} delete records (needed until no older segment holds their key), and everything
