@@ -50,6 +50,29 @@ final class GroupCommit {
     }
   }
 
+  /**
+   * Closes the active segment's descriptor ({@link Segment#park}) unless a leader is forcing: a
+   * force must not use a descriptor closed under it, whose number may already name another file
+   * (the force would then succeed without forcing this one). While this holds the lock no leader
+   * starts; the next one forces the parked file by its path. Caller holds the writer lock.
+   *
+   * @return false if a force is in flight (nothing closed)
+   */
+  boolean parkUnlessForcing(Segment s) throws IOException {
+    if (!lock.tryLock()) {
+      return false;
+    }
+    try {
+      if (running) {
+        return false;
+      }
+      s.park();
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** {@code s} was sealed (or written) without a force: the next sync must force it. */
   void unforced(Segment s) {
     synchronized (unforced) {

@@ -13,9 +13,10 @@ import java.util.Set;
  *
  * <p>Which one is closed is chosen as a clock does (second chance, an approximation of least
  * recently written that costs a write no more than one flag): a keyspace written since the clock
- * hand last passed it is passed over once. A keyspace whose writer lock is held at that moment (a
- * write in flight) is passed over too, so while {@code n} writers write to keyspaces that are not
- * open, up to {@code n} more than {@code max} can be open for a moment.
+ * hand last passed it is passed over once. A keyspace with a write in flight (its writer lock held)
+ * or a force (its group commit's leader forcing, which must not find its descriptor closed under
+ * it) is passed over too, so up to that many more than {@code max} can be open for a moment; the
+ * next file opened closes them.
  *
  * <p>Thread-safe: its own lock, taken by a writer that holds its keyspace's writer lock; under it
  * another keyspace's writer lock is only tried, never waited for, so no two writers wait on each

@@ -595,9 +595,11 @@ final class Segment {
   }
 
   /**
-   * Forces written data to the device.
+   * Forces written data to the device; a {@link #park parked} segment's through a descriptor of its
+   * own.
    *
-   * @return false if the segment was sealed meanwhile (sealing forced it)
+   * @return false if the segment was sealed or opened again meanwhile (sealing forced it; after the
+   *     reopen the next leader forces)
    */
   boolean force() throws IOException {
     Storage.File f = file;
@@ -612,18 +614,13 @@ final class Segment {
       if (phase != Phase.ACTIVE) {
         return false;
       }
-      if (file != f) {
-        // Parked (and perhaps reopened) while this forced: its descriptor was closed under the
-        // force, which did not run or not to the end. The file's data is forced all the same.
-        return forceByPath();
-      }
       throw e;
     }
   }
 
   /**
    * Forces the file through a descriptor of its own (a force covers the file, whichever descriptor
-   * wrote it): for a parked active segment, whose writes are not to be forced any later.
+   * wrote it): for a parked active segment.
    */
   private boolean forceByPath() throws IOException {
     holdsDurable = true;
@@ -640,7 +637,8 @@ final class Segment {
    * in the page cache, which a closed descriptor does not drop, and a later force of the file (a
    * SYNC write's group commit, a {@code sync()}) covers it through whichever descriptor it uses.
    * The mapping stays valid (see {@link Storage.File#map}): readers and BUFFERED stores below the
-   * allocated end go on without the file. Caller holds the writer lock, so no write is half done.
+   * allocated end go on without the file. Caller holds the writer lock, so no write is half done,
+   * and no force runs ({@link GroupCommit#parkUnlessForcing}): it would use the closed descriptor.
    *
    * @return whether the descriptor was closed (false: not active, or parked already)
    */

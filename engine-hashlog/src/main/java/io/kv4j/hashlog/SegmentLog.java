@@ -301,9 +301,10 @@ final class SegmentLog {
 
   /**
    * Closes the active segment's descriptor ({@link Segment#park}) unless a write holds the writer
-   * lock, which is only tried: the caller may hold another log's.
+   * lock or a force runs ({@link GroupCommit#parkUnlessForcing}); both locks are only tried: the
+   * caller may hold another log's.
    *
-   * @return whether the active segment holds no descriptor now (false: a write is in flight)
+   * @return whether the active segment holds no descriptor now (false: a write or force in flight)
    */
   boolean parkIfIdle() {
     if (!segments.writeLock.tryLock()) {
@@ -311,14 +312,15 @@ final class SegmentLog {
     }
     try {
       Segment s = segments.active;
-      if (s != null) {
-        try {
-          s.park(); // false when parked already, or closed with the store: no descriptor either
-        } catch (IOException e) {
-          HashLogStore.LOG.log(Level.WARNING, "hashlog: closing " + s.path + " failed", e);
-        }
+      if (s == null) {
+        return true; // closed with the store
       }
-      return true;
+      // Not parked when already parked, or closed with the store: no descriptor either.
+      return commit.parkUnlessForcing(s);
+    } catch (IOException e) {
+      HashLogStore.LOG.log(
+          Level.WARNING, "hashlog: closing a file of " + segments.dir + " failed", e);
+      return true; // closed all the same
     } finally {
       segments.writeLock.unlock();
     }
