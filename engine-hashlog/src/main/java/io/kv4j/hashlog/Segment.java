@@ -486,10 +486,13 @@ final class Segment {
     return allocated;
   }
 
-  /** Whether the {@link Sealer} should {@link #allocateAhead}: under half a step is left. */
+  /**
+   * Whether the {@link Sealer} should {@link #allocateAhead}: under half a step is left, and the
+   * file is open (a parked one is allocated by the writer, which opens it, when it needs the room).
+   */
   boolean allocationDue() {
     int a = allocated;
-    return writes.allocatesAhead() && a - end < ALLOCATION_STEP / 2 && a < capacity;
+    return writes.allocatesAhead() && a - end < ALLOCATION_STEP / 2 && a < capacity && !parked;
   }
 
   /**

@@ -371,6 +371,50 @@ class KeyspaceFilesTest {
     }
   }
 
+  /**
+   * BUFFERED stores through the mapping without the file, but allocating past the allocated end (a
+   * chunk of {@link Segment#CHUNK}) needs it: two keyspaces with a bound of 1, each past several
+   * chunks of its 8 MiB segment in turn, open their files again and close each other's.
+   */
+  @Test
+  void buffered_allocatingAClosedFile_opensItAgain_andEveryValueReadsBack() {
+    Path dir = tmp.resolve("store");
+    int writes = 600; // 10 KiB each: about 6 MiB per keyspace, three chunks
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, "max-open-files", "1")) {
+      Store[] ks = {s.keyspace("a"), s.keyspace("b")};
+      Random r = new Random(SEED);
+      long before = s.openFiles().closes();
+      for (int i = 0; i < writes; i++) {
+        for (int k = 0; k < ks.length; k++) {
+          byte[] v = new byte[10 << 10];
+          r.nextBytes(v);
+          ks[k].put(bytes("key-" + i), v);
+        }
+      }
+      // At least a's first allocation past its allocated end (at most 4 MiB: one chunk at the
+      // creation, one ahead by the sealer before b's creation closed a's file) opened a's file
+      // again and closed b's; how often more depends on when the sealer allocates ahead.
+      assertThat(s.openFiles().closes() - before)
+          .as("files closed while the keyspaces allocated in turn (seed %d)", SEED)
+          .isGreaterThanOrEqualTo(1);
+      assertThat(s.openFiles().open()).isLessThanOrEqualTo(1);
+    }
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED)) {
+      Store[] ks = {s.keyspace("a"), s.keyspace("b")};
+      Random r = new Random(SEED);
+      for (int i = 0; i < writes; i++) {
+        for (int k = 0; k < ks.length; k++) {
+          byte[] v = new byte[10 << 10];
+          r.nextBytes(v);
+          assertThat(Arrays.equals(ks[k].get(bytes("key-" + i)), v))
+              .as("keyspace %d key-%d after reopen", k, i)
+              .isTrue();
+        }
+      }
+      s.verify();
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(Durability.class)
   void killDuringWritesToKeyspacesWhoseFilesWereClosed_keepsEveryAcknowledgedWrite(Durability d)
