@@ -373,7 +373,7 @@ final class CompactionRun {
       if (out != null) {
         // Claimed until its live bytes are all accounted: half-switched it would look like garbage
         // and another compaction thread could take it as a victim under the entries still moving.
-        out.move(Segment.Phase.COMPACTING);
+        out.move(SegmentPhase.COMPACTING);
         segments.install(out);
         out.tombstoneBytes = tombBytes;
       }
@@ -390,10 +390,10 @@ final class CompactionRun {
     segments.writeLock.lock();
     try {
       for (Segment v : victims) {
-        v.move(Segment.Phase.RETIRED);
+        v.move(SegmentPhase.RETIRED);
       }
       if (out != null) {
-        out.move(Segment.Phase.SEALED);
+        out.move(SegmentPhase.SEALED);
       }
       // The ordered scan view holds locations in the victims: it follows the copies.
       int[] ids = new int[victims.size()];
@@ -437,7 +437,7 @@ final class CompactionRun {
       Segment v = victims.get(i);
       segments.storage.deleteIfExists(v.path);
       segments.storage.deleteIfExists(HintFile.path(segments.dir, v.id));
-      v.move(Segment.Phase.DELETED);
+      v.move(SegmentPhase.DELETED);
       freed += v.end;
       if (i == 0) {
         compactor.step(Compactor.Step.FIRST_VICTIM_DELETED);

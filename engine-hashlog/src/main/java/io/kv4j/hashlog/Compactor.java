@@ -394,13 +394,13 @@ final class Compactor implements Workers.Job {
         return false;
       }
       for (Segment v : victims) {
-        v.move(Segment.Phase.COMPACTING);
+        v.move(SegmentPhase.COMPACTING);
       }
       try {
         outId = reserveOutputId(mode, victims);
       } catch (IOException e) {
         for (Segment v : victims) {
-          v.move(Segment.Phase.SEALED);
+          v.move(SegmentPhase.SEALED);
         }
         throw state.fail("compaction could not roll the active segment", e);
       }
@@ -422,7 +422,7 @@ final class Compactor implements Workers.Job {
         for (Segment v : victims) {
           // A run that stopped before retiring a victim gives it back; a retired or unreadable
           // one stays as the run left it.
-          v.moveIf(Segment.Phase.COMPACTING, Segment.Phase.SEALED);
+          v.moveIf(SegmentPhase.COMPACTING, SegmentPhase.SEALED);
         }
         updateThrottle();
       } finally {
@@ -508,7 +508,7 @@ final class Compactor implements Workers.Job {
   void markUnreadable(Segment v) {
     segments.writeLock.lock();
     try {
-      v.move(Segment.Phase.UNREADABLE);
+      v.move(SegmentPhase.UNREADABLE);
     } finally {
       segments.writeLock.unlock();
     }

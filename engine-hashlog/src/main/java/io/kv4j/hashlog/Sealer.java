@@ -51,7 +51,7 @@ final class Sealer implements Workers.Job {
   /** Queues a finished segment. Caller holds the writer lock. */
   void submit(Segment s) {
     synchronized (this) {
-      s.move(Segment.Phase.SEALING);
+      s.move(SegmentPhase.SEALING);
       queue.addLast(s);
     }
     wake();
@@ -209,7 +209,7 @@ final class Sealer implements Workers.Job {
   private void release(Segment s) {
     segments.writeLock.lock();
     try {
-      s.move(Segment.Phase.SEALED);
+      s.move(SegmentPhase.SEALED);
       log.segmentSealed();
     } finally {
       segments.writeLock.unlock();

@@ -67,17 +67,18 @@ final class Segment {
   volatile int end;
 
   /**
-   * Where the segment is in its life ({@link Phase}); moved only by {@link #move}, which refuses an
-   * illegal transition. Volatile and moved by compare-and-set: readers look without a lock, and the
-   * moves come under different locks (the writer lock, the manifest lock, the map lock).
+   * Where the segment is in its life ({@link SegmentPhase}); moved only by {@link #move}, which
+   * refuses an illegal transition. Volatile and moved by compare-and-set: readers look without a
+   * lock, and the moves come under different locks (the writer lock, the manifest lock, the map
+   * lock).
    */
-  private volatile Phase phase;
+  private volatile SegmentPhase phase;
 
   private static final VarHandle PHASE;
 
   static {
     try {
-      PHASE = MethodHandles.lookup().findVarHandle(Segment.class, "phase", Phase.class);
+      PHASE = MethodHandles.lookup().findVarHandle(Segment.class, "phase", SegmentPhase.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -172,67 +173,11 @@ final class Segment {
     this.file = file;
     this.end = end;
     this.allocated = end;
-    this.phase = file == null ? Phase.SEALED : Phase.ACTIVE;
-  }
-
-  /**
-   * A segment's life. The order of a segment written by the store: {@code ACTIVE -> SEALED} (a roll
-   * finished it), {@code SEALED -> SEALING -> SEALED} while the {@link Sealer} writes its hint,
-   * {@code SEALED -> COMPACTING} when a compaction run claims it, then either back to {@code
-   * SEALED} (the run stopped before it retired it), {@code UNREADABLE} (the run found a bad record)
-   * or {@code RETIRED -> DROPPED -> DELETED}. A compaction output is opened {@code SEALED} and
-   * claimed ({@code COMPACTING}) while the index moves to it. An active segment closed with the
-   * store is {@code CLOSED}.
-   */
-  enum Phase {
-    /** Written by the writer; the only phase with records being appended. */
-    ACTIVE,
-    /** Closed with the store (or after a failed creation) while active, without being sealed. */
-    CLOSED,
-    /** Finished: truncated to its data, read-only; a compaction victim once its hint is written. */
-    SEALED,
-    /** Sealed, its hint still queued for the {@link Sealer}: not a compaction victim yet. */
-    SEALING,
-    /** Claimed by a running compaction run (a victim, or an output whose entries still move). */
-    COMPACTING,
-    /** Compaction found a bad record here: never chosen again. Still read as sealed. */
-    UNREADABLE,
-    /**
-     * Compacted away: no index entry points here any more, but the mapping stays installed until no
-     * reader or cursor can still hold one of its locations.
-     */
-    RETIRED,
-    /** Committed as compacted away in the manifest: no longer listed as live. */
-    DROPPED,
-    /**
-     * Its file deleted by the run that retired it. Until then the file is still on disk, and the
-     * compaction throttle counts all of it as garbage.
-     */
-    DELETED;
-
-    /** Whether a segment may move from this phase to {@code to}. */
-    boolean mayMoveTo(Phase to) {
-      switch (this) {
-        case ACTIVE:
-          return to == SEALED || to == CLOSED;
-        case SEALED:
-          return to == SEALING || to == COMPACTING;
-        case SEALING:
-          return to == SEALED;
-        case COMPACTING:
-          return to == SEALED || to == UNREADABLE || to == RETIRED;
-        case RETIRED:
-          return to == DROPPED;
-        case DROPPED:
-          return to == DELETED;
-        default:
-          return false;
-      }
-    }
+    this.phase = file == null ? SegmentPhase.SEALED : SegmentPhase.ACTIVE;
   }
 
   /** The segment's phase now. */
-  Phase phase() {
+  SegmentPhase phase() {
     return phase;
   }
 
@@ -241,9 +186,9 @@ final class Segment {
    *
    * @throws IllegalStateException if the segment's phase may not move to {@code to}
    */
-  void move(Phase to) {
+  void move(SegmentPhase to) {
     while (true) {
-      Phase from = phase;
+      SegmentPhase from = phase;
       if (!from.mayMoveTo(to)) {
         throw new IllegalStateException(
             "segment " + path + " cannot move from " + from + " to " + to);
@@ -259,7 +204,7 @@ final class Segment {
    *
    * @return whether it moved
    */
-  boolean moveIf(Phase from, Phase to) {
+  boolean moveIf(SegmentPhase from, SegmentPhase to) {
     if (!from.mayMoveTo(to)) {
       throw new IllegalStateException("no transition from " + from + " to " + to);
     }
@@ -268,23 +213,23 @@ final class Segment {
 
   /** Finished: no longer written, read-only (every phase after {@code ACTIVE} but CLOSED). */
   boolean isSealed() {
-    Phase p = phase;
-    return p != Phase.ACTIVE && p != Phase.CLOSED;
+    SegmentPhase p = phase;
+    return p != SegmentPhase.ACTIVE && p != SegmentPhase.CLOSED;
   }
 
   /** Compacted away: retired, dropped or deleted. */
   boolean isRetired() {
-    return phase.compareTo(Phase.RETIRED) >= 0;
+    return phase.compareTo(SegmentPhase.RETIRED) >= 0;
   }
 
   /** Committed as compacted away in the manifest: dropped or deleted. */
   boolean isDropped() {
-    return phase.compareTo(Phase.DROPPED) >= 0;
+    return phase.compareTo(SegmentPhase.DROPPED) >= 0;
   }
 
   /** Retired and its file deleted. */
   boolean isDeleted() {
-    return phase == Phase.DELETED;
+    return phase == SegmentPhase.DELETED;
   }
 
   static String fileName(int id) {
@@ -504,7 +449,9 @@ final class Segment {
   void allocateAhead() {
     synchronized (mapLock) {
       int target = chunkEnd((long) end + ALLOCATION_STEP);
-      if (phase != Phase.ACTIVE || parked || target <= allocated) { // parked: the writer allocates
+      if (phase != SegmentPhase.ACTIVE
+          || parked
+          || target <= allocated) { // parked: the writer allocates
         return;
       }
       try {
@@ -614,7 +561,7 @@ final class Segment {
       f.force();
       return true;
     } catch (IOException e) {
-      if (phase != Phase.ACTIVE) {
+      if (phase != SegmentPhase.ACTIVE) {
         return false;
       }
       throw e;
@@ -648,7 +595,7 @@ final class Segment {
   synchronized boolean park() throws IOException {
     synchronized (mapLock) {
       Storage.File f = file;
-      if (f == null || phase != Phase.ACTIVE || staged > 0) {
+      if (f == null || phase != SegmentPhase.ACTIVE || staged > 0) {
         return false;
       }
       file = null;
@@ -712,7 +659,7 @@ final class Segment {
       f.truncate(end);
       filePointer = -1;
       allocated = end;
-      move(Phase.SEALED);
+      move(SegmentPhase.SEALED);
     }
   }
 
@@ -775,7 +722,9 @@ final class Segment {
       return;
     }
     synchronized (mapLock) {
-      moveIf(Phase.ACTIVE, Phase.CLOSED); // no allocation ahead from now on: the caller may unmap
+      moveIf(
+          SegmentPhase.ACTIVE,
+          SegmentPhase.CLOSED); // no allocation ahead from now on: the caller may unmap
       file = null;
       try {
         f.truncate(end);

@@ -183,7 +183,7 @@ final class Segments {
   void commitCompaction(List<Segment> victims) throws IOException {
     synchronized (manifestLock) {
       for (Segment v : victims) {
-        v.move(Segment.Phase.DROPPED);
+        v.move(SegmentPhase.DROPPED);
         pendingDeletes.add(v.id);
       }
       writeManifestLocked(false);

@@ -71,7 +71,7 @@ final class Throttle {
         }
         continue;
       }
-      if (s == act || s.phase() == Segment.Phase.UNREADABLE) {
+      if (s == act || s.phase() == SegmentPhase.UNREADABLE) {
         continue;
       }
       garbage += s.deadBytes();

@@ -58,7 +58,7 @@ final class Victims {
         continue;
       }
       oldest = Math.min(oldest, s.id);
-      if (s != act && s.phase() == Segment.Phase.SEALED) {
+      if (s != act && s.phase() == SegmentPhase.SEALED) {
         candidates.add(s);
       }
     }

@@ -72,7 +72,7 @@ class CompactionTest {
           sealedEnd += g.end;
           kept += g.liveBytes + g.tombstoneBytes;
           dead += g.deadBytes();
-          sealing += g.phase() == Segment.Phase.SEALING ? 1 : 0;
+          sealing += g.phase() == SegmentPhase.SEALING ? 1 : 0;
         }
       }
     } finally {

@@ -3,7 +3,6 @@ package io.kv4j.hashlog;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kv4j.hashlog.Segment.Phase;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.EnumSet;
@@ -17,14 +16,15 @@ class SegmentPhaseTest {
   @TempDir Path tmp;
 
   /** Every legal transition; every other pair must be refused. */
-  private static final Map<Phase, Set<Phase>> LEGAL =
+  private static final Map<SegmentPhase, Set<SegmentPhase>> LEGAL =
       Map.of(
-          Phase.ACTIVE, EnumSet.of(Phase.SEALED, Phase.CLOSED),
-          Phase.SEALED, EnumSet.of(Phase.SEALING, Phase.COMPACTING),
-          Phase.SEALING, EnumSet.of(Phase.SEALED),
-          Phase.COMPACTING, EnumSet.of(Phase.SEALED, Phase.UNREADABLE, Phase.RETIRED),
-          Phase.RETIRED, EnumSet.of(Phase.DROPPED),
-          Phase.DROPPED, EnumSet.of(Phase.DELETED));
+          SegmentPhase.ACTIVE, EnumSet.of(SegmentPhase.SEALED, SegmentPhase.CLOSED),
+          SegmentPhase.SEALED, EnumSet.of(SegmentPhase.SEALING, SegmentPhase.COMPACTING),
+          SegmentPhase.SEALING, EnumSet.of(SegmentPhase.SEALED),
+          SegmentPhase.COMPACTING,
+              EnumSet.of(SegmentPhase.SEALED, SegmentPhase.UNREADABLE, SegmentPhase.RETIRED),
+          SegmentPhase.RETIRED, EnumSet.of(SegmentPhase.DROPPED),
+          SegmentPhase.DROPPED, EnumSet.of(SegmentPhase.DELETED));
 
   private Segment active(int id) throws IOException {
     return Segment.create(Storage.NIO, id, tmp.resolve(Segment.fileName(id)), 4096, 0, false);
@@ -32,8 +32,8 @@ class SegmentPhaseTest {
 
   @Test
   void mayMoveTo_allowsExactlyTheLifecycleTransitions() {
-    for (Phase from : Phase.values()) {
-      for (Phase to : Phase.values()) {
+    for (SegmentPhase from : SegmentPhase.values()) {
+      for (SegmentPhase to : SegmentPhase.values()) {
         boolean legal = LEGAL.getOrDefault(from, Set.of()).contains(to);
         assertThat(from.mayMoveTo(to)).as(from + " -> " + to).isEqualTo(legal);
       }
@@ -44,21 +44,21 @@ class SegmentPhaseTest {
   void aCompactedSegment_goesThroughItsWholeLife() throws IOException {
     Segment s = active(16);
     try {
-      assertThat(s.phase()).isEqualTo(Phase.ACTIVE);
+      assertThat(s.phase()).isEqualTo(SegmentPhase.ACTIVE);
       assertThat(s.isSealed()).isFalse();
       s.finish();
-      assertThat(s.phase()).isEqualTo(Phase.SEALED);
-      s.move(Phase.SEALING);
+      assertThat(s.phase()).isEqualTo(SegmentPhase.SEALED);
+      s.move(SegmentPhase.SEALING);
       assertThat(s.isSealed()).isTrue();
-      s.move(Phase.SEALED);
-      s.move(Phase.COMPACTING);
-      s.move(Phase.RETIRED);
+      s.move(SegmentPhase.SEALED);
+      s.move(SegmentPhase.COMPACTING);
+      s.move(SegmentPhase.RETIRED);
       assertThat(s.isRetired()).isTrue();
       assertThat(s.isDropped()).isFalse();
-      s.move(Phase.DROPPED);
+      s.move(SegmentPhase.DROPPED);
       assertThat(s.isDropped()).isTrue();
       assertThat(s.isDeleted()).isFalse();
-      s.move(Phase.DELETED);
+      s.move(SegmentPhase.DELETED);
       assertThat(s.isDeleted()).isTrue();
       assertThat(s.isSealed()).isTrue();
     } finally {
@@ -71,17 +71,18 @@ class SegmentPhaseTest {
   void anIllegalMove_throwsAndLeavesThePhase() throws IOException {
     Segment s = active(32);
     try {
-      assertThatThrownBy(() -> s.move(Phase.COMPACTING))
+      assertThatThrownBy(() -> s.move(SegmentPhase.COMPACTING))
           .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("ACTIVE")
           .hasMessageContaining("COMPACTING");
-      assertThat(s.phase()).isEqualTo(Phase.ACTIVE);
+      assertThat(s.phase()).isEqualTo(SegmentPhase.ACTIVE);
       s.finish();
-      s.move(Phase.SEALING);
+      s.move(SegmentPhase.SEALING);
       // A segment whose hint is still queued cannot be claimed by a compaction run.
-      assertThatThrownBy(() -> s.move(Phase.COMPACTING)).isInstanceOf(IllegalStateException.class);
-      assertThat(s.moveIf(Phase.SEALED, Phase.COMPACTING)).isFalse();
-      assertThat(s.phase()).isEqualTo(Phase.SEALING);
+      assertThatThrownBy(() -> s.move(SegmentPhase.COMPACTING))
+          .isInstanceOf(IllegalStateException.class);
+      assertThat(s.moveIf(SegmentPhase.SEALED, SegmentPhase.COMPACTING)).isFalse();
+      assertThat(s.phase()).isEqualTo(SegmentPhase.SEALING);
     } finally {
       s.closeUnforced();
       Mappings.unmap(s.map);
@@ -92,15 +93,15 @@ class SegmentPhaseTest {
   void closingAnActiveSegment_closesIt_butASealedOneStaysSealed() throws IOException {
     Segment a = active(48);
     a.closeFile();
-    assertThat(a.phase()).isEqualTo(Phase.CLOSED);
+    assertThat(a.phase()).isEqualTo(SegmentPhase.CLOSED);
     assertThat(a.isSealed()).isFalse();
-    assertThatThrownBy(() -> a.move(Phase.SEALED)).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> a.move(SegmentPhase.SEALED)).isInstanceOf(IllegalStateException.class);
     Mappings.unmap(a.map);
 
     Segment b = active(64);
     b.finish(); // sealed, its descriptor still open (as when the force after it failed)
     b.closeFile();
-    assertThat(b.phase()).isEqualTo(Phase.SEALED);
+    assertThat(b.phase()).isEqualTo(SegmentPhase.SEALED);
     Mappings.unmap(b.map);
   }
 }
