@@ -54,6 +54,8 @@ final class FaultyStorage implements Storage {
   private volatile BiConsumer<Path, Thread> beforeExists;
   private volatile String deletingUnder;
   private volatile Runnable beforeDeleting;
+  private volatile String forcingUnder;
+  private volatile Runnable beforeForcing;
 
   /** A file's durable content (shared by its names: hard links, a rename). */
   private static final class Node {
@@ -134,6 +136,29 @@ final class FaultyStorage implements Storage {
   void beforeDeleting(String fragment, Runnable r) {
     deletingUnder = fragment;
     beforeDeleting = r;
+  }
+
+  /**
+   * Runs {@code r} once, before the first force of a file whose path contains {@code fragment},
+   * outside this storage's lock (a test writes through the store from another thread in it).
+   */
+  void beforeForcing(String fragment, Runnable r) {
+    forcingUnder = fragment;
+    beforeForcing = r;
+  }
+
+  /** Takes the force hook if {@code file} is under its fragment (at most once). */
+  private Runnable takeForceHook(Path file) {
+    String under = forcingUnder;
+    if (under == null || !file.toString().contains(under)) {
+      return null;
+    }
+    synchronized (this) {
+      Runnable r = beforeForcing;
+      beforeForcing = null;
+      forcingUnder = null;
+      return r;
+    }
   }
 
   private void called() {
@@ -511,6 +536,10 @@ final class FaultyStorage implements Storage {
 
     @Override
     public void force() throws IOException {
+      Runnable hook = takeForceHook(path);
+      if (hook != null) {
+        hook.run();
+      }
       synchronized (FaultyStorage.this) {
         countForce(path);
         traced("force", path);

@@ -6,9 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kv4j.Durability;
 import io.kv4j.Store;
 import io.kv4j.tck.ChildProcess;
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -182,139 +179,6 @@ class KeyspaceFilesTest {
   }
 
   /**
-   * A {@link Storage} over another that runs {@link #beforeForce} (once, outside the other's locks)
-   * before a force of a file whose path contains {@link #fragment}.
-   */
-  private static final class ForceHook implements Storage {
-    final Storage real;
-    final String fragment;
-    final AtomicReference<Runnable> beforeForce = new AtomicReference<>();
-
-    ForceHook(Storage real, String fragment) {
-      this.real = real;
-      this.fragment = fragment;
-    }
-
-    @Override
-    public File open(Path file, Mode mode) throws IOException {
-      File f = real.open(file, mode);
-      if (!file.toString().contains(fragment)) {
-        return f;
-      }
-      return new File() {
-        @Override
-        public void seek(long position) throws IOException {
-          f.seek(position);
-        }
-
-        @Override
-        public void write(byte[] src, int off, int len) throws IOException {
-          f.write(src, off, len);
-        }
-
-        @Override
-        public void write(ByteBuffer... srcs) throws IOException {
-          f.write(srcs);
-        }
-
-        @Override
-        public int read(ByteBuffer dst, long position) throws IOException {
-          return f.read(dst, position);
-        }
-
-        @Override
-        public long size() throws IOException {
-          return f.size();
-        }
-
-        @Override
-        public void truncate(long length) throws IOException {
-          f.truncate(length);
-        }
-
-        @Override
-        public void force() throws IOException {
-          Runnable r = beforeForce.getAndSet(null);
-          if (r != null) {
-            r.run();
-          }
-          f.force();
-        }
-
-        @Override
-        public MappedByteBuffer map(boolean writable, long size) throws IOException {
-          return f.map(writable, size);
-        }
-
-        @Override
-        public void force(MappedByteBuffer map, int from, int len) throws IOException {
-          f.force(map, from, len);
-        }
-
-        @Override
-        public void close() throws IOException {
-          f.close();
-        }
-      };
-    }
-
-    @Override
-    public void move(Path from, Path to) throws IOException {
-      real.move(from, to);
-    }
-
-    @Override
-    public boolean deleteIfExists(Path file) throws IOException {
-      return real.deleteIfExists(file);
-    }
-
-    @Override
-    public void forceDirectory(Path dir) throws IOException {
-      real.forceDirectory(dir);
-    }
-
-    @Override
-    public void writeAtomically(Path file, byte[] content) throws IOException {
-      real.writeAtomically(file, content);
-    }
-
-    @Override
-    public byte[] readAll(Path file) throws IOException {
-      return real.readAll(file);
-    }
-
-    @Override
-    public long size(Path file) throws IOException {
-      return real.size(file);
-    }
-
-    @Override
-    public boolean exists(Path p) {
-      return real.exists(p);
-    }
-
-    @Override
-    public List<Path> list(Path dir) throws IOException {
-      return real.list(dir);
-    }
-
-    @Override
-    public void createDirectories(Path dir) throws IOException {
-      real.createDirectories(dir);
-    }
-
-    @Override
-    public void createLink(Path link, Path existing) throws IOException {
-      real.createLink(link, existing);
-    }
-
-    @Override
-    public void copy(Path from, Path to) throws IOException {
-      real.copy(from, to);
-    }
-  }
-
-  /**
    * SYNC, bound 1: while a write to keyspace {@code a} is being forced (its group commit, outside
    * the writer lock), a write to {@code b} opens b's file and would close a's: a's is passed over,
    * since a force must not use a descriptor closed under it. The write is acknowledged and survives
@@ -325,17 +189,18 @@ class KeyspaceFilesTest {
     Path dir = tmp.resolve("store");
     Path image = tmp.resolve("image");
     FaultyStorage fs = new FaultyStorage();
-    ForceHook hook = new ForceHook(fs, "/" + Keyspaces.DIR_NAME + "/a/");
+    AtomicBoolean hookRan = new AtomicBoolean();
     List<Throwable> errors = new CopyOnWriteArrayList<>();
     try (HashLogStore s =
-        TestStores.open(
-            dir, Durability.SYNC, hook, "segment-size", "32KiB", "max-open-files", "1")) {
+        TestStores.open(dir, Durability.SYNC, fs, "segment-size", "32KiB", "max-open-files", "1")) {
       Store a = s.keyspace("a");
       Store b = s.keyspace("b"); // closes a's file
       a.put(bytes("k1"), bytes("a1")); // opens a's again, closes b's
       long before = s.openFiles().closes();
-      hook.beforeForce.set(
+      fs.beforeForcing(
+          "/" + Keyspaces.DIR_NAME + "/a/",
           () -> {
+            hookRan.set(true);
             Thread t =
                 new Thread(
                     () -> {
@@ -354,7 +219,7 @@ class KeyspaceFilesTest {
             }
           });
       a.put(bytes("k3"), bytes("a3"));
-      assertThat(hook.beforeForce.get()).as("the hook ran").isNull();
+      assertThat(hookRan).as("the hook ran").isTrue();
       assertThat(errors).as("keyspace b's writer").isEmpty();
       assertThat(s.openFiles().closes() - before).as("files closed meanwhile").isZero();
       assertThat(s.openFiles().open()).as("a passed over while forcing").isEqualTo(2);
