@@ -2,9 +2,12 @@ package io.kv4j.server;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.timeout.IdleStateEvent;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -106,6 +109,24 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
   private final Runnable continueOnWorker = this::continueOnWorker;
   private final Runnable readDone = this::readDone;
   private boolean closing;
+
+  /**
+   * How long, and for how many bytes, a connection the server closes after a reply keeps reading
+   * (and dropping) what the client still sends. Closing a socket with unread input makes the close
+   * a reset, and a reset can reach the client before it read the reply that said why: a client in
+   * the middle of sending a request over the query-buffer limit would see "connection reset"
+   * instead of the error. So the server answers, shuts its output (the client reads the answer and
+   * then end of stream), drains the input until the client closes, and closes at the latest after
+   * these bounds (a client that goes on sending costs reads, never memory).
+   */
+  static final long LINGER_MILLIS = 5_000;
+
+  static final long LINGER_BYTES = 256L << 20;
+
+  /** Set on the event loop once the replies are out and the output is shut; see LINGER_MILLIS. */
+  private boolean lingering;
+
+  private long lingered;
   private boolean counted;
   private volatile boolean inactive;
   private volatile boolean partial;
@@ -196,6 +217,14 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     ByteBuf data = (ByteBuf) msg;
+    if (lingering) {
+      lingered += data.readableBytes();
+      data.release();
+      if (lingered > LINGER_BYTES) {
+        ctx.close();
+      }
+      return;
+    }
     lastReadNanos = System.nanoTime();
     int n = data.readableBytes();
     if (server.bufferedBytes.addAndGet(n) > server.options.totalQueryBufferLimit()) {
@@ -226,7 +255,9 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
-    if (!arrived.isEmpty()) {
+    if (lingering) {
+      ctx.read();
+    } else if (!arrived.isEmpty()) {
       ByteBuf[] batch = arrived.toArray(new ByteBuf[0]);
       arrived.clear();
       serial.execute(() -> consumeAll(batch));
@@ -571,10 +602,29 @@ final class RespHandler extends ChannelInboundHandlerAdapter {
         out = null;
       }
       releaseInput();
-      ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+      ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener((ChannelFutureListener) this::linger);
     } else if (paused) {
       ctx.flush();
     }
+  }
+
+  /** On the event loop, once the last replies are written: see {@link #LINGER_MILLIS}. */
+  private void linger(ChannelFuture written) {
+    Channel channel = written.channel();
+    if (!written.isSuccess() || !channel.isActive() || !(channel instanceof DuplexChannel d)) {
+      channel.close();
+      return;
+    }
+    lingering = true;
+    d.shutdownOutput()
+        .addListener(
+            shut -> {
+              if (!shut.isSuccess()) {
+                channel.close();
+              }
+            });
+    channel.eventLoop().schedule(() -> channel.close(), LINGER_MILLIS, TimeUnit.MILLISECONDS);
+    ctx.read();
   }
 
   private ByteBuf out() {

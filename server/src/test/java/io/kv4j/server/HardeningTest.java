@@ -192,6 +192,51 @@ class HardeningTest {
   }
 
   @Test
+  void protocolError_reachesAClientThatGoesOnSending() throws Exception {
+    // 32 MiB after the bad request: more than the two sockets' buffers hold, so without the
+    // server draining its input after the answer the close is a reset mid-write, every run.
+    try (TestServer server = new TestServer("memory:", options());
+        Jedis other = new Jedis("127.0.0.1", server.port(), 30_000)) {
+      try (Socket s = server.socket()) {
+        OutputStream o = s.getOutputStream();
+        o.write("*1\r\n$x\r\n".getBytes(StandardCharsets.US_ASCII));
+        byte[] piece = new byte[1 << 20];
+        for (int i = 0; i < 32; i++) {
+          o.write(piece);
+        }
+        o.flush();
+        assertThat(readLine(s)).isEqualTo("-ERR Protocol error: invalid bulk length");
+        assertThat(closedByServer(s)).isTrue();
+      }
+      // The client's close ends the drain at once (the 5 s bound is for clients that go on).
+      await("the client to be gone", () -> "1".equals(info(other, "connected_clients")));
+    }
+  }
+
+  @Test
+  void protocolError_drainsABoundedAmountFromAClientThatNeverStops() throws Exception {
+    try (TestServer server = new TestServer("memory:", options());
+        Jedis other = new Jedis("127.0.0.1", server.port(), 30_000);
+        Socket s = server.socket()) {
+      OutputStream o = s.getOutputStream();
+      o.write("*1\r\n$x\r\n".getBytes(StandardCharsets.US_ASCII));
+      byte[] piece = new byte[1 << 20];
+      long sent = 0;
+      long cap = 16 * RespHandler.LINGER_BYTES;
+      try {
+        while (sent < cap) {
+          o.write(piece);
+          sent += piece.length;
+        }
+      } catch (SocketException e) {
+        // the server closed after draining at most its bound (or its time limit)
+      }
+      assertThat(sent).as("bytes the server took before it closed").isLessThan(cap);
+      await("the client to be gone", () -> "1".equals(info(other, "connected_clients")));
+    }
+  }
+
+  @Test
   void totalQueryBufferLimit_refusesTheClientThatWouldPassIt() throws Exception {
     long total = 16L << 20;
     try (TestServer server =
