@@ -92,12 +92,12 @@ final class Commands {
 
   private Command set;
 
-  Commands(Store store, RespServer server, Supplier<Store> reopener) {
+  Commands(Store store, RespServer server, Supplier<Store> reopener, Writers writers) {
     this.server = server;
     EngineBlocking blocking = EngineBlocking.of(store, server.options.loopCommands());
     this.loopReads = server.workers != null && blocking.readsNeverBlock();
     this.loopWrites = server.workers != null && blocking.writesNeverBlock();
-    this.data = new Dataset(store);
+    this.data = new Dataset(store, writers);
     this.coalesce = data.atomicBatch;
     this.committer =
         coalesce && server.workers != null && blocking.setsToCommitter()

@@ -32,7 +32,13 @@ final class Dataset {
 
   final StoreInfo info;
   final boolean atomicBatch;
+
+  /**
+   * Whether single-key read-modify-writes are compare-and-sets: the engine declares
+   * CONDITIONAL_WRITE and others may write the store ({@link Writers#SHARED}).
+   */
   final boolean conditional;
+
   final boolean ordered;
   final boolean keyspaces;
 
@@ -54,11 +60,11 @@ final class Dataset {
   private volatile Store store;
   private volatile AsyncFlush flushing;
 
-  Dataset(Store store) {
+  Dataset(Store store, Writers writers) {
     this.store = store;
     this.info = store.info();
     this.atomicBatch = info.has(Feature.ATOMIC_BATCH);
-    this.conditional = info.has(Feature.CONDITIONAL_WRITE);
+    this.conditional = writers == Writers.SHARED && info.has(Feature.CONDITIONAL_WRITE);
     this.ordered = info.has(Feature.ORDERED_SCAN);
     this.keyspaces = info.has(Feature.KEYSPACES);
     this.shared = info.has(Feature.CONDITIONAL_BATCH);
@@ -189,12 +195,13 @@ final class Dataset {
 
   /**
    * Read-modify-write of one key (SETNX, SET NX/XX/GET, GETSET, GETDEL, APPEND, SETRANGE, INCR*).
-   * This server's writers of the key are serialised by its stripe lock. Where the engine declares
-   * CONDITIONAL_WRITE the write is also a compare-and-set against the value read, retried when it
-   * changed in between, so two servers (or any other application) sharing one postgres, mysql or
-   * redis store lose no update; without it, or inside MULTI (whose overlay commits as one batch
-   * under the stripe locks), the stripe lock is all there is, which protects only this server's
-   * clients. {@code change} may run more than once and must not write replies.
+   * This server's writers of the key are serialised by its stripe lock. Where others may write the
+   * store and the engine declares CONDITIONAL_WRITE ({@link #conditional}) the write is also a
+   * compare-and-set against the value read, retried when it changed in between, so two servers (or
+   * any other application) sharing one postgres, mysql or redis store lose no update; for a sole
+   * writer ({@link Writers#SOLE}), without CONDITIONAL_WRITE, or inside MULTI (whose overlay
+   * commits as one batch under the stripe locks), the stripe lock is all there is, which protects
+   * only this server's clients. {@code change} may run more than once and must not write replies.
    *
    * @return the value the change was applied to (null when absent)
    */

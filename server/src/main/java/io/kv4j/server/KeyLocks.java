@@ -75,6 +75,11 @@ final class KeyLocks {
     return l;
   }
 
+  /** Whether a thread waits for the stripe of {@code key} (for INFO-style probes and tests). */
+  boolean contended(byte[] key) {
+    return locks[stripe(key)].hasQueuedThreads();
+  }
+
   /** Locks the stripes of all keys in ascending stripe order (no deadlock); returns them. */
   int[] lockAll(byte[][] keys) {
     int[] s = new int[keys.length];

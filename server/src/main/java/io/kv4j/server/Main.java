@@ -89,7 +89,8 @@ public final class Main {
     }
     RespServer server;
     try {
-      server = RespServer.start(store, options, () -> Stores.open(line.uri()));
+      server =
+          RespServer.start(store, options, () -> Stores.open(line.uri()), Writers.ofOpened(store));
     } catch (Throwable e) {
       try {
         store.close();

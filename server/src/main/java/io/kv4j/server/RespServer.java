@@ -95,7 +95,8 @@ final class RespServer implements AutoCloseable {
   private final Channel channel;
   private volatile long lastAcceptWarning;
 
-  private RespServer(Store store, ServerOptions options, Supplier<Store> reopener) {
+  private RespServer(
+      Store store, ServerOptions options, Supplier<Store> reopener, Writers writers) {
     this.options = options;
     preload();
     this.ssl = tls(options);
@@ -108,7 +109,7 @@ final class RespServer implements AutoCloseable {
         epoll ? EpollServerSocketChannel::new : GuardedNioServerSocketChannel::new;
     this.transport = epoll ? "epoll" : "nio";
     this.workers = options.workers() > 0 ? newWorkers(options.workers()) : null;
-    this.commands = new Commands(store, this, reopener);
+    this.commands = new Commands(store, this, reopener, writers);
     this.group = new MultiThreadIoEventLoopGroup(threads, factory);
     try {
       // Load the scheduling classes the accept back-off uses now, not while descriptors are out.
@@ -177,7 +178,7 @@ final class RespServer implements AutoCloseable {
    * @throws IllegalStateException when the port cannot be bound; nothing is left running
    */
   static RespServer start(Store store, ServerOptions options) {
-    return new RespServer(store, options, null);
+    return new RespServer(store, options, null, Writers.SHARED);
   }
 
   /**
@@ -185,7 +186,16 @@ final class RespServer implements AutoCloseable {
    * reopener.get()} (see {@link StoreHealth}).
    */
   static RespServer start(Store store, ServerOptions options, Supplier<Store> reopener) {
-    return new RespServer(store, options, reopener);
+    return new RespServer(store, options, reopener, Writers.SHARED);
+  }
+
+  /**
+   * Starts serving a store the caller has just opened from its URI (as {@code Main} does), whose
+   * other writers {@code writers} says.
+   */
+  static RespServer start(
+      Store store, ServerOptions options, Supplier<Store> reopener, Writers writers) {
+    return new RespServer(store, options, reopener, writers);
   }
 
   /** The store served now: it changes when a failed store is reopened. */

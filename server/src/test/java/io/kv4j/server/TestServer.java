@@ -24,7 +24,7 @@ final class TestServer implements AutoCloseable {
     this.store = Stores.open(uri);
     RespServer s;
     try {
-      s = RespServer.start(store, options, () -> Stores.open(uri));
+      s = RespServer.start(store, options, () -> Stores.open(uri), Writers.ofOpened(store));
     } catch (RuntimeException | Error e) {
       store.close();
       throw e;
@@ -34,8 +34,16 @@ final class TestServer implements AutoCloseable {
 
   /** Serves a store the test made (reopened through {@code reopener} after a write failure). */
   TestServer(Store store, ServerOptions options, java.util.function.Supplier<Store> reopener) {
+    this(store, options, reopener, Writers.SHARED);
+  }
+
+  TestServer(
+      Store store,
+      ServerOptions options,
+      java.util.function.Supplier<Store> reopener,
+      Writers writers) {
     this.store = store;
-    this.server = RespServer.start(store, options, reopener);
+    this.server = RespServer.start(store, options, reopener, writers);
   }
 
   int port() {
