@@ -61,7 +61,52 @@ final class Session {
   boolean queueFailed;
 
   /** Keys under WATCH with what each was when watched; null when none. */
-  List<Watch> watched;
+  private List<Watch> watched;
+
+  /** Where this session is counted as a watcher while {@link #watched} is not null. */
+  private WatchVersions counted;
+
+  /** Keys under WATCH with what each was when watched; null when none. */
+  List<Watch> watched() {
+    return watched;
+  }
+
+  /**
+   * Adds a watch. The first one counts this session among {@code versions}' watchers: call it
+   * before reading the key's version (see {@link WatchVersions}).
+   */
+  void watch(WatchVersions versions) {
+    if (watched == null) {
+      watched = new ArrayList<>();
+      counted = versions;
+      versions.watcherAdded();
+    }
+  }
+
+  void addWatch(Watch w) {
+    watched.add(w);
+  }
+
+  /**
+   * Forgets the watches but leaves this session counted as a watcher: EXEC still compares their
+   * versions after the transaction ended, and must be counted until then. Returns what to call
+   * {@link WatchVersions#watcherGone} on afterwards, or null.
+   */
+  WatchVersions detachWatches() {
+    WatchVersions c = counted;
+    watched = null;
+    counted = null;
+    return c;
+  }
+
+  /** Forgets every watch (UNWATCH, DISCARD, RESET, disconnect); idempotent. */
+  void unwatch() {
+    watched = null;
+    if (counted != null) {
+      counted.watcherGone();
+      counted = null;
+    }
+  }
 
   /** The writes of the transaction EXEC is running, or null outside EXEC. */
   Overlay overlay;
@@ -111,7 +156,7 @@ final class Session {
   void endMulti() {
     queued = null;
     queueFailed = false;
-    watched = null;
+    unwatch();
     releaseQueue();
   }
 

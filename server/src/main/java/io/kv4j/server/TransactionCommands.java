@@ -50,16 +50,14 @@ final class TransactionCommands {
     if (s.queued != null) {
       throw new CommandException("ERR WATCH inside MULTI is not allowed");
     }
-    if (s.watched == null) {
-      s.watched = new ArrayList<>();
-    }
+    s.watch(data.versions);
     for (int i = 1; i < r.count(); i++) {
       byte[] key = r.bytes(i);
       ReentrantLock l = data.locks.lockFor(key);
       try {
         // On a shared store the value is what EXEC's commit requires the key still to hold.
         byte[] value = data.shared ? data.of(s).get(key) : null;
-        s.watched.add(new Session.Watch(key, data.versions.of(key), s.db, value));
+        s.addWatch(new Session.Watch(key, data.versions.of(key), s.db, value));
       } finally {
         l.unlock();
       }
@@ -68,7 +66,7 @@ final class TransactionCommands {
   }
 
   void unwatch(Session s, Request r, ByteBuf out) {
-    s.watched = null;
+    s.unwatch();
     Reply.ok(out);
   }
 
@@ -85,7 +83,8 @@ final class TransactionCommands {
       throw new CommandException("ERR EXEC without MULTI");
     }
     List<byte[][]> queued = s.queued;
-    List<Session.Watch> watched = s.watched;
+    List<Session.Watch> watched = s.watched();
+    WatchVersions counted = s.detachWatches(); // counted until their versions are compared
     boolean aborted = s.queueFailed;
     long charge = s.detachQueueCharge(); // the queue stays charged until it has run
     s.endMulti();
@@ -96,6 +95,9 @@ final class TransactionCommands {
       exec(s, queued, watched, out);
     } finally {
       s.release(charge);
+      if (counted != null) {
+        counted.watcherGone();
+      }
     }
   }
 

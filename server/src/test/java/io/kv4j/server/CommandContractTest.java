@@ -442,6 +442,49 @@ abstract class CommandContractTest {
     }
   }
 
+  @Test
+  void watchers_areCountedOnceAndForgottenByEveryWayAWatchEnds() throws Exception {
+    WatchVersions versions = server.server.commands.data().versions;
+    byte[] key = "w".getBytes(StandardCharsets.UTF_8);
+    jedis.set("w", "1");
+    long unwatched = versions.of(key);
+    jedis.set("w", "2");
+    assertThat(versions.of(key)).as("no watcher: a write bumps nothing").isEqualTo(unwatched);
+    try (Jedis other = new Jedis("127.0.0.1", server.port(), 30_000)) {
+      assertThat(jedis.watch("w", "x")).isEqualTo("OK");
+      assertThat(jedis.watch("y")).isEqualTo("OK");
+      assertThat(versions.watchers()).isEqualTo(1);
+      other.set("w", "3");
+      assertThat(versions.of(key)).as("watched: a write bumps").isNotEqualTo(unwatched);
+      assertThat(jedis.unwatch()).isEqualTo("OK");
+      assertThat(versions.watchers()).as("after UNWATCH").isZero();
+
+      jedis.watch("w");
+      redis.clients.jedis.Transaction t = jedis.multi();
+      t.set("w", "4");
+      assertThat(t.exec()).hasSize(1);
+      assertThat(versions.watchers()).as("after EXEC").isZero();
+
+      jedis.watch("w");
+      redis.clients.jedis.Transaction d = jedis.multi();
+      d.set("w", "5");
+      assertThat(d.discard()).isEqualTo("OK");
+      assertThat(versions.watchers()).as("after DISCARD").isZero();
+
+      jedis.watch("w");
+      assertThat(text("RESET")).isEqualTo("RESET");
+      assertThat(versions.watchers()).as("after RESET").isZero();
+
+      other.watch("w");
+      jedis.watch("w");
+      assertThat(versions.watchers()).isEqualTo(2);
+    }
+    TestServer.await(
+        "the closed connection's watch to be forgotten", () -> versions.watchers() == 1);
+    assertThat(jedis.unwatch()).isEqualTo("OK");
+    assertThat(versions.watchers()).isZero();
+  }
+
   private String text(String command, String... args) {
     Object o = call(command, args);
     return o instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(o);
