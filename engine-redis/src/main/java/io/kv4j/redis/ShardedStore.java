@@ -32,8 +32,15 @@ final class ShardedStore extends AbstractStore {
   private static final Script GET_ALL =
       new Script("return redis.call('HMGET', KEYS[1], unpack(ARGV))");
 
-  /** KEYS: values. Answers the shard's key count. */
-  private static final Script COUNT = new Script("return redis.call('HLEN', KEYS[1])");
+  /**
+   * KEYS: values, index. Answers the shard's key count and the bytes of its two keys ({@code MEMORY
+   * USAGE}, 0 where absent): one pipelined request per shard, so {@code stats()} costs one round
+   * trip per primary instead of two more per shard.
+   */
+  private static final Script STATS =
+      new Script(
+          "local function bytes(k) return redis.call('MEMORY', 'USAGE', k) or 0 end "
+              + "return {redis.call('HLEN', KEYS[1]), bytes(KEYS[1]), bytes(KEYS[2])}");
 
   private static final int GET_ALL_CHUNK = 1000;
   private static final byte[] NONE = {};
@@ -305,24 +312,20 @@ final class ShardedStore extends AbstractStore {
   }
 
   @Override
+  @SuppressWarnings("unchecked")
   protected StoreStats doStats() {
     List<List<byte[]>> keys = new ArrayList<>();
     List<List<byte[]>> args = new ArrayList<>();
     for (int j = 0; j < shards; j++) {
-      keys.add(List.of(valuesKey(j)));
+      keys.add(List.of(valuesKey(j), indexKey(j)));
       args.add(List.of());
     }
     long count = 0;
-    for (Object o : runAll("stats", COUNT, keys, args)) {
-      count += (Long) o;
-    }
     long memory = 0;
-    for (int j = 0; j < shards; j++) {
-      byte[] v = valuesKey(j);
-      byte[] i = indexKey(j);
-      Long vb = call("stats", () -> ns.client.memoryUsage(v));
-      Long ib = call("stats", () -> ns.client.memoryUsage(i));
-      memory += (vb == null ? 0 : vb) + (ib == null ? 0 : ib);
+    for (Object o : runAll("stats", STATS, keys, args)) {
+      List<Long> shard = (List<Long>) o;
+      count += shard.get(0);
+      memory += shard.get(1) + shard.get(2);
     }
     Map<String, Number> figures = new LinkedHashMap<>();
     figures.put("memory", memory);

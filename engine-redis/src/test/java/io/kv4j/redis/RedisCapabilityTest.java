@@ -21,6 +21,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import redis.clients.jedis.HostAndPort;
@@ -30,8 +31,10 @@ import redis.clients.jedis.UnifiedJedis;
 /**
  * Conditional writes across store objects (as several application instances would share a store),
  * their exactly-once retry, the shared/exclusive open lock, the EVALSHA fallback, and the native
- * getAll; in both modes.
+ * getAll; in both modes. Isolated: its SCRIPT FLUSH empties the script cache of the servers the
+ * test classes running beside it use (see junit-platform.properties).
  */
+@Isolated
 class RedisCapabilityTest {
   @TempDir Path dir;
   private final List<Runnable> cleanup = new ArrayList<>();

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import redis.clients.jedis.UnifiedJedis;
@@ -28,8 +29,10 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * Keyspaces on Redis beyond the TCK: the Redis keys they live under (one hash slot with the
  * store's), generations that keep a stale handle's writes out of a keyspace created again, a drop
  * by another client, a store made before keyspaces, and a drop that frees memory in the server's
- * background thread; in both modes.
+ * background thread; in both modes. Isolated: that last check reads a server-wide counter, which
+ * the drops of test classes running beside it (see junit-platform.properties) would also raise.
  */
+@Isolated
 class RedisKeyspaceTest {
   @TempDir Path dir;
   private final List<Runnable> cleanup = new ArrayList<>();

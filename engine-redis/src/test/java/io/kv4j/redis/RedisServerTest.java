@@ -26,11 +26,16 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import redis.clients.jedis.UnifiedJedis;
 
-/** Connection failures, authentication errors, locks and server restarts, in both modes. */
+/**
+ * Connection failures, authentication errors and server restarts, in both modes. Isolated: its
+ * restarts would fail the calls of test classes running beside it (see junit-platform.properties);
+ * the lock tests, which disturb no server, are {@link RedisLockTest}.
+ */
+@Isolated
 class RedisServerTest {
   @TempDir Path dir;
   private final List<Runnable> cleanup = new ArrayList<>();
@@ -70,66 +75,6 @@ class RedisServerTest {
         .isInstanceOf(StoreIOException.class)
         .hasMessageContaining("127.0.0.1:1")
         .hasMessageContaining("servers.sh");
-  }
-
-  @ParameterizedTest
-  @ValueSource(booleans = {false, true})
-  void crashedClientsLock_expiresAfterTtl(boolean cluster) {
-    StoreConfig c = config(cluster, dir.resolve("ttl")).option("lock-wait", "0").build();
-    Store s = Stores.open(c);
-    s.put(b("k"), b("v"));
-    assertThat(catchThrowable(() -> Stores.open(c).close()))
-        .isInstanceOf(StoreLockedException.class)
-        .hasMessageContaining("ttl");
-    s.close();
-    try (Store again = Stores.open(c)) {
-      assertThat(again.get(b("k"))).isEqualTo(b("v"));
-    }
-  }
-
-  /**
-   * The lock keeper refreshes the lock key while the store is open, for many times its lifetime,
-   * and once closed nothing takes it again: close waits for a refresh in progress before deleting
-   * the key.
-   */
-  @ParameterizedTest
-  @ValueSource(booleans = {false, true})
-  void openStore_keepsItsLockPastTheTtl_andCloseLeavesNoLock(boolean cluster) {
-    Path path = dir.resolve("kept");
-    // Refreshed every 3 s: six seconds of slack for a stalled keeper or Redis (a GC pause, an
-    // fsync of appendfsync always on a busy disk, a loaded machine); watched for more than twice
-    // the lifetime.
-    StoreConfig c =
-        config(cluster, path).option("lock-ttl", "9000").option("lock-wait", "0").build();
-    String lock = "{" + RedisSettings.namespaceFor(path) + "}:lock";
-    try (UnifiedJedis j = TestRedis.client(cluster)) {
-      Store s = Stores.open(c);
-      try {
-        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20_000);
-        int looked = 0;
-        while (System.nanoTime() - end < 0) {
-          assertThat(j.pttl(lock))
-              .as("lock key's time to live after %d looks", looked)
-              .isPositive();
-          looked++;
-          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
-        }
-        assertThat(catchThrowable(() -> Stores.open(c).close()))
-            .as("two lifetimes later the lock is still held")
-            .isInstanceOf(StoreLockedException.class);
-        s.put(b("k"), b("v"));
-      } finally {
-        s.close();
-      }
-      long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(600);
-      while (System.nanoTime() - end < 0) {
-        assertThat(j.exists(lock)).as("lock key after close").isFalse();
-        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-      }
-    }
-    try (Store again = Stores.open(c)) {
-      assertThat(again.get(b("k"))).isEqualTo(b("v"));
-    }
   }
 
   @ParameterizedTest

@@ -34,6 +34,7 @@ import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.params.MigrateParams;
@@ -43,8 +44,10 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * Engine {@code redis-sharded} on the three-primary test cluster: one store's keys on every primary
  * with scans still in order, the refused batch, the stored shard count, the layout check against
  * engine {@code redis}, and slots of the store moving between primaries while clients write, losing
- * nothing.
+ * nothing. Isolated: it moves slots between the cluster's primaries, which the test classes running
+ * beside it (see junit-platform.properties) would meet as redirections mid-rule.
  */
+@Isolated
 class RedisShardedTest {
   @TempDir Path dir;
   private final List<Runnable> cleanup = new ArrayList<>();

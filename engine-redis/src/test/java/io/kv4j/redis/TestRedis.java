@@ -1,11 +1,13 @@
 package io.kv4j.redis;
 
 import io.kv4j.StoreConfig;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 import redis.clients.jedis.DefaultJedisClientConfig;
@@ -241,6 +243,49 @@ public final class TestRedis {
     } finally {
       Files.deleteIfExists(log);
     }
+    if (name.equals("redis-cluster")) {
+      awaitClusterOk();
+    }
+  }
+
+  /**
+   * Waits (at most 60 s) until every seed node says {@code cluster_state:ok}: the restart script
+   * returns once each node answers, but a node refuses commands with {@code CLUSTERDOWN} until it
+   * has heard from the others again, which can be later than the next test's open.
+   */
+  private static void awaitClusterOk() {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (true) {
+      StringBuilder states = new StringBuilder();
+      boolean ok = true;
+      for (String node : nodes().split(",")) {
+        String state;
+        try (UnifiedJedis n =
+            RedisClient.builder()
+                .hostAndPort(HostAndPort.from(node.trim()))
+                .clientConfig(clientConfig())
+                .build()) {
+          Object info = n.sendCommand(() -> ascii("CLUSTER"), ascii("INFO"));
+          String text = new String((byte[]) info, StandardCharsets.US_ASCII);
+          state = text.contains("cluster_state:ok") ? "ok" : "not ok";
+        } catch (RuntimeException e) {
+          state = e.toString();
+        }
+        ok &= state.equals("ok");
+        states.append(node.trim()).append(": ").append(state).append("; ");
+      }
+      if (ok) {
+        return;
+      }
+      if (System.nanoTime() - deadline > 0) {
+        Assertions.fail("the Redis Cluster is not ok 60 s after its restart: " + states);
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+    }
+  }
+
+  private static byte[] ascii(String s) {
+    return s.getBytes(StandardCharsets.US_ASCII);
   }
 
   private static final java.util.Set<String> SHOWN =
