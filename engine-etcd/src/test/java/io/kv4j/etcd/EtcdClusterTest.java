@@ -28,14 +28,17 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Member loss on the real three-member cluster of .ci/etcd.sh: one member (the leader) killed
  * mid-run loses no acknowledged write and writes go on; two killed make writes fail cleanly with
  * StoreIOException, and they resume on the same store once the members are back. Every test
- * restarts what it stopped.
+ * restarts what it stopped. Isolated: the test classes running beside it (see
+ * junit-platform.properties) use the same cluster, and would lose its quorum with it.
  */
 @Timeout(300)
+@Isolated
 class EtcdClusterTest {
   @TempDir Path dir;
 

@@ -25,12 +25,16 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * TLS and auth against real etcd members this test starts for itself ({@link EtcdMember}): one
  * serving TLS, one also requiring client certificates, one with auth enabled and simple tokens that
- * expire after 2 s idle. The certificates are throwaway ones ({@link Certificates}).
+ * expire after 2 s idle. The certificates are throwaway ones ({@link Certificates}). Isolated: one
+ * test checks that closing leaves no HTTP client thread of this JVM behind, which the stores of
+ * test classes running beside it (see junit-platform.properties) would start and end meanwhile.
  */
+@Isolated
 class EtcdSecurityTest {
   private static final String ROOT_PASSWORD = "root-Secret-4711";
   private static final String APP_PASSWORD = "app-Secret-0815";
