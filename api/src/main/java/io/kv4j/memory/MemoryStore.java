@@ -24,10 +24,13 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * A hash map for point reads and writes, and a {@link TreeMap} brought up to date only when a scan
  * or snapshot needs the order, all behind one read-write lock.
  *
- * <p>Gets, puts, deletes and conditional writes use the hash map (O(1)); each write also notes its
- * key as dirty. A scan or snapshot first applies the dirty keys to the tree (O(d log n) for d dirty
- * keys), then reads the tree. So a workload without scans never pays for order, and one that scans
- * pays what a tree would have cost at its writes, at its next scan instead.
+ * <p>Gets, puts, deletes and conditional writes use the hash map (O(1)). The tree is built by the
+ * first scan or snapshot; while it exists each write also notes its key as dirty, and a scan or
+ * snapshot first applies the dirty keys to the tree (O(d log n) for d dirty keys), then reads the
+ * tree. When more than half as many keys as the store holds are dirty the tree is dropped instead,
+ * and the next scan builds it again (O(n log n), what applying them would cost). So a workload
+ * without scans never pays for order (not even a dirty set), and one that scans pays what a tree
+ * would have cost at its writes, at its next scan instead.
  *
  * <p>Snapshots are copy-on-write: a cursor or snapshot keeps the tree as it was and marks it
  * shared; the next time dirty keys are applied, the tree is copied first, so an open cursor's tree
@@ -77,14 +80,15 @@ final class MemoryStore extends AbstractStore {
 
   /**
    * One keyspace's keys. Guarded by {@link Spaces#lock}. {@link #values} holds every key; {@link
-   * #ordered} holds the same keys and values except those in {@link #dirty}, whose entries there
-   * may be stale or missing until {@link #ordered()} applies them. Keys and values are never
-   * modified after they are stored, so both maps may share the arrays.
+   * #ordered}, when built, holds the same keys and values except those in {@link #dirty}, whose
+   * entries there may be stale or missing until {@link #ordered()} applies them; while it is not
+   * built (null) nothing is dirty. Keys and values are never modified after they are stored, so
+   * both maps may share the arrays.
    */
   private static final class Space {
     final HashMap<Key, byte[]> values = new HashMap<>();
     final HashSet<Key> dirty = new HashSet<>();
-    TreeMap<byte[], byte[]> ordered = new TreeMap<>(Arrays::compareUnsigned);
+    TreeMap<byte[], byte[]> ordered;
     boolean shared;
     long bytes;
     boolean dropped;
@@ -97,7 +101,7 @@ final class MemoryStore extends AbstractStore {
     byte[] put(byte[] key, byte[] value) {
       Key k = new Key(key.clone());
       byte[] old = values.put(k, value.clone());
-      dirty.add(k);
+      written(k);
       return old;
     }
 
@@ -106,20 +110,36 @@ final class MemoryStore extends AbstractStore {
       Key k = new Key(key);
       byte[] old = values.remove(k);
       if (old != null) {
-        dirty.add(k);
-        if (dirty.size() > 2L * values.size() + 1024) {
-          ordered(); // removed keys stay dirty until then: bounded without scans too
-        }
+        written(k);
       }
       return old;
     }
 
+    /** Notes a written key for the tree, or drops the tree when rebuilding it costs no more. */
+    private void written(Key k) {
+      if (ordered == null) {
+        return;
+      }
+      dirty.add(k);
+      if (dirty.size() > values.size() / 2 + 1024) {
+        ordered = null; // a cursor or snapshot holding it keeps its own reference
+        shared = false;
+        dirty.clear();
+      }
+    }
+
     /**
-     * The tree with every key in order, up to date; the caller holds the write lock. Copied first
-     * if a cursor or snapshot holds it.
+     * The tree with every key in order, up to date; the caller holds the write lock. Built from the
+     * hash map when there is none; copied first if a cursor or snapshot holds it.
      */
     TreeMap<byte[], byte[]> ordered() {
-      if (!dirty.isEmpty()) {
+      if (ordered == null) {
+        ordered = new TreeMap<>(Arrays::compareUnsigned);
+        for (Map.Entry<Key, byte[]> e : values.entrySet()) {
+          ordered.put(e.getKey().bytes, e.getValue());
+        }
+        shared = false;
+      } else if (!dirty.isEmpty()) {
         if (shared) {
           ordered = new TreeMap<>(ordered);
           shared = false;
@@ -140,7 +160,7 @@ final class MemoryStore extends AbstractStore {
     void clear() {
       values.clear();
       dirty.clear();
-      ordered = new TreeMap<>(Arrays::compareUnsigned);
+      ordered = null;
       shared = false;
       bytes = 0;
     }

@@ -225,4 +225,63 @@ class MemoryStoreTest {
     assertThat(m.stats().keyCount()).isZero();
     m.close();
   }
+
+  /**
+   * The tree is built at the first scan, dropped when half the keys changed since, and built again
+   * at the next scan: scans, reverse scans and a snapshot taken before the drop all see exactly
+   * what they must.
+   */
+  @Test
+  void treeDroppedAfterHeavyChurn_scansAndEarlierSnapshotStayExact() {
+    long seed = 7_319L;
+    java.util.Random random = new java.util.Random(seed);
+    MemoryStore m = (MemoryStore) Stores.open("memory:");
+    java.util.TreeMap<byte[], byte[]> model =
+        new java.util.TreeMap<>(java.util.Arrays::compareUnsigned);
+    for (int i = 0; i < 5_000; i++) {
+      byte[] k = java.nio.ByteBuffer.allocate(4).putInt(random.nextInt(8_000)).array();
+      m.put(k, k);
+      model.put(k, k);
+    }
+    assertThat(m.dirtyKeys()).as("no tree yet: nothing noted (seed %d)", seed).isZero();
+    assertThat(scan(m, false)).as("first scan (seed %d)", seed).isEqualTo(entries(model, false));
+    java.util.TreeMap<byte[], byte[]> before = new java.util.TreeMap<>(model);
+    try (io.kv4j.Snapshot snap = m.snapshot()) {
+      for (int i = 0; i < 6_000; i++) {
+        byte[] k = java.nio.ByteBuffer.allocate(4).putInt(random.nextInt(8_000)).array();
+        if (random.nextInt(3) == 0) {
+          m.delete(k);
+          model.remove(k);
+        } else {
+          byte[] v = java.nio.ByteBuffer.allocate(8).putLong(random.nextLong()).array();
+          m.put(k, v);
+          model.put(k, v);
+        }
+      }
+      assertThat((long) m.dirtyKeys())
+          .as("the tree was dropped rather than fed every key (seed %d)", seed)
+          .isLessThanOrEqualTo(m.stats().keyCount() / 2 + 1024);
+      List<Entry> seen = new ArrayList<>();
+      try (io.kv4j.Cursor c = snap.scan(io.kv4j.KeyRange.all())) {
+        while (c.hasNext()) {
+          seen.add(c.next());
+        }
+      }
+      assertThat(seen).as("snapshot from before (seed %d)", seed).isEqualTo(entries(before, false));
+    }
+    assertThat(scan(m, false)).as("scan after (seed %d)", seed).isEqualTo(entries(model, false));
+    assertThat(scan(m, true)).as("reverse after (seed %d)", seed).isEqualTo(entries(model, true));
+    m.close();
+  }
+
+  private static List<Entry> scan(MemoryStore m, boolean reverse) {
+    List<Entry> out = new ArrayList<>();
+    io.kv4j.KeyRange all = io.kv4j.KeyRange.all();
+    try (io.kv4j.Cursor c = reverse ? m.scan(all.reverse()) : m.scan(all)) {
+      while (c.hasNext()) {
+        out.add(c.next());
+      }
+    }
+    return out;
+  }
 }
