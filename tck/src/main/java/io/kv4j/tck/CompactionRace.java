@@ -13,9 +13,15 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 /**
  * The threads of rule 10.12 ({@link
  * Group10Lifecycle#required_r10_12_compactDuringWritesLosesNothing}) and what they wrote: while
- * writers put and delete their own keys without pause, compactions, each started only after every
- * writer wrote since the previous one, MUST lose nothing: after a reopen every key holds its last
- * write.
+ * writers put and delete their own keys, compactions, each started only after every writer wrote
+ * since the previous one, MUST lose nothing: after a reopen every key holds its last write.
+ *
+ * <p>Only writes made during the last compaction can stay lost (a later compaction copies the
+ * store's current state again), so every writer must still be writing then. The writes are capped
+ * (an engine whose compactions grow with the data must not fill the heap), and the cap is paced:
+ * each writer has {@code cap / (rounds + 1)} writes per compaction round, and one that used its
+ * share waits for the next compaction to begin, then writes during it. So each compaction, the last
+ * included, runs while every writer still has writes to make.
  */
 final class CompactionRace {
   private final Store store;
@@ -31,7 +37,15 @@ final class CompactionRace {
   /** 1 for each writer that stopped (also when a write failed). */
   private final AtomicIntegerArray finished;
 
+  /** 1 while a writer waits for the next compaction to begin (its share of this round used). */
+  private final AtomicIntegerArray paused;
+
   private final AtomicBoolean compacting = new AtomicBoolean(true);
+
+  /** Compactions begun. */
+  private final AtomicInteger started = new AtomicInteger();
+
+  /** Compactions returned. */
   private final AtomicInteger compactions = new AtomicInteger();
 
   CompactionRace(Store store, int writers, int rounds, int cap) {
@@ -41,6 +55,7 @@ final class CompactionRace {
     this.cap = cap;
     this.written = new AtomicIntegerArray(writers);
     this.finished = new AtomicIntegerArray(writers);
+    this.paused = new AtomicIntegerArray(writers);
   }
 
   /** Thread t of the rule's {@code writers + 1}: the last one compacts, the others write. */
@@ -66,10 +81,12 @@ final class CompactionRace {
         for (int w = 0; w < writers; w++) {
           while (written.get(w) <= seen[w] + 20
               && finished.get(w) == 0
+              && paused.get(w) == 0
               && !Thread.currentThread().isInterrupted()) {
             Thread.onSpinWait();
           }
         }
+        started.incrementAndGet();
         store.compact();
         compactions.incrementAndGet();
       }
@@ -78,11 +95,22 @@ final class CompactionRace {
     }
   }
 
-  /** Writer t: until the compactions are over, then a little more (at most {@link #cap} writes). */
+  /**
+   * Writer t: until the compactions are over, then a little more (at most {@link #cap} writes),
+   * paced by the compactions begun (see the class comment).
+   */
   private void write(int t) {
     try {
+      int share = Math.max(1, cap / (rounds + 1));
       int extra = 50;
       for (int i = 0; (compacting.get() || extra-- > 0) && i < cap; i++) {
+        while (compacting.get()
+            && i >= (started.get() + 1L) * share
+            && !Thread.currentThread().isInterrupted()) {
+          paused.set(t, 1);
+          java.util.concurrent.locks.LockSupport.parkNanos(50_000); // polls: leaves the CPU to it
+        }
+        paused.set(t, 0);
         long k = (long) t << 32 | i;
         store.put(key(k), b("c" + t + "-" + i));
         if (i % 4 == 0) {

@@ -461,7 +461,13 @@ class BrokenEnginesTest {
         // Calls racing close(): rounds go on until calls started while close() ran.
         Arguments.of(Defect.CLOSE_FREES_BEFORE_MARKING, R10_16, R10_16_DETAIL),
         // A keyspace handle's sync() that forces nothing, seen in an strace of a child JVM.
-        Arguments.of(Defect.HANDLE_SYNC_SYNCS_NOTHING, R7_9, R7_9_DETAIL));
+        Arguments.of(Defect.HANDLE_SYNC_SYNCS_NOTHING, R7_9, R7_9_DETAIL),
+        // A compaction that copies outside the write lock: the writers are paced so that they
+        // still write during the last compaction, whose lost writes nothing copies back.
+        Arguments.of(
+            Defect.COMPACT_OUTSIDE_LOCK,
+            "required_r10_12_compactDuringWritesLosesNothing",
+            "compactions run during writes"));
   }
 
   /** How many times {@link #contendedVariant_isCaughtInEveryRun} runs each variant's rule. */

@@ -605,9 +605,14 @@ final class RefStore implements Store {
     }
   }
 
+  private synchronized long recordsSince(long before) {
+    return records - before;
+  }
+
   /** Appends one whole record (and syncs it with SYNC); the caller holds the store's lock. */
   private void appendRecord(ByteBuffer rec) {
     try {
+      records++;
       writeFully(log, rec);
       if (info.durability() == Durability.SYNC && defect != Defect.NEVER_SYNCS) {
         log.force(false);
@@ -1647,17 +1652,27 @@ final class RefStore implements Store {
     StoreDirectory.syncDirectory(dest);
   }
 
+  /** Records appended to the log since the store opened; guarded by the store's lock. */
+  private long records;
+
   @Override
   public void compact() {
     checkWritable();
     if (defect == Defect.COMPACT_OUTSIDE_LOCK) {
       TreeMap<byte[], byte[]> snapshot;
       TreeMap<String, TreeMap<byte[], byte[]>> spaces = new TreeMap<>();
+      long copiedAt;
       synchronized (this) {
         snapshot = new TreeMap<>(map);
         named.forEach((n, m) -> spaces.put(n, new TreeMap<>(m)));
+        copiedAt = records;
       }
-      LockSupport.parkNanos(1_000_000); // let writers in between the copy and the rewrite
+      // The window a real engine leaves by chance, made certain: writers get in between the copy
+      // and the rewrite (a few dozen records; at most 10 s, should none come).
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (recordsSince(copiedAt) < 32 && System.nanoTime() < deadline) {
+        LockSupport.parkNanos(100_000);
+      }
       rewrite(snapshot, spaces); // the bug: writes from here to the rename are in the old log only
       return;
     }
