@@ -49,7 +49,12 @@ class ReadOnlyVerifyTest {
     assertThat(m.clean).as("the manifest of a killed writer").isFalse();
     Path newest = newestSegment(image);
     byte[] tail = Files.readAllBytes(newest);
-    assertThat(tail.length).as("the active segment's file, preallocated").isEqualTo(1 << 20);
+    // Preallocated ahead of the writes in chunks of zeros: 1 MiB, or less when the kill landed
+    // while a chunk was being written (seen once on a loaded machine: 1,048,427 bytes).
+    assertThat(tail.length)
+        .as("the active segment's file, preallocated")
+        .isGreaterThan(4096)
+        .isLessThanOrEqualTo(1 << 20);
     assertThat(Arrays.copyOfRange(tail, tail.length - 4096, tail.length))
         .as("its unwritten tail")
         .containsOnly(0);
