@@ -71,6 +71,23 @@ class ReadOnlyVerifyTest {
     }
     assertThat(files(image)).as("the read-only open and verify wrote nothing").isEqualTo(before);
 
+    // A kill while a chunk of zeros was being written ahead of the writes leaves the active
+    // segment's file short, at any length past its records: no damage either.
+    Path torn = copyTree(image, tmp.resolve("torn"));
+    try (java.nio.channels.FileChannel f =
+        java.nio.channels.FileChannel.open(
+            torn.resolve(newest.getFileName()), java.nio.file.StandardOpenOption.WRITE)) {
+      f.truncate(tail.length - 149); // inside the zero tail checked above, at an odd length
+    }
+    try (HashLogStore s = openReadOnly(torn, d)) {
+      s.verify();
+      for (int i = 0; i <= lastAck; i++) {
+        assertThat(s.get(CrashChild.key(i)))
+            .as("%s: torn preallocation, acknowledged key %d", d, i)
+            .isEqualTo(CrashChild.value(i, NO_BIG));
+      }
+    }
+
     // Damage in a sealed segment (read at open through its hint, not its records) is reported.
     Path flipped = copyTree(image, tmp.resolve("flipped"));
     Path sealed = flipped.resolve(Segment.fileName(TestStores.writeSegment(1)));
