@@ -45,10 +45,7 @@ class RedisCapabilityTest {
   }
 
   private StoreConfig.Builder config(boolean cluster, Path path) {
-    TestRedis.require(cluster);
-    String ns = RedisSettings.namespaceFor(path);
-    cleanup.add(() -> TestRedis.drop(cluster, ns));
-    return TestRedis.builder(cluster).path(path);
+    return TestRedis.config(cluster, path, cleanup);
   }
 
   private static byte[] b(String s) {

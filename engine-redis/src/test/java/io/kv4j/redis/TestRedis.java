@@ -90,6 +90,18 @@ public final class TestRedis {
   }
 
   /**
+   * A config for a store at {@code path} on the standalone server or the cluster (skipped when it
+   * is not there), whose namespace {@code cleanup} drops after the test.
+   */
+  static StoreConfig.Builder config(
+      boolean cluster, java.nio.file.Path path, List<Runnable> cleanup) {
+    require(cluster);
+    String ns = RedisSettings.namespaceFor(path);
+    cleanup.add(() -> drop(cluster, ns));
+    return builder(cluster).path(path);
+  }
+
+  /**
    * Skips (fails in CI) unless the server, or the cluster, answers.
    *
    * @param cluster which mode
