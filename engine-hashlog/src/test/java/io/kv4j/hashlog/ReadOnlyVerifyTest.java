@@ -61,12 +61,7 @@ class ReadOnlyVerifyTest {
     Map<String, String> before = files(image);
 
     try (HashLogStore s = openReadOnly(image, d)) {
-      s.verify();
-      for (int i = 0; i <= lastAck; i++) {
-        assertThat(s.get(CrashChild.key(i)))
-            .as("%s: acknowledged key %d", d, i)
-            .isEqualTo(CrashChild.value(i, NO_BIG));
-      }
+      verifiesAndReadsEveryAcknowledgedKey(s, lastAck, d + ": acknowledged key");
       s.verify();
     }
     assertThat(files(image)).as("the read-only open and verify wrote nothing").isEqualTo(before);
@@ -80,12 +75,8 @@ class ReadOnlyVerifyTest {
       f.truncate(tail.length - 149); // inside the zero tail checked above, at an odd length
     }
     try (HashLogStore s = openReadOnly(torn, d)) {
-      s.verify();
-      for (int i = 0; i <= lastAck; i++) {
-        assertThat(s.get(CrashChild.key(i)))
-            .as("%s: torn preallocation, acknowledged key %d", d, i)
-            .isEqualTo(CrashChild.value(i, NO_BIG));
-      }
+      verifiesAndReadsEveryAcknowledgedKey(
+          s, lastAck, d + ": torn preallocation, acknowledged key");
     }
 
     // Damage in a sealed segment (read at open through its hint, not its records) is reported.
@@ -108,6 +99,17 @@ class ReadOnlyVerifyTest {
           .isInstanceOf(StoreCorruptedException.class)
           .hasMessageContaining(n.toString())
           .hasMessageContaining("offset " + RecordCodec.FILE_HEADER);
+    }
+  }
+
+  /** {@code verify()} passes, then every key up to {@code lastAck} holds the child's value. */
+  private static void verifiesAndReadsEveryAcknowledgedKey(
+      HashLogStore s, int lastAck, String what) {
+    s.verify();
+    for (int i = 0; i <= lastAck; i++) {
+      assertThat(s.get(CrashChild.key(i)))
+          .as("%s %d", what, i)
+          .isEqualTo(CrashChild.value(i, NO_BIG));
     }
   }
 
