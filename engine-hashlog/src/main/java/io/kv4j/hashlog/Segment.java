@@ -101,12 +101,10 @@ final class Segment {
    * of this size. Linux (6.x, ext4 and xfs with large folios) gives a buffered write page-cache
    * folios no larger than the write, and a 2 MiB folio at a 2 MiB-aligned address of a mapping is
    * mapped by one page-middle-directory entry: one TLB entry instead of 512, and one page fault
-   * instead of 512. Written 64 KiB at a time, the segments were mapped in 4 KiB pages and a get
-   * paid a TLB miss on the record (issue #27: reads 0.80x of the {@code floor} ceiling, whose
-   * mapping, faulted in from a hole, got 2 MiB folios; 0.92x after this, same-JVM runs of {@code
-   * ReadDriver}). Elsewhere it is merely a larger write. The cost: a new segment's first chunk is
-   * written at the roll, by the writer under the writer lock (the header must follow it, and a
-   * segment must have its header before records go in).
+   * instead of 512. Written in smaller pieces, the segments are mapped in 4 KiB pages and a get
+   * pays a TLB miss on the record. Elsewhere it is merely a larger write. The cost: a new segment's
+   * first chunk is written at the roll, by the writer under the writer lock (the header must follow
+   * it, and a segment must have its header before records go in).
    */
   static final int CHUNK = 2 << 20;
 
