@@ -7,7 +7,7 @@
 #
 # Environment: N (requests per test, 1000000), D (value bytes, 100), C (clients, 50),
 # P (pipeline depth, 16), R (keyspace for -r, 1000000), ROUNDS (3, interleaved),
-# WARMUP (requests of each test run, then FLUSHALL, before measuring: 300000),
+# WARMUP (requests of each test run, then FLUSHALL, before measuring: 300000), WARMUP_ROUNDS (2),
 # TESTS (redis-benchmark tests, "set get mset incr"),
 # SERVER_CPU (0) / CLIENT_CPU (1) for taskset, OUT (server/results/<date>),
 # TARGETS ("kv4j-memory kv4j-hashlog redis"; also kv4j-hashlog-sync and redis-always: durability
@@ -26,6 +26,7 @@ P=${P:-16}
 R=${R:-1000000}
 ROUNDS=${ROUNDS:-3}
 WARMUP=${WARMUP:-300000}
+WARMUP_ROUNDS=${WARMUP_ROUNDS:-2}
 TESTS=${TESTS:-set get mset incr}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
@@ -115,7 +116,7 @@ bench_args() { # port n tests
   echo "server pinned: ${pin_server[*]:-no}; client pinned: ${pin_client[*]:-no}"
   echo "JAVA_OPTS: $JAVA_OPTS; kv4j-server --threads 1; redis --io-threads 1 --save '' --appendonly no"
   echo "hashlog durability: buffered (acknowledged writes survive kill -9, not power loss)"
-  echo "redis-benchmark $(bench_args PORT "$N" set\|get); warm-up: $WARMUP of each test, then FLUSHALL"
+  echo "redis-benchmark $(bench_args PORT "$N" set\|get); warm-up: $WARMUP of each test, then FLUSHALL, $WARMUP_ROUNDS times"
 } | tee "$OUT/environment.txt"
 
 cpu_ticks() { # utime + stime of a process, in clock ticks
@@ -131,10 +132,16 @@ for round in $(seq 1 "$ROUNDS"); do
     # The JVM's compiler threads share the server's pinned core and their CPU counts in
     # server_cpu_us_per_req: after 40,000 SETs and GETs they still used 5 us per SET of the next
     # 200,000 on hashlog, more than the event loop; after 200,000 of each test, about 0.5 us.
-    for test in $TESTS; do
-      "${pin_client[@]}" redis-benchmark $(bench_args "$port" "$WARMUP" "$test") >/dev/null
+    # The first FLUSHALL runs code paths (scans, deletes) that the warm-up did not, and the JIT
+    # throws away compiled methods whose assumptions they break; done once, the next round's
+    # measurement would pay their recompilation. So the warm-up, FLUSHALL included, runs
+    # WARMUP_ROUNDS times.
+    for _ in $(seq 1 "$WARMUP_ROUNDS"); do
+      for test in $TESTS; do
+        "${pin_client[@]}" redis-benchmark $(bench_args "$port" "$WARMUP" "$test") >/dev/null
+      done
+      redis-cli -p "$port" FLUSHALL >/dev/null
     done
-    redis-cli -p "$port" FLUSHALL >/dev/null
     for test in $TESTS; do
       echo "${pin_client[*]} redis-benchmark $(bench_args "$port" "$N" "$test")" >>"$OUT/commands.txt"
       before=$(cpu_ticks "$server_pid")

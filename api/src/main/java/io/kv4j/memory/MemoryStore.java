@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -32,10 +33,11 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * without scans never pays for order (not even a dirty set), and one that scans pays what a tree
  * would have cost at its writes, at its next scan instead.
  *
- * <p>Snapshots are copy-on-write: a cursor or snapshot keeps the tree as it was and marks it
- * shared; the next time dirty keys are applied, the tree is copied first, so an open cursor's tree
- * is never modified. That costs O(n) once per scan followed by writes and another scan; fine for
- * tests and caches, which is what this engine is for.
+ * <p>Snapshots are copy-on-write: an open cursor or snapshot counts itself among the tree's readers
+ * until it is closed; dirty keys are applied to a tree in place only when no reader is open,
+ * otherwise to a copy, so an open cursor's tree is never modified. A scan that is closed before the
+ * next writes (a scan-and-delete loop, FLUSHALL's) therefore costs no copy; one left open across
+ * writes and another scan costs O(n).
  */
 final class MemoryStore extends AbstractStore {
   /** What the store and its keyspace handles share: one lock, so a batch spans keyspaces. */
@@ -79,17 +81,35 @@ final class MemoryStore extends AbstractStore {
   }
 
   /**
+   * The ordered keys of a space and how many open cursors and snapshots read it. Writers change it
+   * in place only while that count is 0 (under the store's write lock, where it is raised); a
+   * reader lowers it once, when it is closed, after its last use of the map.
+   */
+  private static final class Tree {
+    final TreeMap<byte[], byte[]> map;
+    final AtomicInteger readers = new AtomicInteger();
+
+    Tree(TreeMap<byte[], byte[]> map) {
+      this.map = map;
+    }
+
+    void release() {
+      readers.decrementAndGet();
+    }
+  }
+
+  /**
    * One keyspace's keys. Guarded by {@link Spaces#lock}. {@link #values} holds every key; {@link
    * #ordered}, when built, holds the same keys and values except those in {@link #dirty}, whose
-   * entries there may be stale or missing until {@link #ordered()} applies them; while it is not
+   * entries there may be stale or missing until {@link #acquire()} applies them; while it is not
    * built (null) nothing is dirty. Keys and values are never modified after they are stored, so
    * both maps may share the arrays.
    */
   private static final class Space {
     final HashMap<Key, byte[]> values = new HashMap<>();
     final HashSet<Key> dirty = new HashSet<>();
-    TreeMap<byte[], byte[]> ordered;
-    boolean shared;
+    Tree ordered;
+    long copies; // trees copied because a reader held them (tests)
     long bytes;
     boolean dropped;
 
@@ -123,37 +143,39 @@ final class MemoryStore extends AbstractStore {
       dirty.add(k);
       if (dirty.size() > values.size() / 2 + 1024) {
         ordered = null; // a cursor or snapshot holding it keeps its own reference
-        shared = false;
         dirty.clear();
       }
     }
 
     /**
-     * The tree with every key in order, up to date; the caller holds the write lock. Built from the
-     * hash map when there is none; copied first if a cursor or snapshot holds it.
+     * The tree with every key in order, up to date, with one more reader, which must {@link
+     * Tree#release() release} it; the caller holds the write lock. Built from the hash map when
+     * there is none; copied first if an open cursor or snapshot reads it.
      */
-    TreeMap<byte[], byte[]> ordered() {
+    Tree acquire() {
       if (ordered == null) {
-        ordered = new TreeMap<>(Arrays::compareUnsigned);
+        TreeMap<byte[], byte[]> m = new TreeMap<>(Arrays::compareUnsigned);
         for (Map.Entry<Key, byte[]> e : values.entrySet()) {
-          ordered.put(e.getKey().bytes, e.getValue());
+          m.put(e.getKey().bytes, e.getValue());
         }
-        shared = false;
+        ordered = new Tree(m);
       } else if (!dirty.isEmpty()) {
-        if (shared) {
-          ordered = new TreeMap<>(ordered);
-          shared = false;
+        if (ordered.readers.get() > 0) {
+          ordered = new Tree(new TreeMap<>(ordered.map));
+          copies++;
         }
+        TreeMap<byte[], byte[]> m = ordered.map;
         for (Key k : dirty) {
           byte[] v = values.get(k);
           if (v == null) {
-            ordered.remove(k.bytes);
+            m.remove(k.bytes);
           } else {
-            ordered.put(k.bytes, v);
+            m.put(k.bytes, v);
           }
         }
         dirty.clear();
       }
+      ordered.readers.incrementAndGet();
       return ordered;
     }
 
@@ -161,7 +183,6 @@ final class MemoryStore extends AbstractStore {
       values.clear();
       dirty.clear();
       ordered = null;
-      shared = false;
       bytes = 0;
     }
   }
@@ -306,16 +327,15 @@ final class MemoryStore extends AbstractStore {
 
   @Override
   protected AbstractCursor doScan(KeyRange range) {
-    TreeMap<byte[], byte[]> snapshot;
+    Tree tree;
     lock.writeLock().lock(); // brings the tree up to date
     try {
       checkOpen();
-      snapshot = space.ordered();
-      space.shared = true;
+      tree = space.acquire();
     } finally {
       lock.writeLock().unlock();
     }
-    return new MemoryCursor(this, range, view(snapshot, range));
+    return new MemoryCursor(this, range, view(tree.map, range), tree);
   }
 
   @Override
@@ -340,16 +360,15 @@ final class MemoryStore extends AbstractStore {
 
   @Override
   protected AbstractSnapshot doSnapshot() {
-    TreeMap<byte[], byte[]> frozen;
+    Tree tree;
     lock.writeLock().lock(); // brings the tree up to date
     try {
       checkOpen();
-      frozen = space.ordered();
-      space.shared = true; // copied before it is next changed: this one stays as it is now
+      tree = space.acquire(); // copied before it is next changed while this snapshot is open
     } finally {
       lock.writeLock().unlock();
     }
-    return new MemorySnapshot(this, frozen);
+    return new MemorySnapshot(this, tree);
   }
 
   /** Keys written since the tree was last brought up to date (tests). */
@@ -357,6 +376,16 @@ final class MemoryStore extends AbstractStore {
     lock.readLock().lock();
     try {
       return space.dirty.size();
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** Trees copied because an open cursor or snapshot read them (tests). */
+  long treeCopies() {
+    lock.readLock().lock();
+    try {
+      return space.copies;
     } finally {
       lock.readLock().unlock();
     }
@@ -409,15 +438,17 @@ final class MemoryStore extends AbstractStore {
     return r.isEmpty() ? new TreeMap<>(Arrays::compareUnsigned) : r.view(m);
   }
 
-  /** A frozen map: writers copy the map before changing it once it is marked shared. */
+  /** A frozen map: writers copy the tree before changing it while this snapshot reads it. */
   private static final class MemorySnapshot extends AbstractSnapshot {
     private final MemoryStore store;
+    private final Tree tree;
     private volatile TreeMap<byte[], byte[]> frozen;
 
-    MemorySnapshot(MemoryStore store, TreeMap<byte[], byte[]> frozen) {
+    MemorySnapshot(MemoryStore store, Tree tree) {
       super(store);
       this.store = store;
-      this.frozen = frozen;
+      this.tree = tree;
+      this.frozen = tree.map;
     }
 
     @Override
@@ -428,21 +459,24 @@ final class MemoryStore extends AbstractStore {
 
     @Override
     protected AbstractCursor doScan(KeyRange range) {
-      return new MemoryCursor(store, range, view(frozen, range));
+      return new MemoryCursor(store, range, view(frozen, range), null);
     }
 
     @Override
     protected void release() {
       frozen = new TreeMap<>(Arrays::compareUnsigned);
+      tree.release();
     }
   }
 
   private static final class MemoryCursor extends AbstractCursor {
     private Iterator<Map.Entry<byte[], byte[]>> it;
+    private final Tree tree; // null for a snapshot's cursor: the snapshot reads the tree
 
-    MemoryCursor(MemoryStore store, KeyRange range, NavigableMap<byte[], byte[]> view) {
+    MemoryCursor(MemoryStore store, KeyRange range, NavigableMap<byte[], byte[]> view, Tree tree) {
       super(store, range);
       this.it = view.entrySet().iterator();
+      this.tree = tree;
     }
 
     @Override
@@ -457,6 +491,9 @@ final class MemoryStore extends AbstractStore {
     @Override
     protected void release() {
       it = null;
+      if (tree != null) {
+        tree.release();
+      }
     }
   }
 }

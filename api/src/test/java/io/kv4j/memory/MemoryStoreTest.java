@@ -274,6 +274,73 @@ class MemoryStoreTest {
     m.close();
   }
 
+  /**
+   * A scan closed before the next writes leaves the tree to be updated in place (a scan-and-delete
+   * loop, as FLUSHALL runs, copies nothing); an open cursor or snapshot keeps its tree as it was,
+   * and once closed no longer costs a copy.
+   */
+  @Test
+  void closedReaders_costNoCopy_openOnesKeepTheirTree() {
+    MemoryStore m = (MemoryStore) Stores.open("memory:");
+    java.util.TreeMap<byte[], byte[]> model =
+        new java.util.TreeMap<>(java.util.Arrays::compareUnsigned);
+    for (int i = 0; i < 3_000; i++) {
+      byte[] k = java.nio.ByteBuffer.allocate(4).putInt(i * 7).array();
+      m.put(k, k);
+      model.put(k, k);
+    }
+    for (int round = 0; round < 20; round++) {
+      List<Entry> seen = scan(m, false);
+      assertThat(seen).as("scan of round %d", round).isEqualTo(entries(model, false));
+      for (Entry e : seen.subList(0, 100)) {
+        m.delete(e.key());
+        model.remove(e.key());
+      }
+    }
+    assertThat(m.treeCopies()).as("closed scans hold no tree").isZero();
+
+    java.util.TreeMap<byte[], byte[]> before = new java.util.TreeMap<>(model);
+    List<Entry> fromOpen = new ArrayList<>();
+    try (Cursor open = m.scan(KeyRange.all())) {
+      fromOpen.add(open.next());
+      byte[] first = model.firstKey();
+      m.delete(first);
+      model.remove(first);
+      byte[] added = {(byte) 0xff, 1};
+      m.put(added, added);
+      model.put(added, added);
+      assertThat(scan(m, false)).as("scan beside an open cursor").isEqualTo(entries(model, false));
+      assertThat(m.treeCopies()).as("the open cursor's tree was copied, not changed").isEqualTo(1);
+      open.forEachRemaining(fromOpen::add);
+    }
+    assertThat(fromOpen).as("the open cursor's view").isEqualTo(entries(before, false));
+
+    java.util.TreeMap<byte[], byte[]> atSnapshot = new java.util.TreeMap<>(model);
+    try (io.kv4j.Snapshot snap = m.snapshot()) {
+      byte[] first = model.firstKey();
+      m.delete(first);
+      model.remove(first);
+      assertThat(scan(m, false)).as("scan beside a snapshot").isEqualTo(entries(model, false));
+      assertThat(m.treeCopies()).as("the snapshot's tree was copied").isEqualTo(2);
+      List<Entry> fromSnap = new ArrayList<>();
+      try (Cursor c = snap.scan(KeyRange.all())) {
+        c.forEachRemaining(fromSnap::add);
+      }
+      assertThat(fromSnap).as("the snapshot's view").isEqualTo(entries(atSnapshot, false));
+    }
+    try (io.kv4j.Snapshot unchanged = m.snapshot()) {
+      assertThat(unchanged.get(model.firstKey())).isEqualTo(model.firstEntry().getValue());
+    }
+    byte[] first = model.firstKey();
+    m.delete(first);
+    model.remove(first);
+    assertThat(scan(m, false))
+        .as("scan after every reader closed")
+        .isEqualTo(entries(model, false));
+    assertThat(m.treeCopies()).as("closed snapshot and cursors hold no tree").isEqualTo(2);
+    m.close();
+  }
+
   private static List<Entry> scan(MemoryStore m, boolean reverse) {
     List<Entry> out = new ArrayList<>();
     io.kv4j.KeyRange all = io.kv4j.KeyRange.all();
