@@ -12,6 +12,7 @@
 # SERVER_CPU (0) / CLIENT_CPU (1) for taskset, OUT (server/results/<date>),
 # TARGETS ("kv4j-memory kv4j-hashlog redis"; also kv4j-hashlog-sync and redis-always: durability
 # sync against appendonly with appendfsync always), KV4J_ARGS (extra kv4j-server options),
+# HASHLOG_OPTS (appended to the hashlog targets' URI, e.g. "&compaction-threads=0"),
 # JAR (the server jar, server/target/kv4j-server.jar).
 # Needs: java 17+, redis-server and redis-benchmark (Debian: redis-server, redis-tools),
 # util-linux taskset (optional). Builds server/target/kv4j-server.jar if it is missing.
@@ -81,12 +82,12 @@ start_target() { # name
     kv4j-hashlog)
       rm -rf "$data/hashlog"
       "${pin_server[@]}" java $JAVA_OPTS -jar "$jar" --port "$KV4J_PORT" --threads 1 $KV4J_ARGS \
-        "hashlog:$data/hashlog?durability=buffered" >"$OUT/$1.log" 2>&1 &
+        "hashlog:$data/hashlog?durability=buffered${HASHLOG_OPTS:-}" >"$OUT/$1.log" 2>&1 &
       server_pid=$!; port=$KV4J_PORT ;;
     kv4j-hashlog-sync)
       rm -rf "$data/hashlog"
       "${pin_server[@]}" java $JAVA_OPTS -jar "$jar" --port "$KV4J_PORT" --threads 1 $KV4J_ARGS \
-        "hashlog:$data/hashlog?durability=sync" >"$OUT/$1.log" 2>&1 &
+        "hashlog:$data/hashlog?durability=sync${HASHLOG_OPTS:-}" >"$OUT/$1.log" 2>&1 &
       server_pid=$!; port=$KV4J_PORT ;;
     redis-always)
       rm -rf "$data/redis" && mkdir -p "$data/redis"
