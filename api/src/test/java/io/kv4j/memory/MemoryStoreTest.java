@@ -341,6 +341,76 @@ class MemoryStoreTest {
     m.close();
   }
 
+  /**
+   * Cursors and snapshots on one thread, writes and the scans that bring the tree up to date on
+   * another: each reader stops half-way until a whole batch was written and applied to the tree by
+   * a scan, then reads on; it must see one version of every key, never a tree changed under it.
+   */
+  @Test
+  void readersOnOtherThreads_keepTheirTreeWhileScansApplyWrites() throws Exception {
+    MemoryStore m = (MemoryStore) Stores.open("memory:");
+    int keys = 300;
+    java.util.concurrent.atomic.AtomicLong applied = new java.util.concurrent.atomic.AtomicLong();
+    java.util.concurrent.atomic.AtomicBoolean stop =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    m.write(batchOf(keys, 0));
+    Thread writer =
+        new Thread(
+            () -> {
+              for (long v = 1; !stop.get(); v++) {
+                m.write(batchOf(keys, v));
+                try (Cursor c = m.scan(KeyRange.all())) { // applies the batch to the tree
+                  c.hasNext();
+                }
+                applied.set(v);
+              }
+            },
+            "writer");
+    writer.start();
+    try {
+      for (int round = 0; round < 40; round++) {
+        boolean viaSnapshot = round % 2 == 1;
+        io.kv4j.Snapshot snap = viaSnapshot ? m.snapshot() : null;
+        try (Cursor c = viaSnapshot ? snap.scan(KeyRange.all()) : m.scan(KeyRange.all())) {
+          List<Entry> seen = new ArrayList<>();
+          for (int i = 0; i < keys / 2; i++) {
+            seen.add(c.next());
+          }
+          long target = applied.get() + 2;
+          long deadline = System.nanoTime() + 10_000_000_000L;
+          while (applied.get() < target) {
+            assertThat(System.nanoTime())
+                .as("writer progress in round %d", round)
+                .isLessThan(deadline);
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+          }
+          c.forEachRemaining(seen::add);
+          assertThat(seen).as("entries in round %d", round).hasSize(keys);
+          assertThat(seen.stream().map(e -> java.util.Arrays.toString(e.value())).distinct())
+              .as("one version of every key in round %d (snapshot: %s)", round, viaSnapshot)
+              .hasSize(1);
+        } finally {
+          if (snap != null) {
+            snap.close();
+          }
+        }
+      }
+    } finally {
+      stop.set(true);
+      writer.join();
+    }
+    m.close();
+  }
+
+  private static WriteBatch batchOf(int keys, long version) {
+    WriteBatch b = new WriteBatch();
+    byte[] v = java.nio.ByteBuffer.allocate(8).putLong(version).array();
+    for (int i = 0; i < keys; i++) {
+      b.put(java.nio.ByteBuffer.allocate(4).putInt(i).array(), v);
+    }
+    return b;
+  }
+
   private static List<Entry> scan(MemoryStore m, boolean reverse) {
     List<Entry> out = new ArrayList<>();
     io.kv4j.KeyRange all = io.kv4j.KeyRange.all();
