@@ -11,7 +11,6 @@ import io.kv4j.spi.AbstractSnapshot;
 import io.kv4j.spi.AbstractStore;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -22,10 +21,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * A hash map for point reads and writes, and a {@link TreeMap} brought up to date only when a scan
- * or snapshot needs the order, all behind one read-write lock.
+ * A hash table ({@link KeyTable}) for point reads and writes, and a {@link TreeMap} brought up to
+ * date only when a scan or snapshot needs the order, all behind one read-write lock.
  *
- * <p>Gets, puts, deletes and conditional writes use the hash map (O(1)). The tree is built by the
+ * <p>Gets, puts, deletes and conditional writes use the hash table (O(1)). The tree is built by the
  * first scan or snapshot; while it exists each write also notes its key as dirty, and a scan or
  * snapshot first applies the dirty keys to the tree (O(d log n) for d dirty keys), then reads the
  * tree. When more than half as many keys as the store holds are dirty the tree is dropped instead,
@@ -59,7 +58,7 @@ final class MemoryStore extends AbstractStore {
     }
   }
 
-  /** A key in the hash map: the bytes, compared by content. */
+  /** A key in the dirty set: the bytes, compared by content. */
   private static final class Key {
     final byte[] bytes;
     private final int hash;
@@ -106,7 +105,7 @@ final class MemoryStore extends AbstractStore {
    * both maps may share the arrays.
    */
   private static final class Space {
-    final HashMap<Key, byte[]> values = new HashMap<>();
+    final KeyTable values = new KeyTable();
     final HashSet<Key> dirty = new HashSet<>();
     Tree ordered;
     long copies; // trees copied because a reader held them (tests)
@@ -114,12 +113,12 @@ final class MemoryStore extends AbstractStore {
     boolean dropped;
 
     byte[] get(byte[] key) {
-      return values.get(new Key(key));
+      return values.get(key);
     }
 
     /** Stores copies of {@code key} and {@code value}; returns the value replaced, or null. */
     byte[] put(byte[] key, byte[] value) {
-      Key k = new Key(key.clone());
+      byte[] k = key.clone();
       byte[] old = values.put(k, value.clone());
       written(k);
       return old;
@@ -127,20 +126,19 @@ final class MemoryStore extends AbstractStore {
 
     /** Removes {@code key}; returns the value removed, or null. */
     byte[] remove(byte[] key) {
-      Key k = new Key(key);
-      byte[] old = values.remove(k);
+      byte[] old = values.remove(key);
       if (old != null) {
-        written(k);
+        written(key.clone());
       }
       return old;
     }
 
     /** Notes a written key for the tree, or drops the tree when rebuilding it costs no more. */
-    private void written(Key k) {
+    private void written(byte[] key) {
       if (ordered == null) {
         return;
       }
-      dirty.add(k);
+      dirty.add(new Key(key));
       if (dirty.size() > values.size() / 2 + 1024) {
         ordered = null; // a cursor or snapshot holding it keeps its own reference
         dirty.clear();
@@ -155,9 +153,7 @@ final class MemoryStore extends AbstractStore {
     Tree acquire() {
       if (ordered == null) {
         TreeMap<byte[], byte[]> m = new TreeMap<>(Arrays::compareUnsigned);
-        for (Map.Entry<Key, byte[]> e : values.entrySet()) {
-          m.put(e.getKey().bytes, e.getValue());
-        }
+        values.forEach(m::put);
         ordered = new Tree(m);
       } else if (!dirty.isEmpty()) {
         if (ordered.readers.get() > 0) {
@@ -166,7 +162,7 @@ final class MemoryStore extends AbstractStore {
         }
         TreeMap<byte[], byte[]> m = ordered.map;
         for (Key k : dirty) {
-          byte[] v = values.get(k);
+          byte[] v = values.get(k.bytes);
           if (v == null) {
             m.remove(k.bytes);
           } else {
