@@ -127,8 +127,8 @@ final class MemoryStore extends AbstractStore {
     /** Removes {@code key}; returns the value removed, or null. */
     byte[] remove(byte[] key) {
       byte[] old = values.remove(key);
-      if (old != null) {
-        written(key.clone());
+      if (old != null && ordered != null) {
+        written(key.clone()); // the dirty set keeps it: a copy the caller cannot change
       }
       return old;
     }
