@@ -4,27 +4,33 @@ import java.util.Arrays;
 import java.util.function.BiConsumer;
 
 /**
- * The memory engine's point index: key bytes to value bytes in an open-addressing hash table with
- * linear probing. Two objects per entry (the key and value arrays, stored as given) instead of a
- * hash map's four (node, key wrapper, key, value): fewer cache misses per lookup, and fewer objects
- * for the collector to copy and trace while the table lives in the old generation.
+ * The memory engine's point index: keys to their entries in an {@link Arena}, in an open-addressing
+ * hash table with linear probing. A slot is a hash word in {@link #hashes} (0 = empty; a key's word
+ * is never 0) and the entry's location in {@link #locations}: no object per entry, so the collector
+ * neither traces nor copies the table's contents.
  *
- * <p>A slot is a hash word in {@link #hashes} (0 = empty; a key's word is never 0) and the key and
- * value side by side in {@link #slots}, so a hash match loads one line for both. Deletion shifts
- * the following run back (no tombstones). The table doubles above a load of 3/4 and halves below
- * 1/8 (never below {@link #MIN_CAPACITY}). Not thread-safe: the store's lock guards it.
+ * <p>Deletion shifts the following run back (no tombstones). The table doubles above a load of 3/4
+ * and halves below 1/8 (never below {@link #MIN_CAPACITY}). After each write that leaves the
+ * arena's shared pages more than a third dead, up to two pages are cleaned: their live entries move
+ * to the current page, found by hash word and location, so a page is walked without comparing a
+ * key. Memory held is therefore at most about 1.5 times the live entries, plus the current page and
+ * the slack. Not thread-safe: the store's lock guards it.
  */
 final class KeyTable {
   static final int MIN_CAPACITY = 16;
 
-  /** Most slots: two references each in one array, which holds fewer than 2^31. */
-  private static final int MAX_CAPACITY = 1 << 29;
+  /** Most slots: a long each in one array, which holds fewer than 2^31. */
+  private static final int MAX_CAPACITY = 1 << 30;
 
   /** Most keys: the largest table filled to 7/8, so that a probe always meets an empty slot. */
   static final int MAX_KEYS = MAX_CAPACITY - MAX_CAPACITY / 8;
 
+  /** Pages cleaned at most after one write: bounds the write's extra work to about 2 MiB. */
+  private static final int CLEANINGS_PER_WRITE = 2;
+
+  private final Arena arena = new Arena();
   private int[] hashes;
-  private Object[] slots; // key at 2i, value at 2i + 1
+  private long[] locations;
   private int mask;
   private int size;
 
@@ -36,29 +42,24 @@ final class KeyTable {
     return size;
   }
 
-  /** The value stored for {@code key}, or null. */
+  /** A copy of the value stored for {@code key}, or null. */
   byte[] get(byte[] key) {
-    int h = hash(key);
-    int[] hs = hashes;
-    int m = mask;
-    for (int i = h & m; ; i = (i + 1) & m) {
-      int w = hs[i];
-      if (w == 0) {
-        return null;
-      }
-      if (w == h && Arrays.equals((byte[]) slots[2 * i], key)) {
-        return (byte[]) slots[2 * i + 1];
-      }
-    }
+    int i = find(key);
+    return i < 0 ? null : arena.value(locations[i]);
+  }
+
+  /** Whether {@code key} holds {@code value} (null: whether it is absent), copying nothing. */
+  boolean holds(byte[] key, byte[] value) {
+    int i = find(key);
+    return i < 0 ? value == null : value != null && arena.valueEquals(locations[i], value);
   }
 
   /**
-   * Stores {@code value} for {@code key}; both arrays are kept as given (the caller copies them).
-   * An existing entry keeps its key array.
+   * Stores copies of {@code key} and {@code value}.
    *
-   * @return the value replaced, or null
+   * @return the length of the value replaced, or -1 if there was none
    */
-  byte[] put(byte[] key, byte[] value) {
+  int put(byte[] key, byte[] value) {
     int h = hash(key);
     int m = mask;
     for (int i = h & m; ; i = (i + 1) & m) {
@@ -69,17 +70,20 @@ final class KeyTable {
               "the memory engine holds at most " + MAX_KEYS + " keys per keyspace");
         }
         hashes[i] = h;
-        slots[2 * i] = key;
-        slots[2 * i + 1] = value;
+        locations[i] = arena.append(key, value);
         if (++size > (m + 1) / 4 * 3 && m + 1 < MAX_CAPACITY) {
           resize((m + 1) * 2);
         }
-        return null;
+        clean();
+        return -1;
       }
-      if (w == h && Arrays.equals((byte[]) slots[2 * i], key)) {
-        byte[] old = (byte[]) slots[2 * i + 1];
-        slots[2 * i + 1] = value;
-        return old;
+      if (w == h && arena.keyEquals(locations[i], key)) {
+        long old = locations[i];
+        int length = arena.valueLength(old);
+        locations[i] = arena.append(key, value);
+        arena.free(old);
+        clean();
+        return length;
       }
     }
   }
@@ -87,23 +91,16 @@ final class KeyTable {
   /**
    * Removes {@code key}.
    *
-   * @return the value removed, or null
+   * @return the length of the value removed, or -1 if there was none
    */
-  byte[] remove(byte[] key) {
-    int h = hash(key);
-    int m = mask;
-    int i = h & m;
-    while (true) {
-      int w = hashes[i];
-      if (w == 0) {
-        return null;
-      }
-      if (w == h && Arrays.equals((byte[]) slots[2 * i], key)) {
-        break;
-      }
-      i = (i + 1) & m;
+  int remove(byte[] key) {
+    int i = find(key);
+    if (i < 0) {
+      return -1;
     }
-    byte[] old = (byte[]) slots[2 * i + 1];
+    long old = locations[i];
+    int length = arena.valueLength(old);
+    int m = mask;
     // Backward shift: move each later entry of the run whose home is not in (i, j] into the gap.
     for (int j = (i + 1) & m; ; j = (j + 1) & m) {
       int w = hashes[j];
@@ -114,34 +111,36 @@ final class KeyTable {
       boolean stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
       if (!stays) {
         hashes[i] = w;
-        slots[2 * i] = slots[2 * j];
-        slots[2 * i + 1] = slots[2 * j + 1];
+        locations[i] = locations[j];
         i = j;
       }
     }
     hashes[i] = 0;
-    slots[2 * i] = null;
-    slots[2 * i + 1] = null;
+    locations[i] = 0;
     size--;
     int capacity = m + 1;
     if (capacity > MIN_CAPACITY && size < capacity / 8) {
       resize(capacity / 2);
     }
-    return old;
+    arena.free(old);
+    clean();
+    return length;
   }
 
-  /** Calls {@code action} with each key and value, in no particular order. */
+  /** Calls {@code action} with a copy of each key and value, in no particular order. */
   void forEach(BiConsumer<byte[], byte[]> action) {
     for (int i = 0; i <= mask; i++) {
       if (hashes[i] != 0) {
-        action.accept((byte[]) slots[2 * i], (byte[]) slots[2 * i + 1]);
+        action.accept(arena.key(locations[i]), arena.value(locations[i]));
       }
     }
   }
 
+  /** Removes every key. */
   void clear() {
     allocate(MIN_CAPACITY);
     size = 0;
+    arena.clear();
   }
 
   /** Slots of the table (tests). */
@@ -149,9 +148,58 @@ final class KeyTable {
     return mask + 1;
   }
 
+  /** The arena holding the entries (tests and stats). */
+  Arena arena() {
+    return arena;
+  }
+
+  /** The slot of {@code key}, or -1. */
+  private int find(byte[] key) {
+    int h = hash(key);
+    int[] hs = hashes;
+    int m = mask;
+    for (int i = h & m; ; i = (i + 1) & m) {
+      int w = hs[i];
+      if (w == 0) {
+        return -1;
+      }
+      if (w == h && arena.keyEquals(locations[i], key)) {
+        return i;
+      }
+    }
+  }
+
+  /**
+   * Moves the live entries of the arena's emptiest shared pages to its current page, while it wants
+   * cleaning, at most {@link #CLEANINGS_PER_WRITE} pages. An entry at location L is live if the
+   * slot on its key's probe path holds L; no key is compared.
+   */
+  private void clean() {
+    for (int n = 0; n < CLEANINGS_PER_WRITE && arena.wantsCleaning(); n++) {
+      int p = arena.victim();
+      if (p < 0) {
+        return;
+      }
+      arena.startCleaning(p);
+      int end = arena.fill(p);
+      for (int off = 0; off < end; ) {
+        long loc = Arena.location(p, off);
+        off += arena.size(loc);
+        int m = mask;
+        for (int i = arena.keyHash(loc) & m; hashes[i] != 0; i = (i + 1) & m) {
+          if (locations[i] == loc) {
+            locations[i] = arena.move(loc);
+            break;
+          }
+        }
+      }
+      arena.endCleaning();
+    }
+  }
+
   private void resize(int capacity) {
     int[] oldHashes = hashes;
-    Object[] oldSlots = slots;
+    long[] oldLocations = locations;
     allocate(capacity);
     int m = mask;
     for (int j = 0; j < oldHashes.length; j++) {
@@ -162,21 +210,25 @@ final class KeyTable {
           i = (i + 1) & m;
         }
         hashes[i] = w;
-        slots[2 * i] = oldSlots[2 * j];
-        slots[2 * i + 1] = oldSlots[2 * j + 1];
+        locations[i] = oldLocations[j];
       }
     }
   }
 
   private void allocate(int capacity) {
     hashes = new int[capacity];
-    slots = new Object[2 * capacity];
+    locations = new long[capacity];
     mask = capacity - 1;
   }
 
   /** The key's hash word: its bytes' hash, mixed so that the low bits vary; never 0. */
   static int hash(byte[] key) {
-    int h = Arrays.hashCode(key) * 0x9E3779B9;
+    return mix(Arrays.hashCode(key));
+  }
+
+  /** Mixes {@link Arrays#hashCode(byte[])} of a key into its hash word; never 0. */
+  static int mix(int bytesHash) {
+    int h = bytesHash * 0x9E3779B9;
     h ^= h >>> 15;
     return h == 0 ? 1 : h;
   }

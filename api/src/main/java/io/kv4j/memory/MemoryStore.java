@@ -21,8 +21,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * A hash table ({@link KeyTable}) for point reads and writes, and a {@link TreeMap} brought up to
- * date only when a scan or snapshot needs the order, all behind one read-write lock.
+ * A hash table ({@link KeyTable}) for point reads and writes, its entries packed in the byte-array
+ * pages of an {@link Arena}, and a {@link TreeMap} brought up to date only when a scan or snapshot
+ * needs the order, all behind one read-write lock. The tree holds copies of the keys and values:
+ * while it exists, the store's entries are in memory twice.
  *
  * <p>Gets, puts, deletes and conditional writes use the hash table (O(1)). The tree is built by the
  * first scan or snapshot; while it exists each write also notes its key as dirty, and a scan or
@@ -101,8 +103,9 @@ final class MemoryStore extends AbstractStore {
    * One keyspace's keys. Guarded by {@link Spaces#lock}. {@link #values} holds every key; {@link
    * #ordered}, when built, holds the same keys and values except those in {@link #dirty}, whose
    * entries there may be stale or missing until {@link #acquire()} applies them; while it is not
-   * built (null) nothing is dirty. Keys and values are never modified after they are stored, so
-   * both maps may share the arrays.
+   * built (null) nothing is dirty. The tree holds its own copies of keys and values (the arena
+   * moves and reuses its bytes); they are never modified once in it, so copies of the tree share
+   * them.
    */
   private static final class Space {
     final KeyTable values = new KeyTable();
@@ -116,28 +119,28 @@ final class MemoryStore extends AbstractStore {
       return values.get(key);
     }
 
-    /** Stores copies of {@code key} and {@code value}; returns the value replaced, or null. */
-    byte[] put(byte[] key, byte[] value) {
-      byte[] k = key.clone();
-      byte[] old = values.put(k, value.clone());
-      written(k);
+    /**
+     * Stores copies of {@code key} and {@code value}; returns the replaced value's length or -1.
+     */
+    int put(byte[] key, byte[] value) {
+      int old = values.put(key, value);
+      if (ordered != null) {
+        written(key.clone()); // the dirty set keeps it: a copy the caller cannot change
+      }
       return old;
     }
 
-    /** Removes {@code key}; returns the value removed, or null. */
-    byte[] remove(byte[] key) {
-      byte[] old = values.remove(key);
-      if (old != null && ordered != null) {
-        written(key.clone()); // the dirty set keeps it: a copy the caller cannot change
+    /** Removes {@code key}; returns the removed value's length, or -1. */
+    int remove(byte[] key) {
+      int old = values.remove(key);
+      if (old >= 0 && ordered != null) {
+        written(key.clone());
       }
       return old;
     }
 
     /** Notes a written key for the tree, or drops the tree when rebuilding it costs no more. */
     private void written(byte[] key) {
-      if (ordered == null) {
-        return;
-      }
       dirty.add(new Key(key));
       if (dirty.size() > values.size() / 2 + 1024) {
         ordered = null; // a cursor or snapshot holding it keeps its own reference
@@ -215,8 +218,7 @@ final class MemoryStore extends AbstractStore {
       // close() empties the map under the write lock after marking the store closed: a get that
       // raced it must not answer "absent" from the emptied map.
       checkOpen();
-      byte[] v = space.get(key);
-      return v == null ? null : v.clone();
+      return space.get(key); // a copy
     } finally {
       lock.readLock().unlock();
     }
@@ -263,9 +265,8 @@ final class MemoryStore extends AbstractStore {
       for (int i = 0, n = batch.conditionCount(); i < n; i++) {
         String name = conditionKeyspaceOf(batch, i);
         Space s = name == null ? spaces.own : spaces.get(name, false);
-        byte[] current = s == null ? null : s.get(batch.conditionKey(i));
         byte[] expected = batch.conditionValue(i);
-        if (expected == null ? current != null : !Arrays.equals(current, expected)) {
+        if (s == null ? expected != null : !s.values.holds(batch.conditionKey(i), expected)) {
           return false;
         }
       }
@@ -339,8 +340,7 @@ final class MemoryStore extends AbstractStore {
     lock.writeLock().lock();
     try {
       checkOpen();
-      byte[] current = space.get(key);
-      if (expected == null ? current != null : !Arrays.equals(current, expected)) {
+      if (!space.values.holds(key, expected)) {
         return false;
       }
       if (value == null) {
@@ -398,7 +398,14 @@ final class MemoryStore extends AbstractStore {
     try {
       checkOpen();
       return new StoreStats(
-          space.values.size(), true, 0, Map.of("memory-payload-bytes", space.bytes));
+          space.values.size(),
+          true,
+          0,
+          Map.of(
+              "memory-payload-bytes",
+              space.bytes,
+              "memory-arena-bytes",
+              space.values.arena().heldBytes()));
     } finally {
       lock.readLock().unlock();
     }
@@ -419,14 +426,14 @@ final class MemoryStore extends AbstractStore {
   }
 
   private static void putLocked(Space s, byte[] key, byte[] value) {
-    byte[] old = s.put(key, value);
-    s.bytes += value.length - (old == null ? -key.length : old.length);
+    int old = s.put(key, value);
+    s.bytes += value.length - (old < 0 ? -key.length : old);
   }
 
   private static void deleteLocked(Space s, byte[] key) {
-    byte[] old = s.remove(key);
-    if (old != null) {
-      s.bytes -= key.length + old.length;
+    int old = s.remove(key);
+    if (old >= 0) {
+      s.bytes -= key.length + old;
     }
   }
 

@@ -41,14 +41,14 @@ class KeyTableTest {
       boolean put = phase % 2 == 0 ? op < 70 : op < 25;
       if (put) {
         byte[] v = ByteBuffer.allocate(4).putInt(step).array();
-        byte[] old = t.put(k, v);
+        int old = t.put(k, v);
         assertThat(old)
             .as("put at step %d (seed %d)", step, seed)
-            .isEqualTo(model.put(new Bytes(k), v));
+            .isEqualTo(length(model.put(new Bytes(k), v)));
       } else {
         assertThat(t.remove(k))
             .as("remove at step %d (seed %d)", step, seed)
-            .isEqualTo(model.remove(new Bytes(k)));
+            .isEqualTo(length(model.remove(new Bytes(k))));
       }
       assertThat(t.get(k))
           .as("get at step %d (seed %d)", step, seed)
@@ -69,7 +69,7 @@ class KeyTableTest {
     assertThat(maxCapacity).as("the table grew").isGreaterThanOrEqualTo(16_384);
     while (!model.isEmpty()) {
       Bytes k = model.keySet().iterator().next();
-      assertThat(t.remove(k.b())).isEqualTo(model.remove(k));
+      assertThat(t.remove(k.b())).isEqualTo(length(model.remove(k)));
     }
     assertThat(t.size()).isZero();
     assertThat(t.capacity()).as("shrunk back when emptied").isEqualTo(KeyTable.MIN_CAPACITY);
@@ -102,10 +102,11 @@ class KeyTableTest {
       assertThat(KeyTable.hash(k)).isEqualTo(KeyTable.hash(keys[0]));
     }
     for (int i = 0; i < keys.length; i++) {
-      assertThat(t.put(keys[i], new byte[] {(byte) i})).isNull();
+      assertThat(t.put(keys[i], new byte[] {(byte) i})).isEqualTo(-1);
     }
     for (int i = 0; i < keys.length; i += 2) {
-      assertThat(t.remove(keys[i])).containsExactly((byte) i);
+      assertThat(t.get(keys[i])).containsExactly((byte) i);
+      assertThat(t.remove(keys[i])).isEqualTo(1);
     }
     for (int i = 0; i < keys.length; i++) {
       assertThat(t.get(keys[i]))
@@ -113,6 +114,82 @@ class KeyTableTest {
           .isEqualTo(i % 2 == 0 ? null : new byte[] {(byte) i});
     }
     assertThat(t.size()).isEqualTo(keys.length / 2);
+  }
+
+  /**
+   * Overwrites and removes of values from empty to larger than {@link Arena#LARGE} keep every value
+   * intact while the arena's pages are cleaned and reused, and the memory held stays within the
+   * bound: at most about half the live bytes dead, beside the slack and the current page.
+   */
+  @Test
+  void churn_keepsValuesIntact_andHeldMemoryBounded() {
+    long seed = 20261208L;
+    SplittableRandom r = new SplittableRandom(seed);
+    KeyTable t = new KeyTable();
+    Map<Bytes, byte[]> model = new HashMap<>();
+    long written = 0;
+    for (int step = 0; step < 300_000; step++) {
+      byte[] k = key(r.nextInt(3_000));
+      if (r.nextInt(10) == 0) {
+        assertThat(t.remove(k))
+            .as("remove at step %d (seed %d)", step, seed)
+            .isEqualTo(length(model.remove(new Bytes(k))));
+      } else {
+        int n = r.nextInt(1000) == 0 ? Arena.LARGE + r.nextInt(5000) : r.nextInt(300);
+        byte[] v = new byte[n];
+        r.nextBytes(v);
+        written += n;
+        assertThat(t.put(k, v))
+            .as("put at step %d (seed %d)", step, seed)
+            .isEqualTo(length(model.put(new Bytes(k), v)));
+      }
+      if (step % 997 == 0) {
+        byte[] probe = key(r.nextInt(3_000));
+        assertThat(t.get(probe))
+            .as("get at step %d (seed %d)", step, seed)
+            .isEqualTo(model.get(new Bytes(probe)));
+        Arena a = t.arena();
+        assertThat(a.deadBytes())
+            .as("dead bytes at step %d, live %d (seed %d)", step, a.liveBytes(), seed)
+            .isLessThanOrEqualTo(Math.max(Arena.SLACK, a.liveBytes() / 2) + 2L * Arena.MAX_PAGE);
+      }
+    }
+    assertThat(written).as("the churn wrote many times what is held").isGreaterThan(40L << 20);
+    long payload = 0;
+    for (Map.Entry<Bytes, byte[]> e : model.entrySet()) {
+      assertThat(t.get(e.getKey().b())).as("value (seed %d)", seed).isEqualTo(e.getValue());
+      payload += Arena.HEADER + e.getKey().b().length + e.getValue().length;
+    }
+    assertThat(t.arena().heldBytes())
+        .as("held for %d bytes of entries (seed %d)", payload, seed)
+        .isLessThanOrEqualTo(payload * 3 / 2 + Arena.SLACK + (2L + Arena.SPARES) * Arena.MAX_PAGE);
+    while (!model.isEmpty()) {
+      Bytes k = model.keySet().iterator().next();
+      assertThat(t.remove(k.b())).isEqualTo(length(model.remove(k)));
+    }
+    assertThat(t.arena().heldBytes())
+        .as("emptied: at most the current page, the spares and the slack")
+        .isLessThanOrEqualTo(Arena.SLACK + (1L + Arena.SPARES) * Arena.MAX_PAGE);
+  }
+
+  /** A conditional check compares in place: present, absent and different values. */
+  @Test
+  void holds_comparesTheStoredValue() {
+    KeyTable t = new KeyTable();
+    byte[] k = {1, 2};
+    assertThat(t.holds(k, null)).isTrue();
+    assertThat(t.holds(k, new byte[0])).isFalse();
+    t.put(k, new byte[0]);
+    assertThat(t.holds(k, new byte[0])).isTrue();
+    assertThat(t.holds(k, null)).isFalse();
+    t.put(k, new byte[] {7, 8});
+    assertThat(t.holds(k, new byte[] {7, 8})).isTrue();
+    assertThat(t.holds(k, new byte[] {7, 9})).isFalse();
+    assertThat(t.holds(k, new byte[] {7})).isFalse();
+  }
+
+  private static int length(byte[] value) {
+    return value == null ? -1 : value.length;
   }
 
   private static byte[] key(int n) {

@@ -50,6 +50,9 @@ class MemoryStoreTest {
     assertThat(store.stats().keyCount()).isEqualTo(2);
     assertThat(store.stats().keyCountExact()).isTrue();
     assertThat(store.stats().figures().get("memory-payload-bytes")).isEqualTo(1L + 3 + 1 + 5);
+    assertThat(store.stats().figures().get("memory-arena-bytes"))
+        .as("one page, the smallest")
+        .isEqualTo((long) Arena.MIN_PAGE);
   }
 
   @Test
