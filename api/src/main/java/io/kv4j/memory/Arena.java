@@ -124,6 +124,16 @@ final class Arena {
     }
   }
 
+  /**
+   * Writes {@code value} over the value of the entry at {@code location}, which must be of the same
+   * length. Only under the store's write lock: readers copy values out under the read lock.
+   */
+  void overwrite(long location, byte[] value) {
+    byte[] page = pages[pageOf(location)];
+    int off = offsetOf(location);
+    System.arraycopy(value, 0, page, off + HEADER + (int) INT.get(page, off), value.length);
+  }
+
   boolean keyEquals(long location, byte[] key) {
     byte[] page = pages[pageOf(location)];
     int off = offsetOf(location);

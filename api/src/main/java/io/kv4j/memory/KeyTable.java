@@ -5,22 +5,25 @@ import java.util.function.BiConsumer;
 
 /**
  * The memory engine's point index: keys to their entries in an {@link Arena}, in an open-addressing
- * hash table with linear probing. A slot is a hash word in {@link #hashes} (0 = empty; a key's word
- * is never 0) and the entry's location in {@link #locations}: no object per entry, so the collector
- * neither traces nor copies the table's contents.
+ * hash table with linear probing. A slot is two longs side by side in {@link #slots}: the key's
+ * hash word (0 = empty; a key's word is never 0) and its entry's location, so a probe loads one
+ * cache line for both. No object per entry: the collector neither traces nor copies the table's
+ * contents.
  *
- * <p>Deletion shifts the following run back (no tombstones). The table doubles above a load of 3/4
- * and halves below 1/8 (never below {@link #MIN_CAPACITY}). After each write that leaves the
- * arena's shared pages more than a third dead, up to two pages are cleaned: their live entries move
- * to the current page, found by hash word and location, so a page is walked without comparing a
- * key. Memory held is therefore at most about 1.5 times the live entries, plus the current page and
- * the slack. Not thread-safe: the store's lock guards it.
+ * <p>A value overwritten with one of the same length is written over in place: no garbage, so a
+ * workload of fixed-size values or counters never cleans. Deletion shifts the following run back
+ * (no tombstones). The table doubles above a load of 3/4 and halves below 1/8 (never below {@link
+ * #MIN_CAPACITY}). After each write that leaves the arena's shared pages more than a third dead, up
+ * to two pages are cleaned: their live entries move to the current page, found by hash word and
+ * location, so a page is walked without comparing a key. Memory held is therefore at most about 1.5
+ * times the live entries, plus the current page and the slack. Not thread-safe: the store's lock
+ * guards it.
  */
 final class KeyTable {
   static final int MIN_CAPACITY = 16;
 
-  /** Most slots: a long each in one array, which holds fewer than 2^31. */
-  private static final int MAX_CAPACITY = 1 << 30;
+  /** Most slots: two longs each in one array, which holds fewer than 2^31. */
+  private static final int MAX_CAPACITY = 1 << 29;
 
   /** Most keys: the largest table filled to 7/8, so that a probe always meets an empty slot. */
   static final int MAX_KEYS = MAX_CAPACITY - MAX_CAPACITY / 8;
@@ -29,8 +32,7 @@ final class KeyTable {
   private static final int CLEANINGS_PER_WRITE = 2;
 
   private final Arena arena = new Arena();
-  private int[] hashes;
-  private long[] locations;
+  private long[] slots; // hash word at 2i, location at 2i + 1
   private int mask;
   private int size;
 
@@ -45,13 +47,13 @@ final class KeyTable {
   /** A copy of the value stored for {@code key}, or null. */
   byte[] get(byte[] key) {
     int i = find(key);
-    return i < 0 ? null : arena.value(locations[i]);
+    return i < 0 ? null : arena.value(slots[2 * i + 1]);
   }
 
   /** Whether {@code key} holds {@code value} (null: whether it is absent), copying nothing. */
   boolean holds(byte[] key, byte[] value) {
     int i = find(key);
-    return i < 0 ? value == null : value != null && arena.valueEquals(locations[i], value);
+    return i < 0 ? value == null : value != null && arena.valueEquals(slots[2 * i + 1], value);
   }
 
   /**
@@ -63,24 +65,28 @@ final class KeyTable {
     int h = hash(key);
     int m = mask;
     for (int i = h & m; ; i = (i + 1) & m) {
-      int w = hashes[i];
+      int w = (int) slots[2 * i];
       if (w == 0) {
         if (size >= MAX_KEYS) {
           throw new IllegalStateException(
               "the memory engine holds at most " + MAX_KEYS + " keys per keyspace");
         }
-        hashes[i] = h;
-        locations[i] = arena.append(key, value);
+        slots[2 * i] = h;
+        slots[2 * i + 1] = arena.append(key, value);
         if (++size > (m + 1) / 4 * 3 && m + 1 < MAX_CAPACITY) {
           resize((m + 1) * 2);
         }
         clean();
         return -1;
       }
-      if (w == h && arena.keyEquals(locations[i], key)) {
-        long old = locations[i];
+      if (w == h && arena.keyEquals(slots[2 * i + 1], key)) {
+        long old = slots[2 * i + 1];
         int length = arena.valueLength(old);
-        locations[i] = arena.append(key, value);
+        if (length == value.length) {
+          arena.overwrite(old, value); // no reader shares the entry: the tree holds copies
+          return length;
+        }
+        slots[2 * i + 1] = arena.append(key, value);
         arena.free(old);
         clean();
         return length;
@@ -98,25 +104,25 @@ final class KeyTable {
     if (i < 0) {
       return -1;
     }
-    long old = locations[i];
+    long old = slots[2 * i + 1];
     int length = arena.valueLength(old);
     int m = mask;
     // Backward shift: move each later entry of the run whose home is not in (i, j] into the gap.
     for (int j = (i + 1) & m; ; j = (j + 1) & m) {
-      int w = hashes[j];
+      int w = (int) slots[2 * j];
       if (w == 0) {
         break;
       }
       int home = w & m;
       boolean stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
       if (!stays) {
-        hashes[i] = w;
-        locations[i] = locations[j];
+        slots[2 * i] = w;
+        slots[2 * i + 1] = slots[2 * j + 1];
         i = j;
       }
     }
-    hashes[i] = 0;
-    locations[i] = 0;
+    slots[2 * i] = 0;
+    slots[2 * i + 1] = 0;
     size--;
     int capacity = m + 1;
     if (capacity > MIN_CAPACITY && size < capacity / 8) {
@@ -130,8 +136,8 @@ final class KeyTable {
   /** Calls {@code action} with a copy of each key and value, in no particular order. */
   void forEach(BiConsumer<byte[], byte[]> action) {
     for (int i = 0; i <= mask; i++) {
-      if (hashes[i] != 0) {
-        action.accept(arena.key(locations[i]), arena.value(locations[i]));
+      if ((int) slots[2 * i] != 0) {
+        action.accept(arena.key(slots[2 * i + 1]), arena.value(slots[2 * i + 1]));
       }
     }
   }
@@ -156,14 +162,14 @@ final class KeyTable {
   /** The slot of {@code key}, or -1. */
   private int find(byte[] key) {
     int h = hash(key);
-    int[] hs = hashes;
+    long[] sl = slots;
     int m = mask;
     for (int i = h & m; ; i = (i + 1) & m) {
-      int w = hs[i];
+      int w = (int) sl[2 * i];
       if (w == 0) {
         return -1;
       }
-      if (w == h && arena.keyEquals(locations[i], key)) {
+      if (w == h && arena.keyEquals(slots[2 * i + 1], key)) {
         return i;
       }
     }
@@ -186,9 +192,9 @@ final class KeyTable {
         long loc = Arena.location(p, off);
         off += arena.size(loc);
         int m = mask;
-        for (int i = arena.keyHash(loc) & m; hashes[i] != 0; i = (i + 1) & m) {
-          if (locations[i] == loc) {
-            locations[i] = arena.move(loc);
+        for (int i = arena.keyHash(loc) & m; (int) slots[2 * i] != 0; i = (i + 1) & m) {
+          if (slots[2 * i + 1] == loc) {
+            slots[2 * i + 1] = arena.move(loc);
             break;
           }
         }
@@ -198,26 +204,24 @@ final class KeyTable {
   }
 
   private void resize(int capacity) {
-    int[] oldHashes = hashes;
-    long[] oldLocations = locations;
+    long[] old = slots;
     allocate(capacity);
     int m = mask;
-    for (int j = 0; j < oldHashes.length; j++) {
-      int w = oldHashes[j];
+    for (int j = 0; j < old.length; j += 2) {
+      int w = (int) old[j];
       if (w != 0) {
         int i = w & m;
-        while (hashes[i] != 0) {
+        while (slots[2 * i] != 0) {
           i = (i + 1) & m;
         }
-        hashes[i] = w;
-        locations[i] = oldLocations[j];
+        slots[2 * i] = w;
+        slots[2 * i + 1] = old[j + 1];
       }
     }
   }
 
   private void allocate(int capacity) {
-    hashes = new int[capacity];
-    locations = new long[capacity];
+    slots = new long[2 * capacity];
     mask = capacity - 1;
   }
 
