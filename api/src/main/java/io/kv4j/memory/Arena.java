@@ -111,17 +111,15 @@ final class Arena {
   /** Marks the entry at {@code location} dead; releases its page if nothing in it lives. */
   void free(long location) {
     int p = pageOf(location);
-    int n = size(pages[p], offsetOf(location));
-    live[p] -= n;
     if (large[p]) {
       release(p);
       return;
     }
+    int n = size(pages[p], offsetOf(location));
+    live[p] -= n;
     liveBytes -= n;
     deadBytes += n;
-    if (live[p] == 0 && p != current && p != cleaning) {
-      release(p);
-    }
+    releaseIfEmpty(p);
   }
 
   /**
@@ -174,12 +172,8 @@ final class Arena {
   /** The hash word of the key at {@code location}: {@link KeyTable#hash} of its bytes. */
   int keyHash(long location) {
     byte[] page = pages[pageOf(location)];
-    int off = offsetOf(location);
-    int h = 1;
-    for (int i = off + HEADER, end = i + (int) INT.get(page, off); i < end; i++) {
-      h = 31 * h + page[i];
-    }
-    return KeyTable.mix(h);
+    int from = offsetOf(location) + HEADER;
+    return KeyTable.hash(page, from, from + (int) INT.get(page, from - HEADER));
   }
 
   /** Whether shared pages hold more dead bytes than half their live bytes, and than the slack. */
@@ -287,8 +281,8 @@ final class Arena {
       }
       int old = current;
       current = newPage(size);
-      if (old >= 0 && live[old] == 0 && old != cleaning) {
-        release(old);
+      if (old >= 0) {
+        releaseIfEmpty(old);
       }
     }
     int p = current;
@@ -319,6 +313,13 @@ final class Arena {
     live[p] = 0;
     large[p] = false;
     return p;
+  }
+
+  /** Releases shared page {@code p} if nothing in it lives and no append or cleaning holds it. */
+  private void releaseIfEmpty(int p) {
+    if (live[p] == 0 && p != current && p != cleaning) {
+      release(p);
+    }
   }
 
   private void release(int p) {

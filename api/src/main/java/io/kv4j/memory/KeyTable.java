@@ -169,7 +169,7 @@ final class KeyTable {
       if (w == 0) {
         return -1;
       }
-      if (w == h && arena.keyEquals(slots[2 * i + 1], key)) {
+      if (w == h && arena.keyEquals(sl[2 * i + 1], key)) {
         return i;
       }
     }
@@ -230,8 +230,19 @@ final class KeyTable {
     return mix(Arrays.hashCode(key));
   }
 
-  /** Mixes {@link Arrays#hashCode(byte[])} of a key into its hash word; never 0. */
-  static int mix(int bytesHash) {
+  /**
+   * The hash word of the key in {@code bytes[from, to)} (a key in an arena page): equal to {@link
+   * #hash(byte[])} of those bytes, {@link Arrays#hashCode(byte[])} being specified as this loop.
+   */
+  static int hash(byte[] bytes, int from, int to) {
+    int h = 1;
+    for (int i = from; i < to; i++) {
+      h = 31 * h + bytes[i];
+    }
+    return mix(h);
+  }
+
+  private static int mix(int bytesHash) {
     int h = bytesHash * 0x9E3779B9;
     h ^= h >>> 15;
     return h == 0 ? 1 : h;
