@@ -294,6 +294,8 @@ final class Arena {
   }
 
   private int newPage(int size) {
+    // The array first: an OutOfMemoryError then leaves the page numbers as they were.
+    byte[] page = size == MAX_PAGE && spareCount > 0 ? spare[--spareCount] : new byte[size];
     int p;
     if (freeCount > 0) {
       p = free[--freeCount];
@@ -308,7 +310,7 @@ final class Arena {
       }
       p = used++;
     }
-    pages[p] = size == MAX_PAGE && spareCount > 0 ? spare[--spareCount] : new byte[size];
+    pages[p] = page;
     fill[p] = 0;
     live[p] = 0;
     large[p] = false;

@@ -71,8 +71,9 @@ final class KeyTable {
           throw new IllegalStateException(
               "the memory engine holds at most " + MAX_KEYS + " keys per keyspace");
         }
+        long loc = arena.append(key, value); // first: if it throws, no slot names it
         slots[2 * i] = h;
-        slots[2 * i + 1] = arena.append(key, value);
+        slots[2 * i + 1] = loc;
         if (++size > (m + 1) / 4 * 3 && m + 1 < MAX_CAPACITY) {
           resize((m + 1) * 2);
         }
