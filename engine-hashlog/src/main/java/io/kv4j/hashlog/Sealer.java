@@ -2,6 +2,7 @@ package io.kv4j.hashlog;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 
 /**
@@ -18,6 +19,11 @@ import java.util.ArrayDeque;
  *   <li><b>Allocation ahead</b> (BUFFERED): the active segment's file is allocated a megabyte ahead
  *       of the writer's stores through the mapping, and each new page touched, so that the writer
  *       meets neither the {@code write(2)} of the allocation nor a page fault.
+ *   <li><b>The next segment</b> (BUFFERED): once the active segment is half full, the file of the
+ *       one that will follow it is made ({@link Segment#prepare}), so that the roll renames a file
+ *       instead of writing a chunk of zeros on the writer's path. A prepared file made for another
+ *       id or predecessor than the roll's (compaction rolled in between) is deleted, not used; one
+ *       left at close is deleted, and one left by a crash is deleted by the next open.
  * </ul>
  *
  * <p>{@link #drain} waits for the queue to empty (close, explicit compaction). A step that throws
@@ -32,6 +38,11 @@ final class Sealer implements Workers.Job {
   private Segment current; // being processed; guarded by this
   private boolean dead; // a step threw: nothing is served any more; guarded by this
   private Segment ahead; // active segment to allocate ahead of the writer; guarded by this
+  private Next wanted; // the next segment to prepare; guarded by this
+  private Next prepared; // the next segment's file, made and not yet taken; guarded by this
+
+  /** Which segment a prepared file is for: the roll takes it only if all three match. */
+  record Next(int id, int previous, int capacity) {}
 
   private volatile Workers workers; // the store's sealer thread, once started
 
@@ -69,6 +80,61 @@ final class Sealer implements Workers.Job {
       ahead = active;
     }
     wake();
+  }
+
+  /**
+   * Asks the thread to make the file of the segment that will follow the active one ({@link
+   * Segment#prepare}). Caller holds the writer lock.
+   */
+  void prepareNext(Next next) {
+    synchronized (this) {
+      if (next.equals(prepared)) {
+        return;
+      }
+      wanted = next;
+    }
+    wake();
+  }
+
+  /** The segment whose file is prepared and not yet taken, or null; for tests. */
+  synchronized Next prepared() {
+    return prepared;
+  }
+
+  /**
+   * The new active segment, from the file prepared for it, renamed to {@code path}; null if no file
+   * was prepared for exactly this segment (then the caller creates it). Caller holds the writer
+   * lock.
+   */
+  Segment takePrepared(Next next, Path path) throws IOException {
+    Next p;
+    synchronized (this) {
+      p = prepared;
+      prepared = null;
+    }
+    if (p == null) {
+      return null;
+    }
+    Path tmp = Segment.preparedPath(segments.dir, p.id());
+    if (!p.equals(next) || segments.storage.exists(path)) {
+      deleteQuietly(tmp);
+      return null;
+    }
+    try {
+      segments.storage.move(tmp, path);
+    } catch (IOException e) {
+      deleteQuietly(tmp);
+      return null; // the caller creates the segment, and meets the failure itself
+    }
+    return Segment.openPrepared(segments.storage, next.id(), path, next.capacity());
+  }
+
+  private void deleteQuietly(Path tmp) {
+    try {
+      segments.storage.deleteIfExists(tmp);
+    } catch (IOException e) {
+      // Left for the next open, which deletes *.tmp files.
+    }
   }
 
   private void wake() {
@@ -120,6 +186,15 @@ final class Sealer implements Workers.Job {
     if (w != null) {
       w.remove(this);
     }
+    Next p;
+    synchronized (this) {
+      p = prepared;
+      prepared = null;
+      wanted = null;
+    }
+    if (p != null) {
+      deleteQuietly(Segment.preparedPath(segments.dir, p.id()));
+    }
   }
 
   /**
@@ -147,18 +222,25 @@ final class Sealer implements Workers.Job {
   public boolean work() {
     Segment s;
     Segment a;
+    Next n = null;
     synchronized (this) {
       a = ahead;
       ahead = null;
       s = a != null ? null : queue.pollFirst();
       if (a == null && s == null) {
-        notifyAll();
-        return false;
+        n = wanted;
+        wanted = null;
+        if (n == null) {
+          notifyAll();
+          return false;
+        }
       }
       current = s;
     }
     if (a != null) {
       a.allocateAhead();
+    } else if (n != null) {
+      prepare(n);
     } else {
       try {
         finish(s);
@@ -171,7 +253,24 @@ final class Sealer implements Workers.Job {
     }
     synchronized (this) {
       notifyAll();
-      return !queue.isEmpty() || ahead != null;
+      return !queue.isEmpty() || ahead != null || wanted != null;
+    }
+  }
+
+  private void prepare(Next n) {
+    Path tmp = Segment.preparedPath(segments.dir, n.id());
+    try {
+      Segment.prepare(segments.storage, tmp, n.id(), n.capacity(), n.previous());
+    } catch (IOException e) {
+      return; // the roll creates the segment itself, and meets the failure (a full disk) there
+    }
+    Next old;
+    synchronized (this) {
+      old = prepared;
+      prepared = n;
+    }
+    if (old != null && old.id() != n.id()) {
+      deleteQuietly(Segment.preparedPath(segments.dir, old.id()));
     }
   }
 

@@ -102,9 +102,10 @@ final class Segment {
    * folios no larger than the write, and a 2 MiB folio at a 2 MiB-aligned address of a mapping is
    * mapped by one page-middle-directory entry: one TLB entry instead of 512, and one page fault
    * instead of 512. Written in smaller pieces, the segments are mapped in 4 KiB pages and a get
-   * pays a TLB miss on the record. Elsewhere it is merely a larger write. The cost: a new segment's
-   * first chunk is written at the roll, by the writer under the writer lock (the header must follow
-   * it, and a segment must have its header before records go in).
+   * pays a TLB miss on the record. Elsewhere it is merely a larger write. A new segment's first
+   * chunk is written before its header (a segment must have its header before records go in):
+   * usually by the {@link Sealer}, which {@link #prepare prepares} the next segment's file before
+   * the roll, else by the writer at the roll, under the writer lock.
    */
   static final int CHUNK = 2 << 20;
 
@@ -296,6 +297,58 @@ final class Segment {
       throws IOException {
     return openActive(
         storage, id, path, capacity, RecordCodec.FILE_HEADER, true, false, previous, true);
+  }
+
+  /** The temporary name of segment {@code id}'s file while it is {@link #prepare prepared}. */
+  static Path preparedPath(Path dir, int id) {
+    return dir.resolve(fileName(id) + ".tmp");
+  }
+
+  /**
+   * Makes the file of a future active segment ahead of its roll, as {@link #createAllocated} would
+   * (its first {@link #CHUNK} of zeros in one {@code writev(2)}, then its header), under a
+   * temporary name ({@link #preparedPath}) that an open deletes; the roll renames it and {@link
+   * #openPrepared opens} it. The {@link Sealer} calls this, so that a roll does not write the chunk
+   * on the writer's path under the writer lock. Nothing is left behind if it fails.
+   */
+  static void prepare(Storage storage, Path tmp, int id, int capacity, int previous)
+      throws IOException {
+    storage.deleteIfExists(tmp); // an earlier one that was never taken
+    Storage.File raf = storage.open(tmp, Storage.Mode.CREATE_NEW);
+    try {
+      try {
+        writeZeros(raf, 0, Math.min(capacity, CHUNK));
+        raf.seek(0);
+        byte[] header = RecordCodec.segmentHeader(id, previous, false).array();
+        raf.write(header, 0, header.length);
+      } finally {
+        raf.close();
+      }
+    } catch (IOException | RuntimeException e) {
+      try {
+        storage.deleteIfExists(tmp);
+      } catch (IOException x) {
+        e.addSuppressed(x);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Opens a {@link #prepare prepared} file, renamed to its segment name, as the new active segment:
+   * like {@link #createAllocated}, its header written and its first chunk allocated.
+   */
+  static Segment openPrepared(Storage storage, int id, Path path, int capacity) throws IOException {
+    Storage.File raf = storage.open(path, Storage.Mode.READ_WRITE);
+    try {
+      MappedByteBuffer m = raf.map(true, capacity);
+      Segment s = new Segment(storage, id, path, m, capacity, raf, RecordCodec.FILE_HEADER);
+      s.allocated = Math.min(capacity, CHUNK);
+      return s;
+    } catch (IOException | RuntimeException e) {
+      raf.close();
+      throw e;
+    }
   }
 
   private static Segment openActive(

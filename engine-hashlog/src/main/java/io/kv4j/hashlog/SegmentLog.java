@@ -79,6 +79,9 @@ final class SegmentLog {
   // Written since the clock of files last passed this log (see OpenFiles).
   private volatile boolean written;
 
+  // The active segment for which the sealer was last asked to prepare the next one; writer-owned.
+  private int nextAskedAfter = -1;
+
   SegmentLog(
       Segments segments, Index index, StoreState state, Durability durability, int segmentSize) {
     this.segments = segments;
@@ -326,10 +329,17 @@ final class SegmentLog {
     }
   }
 
-  /** BUFFERED: asks the sealer to allocate the active segment ahead of the writer. */
+  /**
+   * BUFFERED: asks the sealer to allocate the active segment ahead of the writer, and once it is
+   * half full to prepare the file of the next one.
+   */
   private void keepFlushed(Segment s) {
     if (s.allocationDue()) {
       sealer.allocateAhead(s);
+    }
+    if (s.id != nextAskedAfter && policy.allocatesAhead() && s.end > s.capacity / 2) {
+      nextAskedAfter = s.id;
+      sealer.prepareNext(new Sealer.Next(nextWriteId(s.id), s.id, segmentSize));
     }
   }
 
@@ -422,7 +432,13 @@ final class SegmentLog {
     Path path = segments.dir.resolve(Segment.fileName(id));
     Segment prev = segments.active;
     int previous = prev == null ? 0 : prev.id;
-    Segment seg = policy.create(segments.storage, id, path, capacity, previous);
+    Segment seg =
+        policy.allocatesAhead()
+            ? sealer.takePrepared(new Sealer.Next(id, previous, capacity), path)
+            : null;
+    if (seg == null) {
+      seg = policy.create(segments.storage, id, path, capacity, previous);
+    }
     seg.hintEntries = new HintFile.Entries();
     policy.started(seg, sealer);
     if (deferDirectorySync) {

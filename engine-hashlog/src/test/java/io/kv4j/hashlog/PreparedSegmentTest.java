@@ -1,0 +1,177 @@
+package io.kv4j.hashlog;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kv4j.Durability;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.List;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A BUFFERED store's next segment is made by the sealer while the active one fills (its chunk of
+ * zeros and its header, under a temporary name), and the roll renames that file instead of writing
+ * the chunk on the writer's path. Only a file made for exactly the segment the roll creates is
+ * taken; none outlives the store.
+ */
+class PreparedSegmentTest {
+  private static final long WAIT_NANOS = 60_000_000_000L;
+  private static final String[] OPTIONS = {"segment-size", "4MiB", "compaction-threads", "0"};
+
+  @TempDir Path dir;
+  @TempDir Path copy;
+
+  private static byte[] key(int i) {
+    return String.format("key-%06d", i).getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static byte[] value(int i) {
+    byte[] v = new byte[1000];
+    v[0] = (byte) i;
+    v[999] = (byte) (i >>> 8);
+    return v;
+  }
+
+  private static void await(String what, Supplier<Boolean> condition) {
+    long deadline = System.nanoTime() + WAIT_NANOS;
+    while (!condition.get()) {
+      assertThat(System.nanoTime() - deadline).as("waiting for: %s", what).isNegative();
+      Thread.onSpinWait();
+    }
+  }
+
+  /** Writes until the active segment is past half full; returns the next key index. */
+  private static int fillPastHalf(HashLogStore s, int from) {
+    Segment a = s.segments.active;
+    int i = from;
+    while (s.segments.active == a && a.end <= a.capacity / 2 + 4096) {
+      s.put(key(i), value(i));
+      i++;
+    }
+    return i;
+  }
+
+  private static Sealer.Next awaitPrepared(HashLogStore s) {
+    Segment a = s.segments.active;
+    Sealer.Next want = new Sealer.Next(SegmentLog.nextWriteId(a.id), a.id, s.log.segmentSize);
+    await("the sealer to prepare " + want, () -> want.equals(s.log.sealer.prepared()));
+    return want;
+  }
+
+  private static Object fileKey(Path p) throws IOException {
+    return Files.readAttributes(p, BasicFileAttributes.class).fileKey();
+  }
+
+  private static List<Path> temps(Path d) throws IOException {
+    try (Stream<Path> l = Files.list(d)) {
+      return l.filter(p -> p.getFileName().toString().endsWith(".tmp")).toList();
+    }
+  }
+
+  @Test
+  void roll_renamesThePreparedFile_andEveryRecordSurvivesReopen() throws Exception {
+    int n;
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, OPTIONS)) {
+      n = fillPastHalf(s, 0);
+      Sealer.Next next = awaitPrepared(s);
+      Path tmp = Segment.preparedPath(dir, next.id());
+      assertThat(tmp).as("the prepared file").exists();
+      Object prepared = fileKey(tmp);
+      Segment before = s.segments.active;
+      while (s.segments.active == before) {
+        s.put(key(n), value(n));
+        n++;
+      }
+      Segment rolled = s.segments.active;
+      assertThat(rolled.id).as("the new active segment's id").isEqualTo(next.id());
+      assertThat(fileKey(rolled.path))
+          .as("the new active segment is the prepared file, renamed")
+          .isEqualTo(prepared);
+      assertThat(tmp).as("the prepared file's temporary name after the roll").doesNotExist();
+      for (int i = n; i < n + 100; i++) {
+        s.put(key(i), value(i));
+      }
+      n += 100;
+    }
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, OPTIONS)) {
+      for (int i = 0; i < n; i++) {
+        assertThat(s.get(key(i))).as("key %d after reopen", i).isEqualTo(value(i));
+      }
+      s.verify();
+    }
+  }
+
+  @Test
+  void preparedFileForAnotherPredecessor_isDeleted_notTaken() throws Exception {
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, OPTIONS)) {
+      fillPastHalf(s, 0);
+      Sealer.Next next = awaitPrepared(s);
+      Path tmp = Segment.preparedPath(dir, next.id());
+      Path target = dir.resolve(Segment.fileName(next.id()));
+      s.segments.writeLock.lock();
+      try {
+        Sealer.Next other = new Sealer.Next(next.id(), next.previous() + 1, next.capacity());
+        assertThat(s.log.sealer.takePrepared(other, target))
+            .as("a file prepared for %s, taken for %s", next, other)
+            .isNull();
+      } finally {
+        s.segments.writeLock.unlock();
+      }
+      assertThat(tmp).as("the prepared file nobody can take").doesNotExist();
+      assertThat(target).as("no segment file made from it").doesNotExist();
+      assertThat(s.log.sealer.prepared()).isNull();
+    }
+  }
+
+  @Test
+  void close_deletesAPreparedFile() throws Exception {
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, OPTIONS)) {
+      fillPastHalf(s, 0);
+      Sealer.Next next = awaitPrepared(s);
+      assertThat(Segment.preparedPath(dir, next.id())).exists();
+    }
+    assertThat(temps(dir)).as("temporary files after close").isEmpty();
+  }
+
+  @Test
+  void crashImageWithAPreparedFile_opensWithEveryRecord_andDropsTheFile() throws Exception {
+    int n;
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, OPTIONS)) {
+      n = fillPastHalf(s, 0);
+      awaitPrepared(s);
+      try (Stream<Path> l = Files.list(dir)) {
+        for (Path p : l.toList()) {
+          if (Files.isRegularFile(p)) {
+            Files.copy(p, copy.resolve(p.getFileName()));
+          }
+        }
+      }
+    }
+    assertThat(temps(copy)).as("the crash image holds the prepared file").hasSize(1);
+    try (HashLogStore s = TestStores.open(copy, Durability.BUFFERED, OPTIONS)) {
+      for (int i = 0; i < n; i++) {
+        assertThat(s.get(key(i))).as("key %d in the crash image", i).isEqualTo(value(i));
+      }
+      assertThat(temps(copy)).as("temporary files after opening the crash image").isEmpty();
+      s.verify();
+    }
+  }
+
+  @Test
+  void syncStore_preparesNothing() throws Exception {
+    try (HashLogStore s = TestStores.open(dir, Durability.SYNC, OPTIONS)) {
+      Segment a = s.segments.active;
+      for (int i = 0; s.segments.active == a; i++) {
+        s.put(key(i), value(i));
+      }
+      assertThat(s.log.sealer.prepared()).isNull();
+      assertThat(temps(dir)).as("temporary files of a SYNC store").isEmpty();
+    }
+  }
+}
