@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -68,9 +69,22 @@ class PreparedSegmentTest {
     return Files.readAttributes(p, BasicFileAttributes.class).fileKey();
   }
 
+  /** Every temporary file in {@code d}: prepared segments and hints being written. */
   private static List<Path> temps(Path d) throws IOException {
+    return files(d, ".tmp");
+  }
+
+  /**
+   * Prepared segment files in {@code d} (with compaction off, the only {@code .log.tmp} files; a
+   * hint the sealer is writing is a {@code .hint.tmp}).
+   */
+  private static List<Path> prepared(Path d) throws IOException {
+    return files(d, ".log.tmp");
+  }
+
+  private static List<Path> files(Path d, String suffix) throws IOException {
     try (Stream<Path> l = Files.list(d)) {
-      return l.filter(p -> p.getFileName().toString().endsWith(".tmp")).toList();
+      return l.filter(p -> p.getFileName().toString().endsWith(suffix)).toList();
     }
   }
 
@@ -153,12 +167,53 @@ class PreparedSegmentTest {
         }
       }
     }
-    assertThat(temps(copy)).as("the crash image holds the prepared file").hasSize(1);
+    assertThat(prepared(copy)).as("the crash image holds the prepared file").hasSize(1);
     try (HashLogStore s = TestStores.open(copy, Durability.BUFFERED, OPTIONS)) {
       for (int i = 0; i < n; i++) {
         assertThat(s.get(key(i))).as("key %d in the crash image", i).isEqualTo(value(i));
       }
-      assertThat(temps(copy)).as("temporary files after opening the crash image").isEmpty();
+      assertThat(prepared(copy)).as("prepared files after opening the crash image").isEmpty();
+      s.verify();
+    }
+  }
+
+  @Test
+  void preparingFails_theRollCreatesTheSegment_andNothingIsLostOrLeft() throws Exception {
+    FaultyStorage storage = new FaultyStorage();
+    List<String> deletions = new CopyOnWriteArrayList<>();
+    storage.trace(
+        t -> {
+          if (t.startsWith("delete ")) {
+            deletions.add(t.substring("delete ".length()));
+          }
+        });
+    // The first prepared file's chunk of zeros (its creation is the first write): a full disk.
+    storage.failWrite(2, ".log.tmp");
+    int n;
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, storage, OPTIONS)) {
+      n = fillPastHalf(s, 0);
+      Segment a = s.segments.active;
+      String failed = Segment.preparedPath(dir, SegmentLog.nextWriteId(a.id)).toString();
+      await("the failed prepared file to be deleted", () -> deletions.contains(failed));
+      assertThat(s.log.sealer.prepared()).as("nothing prepared after the failure").isNull();
+      while (s.segments.active == a) {
+        s.put(key(n), value(n));
+        n++;
+      }
+      assertThat(s.segments.active.id).isEqualTo(SegmentLog.nextWriteId(a.id));
+      Sealer.Next ready = s.log.sealer.prepared();
+      for (Path t : prepared(dir)) {
+        assertThat(ready)
+            .as("%s left after a failed prepare", t)
+            .isNotNull()
+            .extracting(r -> Segment.preparedPath(dir, r.id()))
+            .isEqualTo(t);
+      }
+    }
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, OPTIONS)) {
+      for (int i = 0; i < n; i++) {
+        assertThat(s.get(key(i))).as("key %d after reopen", i).isEqualTo(value(i));
+      }
       s.verify();
     }
   }
@@ -171,7 +226,7 @@ class PreparedSegmentTest {
         s.put(key(i), value(i));
       }
       assertThat(s.log.sealer.prepared()).isNull();
-      assertThat(temps(dir)).as("temporary files of a SYNC store").isEmpty();
+      assertThat(prepared(dir)).as("prepared segment files of a SYNC store").isEmpty();
     }
   }
 }
