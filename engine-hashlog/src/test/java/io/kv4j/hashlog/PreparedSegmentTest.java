@@ -2,12 +2,15 @@ package io.kv4j.hashlog;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kv4j.DamagedRegion;
 import io.kv4j.Durability;
+import io.kv4j.StoreConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
@@ -149,6 +152,7 @@ class PreparedSegmentTest {
       fillPastHalf(s, 0);
       Sealer.Next next = awaitPrepared(s);
       assertThat(Segment.preparedPath(dir, next.id())).exists();
+      s.verify(); // a live store with a prepared file: no false alarm
     }
     assertThat(temps(dir)).as("temporary files after close").isEmpty();
   }
@@ -168,6 +172,25 @@ class PreparedSegmentTest {
       }
     }
     assertThat(prepared(copy)).as("the crash image holds the prepared file").hasSize(1);
+    List<String> salvaged = new ArrayList<>();
+    List<DamagedRegion> damage =
+        new HashLogProvider()
+            .salvage(
+                StoreConfig.builder("hashlog")
+                    .path(copy)
+                    .readOnly(true)
+                    .createIfMissing(false)
+                    .build(),
+                (ks, k, v) -> salvaged.add(new String(k, StandardCharsets.UTF_8)));
+    assertThat(damage).as("salvage of a crash image with a prepared file").isEmpty();
+    assertThat(salvaged).as("keys salvaged").hasSize(n);
+    StoreConfig.Builder readOnly =
+        TestStores.config(copy, Durability.BUFFERED).readOnly(true).option(OPTIONS[0], OPTIONS[1]);
+    try (HashLogStore ro =
+        HashLogProvider.open(readOnly.build(), HashLogProvider.seededHasher(42))) {
+      ro.verify(); // no false alarm on the read-only crash image
+      assertThat(ro.get(key(n - 1))).isEqualTo(value(n - 1));
+    }
     try (HashLogStore s = TestStores.open(copy, Durability.BUFFERED, OPTIONS)) {
       for (int i = 0; i < n; i++) {
         assertThat(s.get(key(i))).as("key %d in the crash image", i).isEqualTo(value(i));
