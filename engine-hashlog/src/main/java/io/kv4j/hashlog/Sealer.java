@@ -115,23 +115,23 @@ final class Sealer implements Workers.Job {
     if (p == null) {
       return null;
     }
-    Path tmp = Segment.preparedPath(segments.dir, p.id());
     if (!p.equals(next) || segments.storage.exists(path)) {
-      deleteQuietly(tmp);
+      discard(p);
       return null;
     }
     try {
-      segments.storage.move(tmp, path);
+      segments.storage.move(Segment.preparedPath(segments.dir, p.id()), path);
     } catch (IOException e) {
-      deleteQuietly(tmp);
+      discard(p);
       return null; // the caller creates the segment, and meets the failure itself
     }
     return Segment.openPrepared(segments.storage, next.id(), path, next.capacity());
   }
 
-  private void deleteQuietly(Path tmp) {
+  /** Deletes the file prepared for {@code n}, if any. */
+  private void discard(Next n) {
     try {
-      segments.storage.deleteIfExists(tmp);
+      segments.storage.deleteIfExists(Segment.preparedPath(segments.dir, n.id()));
     } catch (IOException e) {
       // Left for the next open, which deletes *.tmp files.
     }
@@ -193,7 +193,7 @@ final class Sealer implements Workers.Job {
       wanted = null;
     }
     if (p != null) {
-      deleteQuietly(Segment.preparedPath(segments.dir, p.id()));
+      discard(p);
     }
   }
 
@@ -270,7 +270,7 @@ final class Sealer implements Workers.Job {
       prepared = n;
     }
     if (old != null && old.id() != n.id()) {
-      deleteQuietly(Segment.preparedPath(segments.dir, old.id()));
+      discard(old);
     }
   }
 

@@ -299,6 +299,28 @@ final class Segment {
         storage, id, path, capacity, RecordCodec.FILE_HEADER, true, false, previous, true);
   }
 
+  /**
+   * Writes a new segment file's start: with {@code allocateFirstChunk}, the first chunk in one
+   * {@code write(2)} (the page cache gives it one folio only if one write covers it), then the
+   * header over its start. A crash between leaves a newest segment with an all-zero header, which
+   * recovery recreates (see Recovery).
+   *
+   * @return the bytes allocated: the first chunk (or the capacity), or 0
+   */
+  private static int writeStart(
+      Storage.File raf, int id, int capacity, int previous, boolean allocateFirstChunk)
+      throws IOException {
+    int allocatedTo = 0;
+    if (allocateFirstChunk) {
+      allocatedTo = Math.min(capacity, CHUNK);
+      writeZeros(raf, 0, allocatedTo);
+      raf.seek(0);
+    }
+    byte[] header = RecordCodec.segmentHeader(id, previous, false).array();
+    raf.write(header, 0, header.length);
+    return allocatedTo;
+  }
+
   /** The temporary name of segment {@code id}'s file while it is {@link #prepare prepared}. */
   static Path preparedPath(Path dir, int id) {
     return dir.resolve(fileName(id) + ".tmp");
@@ -317,10 +339,7 @@ final class Segment {
     Storage.File raf = storage.open(tmp, Storage.Mode.CREATE_NEW);
     try {
       try {
-        writeZeros(raf, 0, Math.min(capacity, CHUNK));
-        raf.seek(0);
-        byte[] header = RecordCodec.segmentHeader(id, previous, false).array();
-        raf.write(header, 0, header.length);
+        writeStart(raf, id, capacity, previous, true);
       } finally {
         raf.close();
       }
@@ -378,16 +397,7 @@ final class Segment {
         // the disk at once, as if forced, and each page dirtied through the mapping had to be
         // write-protected and shot out of every core's TLB for it, even when compaction deleted
         // the segment a moment later.
-        if (allocateFirstChunk) {
-          // The first chunk in one write(2) (the page cache gives it one folio only if one write
-          // covers it), then the header over its start: a crash between leaves a newest segment
-          // with an all-zero header, which recovery recreates (see Recovery).
-          allocatedTo = Math.min(capacity, CHUNK);
-          writeZeros(raf, 0, allocatedTo);
-          raf.seek(0);
-        }
-        byte[] header = RecordCodec.segmentHeader(id, previous, false).array();
-        raf.write(header, 0, header.length);
+        allocatedTo = writeStart(raf, id, capacity, previous, allocateFirstChunk);
         end = RecordCodec.FILE_HEADER;
       }
       MappedByteBuffer m = raf.map(true, capacity);

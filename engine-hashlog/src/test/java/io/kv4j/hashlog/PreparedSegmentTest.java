@@ -61,6 +61,27 @@ class PreparedSegmentTest {
     return i;
   }
 
+  /** Writes until the active segment rolls; returns the next key index. */
+  private static int writeUntilRoll(HashLogStore s, int from) {
+    Segment a = s.segments.active;
+    int i = from;
+    while (s.segments.active == a) {
+      s.put(key(i), value(i));
+      i++;
+    }
+    return i;
+  }
+
+  /** Reopens the store: keys 0 to {@code n - 1} hold their values and {@code verify()} passes. */
+  private void assertEveryKeyAfterReopen(int n) {
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, OPTIONS)) {
+      for (int i = 0; i < n; i++) {
+        assertThat(s.get(key(i))).as("key %d after reopen", i).isEqualTo(value(i));
+      }
+      s.verify();
+    }
+  }
+
   private static Sealer.Next awaitPrepared(HashLogStore s) {
     Segment a = s.segments.active;
     Sealer.Next want = new Sealer.Next(SegmentLog.nextWriteId(a.id), a.id, s.log.segmentSize);
@@ -100,11 +121,7 @@ class PreparedSegmentTest {
       Path tmp = Segment.preparedPath(dir, next.id());
       assertThat(tmp).as("the prepared file").exists();
       Object prepared = fileKey(tmp);
-      Segment before = s.segments.active;
-      while (s.segments.active == before) {
-        s.put(key(n), value(n));
-        n++;
-      }
+      n = writeUntilRoll(s, n);
       Segment rolled = s.segments.active;
       assertThat(rolled.id).as("the new active segment's id").isEqualTo(next.id());
       assertThat(fileKey(rolled.path))
@@ -116,12 +133,7 @@ class PreparedSegmentTest {
       }
       n += 100;
     }
-    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, OPTIONS)) {
-      for (int i = 0; i < n; i++) {
-        assertThat(s.get(key(i))).as("key %d after reopen", i).isEqualTo(value(i));
-      }
-      s.verify();
-    }
+    assertEveryKeyAfterReopen(n);
   }
 
   @Test
@@ -219,10 +231,7 @@ class PreparedSegmentTest {
       String failed = Segment.preparedPath(dir, SegmentLog.nextWriteId(a.id)).toString();
       await("the failed prepared file to be deleted", () -> deletions.contains(failed));
       assertThat(s.log.sealer.prepared()).as("nothing prepared after the failure").isNull();
-      while (s.segments.active == a) {
-        s.put(key(n), value(n));
-        n++;
-      }
+      n = writeUntilRoll(s, n);
       assertThat(s.segments.active.id).isEqualTo(SegmentLog.nextWriteId(a.id));
       Sealer.Next ready = s.log.sealer.prepared();
       for (Path t : prepared(dir)) {
@@ -233,21 +242,13 @@ class PreparedSegmentTest {
             .isEqualTo(t);
       }
     }
-    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, OPTIONS)) {
-      for (int i = 0; i < n; i++) {
-        assertThat(s.get(key(i))).as("key %d after reopen", i).isEqualTo(value(i));
-      }
-      s.verify();
-    }
+    assertEveryKeyAfterReopen(n);
   }
 
   @Test
   void syncStore_preparesNothing() throws Exception {
     try (HashLogStore s = TestStores.open(dir, Durability.SYNC, OPTIONS)) {
-      Segment a = s.segments.active;
-      for (int i = 0; s.segments.active == a; i++) {
-        s.put(key(i), value(i));
-      }
+      writeUntilRoll(s, 0);
       assertThat(s.log.sealer.prepared()).isNull();
       assertThat(prepared(dir)).as("prepared segment files of a SYNC store").isEmpty();
     }

@@ -85,8 +85,7 @@ final class FlushCommands {
       // gone (all stripes are held). A scan from the start would walk past the keys already
       // deleted, which an engine's ordered view may still list until it next rebuilds (hashlog's
       // does): quadratic in the number of keys.
-      KeyRange range = after != null && data.ordered ? KeyRange.all().gt(after) : KeyRange.all();
-      try (Cursor c = target.scan(range.limit(FLUSH_BATCH))) {
+      try (Cursor c = target.scan(keysAfter(after).limit(FLUSH_BATCH))) {
         while (c.hasNext()) {
           keys.add(c.next().key());
         }
@@ -105,13 +104,20 @@ final class FlushCommands {
     }
   }
 
+  /**
+   * The keys after {@code last} on an ordered store (every key before it is deleted or skipped);
+   * all keys on an unordered one, or when {@code last} is null.
+   */
+  private KeyRange keysAfter(byte[] last) {
+    return last != null && data.ordered ? KeyRange.all().gt(last) : KeyRange.all();
+  }
+
   private void flushInBackground(AsyncFlush f) {
     try {
       byte[] after = null;
       while (!f.cancelled) {
         List<byte[]> batch = new ArrayList<>(FLUSH_BATCH);
-        KeyRange range = after != null && data.ordered ? KeyRange.all().gt(after) : KeyRange.all();
-        try (Cursor c = data.store().scan(range)) {
+        try (Cursor c = data.store().scan(keysAfter(after))) {
           while (c.hasNext() && batch.size() < FLUSH_BATCH) {
             byte[] k = c.next().key();
             if (f.hides(k)) {
