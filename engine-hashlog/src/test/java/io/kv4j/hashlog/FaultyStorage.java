@@ -56,6 +56,9 @@ final class FaultyStorage implements Storage {
   private volatile Runnable beforeDeleting;
   private volatile String forcingUnder;
   private volatile Runnable beforeForcing;
+  private String writingSuffix; // guarded by this
+  private int writingLeft; // guarded by this
+  private Runnable beforeWriting; // guarded by this
 
   /** A file's durable content (shared by its names: hard links, a rename). */
   private static final class Node {
@@ -145,6 +148,33 @@ final class FaultyStorage implements Storage {
   void beforeForcing(String fragment, Runnable r) {
     forcingUnder = fragment;
     beforeForcing = r;
+  }
+
+  /**
+   * Runs {@code r} once, before the {@code n}-th write (1 = the next) to a file whose name ends
+   * with {@code suffix}, outside this storage's lock (a crash test blocks in it until it is
+   * killed).
+   */
+  synchronized void beforeWriting(String suffix, int n, Runnable r) {
+    writingSuffix = suffix;
+    writingLeft = n;
+    beforeWriting = r;
+  }
+
+  /** Runs the write hook if this write to {@code p} is the one it waits for. */
+  private void writing(Path p) {
+    Runnable r = null;
+    synchronized (this) {
+      if (beforeWriting != null
+          && p.getFileName().toString().endsWith(writingSuffix)
+          && --writingLeft == 0) {
+        r = beforeWriting;
+        beforeWriting = null;
+      }
+    }
+    if (r != null) {
+      r.run();
+    }
   }
 
   /** Takes the force hook if {@code file} is under its fragment (at most once). */
@@ -499,12 +529,14 @@ final class FaultyStorage implements Storage {
 
     @Override
     public void write(byte[] src, int off, int len) throws IOException {
+      writing(path);
       countWrite(path);
       file.write(src, off, len);
     }
 
     @Override
     public void write(ByteBuffer... srcs) throws IOException {
+      writing(path);
       countWrite(path);
       file.write(srcs);
     }

@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kv4j.DamagedRegion;
 import io.kv4j.Durability;
 import io.kv4j.StoreConfig;
+import io.kv4j.tck.ChildProcess;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -26,16 +28,17 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PreparedSegmentTest {
   private static final long WAIT_NANOS = 60_000_000_000L;
-  private static final String[] OPTIONS = {"segment-size", "4MiB", "compaction-threads", "0"};
+  static final String[] OPTIONS = {"segment-size", "4MiB", "compaction-threads", "0"};
+  private static final Duration LINE_WAIT = Duration.ofMinutes(5);
 
   @TempDir Path dir;
   @TempDir Path copy;
 
-  private static byte[] key(int i) {
+  static byte[] key(int i) {
     return String.format("key-%06d", i).getBytes(StandardCharsets.UTF_8);
   }
 
-  private static byte[] value(int i) {
+  static byte[] value(int i) {
     byte[] v = new byte[1000];
     v[0] = (byte) i;
     v[999] = (byte) (i >>> 8);
@@ -167,6 +170,71 @@ class PreparedSegmentTest {
       s.verify(); // a live store with a prepared file: no false alarm
     }
     assertThat(temps(dir)).as("temporary files after close").isEmpty();
+  }
+
+  @Test
+  void killMidPrepare_leavesAPartialFileThatSalvageVerifyAndOpenIgnore() throws Exception {
+    // The child's sealer stops between the chunk of zeros and the header of the next segment's
+    // file; its writer rolls past it (creating that segment itself) and is killed a segment later.
+    int lastAck = -1;
+    int ackAtPreparing = -1;
+    boolean killed = false;
+    try (ChildProcess c = TestStores.child(256, PrepareCrashChild.class, dir.toString())) {
+      for (String line = c.readLine(LINE_WAIT); line != null; line = c.readLine(LINE_WAIT)) {
+        if (line.equals("preparing")) {
+          ackAtPreparing = Math.max(0, lastAck);
+        } else if (line.startsWith("ack ")) {
+          lastAck = Integer.parseInt(line.substring(4).trim());
+          // 4 MiB segments of about 4,000 records: the roll is at most a segment away.
+          if (ackAtPreparing >= 0 && !killed && lastAck >= ackAtPreparing + 8_000) {
+            c.kill();
+            killed = true;
+          }
+        }
+      }
+      assertThat(killed).as("the child reached its kill point: %s", c.describe()).isTrue();
+    }
+    List<Path> partial = prepared(dir);
+    assertThat(partial).as("the killed child left the partial prepared file").hasSize(1);
+    Path tmp = partial.get(0);
+    byte[] start = new byte[RecordCodec.FILE_HEADER];
+    try (java.io.InputStream in = Files.newInputStream(tmp)) {
+      assertThat(in.readNBytes(start, 0, start.length)).isEqualTo(start.length);
+    }
+    assertThat(start).as("the partial file has no header").containsOnly((byte) 0);
+    String name = tmp.getFileName().toString();
+    assertThat(dir.resolve(name.substring(0, name.length() - ".tmp".length())))
+        .as("the segment the writer created itself, beside the partial file of the same id")
+        .exists();
+    int n = lastAck + 1;
+    List<String> salvaged = new ArrayList<>();
+    List<DamagedRegion> damage =
+        new HashLogProvider()
+            .salvage(
+                StoreConfig.builder("hashlog")
+                    .path(dir)
+                    .readOnly(true)
+                    .createIfMissing(false)
+                    .build(),
+                (ks, k, v) -> salvaged.add(new String(k, StandardCharsets.UTF_8)));
+    assertThat(damage).as("salvage after a kill mid-prepare").isEmpty();
+    assertThat(salvaged.size()).as("keys salvaged").isGreaterThanOrEqualTo(n);
+    StoreConfig.Builder readOnly =
+        TestStores.config(dir, Durability.BUFFERED).readOnly(true).option(OPTIONS[0], OPTIONS[1]);
+    try (HashLogStore ro =
+        HashLogProvider.open(readOnly.build(), HashLogProvider.seededHasher(42))) {
+      ro.verify(); // no false alarm on the read-only image
+    }
+    assertThat(prepared(dir)).as("a read-only open leaves the partial file").hasSize(1);
+    try (HashLogStore s = TestStores.open(dir, Durability.BUFFERED, OPTIONS)) {
+      for (int i = 0; i < n; i++) {
+        assertThat(s.get(key(i))).as("acknowledged key %d after the kill", i).isEqualTo(value(i));
+      }
+      assertThat(prepared(dir)).as("prepared files after opening").isEmpty();
+      s.verify();
+      writeUntilRoll(s, n); // the next roll prepares and takes a file of its own again
+    }
+    assertEveryKeyAfterReopen(n);
   }
 
   @Test
