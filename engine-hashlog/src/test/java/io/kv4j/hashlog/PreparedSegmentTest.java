@@ -7,6 +7,7 @@ import io.kv4j.Durability;
 import io.kv4j.StoreConfig;
 import io.kv4j.tck.ChildProcess;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -90,6 +91,32 @@ class PreparedSegmentTest {
     Sealer.Next want = new Sealer.Next(SegmentLog.nextWriteId(a.id), a.id, s.log.segmentSize);
     await("the sealer to prepare " + want, () -> want.equals(s.log.sealer.prepared()));
     return want;
+  }
+
+  /**
+   * Salvages {@code d} without opening it for writing, asserting ({@code what}) that it finds no
+   * damaged region; returns the keys it handed over.
+   */
+  private static List<String> salvageWithoutDamage(Path d, String what) {
+    List<String> salvaged = new ArrayList<>();
+    List<DamagedRegion> damage =
+        new HashLogProvider()
+            .salvage(
+                StoreConfig.builder("hashlog")
+                    .path(d)
+                    .readOnly(true)
+                    .createIfMissing(false)
+                    .build(),
+                (ks, k, v) -> salvaged.add(new String(k, StandardCharsets.UTF_8)));
+    assertThat(damage).as(what).isEmpty();
+    return salvaged;
+  }
+
+  /** Opens {@code d} read-only with this test's options. */
+  private static HashLogStore openReadOnly(Path d) {
+    StoreConfig.Builder readOnly =
+        TestStores.config(d, Durability.BUFFERED).readOnly(true).option(OPTIONS[0], OPTIONS[1]);
+    return HashLogProvider.open(readOnly.build(), HashLogProvider.seededHasher(42));
   }
 
   private static Object fileKey(Path p) throws IOException {
@@ -198,7 +225,7 @@ class PreparedSegmentTest {
     assertThat(partial).as("the killed child left the partial prepared file").hasSize(1);
     Path tmp = partial.get(0);
     byte[] start = new byte[RecordCodec.FILE_HEADER];
-    try (java.io.InputStream in = Files.newInputStream(tmp)) {
+    try (InputStream in = Files.newInputStream(tmp)) {
       assertThat(in.readNBytes(start, 0, start.length)).isEqualTo(start.length);
     }
     assertThat(start).as("the partial file has no header").containsOnly((byte) 0);
@@ -207,22 +234,9 @@ class PreparedSegmentTest {
         .as("the segment the writer created itself, beside the partial file of the same id")
         .exists();
     int n = lastAck + 1;
-    List<String> salvaged = new ArrayList<>();
-    List<DamagedRegion> damage =
-        new HashLogProvider()
-            .salvage(
-                StoreConfig.builder("hashlog")
-                    .path(dir)
-                    .readOnly(true)
-                    .createIfMissing(false)
-                    .build(),
-                (ks, k, v) -> salvaged.add(new String(k, StandardCharsets.UTF_8)));
-    assertThat(damage).as("salvage after a kill mid-prepare").isEmpty();
+    List<String> salvaged = salvageWithoutDamage(dir, "salvage after a kill mid-prepare");
     assertThat(salvaged.size()).as("keys salvaged").isGreaterThanOrEqualTo(n);
-    StoreConfig.Builder readOnly =
-        TestStores.config(dir, Durability.BUFFERED).readOnly(true).option(OPTIONS[0], OPTIONS[1]);
-    try (HashLogStore ro =
-        HashLogProvider.open(readOnly.build(), HashLogProvider.seededHasher(42))) {
+    try (HashLogStore ro = openReadOnly(dir)) {
       ro.verify(); // no false alarm on the read-only image
     }
     assertThat(prepared(dir)).as("a read-only open leaves the partial file").hasSize(1);
@@ -252,22 +266,10 @@ class PreparedSegmentTest {
       }
     }
     assertThat(prepared(copy)).as("the crash image holds the prepared file").hasSize(1);
-    List<String> salvaged = new ArrayList<>();
-    List<DamagedRegion> damage =
-        new HashLogProvider()
-            .salvage(
-                StoreConfig.builder("hashlog")
-                    .path(copy)
-                    .readOnly(true)
-                    .createIfMissing(false)
-                    .build(),
-                (ks, k, v) -> salvaged.add(new String(k, StandardCharsets.UTF_8)));
-    assertThat(damage).as("salvage of a crash image with a prepared file").isEmpty();
+    List<String> salvaged =
+        salvageWithoutDamage(copy, "salvage of a crash image with a prepared file");
     assertThat(salvaged).as("keys salvaged").hasSize(n);
-    StoreConfig.Builder readOnly =
-        TestStores.config(copy, Durability.BUFFERED).readOnly(true).option(OPTIONS[0], OPTIONS[1]);
-    try (HashLogStore ro =
-        HashLogProvider.open(readOnly.build(), HashLogProvider.seededHasher(42))) {
+    try (HashLogStore ro = openReadOnly(copy)) {
       ro.verify(); // no false alarm on the read-only crash image
       assertThat(ro.get(key(n - 1))).isEqualTo(value(n - 1));
     }
